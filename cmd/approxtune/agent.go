@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/approxtune/approxtune/mpiagent/launch"
+
+	"github.com/approxtune/approxtune/mpiagent/agent"
+)
+
+func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("agent", "mpirun -n RANKS approxtune agent --sweep FILE|-",
+		`The MPI agent. Every rank runs it under mpirun (or srun). Rank 0 reads the
+sweep spec, validates it before anything runs (exit status 2 and a one-line
+message on a bad spec), broadcasts it, and prints one JSON event per line on
+its standard output: a "start" line, one "result" line per run, and a closing
+"summary". Exit status 1 means a run failed.`, stderr)
+	sweepPath := fs.String("sweep", "", "sweep spec `FILE` (JSON, see DESIGN §5), or - for standard input")
+	ranks := fs.Int("ranks", 0, "when not already under mpirun, start `N` ranks of the agent under the local mpirun\n(with the flags it needs as root and when oversubscribed) and wait for them")
+	if code, done := parse(fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "approxtune agent: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *sweepPath == "" {
+		fmt.Fprintf(stderr, "approxtune agent: --sweep FILE|- is required\n")
+		fs.Usage()
+		return 2
+	}
+	if *ranks > 0 && !underMPI() {
+		return selfLaunch(ctx, *ranks, *sweepPath, stdout, stderr)
+	}
+	return agent.Main(ctx, agent.Options{Sweep: *sweepPath, Stdout: stdout, Stderr: os.Stderr})
+}
+
+// underMPI reports whether this process was started by an MPI launcher.
+func underMPI() bool {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"} {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// selfLaunch runs this binary as the agent under the local mpirun with n ranks.
+func selfLaunch(ctx context.Context, n int, sweepPath string, stdout, stderr io.Writer) int {
+	l, err := launch.Find()
+	if err != nil {
+		fmt.Fprintf(stderr, "approxtune agent: %v\n", err)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "approxtune agent: %v\n", err)
+		return 1
+	}
+	if sweepPath != "-" {
+		if sweepPath, err = filepath.Abs(sweepPath); err != nil {
+			fmt.Fprintf(stderr, "approxtune agent: %v\n", err)
+			return 1
+		}
+	}
+	cmd := l.Command(ctx, n, self, "agent", "--sweep", sweepPath)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		fmt.Fprintf(stderr, "approxtune agent: %s: %v\n", l.Path, err)
+		return 1
+	}
+	return 0
+}

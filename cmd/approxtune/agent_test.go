@@ -1,0 +1,185 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+)
+
+type event struct {
+	Type       string                 `json:"type"`
+	V          int                    `json:"v"`
+	Config     map[string]any         `json:"config"`
+	ReferenceS []float64              `json:"reference_s"`
+	Residual   *float64               `json:"residual"`
+	Configs    int                    `json:"configs"`
+	Best       map[string]any         `json:"best"`
+}
+
+func decodeEvents(t *testing.T, out string) []event {
+	t.Helper()
+	var evs []event
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("stdout line is not JSON: %q: %v", line, err)
+		}
+		if e.V != 1 {
+			t.Fatalf("event without protocol version 1: %q", line)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// The README's main job: 9 SUMMA configurations, each verified.
+func TestAgentReferenceSweepSUMMA(t *testing.T) {
+	bin := testenv.Build(t)
+	spec := filepath.Join(testenv.Root(t), "examples", "summa-reference.json")
+	r := testenv.MPIRun(t, 3*time.Minute, 4, nil, "", bin, "agent", "--sweep", spec)
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", r.ExitCode, r.Stderr)
+	}
+	evs := decodeEvents(t, r.Stdout)
+	var results []event
+	for _, e := range evs {
+		if e.Type == "result" {
+			results = append(results, e)
+		}
+	}
+	if len(results) != 9 {
+		t.Fatalf("%d results, want 9:\n%s", len(results), r.Stdout)
+	}
+	seen := map[string]bool{}
+	for _, e := range results {
+		key := jsonString(e.Config["grid"]) + "/" + jsonString(e.Config["b"])
+		seen[key] = true
+		if len(e.ReferenceS) != 3 {
+			t.Errorf("%v: %d reference times, want 3", e.Config, len(e.ReferenceS))
+		}
+		for _, s := range e.ReferenceS {
+			if !(s > 0 && s < 60) {
+				t.Errorf("%v: reference time %v", e.Config, s)
+			}
+		}
+		if e.Residual == nil || !(*e.Residual < 1e-10) {
+			t.Errorf("%v: residual %v, want < 1e-10", e.Config, e.Residual)
+		}
+	}
+	if len(seen) != 9 {
+		t.Errorf("configurations not distinct: %v", seen)
+	}
+	last := evs[len(evs)-1]
+	if last.Type != "summary" || last.Configs != 9 || last.Best == nil {
+		t.Errorf("last event %+v, want a summary of 9 configurations with a best one", last)
+	}
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Bad specs end the job before any run, with status 2 and one line naming the problem.
+func TestAgentRejectsBadSpecs(t *testing.T) {
+	bin := testenv.Build(t)
+	cases := []struct{ name, spec, want string }{
+		{"unknown workload", `{"workload":"lu","mode":"reference"}`, `workload "lu" is unknown: want one of summa`},
+		{"grid too big", `{"workload":"summa","space":{"grid":["3x3"]},"mode":"reference"}`, "space.grid: 3x3 needs 9 processes, the agent has 4"},
+		{"b zero", `{"workload":"summa","space":{"b":[0]},"mode":"reference"}`, "space.b: 0 is out of range: want an integer from 1 to 65536"},
+		{"b not dividing", `{"workload":"summa","space":{"n":[1000],"b":[64]},"mode":"reference"}`, "b=64 must divide the local block sizes"},
+		{"malformed", `{"workload":"summa", "space": {`, "sweep spec is not valid JSON"},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".json")
+			if err := os.WriteFile(f, []byte(c.spec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := testenv.MPIRun(t, time.Minute, 4, nil, "", bin, "agent", "--sweep", f)
+			if r.ExitCode != 2 {
+				t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+			}
+			if r.Stdout != "" {
+				t.Errorf("bad spec produced events: %s", r.Stdout)
+			}
+			var ours []string
+			for _, l := range strings.Split(r.Stderr, "\n") {
+				if strings.HasPrefix(l, "approxtune agent: ") {
+					ours = append(ours, l)
+				}
+			}
+			if len(ours) != 1 || !strings.Contains(ours[0], c.want) {
+				t.Fatalf("want exactly one line containing %q, got %q\nstderr:\n%s", c.want, ours, r.Stderr)
+			}
+		})
+	}
+}
+
+// The spec can come on standard input, which mpirun forwards to rank 0.
+func TestAgentSpecFromStdin(t *testing.T) {
+	bin := testenv.Build(t)
+	spec := `{"workload":"summa","space":{"n":256,"grid":"2x2","b":[32,64]},"mode":"reference","reference_reps":1}`
+	r := testenv.MPIRun(t, time.Minute, 4, nil, spec, bin, "agent", "--sweep", "-")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+	n := 0
+	for _, e := range decodeEvents(t, r.Stdout) {
+		if e.Type == "result" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d results, want 2:\n%s", n, r.Stdout)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	bin := testenv.Build(t)
+	out := run(t, bin, 0, "version")
+	for _, want := range []string{"approxtune ", "go:   go1.", "mpi:  Open MPI", "blas: OpenBLAS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version output lacks %q:\n%s", want, out)
+		}
+	}
+	out = run(t, bin, 0, "help")
+	for _, want := range []string{"version", "agent", "help"} {
+		if !strings.Contains(out, "approxtune "+want) {
+			t.Errorf("help lacks %q:\n%s", want, out)
+		}
+	}
+	out = run(t, bin, 0, "agent", "-h")
+	for _, want := range []string{"-sweep FILE", "-ranks N", "exit status 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("agent -h lacks %q:\n%s", want, out)
+		}
+	}
+	out = run(t, bin, 2, "frobnicate")
+	if !strings.Contains(out, `unknown command "frobnicate": want one of agent, help, version`) {
+		t.Errorf("unknown command message: %s", out)
+	}
+}
+
+func run(t *testing.T, bin string, wantCode int, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != wantCode {
+		t.Fatalf("approxtune %v: exit %d, want %d\n%s", args, code, wantCode, out)
+	}
+	return string(out)
+}

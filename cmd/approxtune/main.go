@@ -1,0 +1,118 @@
+// Command approxtune is approximate autotuning for MPI dense linear algebra:
+// an agent that runs under mpirun and, in later sub-commands, the REPL and the
+// Jupyter kernel that drive it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// MPI must be initialised and driven from one OS thread: keep the main
+// goroutine on the main thread from the start.
+func init() { runtime.LockOSThread() }
+
+// command is one sub-command.
+type command struct {
+	name, usage, summary string
+	run                  func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"version", "approxtune version", "print the version, the Go version, the MPI library and the BLAS backend", runVersion},
+		{"agent", "mpirun -n RANKS approxtune agent --sweep FILE|-", "run sweeps as the MPI agent (always under mpirun)", runAgent},
+		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
+	}
+}
+
+func main() {
+	os.Exit(dispatch(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && name == "help" {
+			return dispatch(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		usage(stdout)
+		return 0
+	case "-version", "--version":
+		name = "version"
+	}
+	for _, c := range commands() {
+		if c.name == name && c.run != nil {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "approxtune: unknown command %q: want one of %s (see approxtune help)\n", name, strings.Join(names(), ", "))
+	return 2
+}
+
+func names() []string {
+	var ns []string
+	for _, c := range commands() {
+		ns = append(ns, c.name)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `approxtune: approximate autotuning of MPI dense linear algebra.
+
+Each kernel (BLAS/LAPACK call or MPI communication with a given signature) runs
+only until its mean time is known to a chosen confidence tolerance; then it is
+skipped and predicted, and the critical path of the run is still estimated.
+
+Usage:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-52s %s\n", c.usage, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'approxtune COMMAND -h' for a command's flags.\n")
+}
+
+// newFlags makes a flag set whose -h prints the command's usage and flags.
+func newFlags(name, usageLine, about string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n", usageLine, about)
+		var any bool
+		fs.VisitAll(func(*flag.Flag) { any = true })
+		if any {
+			fmt.Fprintf(fs.Output(), "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parse parses args and returns (exit status, done): done when -h was asked
+// or the flags were wrong.
+func parse(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, true
+		}
+		return 2, true
+	}
+	return 0, false
+}

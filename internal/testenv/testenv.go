@@ -1,0 +1,106 @@
+// Package testenv holds what approxtune's tests share: finding the tools a test
+// needs (skipping when one is missing, failing instead under
+// APPROXTUNE_REQUIRE_ALL=1), building the approxtune binary, and running it
+// under mpirun.
+package testenv
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/mpiagent/launch"
+)
+
+// RequireAll reports whether APPROXTUNE_REQUIRE_ALL=1, under which a missing
+// tool fails a test instead of skipping it.
+func RequireAll() bool { return os.Getenv("APPROXTUNE_REQUIRE_ALL") == "1" }
+
+// Missing skips t, or fails it under APPROXTUNE_REQUIRE_ALL=1, saying what is missing.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if RequireAll() {
+		t.Fatalf("APPROXTUNE_REQUIRE_ALL=1 and a required tool is missing: "+format, args...)
+	}
+	t.Skipf("skipped, missing: "+format, args...)
+}
+
+// Tool returns the path of an executable on PATH, or skips/fails t.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, "%s (%v)", name, err)
+	}
+	return p
+}
+
+// Launcher returns the local mpirun launcher, or skips/fails t.
+func Launcher(t testing.TB) *launch.Launcher {
+	t.Helper()
+	l, err := launch.Find()
+	if err != nil {
+		Missing(t, "%v", err)
+	}
+	return l
+}
+
+// Root returns the repository's root directory.
+func Root(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("testenv: cannot locate source")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Build builds the approxtune binary into a temporary directory and returns its path.
+func Build(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "approxtune")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/approxtune")
+	cmd.Dir = Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/approxtune: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Result is what a finished command printed.
+type Result struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// MPIRun runs n ranks of prog with args under mpirun, with stdin as standard
+// input, and waits at most timeout. Extra environment entries go in env.
+func MPIRun(t testing.TB, timeout time.Duration, n int, env []string, stdin string, prog string, args ...string) Result {
+	t.Helper()
+	l := Launcher(t)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := l.Command(ctx, n, prog, args...)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun -n %d %s %v: timed out after %v\nstdout:\n%s\nstderr:\n%s", n, prog, args, timeout, so.String(), se.String())
+	}
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("mpirun: %v", err)
+		}
+		code = ee.ExitCode()
+	}
+	return Result{Stdout: so.String(), Stderr: se.String(), ExitCode: code}
+}

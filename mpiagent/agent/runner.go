@@ -1,0 +1,357 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/approxtune/approxtune/mpiagent/kernels"
+	"github.com/approxtune/approxtune/mpiagent/mpi"
+	"github.com/approxtune/approxtune/mpiagent/selective"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/mpiagent/workloads"
+)
+
+// Emit receives the events of a sweep; only rank 0's is called.
+type Emit func(event any) error
+
+// runner executes sweeps on every rank. It lives on the MPI goroutine.
+type runner struct {
+	world   *mpi.Comm
+	eng     *selective.Engine
+	backend kernels.Backend
+	emit    Emit
+}
+
+func (r *runner) root() bool { return r.world.Rank() == 0 }
+
+func (r *runner) send(ev any) error {
+	if !r.root() || r.emit == nil {
+		return nil
+	}
+	return r.emit(ev)
+}
+
+// timed runs f between two barriers of world and returns the wall time, the
+// max over ranks.
+func (r *runner) timed(f func() error) (float64, error) {
+	if err := r.world.Barrier(); err != nil {
+		return 0, err
+	}
+	t0 := mpi.Wtime()
+	ferr := protect(f)
+	if err := r.world.Barrier(); err != nil {
+		return 0, err
+	}
+	dt := []float64{mpi.Wtime() - t0}
+	if err := mpi.Allreduce(r.world, dt, dt, mpi.Max); err != nil {
+		return 0, err
+	}
+	return dt[0], ferr
+}
+
+// protect turns a selective.Failure panic into an error.
+func protect(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if fl, ok := p.(selective.Failure); ok {
+				err = fl
+				return
+			}
+			panic(p)
+		}
+	}()
+	return f()
+}
+
+// config is one configuration prepared on this rank: its grid and, on
+// members, its instance.
+type config struct {
+	grid *selective.Grid
+	inst workloads.Instance
+}
+
+func (r *runner) prepare(w workloads.Workload, c sweep.Config, seed int64) (*config, error) {
+	g, err := r.eng.NewGrid(w.Grid(c))
+	if err != nil {
+		return nil, err
+	}
+	pc := &config{grid: g}
+	if g.Member() {
+		env := &workloads.Env{Grid: g, K: r.eng.Kernels(), Seed: seed}
+		if pc.inst, err = w.Setup(env, c); err != nil {
+			return nil, fmt.Errorf("setup %s: %w", c.Label(), err)
+		}
+	}
+	return pc, nil
+}
+
+// once runs the prepared configuration once, under the engine in mode, and
+// returns the wall time.
+func (r *runner) once(ctx context.Context, pc *config, tr *selective.Track, mode selective.RunMode) (float64, selective.RunStats, error) {
+	if pc.inst != nil {
+		pc.inst.Init()
+	}
+	var rs selective.RunStats
+	dt, err := r.timed(func() error {
+		r.eng.Begin(tr, mode)
+		var err error
+		if pc.inst != nil {
+			err = pc.inst.Run(ctx)
+		}
+		var eerr error
+		rs, eerr = r.eng.End()
+		if err == nil {
+			err = eerr
+		}
+		return err
+	})
+	return dt, rs, err
+}
+
+// reference runs a prepared configuration reps times at full execution and
+// returns the wall times and the largest residual.
+func (r *runner) reference(ctx context.Context, pc *config, reps int) ([]float64, float64, error) {
+	times := make([]float64, 0, reps)
+	worst := 0.0
+	for rep := 0; rep < reps; rep++ {
+		dt, _, err := r.once(ctx, pc, nil, selective.Off)
+		if err != nil {
+			return nil, 0, err
+		}
+		times = append(times, dt)
+		res := 0.0
+		if pc.inst != nil {
+			if err := protect(func() error { res = pc.inst.Verify(); return nil }); err != nil {
+				return nil, 0, err
+			}
+		}
+		v := []float64{res}
+		if err := mpi.Allreduce(r.world, v, v, mpi.Max); err != nil {
+			return nil, 0, err
+		}
+		if math.IsNaN(v[0]) || v[0] > worst {
+			worst = v[0]
+		}
+	}
+	return times, worst, nil
+}
+
+// outcome is a selective run as the sweep sees it.
+type outcome struct {
+	wall      float64 // selective run, plus apriori's counting run
+	predicted float64
+	path      sweep.Path
+	local     float64 // rank 0's time without propagation
+	executed  int64
+	skipped   int64
+}
+
+// selectiveRun runs a configuration under a track's policy (apriori first
+// runs it once more in full, counting the critical path).
+func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Track) (outcome, error) {
+	var o outcome
+	if tr.Policy == selective.Apriori {
+		dt, _, err := r.once(ctx, pc, tr, selective.Counting)
+		if err != nil {
+			return o, err
+		}
+		o.wall += dt
+	}
+	dt, rs, err := r.once(ctx, pc, tr, selective.Selective)
+	if err != nil {
+		return o, err
+	}
+	o.wall += dt
+	// The prediction is the longest path; report that process's breakdown.
+	all := make([]float64, 3*r.world.Size())
+	if err := mpi.Allgather(r.world, []float64{rs.Total, rs.Comp, rs.Comm}, all); err != nil {
+		return o, err
+	}
+	for p := 0; p < r.world.Size(); p++ {
+		if t := all[3*p]; t > o.predicted {
+			o.predicted = t
+			o.path = sweep.Path{CompS: all[3*p+1], CommS: all[3*p+2], IdleS: t - all[3*p+1] - all[3*p+2]}
+		}
+	}
+	counts := []int64{rs.Executed, rs.Skipped}
+	if err := mpi.Allreduce(r.world, counts, counts, mpi.Sum); err != nil {
+		return o, err
+	}
+	o.executed, o.skipped = counts[0], counts[1]
+	o.local = rs.Own
+	return o, nil
+}
+
+// tally accumulates one policy x tolerance over the configurations.
+type tally struct {
+	tr                 *selective.Track
+	refTotal, selTot   float64
+	errs               []float64
+	predicted, refMean []float64
+}
+
+// sweep runs every configuration of spec.
+func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
+	w, ok := workloads.Lookup(spec.Workload)
+	if !ok {
+		return fmt.Errorf("unknown workload %q", spec.Workload)
+	}
+	r.eng.SetConfidence(spec.Confidence)
+	r.eng.SetNMin(spec.NMin)
+	t0 := mpi.Wtime()
+	var tallies []*tally
+	if spec.Mode != sweep.ModeReference {
+		for _, p := range spec.Policies {
+			pol, err := selective.ParsePolicy(p)
+			if err != nil {
+				return err
+			}
+			for _, tol := range spec.Tolerances {
+				tallies = append(tallies, &tally{tr: selective.NewTrack(pol, float64(tol))})
+			}
+		}
+	}
+	total := len(configs)
+	if len(tallies) > 0 {
+		total *= len(tallies)
+	}
+	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
+		Runs: total, Ranks: r.world.Size(), BLAS: r.backend.Name()}); err != nil {
+		return err
+	}
+	done := 0
+	var refTotal float64
+	refMeans := make([]float64, len(configs))
+	for i, c := range configs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pc, err := r.prepare(w, c, spec.Seed)
+		if err != nil {
+			return err
+		}
+		err = r.configuration(ctx, spec, w, i, c, pc, tallies, &done, total, refMeans)
+		pc.grid.Free()
+		if err != nil {
+			return fmt.Errorf("configuration %s: %w", c.Label(), err)
+		}
+		refTotal += refMeans[i]
+	}
+	elapsed := mpi.Wtime() - t0
+	if len(tallies) == 0 {
+		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: w.Name(), Mode: spec.Mode,
+			Configs: len(configs), ReferenceTotalS: refTotal, ElapsedS: elapsed}
+		if b := argmin(refMeans); b >= 0 {
+			s.Best = &configs[b]
+		}
+		return r.send(s)
+	}
+	for _, t := range tallies {
+		if err := r.send(t.summary(spec, w.Name(), configs, elapsed)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configuration runs one configuration: its references (unless tuning) and
+// a selective run per policy x tolerance.
+func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
+	pc *config, tallies []*tally, done *int, total int, refMeans []float64) error {
+	var refs []float64
+	var res float64
+	if spec.Mode != sweep.ModeTune {
+		var err error
+		if refs, res, err = r.reference(ctx, pc, spec.ReferenceReps); err != nil {
+			return err
+		}
+		refMeans[i] = mean(refs)
+	}
+	if len(tallies) == 0 {
+		*done++
+		return r.send(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i,
+			Config: c, ReferenceS: refs, Residual: &res, Done: *done, Total: total})
+	}
+	for _, t := range tallies {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		o, err := r.selectiveRun(ctx, pc, t.tr)
+		if err != nil {
+			return fmt.Errorf("%s at %g: %w", t.tr.Policy, t.tr.Tolerance, err)
+		}
+		*done++
+		tol := t.tr.Tolerance
+		ev := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i, Config: c,
+			Policy: t.tr.Policy.String(), Tolerance: &tol, PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall),
+			LocalS: ptr(o.local), Executed: &o.executed, Skipped: &o.skipped, Path: &o.path, Done: *done, Total: total}
+		t.selTot += o.wall
+		t.predicted = append(t.predicted, o.predicted)
+		if refs != nil {
+			m := mean(refs)
+			e := math.Abs(o.predicted-m) / m
+			ev.ReferenceS, ev.Residual, ev.Error = refs, &res, &e
+			t.errs = append(t.errs, e)
+			t.refMean = append(t.refMean, m)
+			t.refTotal += m
+		}
+		if err := r.send(ev); err != nil {
+			return err
+		}
+		if spec.Kernels && r.root() {
+			if err := r.send(sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
+				Policy: ev.Policy, Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Config, elapsed float64) sweep.Summary {
+	tol := t.tr.Tolerance
+	s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: workload, Mode: spec.Mode,
+		Policy: t.tr.Policy.String(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: t.selTot, ElapsedS: elapsed}
+	chosen := argmin(t.predicted)
+	if chosen >= 0 {
+		s.Chosen = &configs[chosen]
+	}
+	if len(t.errs) > 0 {
+		s.ReferenceTotalS = t.refTotal
+		s.Speedup = t.refTotal / t.selTot
+		var sum, max float64
+		for _, e := range t.errs {
+			sum += e
+			max = math.Max(max, e)
+		}
+		s.MeanError, s.MaxError = ptr(sum/float64(len(t.errs))), ptr(max)
+		best := argmin(t.refMean)
+		s.Best = &configs[best]
+		s.Quality = ptr(t.refMean[best] / t.refMean[chosen])
+	}
+	return s
+}
+
+func ptr(f float64) *float64 { return &f }
+
+func argmin(xs []float64) int {
+	best, bi := math.Inf(1), -1
+	for i, x := range xs {
+		if x < best {
+			best, bi = x, i
+		}
+	}
+	return bi
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

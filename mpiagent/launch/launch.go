@@ -1,0 +1,101 @@
+// Package launch builds the mpirun command lines that start approxtune's MPI
+// processes on the local machine: the right flags for Open MPI or MPICH, the
+// environment an oversubscribed node needs, and one BLAS thread per rank.
+package launch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+)
+
+// Flavor is the MPI implementation behind an mpirun.
+type Flavor string
+
+// Known flavors.
+const (
+	OpenMPI Flavor = "openmpi"
+	MPICH   Flavor = "mpich"
+	Unknown Flavor = "unknown"
+)
+
+// Launcher starts programs under an mpirun.
+type Launcher struct {
+	Path   string // the mpirun (or mpiexec) executable
+	Flavor Flavor
+	Cores  int // cores on this machine; more ranks than this means oversubscription
+}
+
+// Find locates mpirun: $APPROXTUNE_MPIRUN if set, else mpirun on PATH. It runs
+// `mpirun --version` to learn the flavor.
+func Find() (*Launcher, error) {
+	path := os.Getenv("APPROXTUNE_MPIRUN")
+	if path == "" {
+		p, err := exec.LookPath("mpirun")
+		if err != nil {
+			return nil, fmt.Errorf("mpirun not found on PATH (install Open MPI: apt-get install openmpi-bin, or set APPROXTUNE_MPIRUN): %w", err)
+		}
+		path = p
+	}
+	return ForPath(path)
+}
+
+// ForPath returns a Launcher for the given mpirun executable.
+func ForPath(path string) (*Launcher, error) {
+	out, err := exec.Command(path, "--version").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s --version: %w (%s)", path, err, bytes.TrimSpace(out))
+	}
+	return &Launcher{Path: path, Flavor: flavorOf(string(out)), Cores: runtime.NumCPU()}, nil
+}
+
+func flavorOf(version string) Flavor {
+	switch {
+	case strings.Contains(version, "Open MPI"), strings.Contains(version, "OpenRTE"):
+		return OpenMPI
+	case strings.Contains(version, "HYDRA"), strings.Contains(version, "MPICH"):
+		return MPICH
+	}
+	return Unknown
+}
+
+// Args returns the mpirun arguments that start n ranks of prog with args.
+func (l *Launcher) Args(n int, prog string, args ...string) []string {
+	a := []string{"-n", fmt.Sprint(n)}
+	if l.Flavor == OpenMPI {
+		if n > l.Cores {
+			a = append(a, "--oversubscribe", "--bind-to", "none")
+		}
+	}
+	a = append(a, prog)
+	return append(a, args...)
+}
+
+// Env returns the environment entries the ranks need, to be added to the
+// caller's environment: permission to run as root for Open MPI, ranks that
+// yield the CPU while they wait when the node is oversubscribed, and one BLAS
+// thread per rank.
+func (l *Launcher) Env(n int) []string {
+	env := []string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}
+	if l.Flavor == OpenMPI {
+		if os.Geteuid() == 0 {
+			env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+		}
+		if n > l.Cores {
+			env = append(env, "OMPI_MCA_mpi_yield_when_idle=1")
+		}
+	}
+	return env
+}
+
+// Command returns an *exec.Cmd that runs n ranks of prog with args, with the
+// environment of Env added to the current one.
+func (l *Launcher) Command(ctx context.Context, n int, prog string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, l.Path, l.Args(n, prog, args...)...)
+	cmd.Env = append(os.Environ(), l.Env(n)...)
+	return cmd
+}

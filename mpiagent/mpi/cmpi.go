@@ -1,0 +1,36 @@
+package mpi
+
+/*
+#cgo !mpich,!mpicustom pkg-config: ompi
+#cgo mpich pkg-config: mpich
+#include <mpi.h>
+#include <stdlib.h>
+
+// Handles that are macros (pointers into the library in Open MPI, integers in
+// MPICH) reach Go through these functions, so the Go side never depends on
+// which implementation it was built against.
+MPI_Comm at_comm_world(void) { return MPI_COMM_WORLD; }
+MPI_Comm at_comm_null(void) { return MPI_COMM_NULL; }
+MPI_Datatype at_double(void) { return MPI_DOUBLE; }
+MPI_Datatype at_int64(void) { return MPI_INT64_T; }
+MPI_Datatype at_byte(void) { return MPI_BYTE; }
+MPI_Datatype at_double_int(void) { return MPI_DOUBLE_INT; }
+MPI_Op at_op(int k) {
+	switch (k) {
+	case 0: return MPI_SUM;
+	case 1: return MPI_MAX;
+	case 2: return MPI_MIN;
+	case 3: return MPI_MAXLOC;
+	default: return MPI_OP_NULL;
+	}
+}
+MPI_Request at_request_null(void) { return MPI_REQUEST_NULL; }
+int at_any_source(void) { return MPI_ANY_SOURCE; }
+int at_any_tag(void) { return MPI_ANY_TAG; }
+int at_undefined(void) { return MPI_UNDEFINED; }
+void *at_in_place(void) { return MPI_IN_PLACE; }
+int at_set_errors_return(MPI_Comm c) { return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); }
+MPI_Status *at_status_ignore(void) { return MPI_STATUS_IGNORE; }
+MPI_Status *at_statuses_ignore(void) { return MPI_STATUSES_IGNORE; }
+*/
+import "C"

@@ -1,0 +1,361 @@
+package selective
+
+import (
+	"fmt"
+
+	"github.com/approxtune/approxtune/mpiagent/mpi"
+)
+
+// Failure is the panic value with which Comm methods report an MPI error. The
+// agent's runner recovers it at the run boundary and turns it back into an
+// error, so workload code reads like the algorithm it implements instead of
+// checking an error after every message.
+type Failure struct{ Err error }
+
+func (f Failure) Error() string { return f.Err.Error() }
+func (f Failure) Unwrap() error { return f.Err }
+
+func must(err error) {
+	if err != nil {
+		panic(Failure{err})
+	}
+}
+
+// Comm is a communicator as workloads see it. Every call goes through the
+// engine, which executes it, or skips it (only when every process of the
+// communicator agrees; for point-to-point, when the sender decides) and
+// charges its predicted time. The engine's own messages travel on a duplicate
+// communicator, so the workload's messages are never changed or mismatched.
+// Create communicators only through Split/Dup (or Engine.NewGrid), so the
+// engine knows each one's shape. Methods panic with Failure on MPI errors.
+type Comm struct {
+	e       *Engine
+	c       *mpi.Comm
+	in      *mpi.Comm // the engine's messages
+	shape   Shape
+	ranks   []int64 // world rank of each member
+	scratch []float64
+}
+
+// Rank is the calling process's rank in c.
+func (c *Comm) Rank() int { return c.c.Rank() }
+
+// Size is the number of processes in c.
+func (c *Comm) Size() int { return c.c.Size() }
+
+// Shape is the communicator's shape (DESIGN §2).
+func (c *Comm) Shape() Shape { return c.shape }
+
+// Raw returns the underlying MPI communicator, for code that must not be
+// intercepted (verification, the engine's own use).
+func (c *Comm) Raw() *mpi.Comm { return c.c }
+
+func (e *Engine) wrap(c *mpi.Comm) (*Comm, error) {
+	if c == nil {
+		return nil, nil
+	}
+	ranks := make([]int64, c.Size())
+	if err := mpi.Allgather(c, []int64{int64(e.worldRank)}, ranks); err != nil {
+		return nil, fmt.Errorf("communicator shape: %w", err)
+	}
+	in, err := c.Dup()
+	if err != nil {
+		return nil, fmt.Errorf("engine communicator: %w", err)
+	}
+	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks}, nil
+}
+
+// Split partitions c by color, ordering by key; mpi.Undefined as color gives nil.
+func (c *Comm) Split(color, key int) *Comm {
+	nc, err := c.c.Split(color, key)
+	must(err)
+	w, err := c.e.wrap(nc)
+	must(err)
+	return w
+}
+
+// Dup returns a communicator with the same group and its own message space.
+func (c *Comm) Dup() *Comm {
+	nc, err := c.c.Dup()
+	must(err)
+	w, err := c.e.wrap(nc)
+	must(err)
+	return w
+}
+
+// Free releases the communicator.
+func (c *Comm) Free() {
+	must(c.in.Free())
+	must(c.c.Free())
+}
+
+// Shape identifies a communicator's layout independent of its position: its
+// size and a hash of its members' world ranks relative to the first. The row
+// communicators of a grid share a shape, so they share kernel statistics.
+type Shape struct {
+	Size int
+	Hash uint32
+}
+
+func (s Shape) String() string { return fmt.Sprintf("%d/%08x", s.Size, s.Hash) }
+
+func shapeOf(ranks []int64) Shape {
+	h := uint32(2166136261) // FNV-1a over the offsets
+	for _, r := range ranks {
+		off := uint32(r - ranks[0])
+		for i := 0; i < 4; i++ {
+			h ^= off & 0xff
+			h *= 16777619
+			off >>= 8
+		}
+	}
+	return Shape{Size: len(ranks), Hash: h}
+}
+
+// collective intercepts a collective of n elements per process: the members
+// exchange records (path, decision, shares), take the longest path, and run
+// the collective unless every member can skip it.
+func (c *Comm) collective(op Op, n int, do func() error) {
+	e := c.e
+	if !e.on {
+		must(do())
+		return
+	}
+	e.gap()
+	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
+	e.fill(e.rec, !e.skippable(st), 0)
+	size := c.c.Size()
+	if len(c.scratch) < size*e.recLen {
+		c.scratch = make([]float64, size*e.recLen)
+	}
+	all := c.scratch[:size*e.recLen]
+	must(mpi.Allgather(c.in, e.rec, all))
+	exec := false
+	for r := 0; r < size; r++ {
+		rec := all[r*e.recLen : (r+1)*e.recLen]
+		exec = exec || rec[recExec] != 0
+		if r != c.c.Rank() {
+			e.absorb(rec)
+		}
+	}
+	if !exec {
+		e.skippedFor(st, e.mean(st, 0), true)
+		e.resume()
+		return
+	}
+	t0 := mpi.Wtime()
+	must(do())
+	t1 := mpi.Wtime()
+	e.executedFor(st, t1-t0, true)
+	e.last = t1
+}
+
+// Barrier synchronizes the communicator (never skipped).
+func (c *Comm) Barrier() {
+	if !c.e.on {
+		must(c.c.Barrier())
+		return
+	}
+	c.collective(OpBarrier, 0, c.c.Barrier)
+}
+
+// Bcast broadcasts buf from root.
+func (c *Comm) Bcast(buf []float64, root int) {
+	c.collective(OpBcast, len(buf), func() error { return mpi.Bcast(c.c, buf, root) })
+}
+
+// Reduce combines send into recv on root with op.
+func (c *Comm) Reduce(send, recv []float64, op mpi.Op, root int) {
+	c.collective(OpReduce, len(send), func() error { return mpi.Reduce(c.c, send, recv, op, root) })
+}
+
+// Allreduce combines send into recv on every process.
+func (c *Comm) Allreduce(send, recv []float64, op mpi.Op) {
+	c.collective(OpAllreduce, len(send), func() error { return mpi.Allreduce(c.c, send, recv, op) })
+}
+
+// Gather collects every process's send into recv on root, in rank order.
+func (c *Comm) Gather(send, recv []float64, root int) {
+	c.collective(OpGather, len(send), func() error { return mpi.Gather(c.c, send, recv, root) })
+}
+
+// Allgather collects every process's send into recv everywhere, in rank order.
+func (c *Comm) Allgather(send, recv []float64) {
+	c.collective(OpAllgather, len(send), func() error { return mpi.Allgather(c.c, send, recv) })
+}
+
+// Scatter sends the i-th len(recv)-element piece of send on root to rank i.
+func (c *Comm) Scatter(send, recv []float64, root int) {
+	c.collective(OpScatter, len(recv), func() error { return mpi.Scatter(c.c, send, recv, root) })
+}
+
+func (c *Comm) p2pKey(op Op, n, partner int) Key {
+	return Key{Op: op, M: int32(n), Shape: c.shape, Partner: int32(c.ranks[partner] - c.ranks[c.c.Rank()])}
+}
+
+// exchange swaps records with a partner for a blocking point-to-point call:
+// both sides leave with the longer path. It returns the partner's record.
+func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
+	e := c.e
+	e.fill(e.rec, exec, mean)
+	_, err := mpi.Sendrecv(c.in, e.rec, partner, tag, e.peer, partner, tag)
+	must(err)
+	e.absorb(e.peer)
+	return e.peer
+}
+
+// Send sends buf to dest (blocking). The sender decides whether it is skipped;
+// a skipped message goes out empty, so the receive still matches.
+func (c *Comm) Send(buf []float64, dest, tag int) {
+	e := c.e
+	if !e.on {
+		must(mpi.Send(c.c, buf, dest, tag))
+		return
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpSend, len(buf), dest))
+	exec := !e.skippable(st)
+	c.exchange(dest, tag, exec, st.Mean)
+	if !exec {
+		must(mpi.Send(c.c, buf[:0], dest, tag))
+		e.skippedFor(st, e.mean(st, 0), true)
+		e.resume()
+		return
+	}
+	t0 := mpi.Wtime()
+	must(mpi.Send(c.c, buf, dest, tag))
+	t1 := mpi.Wtime()
+	e.executedFor(st, t1-t0, true)
+	e.last = t1
+}
+
+// Recv receives into buf from src (blocking); src must be a rank, not AnySource.
+func (c *Comm) Recv(buf []float64, src, tag int) {
+	e := c.e
+	if !e.on {
+		_, err := mpi.Recv(c.c, buf, src, tag)
+		must(err)
+		return
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpRecv, len(buf), src))
+	peer := c.exchange(src, tag, true, st.Mean)
+	exec, sent := peer[recExec] != 0, peer[recMean]
+	t0 := mpi.Wtime()
+	_, err := mpi.Recv(c.c, buf, src, tag)
+	must(err)
+	t1 := mpi.Wtime()
+	if !exec {
+		e.skippedFor(st, e.mean(st, sent), true)
+		e.resume()
+		return
+	}
+	e.executedFor(st, t1-t0, true)
+	e.last = t1
+}
+
+// Request is a pending non-blocking operation started through the engine.
+type Request struct {
+	c      *Comm
+	user   *mpi.Request
+	inner  *mpi.Request
+	st     *kstat
+	send   bool
+	exec   bool
+	rec    []float64
+	done   bool
+	direct bool
+}
+
+// Isend starts sending buf to dest. The sender decides whether it is skipped.
+func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
+	e := c.e
+	if !e.on {
+		q, err := mpi.Isend(c.c, buf, dest, tag)
+		must(err)
+		return &Request{c: c, user: q, direct: true}
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
+	exec := !e.skippable(st)
+	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen)}
+	e.fill(r.rec, exec, st.Mean)
+	var err error
+	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
+	must(err)
+	if !exec {
+		buf = buf[:0]
+	}
+	r.user, err = mpi.Isend(c.c, buf, dest, tag)
+	must(err)
+	e.resume()
+	return r
+}
+
+// Irecv starts receiving into buf from src (a rank, not AnySource).
+func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
+	e := c.e
+	if !e.on {
+		q, err := mpi.Irecv(c.c, buf, src, tag)
+		must(err)
+		return &Request{c: c, user: q, direct: true}
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpIrecv, len(buf), src))
+	r := &Request{c: c, st: st, rec: make([]float64, e.recLen)}
+	var err error
+	r.inner, err = mpi.Irecv(c.in, r.rec, src, tag)
+	must(err)
+	r.user, err = mpi.Irecv(c.c, buf, src, tag)
+	must(err)
+	e.resume()
+	return r
+}
+
+// Wait completes r. Its time (the wait) is the kernel's time; a receive
+// also takes the sender's path if that is longer.
+func (r *Request) Wait() {
+	if r.done {
+		return
+	}
+	r.done = true
+	e := r.c.e
+	if r.direct || !e.on {
+		_, err := mpi.Wait(r.user)
+		must(err)
+		if r.inner != nil {
+			_, err = mpi.Wait(r.inner)
+			must(err)
+		}
+		return
+	}
+	e.gap()
+	t0 := mpi.Wtime()
+	_, err := mpi.Wait(r.user)
+	must(err)
+	t1 := mpi.Wtime()
+	_, err = mpi.Wait(r.inner)
+	must(err)
+	exec, sent := r.exec, 0.0
+	if !r.send {
+		exec, sent = r.rec[recExec] != 0, r.rec[recMean]
+	}
+	if exec {
+		e.executedFor(r.st, t1-t0, true)
+	} else {
+		e.skippedFor(r.st, e.mean(r.st, sent), true)
+	}
+	if !r.send {
+		e.absorb(r.rec)
+	}
+	e.resume()
+}
+
+// Waitall completes every request in rs (nil entries are ignored).
+func Waitall(rs []*Request) {
+	for _, r := range rs {
+		if r != nil {
+			r.Wait()
+		}
+	}
+}

@@ -1,0 +1,483 @@
+// Package selective is approxtune's approximate-autotuning engine (the method
+// of ../shared/papers/000, DESIGN §2). It intercepts every computation kernel
+// (through kernels.Interceptor) and every communication (through Comm) a
+// workload issues, keeps per-process statistics of each kernel signature,
+// skips kernels whose mean time is known to the tolerance under the run's
+// policy, and carries each process's critical-path time along every message.
+//
+// A Track holds the statistics of one policy x tolerance across the
+// configurations of a sweep; a run is bracketed by Begin and End.
+package selective
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/approxtune/approxtune/mpiagent/kernels"
+	"github.com/approxtune/approxtune/mpiagent/mpi"
+)
+
+// Policy is a selective-execution policy.
+type Policy int
+
+// The five policies of the paper.
+const (
+	Conditional Policy = iota // alpha = 1
+	Local                     // alpha = this process's count of the kernel in the run
+	Online                    // alpha = the kernel's count along the current sub-critical path
+	Apriori                   // alpha = the critical-path count of an extra full run
+	Eager                     // predictable anywhere: shared and skipped everywhere; kept across configurations
+)
+
+var policyNames = [...]string{"conditional", "local", "online", "apriori", "eager"}
+
+func (p Policy) String() string {
+	if p >= 0 && int(p) < len(policyNames) {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// ParsePolicy reads a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if n == s {
+			return Policy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown policy %q: want one of conditional, local, online, apriori, eager", s)
+}
+
+// Sizes of the internal record that travels with every communication.
+const (
+	recTotal  = iota // path time
+	recComp          // its computation part
+	recComm          // its communication part
+	recExec          // 1 if the sender/process wants the kernel executed
+	recMean          // the sender's mean for the kernel (point-to-point)
+	recCounts        // number of (hash, count) pairs that follow the shares
+	recShares        // number of eager shares
+	recBase
+	shareLen  = 4   // hash, n, mean, m2
+	maxShares = 4   // eager shares per message
+	maxCounts = 128 // path counts per message (online, apriori's counting run)
+)
+
+// kstat is one kernel signature's state on this process within a track.
+type kstat struct {
+	key          Key
+	hash         uint64
+	Stat               // samples measured on this process
+	calls, skips int64 // this run
+	alpha        float64
+}
+
+// Track holds a policy x tolerance's statistics across the configurations of
+// a sweep. Eager keeps them from one configuration to the next; the other
+// policies start every run afresh.
+type Track struct {
+	Policy    Policy
+	Tolerance float64
+	stats     map[Key]*kstat
+	global    map[uint64]Stat // eager: kernels predictable somewhere, with the sharer's sample
+	pending   []uint64        // eager: global kernels still to pass on
+	shared    map[uint64]bool // eager: passed on already
+	alphas    map[uint64]float64
+}
+
+// NewTrack starts a track.
+func NewTrack(p Policy, eps float64) *Track {
+	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, shared: map[uint64]bool{}}
+}
+
+// Engine is one process's engine. It must be used from the goroutine that
+// initialised MPI.
+type Engine struct {
+	world     *Comm
+	worldRank int
+	k         *kernels.Kernels
+	qs        *quantiles
+	nmin      int64
+
+	on     bool // a run is being intercepted
+	skip   bool // skipping allowed (false in apriori's counting run)
+	counts bool // propagate path counts
+	tr     *Track
+	recLen int
+
+	total, comp, comm float64 // path: time and its parts
+	own               float64 // this process's time without propagation
+	pathCounts        map[uint64]float64
+	last              float64
+	dirty             bool
+	executed, skipped int64
+	rec, peer, all    []float64 // scratch records
+}
+
+// New creates the engine for this process over MPI_COMM_WORLD and routes the
+// kernels of k through it.
+func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
+	e := &Engine{worldRank: world.Rank(), k: k, nmin: 2}
+	w, err := e.wrap(world)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.world = w
+	e.SetConfidence(0.95)
+	k.SetInterceptor(e)
+	return e, nil
+}
+
+// SetConfidence sets the confidence level of the intervals (0.95 by default).
+func (e *Engine) SetConfidence(c float64) {
+	if e.qs == nil || e.qs.conf != c {
+		e.qs = newQuantiles(c)
+	}
+}
+
+// SetNMin sets the least number of samples before a kernel may be skipped.
+func (e *Engine) SetNMin(n int) { e.nmin = int64(n) }
+
+// World is MPI_COMM_WORLD through the engine.
+func (e *Engine) World() *Comm { return e.world }
+
+// Kernels is the computation-kernel entry point through the engine.
+func (e *Engine) Kernels() *kernels.Kernels { return e.k }
+
+// RunMode says how a run is intercepted.
+type RunMode int
+
+// Run modes.
+const (
+	Off       RunMode = iota // full execution, no interception (reference runs)
+	Selective                // intercept and skip by the track's policy
+	Counting                 // intercept, skip nothing, count kernels on the critical path (apriori's extra run)
+)
+
+// Begin starts a run on the track (nil with Off). Call it on every world rank
+// right after a barrier.
+func (e *Engine) Begin(tr *Track, mode RunMode) {
+	e.on = mode != Off
+	e.tr = tr
+	e.skip = mode == Selective
+	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
+	e.dirty = false
+	e.executed, e.skipped = 0, 0
+	if !e.on {
+		return
+	}
+	e.counts = mode == Counting || tr.Policy == Online
+	if e.counts {
+		e.pathCounts = map[uint64]float64{}
+	} else {
+		e.pathCounts = nil
+	}
+	if tr.Policy != Eager && mode == Selective {
+		tr.stats = map[Key]*kstat{}
+	}
+	for _, st := range tr.stats {
+		st.calls, st.skips = 0, 0
+	}
+	e.recLen = recBase
+	if tr.Policy == Eager {
+		e.recLen += maxShares * shareLen
+	}
+	if e.counts {
+		e.recLen += 2 * maxCounts
+	}
+	e.rec = make([]float64, e.recLen)
+	e.peer = make([]float64, e.recLen)
+	e.last = mpi.Wtime()
+}
+
+// RunStats is what a process knows at the end of a run.
+type RunStats struct {
+	Total, Comp, Comm float64 // this process's path
+	Own               float64 // its time without propagation from others
+	Executed, Skipped int64   // its kernel calls
+}
+
+// End closes the run and returns this process's figures. After a Counting
+// run it also computes the track's critical-path counts (collective over world).
+func (e *Engine) End() (RunStats, error) {
+	if e.on {
+		e.gap()
+	}
+	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped}
+	if e.on && !e.skip && e.counts {
+		if err := e.criticalCounts(); err != nil {
+			return rs, err
+		}
+	}
+	e.on = false
+	return rs, nil
+}
+
+// criticalCounts broadcasts the counts of the process with the longest path
+// and stores them as the track's alphas.
+func (e *Engine) criticalCounts() error {
+	w := e.world.c
+	_, who, err := mpi.AllreduceMaxLoc(w, e.total)
+	if err != nil {
+		return fmt.Errorf("apriori counts: %w", err)
+	}
+	n := []int64{int64(len(e.pathCounts))}
+	if err := mpi.Bcast(w, n, who); err != nil {
+		return fmt.Errorf("apriori counts: %w", err)
+	}
+	buf := make([]float64, 2*n[0])
+	if w.Rank() == who {
+		i := 0
+		for h, c := range e.pathCounts {
+			buf[i], buf[i+1] = math.Float64frombits(h), c
+			i += 2
+		}
+	}
+	if err := mpi.Bcast(w, buf, who); err != nil {
+		return fmt.Errorf("apriori counts: %w", err)
+	}
+	e.tr.alphas = make(map[uint64]float64, n[0])
+	for i := 0; i < len(buf); i += 2 {
+		e.tr.alphas[math.Float64bits(buf[i])] = buf[i+1]
+	}
+	return nil
+}
+
+// gap adds the time since the last intercepted event to the path.
+func (e *Engine) gap() {
+	now := mpi.Wtime()
+	d := now - e.last
+	e.total += d
+	e.own += d
+	e.last = now
+}
+
+// resume marks the end of the engine's own work, so it is not charged.
+func (e *Engine) resume() { e.last = mpi.Wtime() }
+
+func (e *Engine) stat(k Key) *kstat {
+	st := e.tr.stats[k]
+	if st == nil {
+		st = &kstat{key: k, hash: k.hash()}
+		if e.tr.alphas != nil {
+			st.alpha = e.tr.alphas[st.hash]
+		}
+		e.tr.stats[k] = st
+	}
+	st.calls++
+	if e.counts {
+		e.pathCounts[st.hash]++
+	}
+	return st
+}
+
+// skippable applies the track's policy to a kernel about to run.
+func (e *Engine) skippable(st *kstat) bool {
+	if !e.skip {
+		return false
+	}
+	tr := e.tr
+	if tr.Policy == Eager {
+		if _, ok := tr.global[st.hash]; ok {
+			return true
+		}
+	}
+	alpha := 1.0
+	switch tr.Policy {
+	case Local:
+		alpha = float64(st.calls)
+	case Online:
+		alpha = e.pathCounts[st.hash]
+	case Apriori:
+		alpha = st.alpha
+	}
+	if !e.qs.Predictable(st.Stat, tr.Tolerance, alpha, e.nmin) {
+		return false
+	}
+	if tr.Policy == Eager {
+		tr.global[st.hash] = st.Stat
+		tr.pending = append(tr.pending, st.hash)
+		tr.shared[st.hash] = false
+	}
+	return true
+}
+
+// mean is the time charged for a skipped kernel: this process's mean, or the
+// mean another process shared (eager) or sent along (point-to-point).
+func (e *Engine) mean(st *kstat, sent float64) float64 {
+	if st.N > 0 {
+		return st.Mean
+	}
+	if g, ok := e.tr.global[st.hash]; ok && g.N > 0 {
+		return g.Mean
+	}
+	return sent
+}
+
+// executedFor records an executed kernel's time.
+func (e *Engine) executedFor(st *kstat, dt float64, isComm bool) {
+	st.Add(dt)
+	e.total += dt
+	e.own += dt
+	if isComm {
+		e.comm += dt
+	} else {
+		e.comp += dt
+	}
+	e.executed++
+}
+
+// skippedFor charges a skipped kernel's predicted time.
+func (e *Engine) skippedFor(st *kstat, t float64, isComm bool) {
+	st.skips++
+	e.total += t
+	e.own += t
+	if isComm {
+		e.comm += t
+	} else {
+		e.comp += t
+	}
+	e.skipped++
+	e.dirty = true
+}
+
+// Kernel intercepts a computation kernel (kernels.Interceptor).
+func (e *Engine) Kernel(c *kernels.Call) {
+	if !e.on {
+		c.Run()
+		return
+	}
+	e.gap()
+	st := e.stat(compKey(c.Sig))
+	if e.skippable(st) {
+		e.skippedFor(st, e.mean(st, 0), false)
+		e.resume()
+		return
+	}
+	if e.dirty && c.Resettable() {
+		c.Reset() // inputs may hold what skipped kernels left: not timed
+	}
+	t0 := mpi.Wtime()
+	c.Run()
+	t1 := mpi.Wtime()
+	e.executedFor(st, t1-t0, false)
+	e.last = t1
+}
+
+// fill writes this process's record: path, decision, shares and counts.
+func (e *Engine) fill(rec []float64, exec bool, mean float64) {
+	rec[recTotal], rec[recComp], rec[recComm] = e.total, e.comp, e.comm
+	rec[recExec] = 0
+	if exec {
+		rec[recExec] = 1
+	}
+	rec[recMean] = mean
+	off := recBase
+	rec[recShares] = 0
+	if e.tr.Policy == Eager {
+		n := 0
+		for n < maxShares && len(e.tr.pending) > 0 {
+			h := e.tr.pending[0]
+			e.tr.pending = e.tr.pending[1:]
+			if e.tr.shared[h] {
+				continue
+			}
+			e.tr.shared[h] = true
+			g := e.tr.global[h]
+			rec[off], rec[off+1], rec[off+2], rec[off+3] = math.Float64frombits(h), float64(g.N), g.Mean, g.M2
+			off += shareLen
+			n++
+		}
+		rec[recShares] = float64(n)
+		off = recBase + maxShares*shareLen
+	}
+	rec[recCounts] = 0
+	if e.counts {
+		rec[recCounts] = float64(e.packCounts(rec[off : off+2*maxCounts]))
+	}
+}
+
+// packCounts writes up to maxCounts (hash, count) pairs, the largest counts
+// first, and returns how many it wrote.
+func (e *Engine) packCounts(dst []float64) int {
+	hs := make([]uint64, 0, len(e.pathCounts))
+	for h := range e.pathCounts {
+		hs = append(hs, h)
+	}
+	if len(hs) > maxCounts {
+		sort.Slice(hs, func(i, j int) bool { return e.pathCounts[hs[i]] > e.pathCounts[hs[j]] })
+		hs = hs[:maxCounts]
+	}
+	for i, h := range hs {
+		dst[2*i], dst[2*i+1] = math.Float64frombits(h), e.pathCounts[h]
+	}
+	return len(hs)
+}
+
+// absorb takes in another process's record: its eager shares always, and its
+// path (with its counts) if that is longer than this process's.
+func (e *Engine) absorb(r []float64) {
+	if e.tr.Policy == Eager {
+		for i := 0; i < int(r[recShares]); i++ {
+			o := recBase + i*shareLen
+			h := math.Float64bits(r[o])
+			if _, ok := e.tr.global[h]; !ok {
+				e.tr.global[h] = Stat{N: int64(r[o+1]), Mean: r[o+2], M2: r[o+3]}
+				e.tr.pending = append(e.tr.pending, h)
+			}
+		}
+	}
+	if r[recTotal] <= e.total {
+		return
+	}
+	e.total, e.comp, e.comm = r[recTotal], r[recComp], r[recComm]
+	if e.counts {
+		off := recBase
+		if e.tr.Policy == Eager {
+			off += maxShares * shareLen
+		}
+		clear(e.pathCounts)
+		for i := 0; i < int(r[recCounts]); i++ {
+			e.pathCounts[math.Float64bits(r[off+2*i])] = r[off+2*i+1]
+		}
+	}
+}
+
+// KernelReport is one kernel's state on this process after a run.
+type KernelReport struct {
+	Key       string  `json:"key"`
+	Routine   string  `json:"routine"`
+	Count     int64   `json:"count"`       // samples measured (executions), all runs of the track
+	MeanS     float64 `json:"mean_s"`      // their mean
+	HalfS     float64 `json:"halfwidth_s"` // confidence half-width of the mean (+Inf as -1)
+	Calls     int64   `json:"calls"`       // calls in the last run
+	Skipped   int64   `json:"skipped"`     // of which skipped
+	State     string  `json:"state"`       // "executing" or "predictable"
+	Predicted bool    `json:"-"`
+}
+
+// Report lists this process's kernels on the track, most called first.
+func (e *Engine) Report(tr *Track) []KernelReport {
+	out := make([]KernelReport, 0, len(tr.stats))
+	for _, st := range tr.stats {
+		h := e.qs.HalfWidth(st.Stat)
+		if math.IsInf(h, 0) || math.IsNaN(h) {
+			h = -1
+		}
+		state := "executing"
+		_, global := tr.global[st.hash]
+		if global || st.skips > 0 || e.qs.Predictable(st.Stat, tr.Tolerance, 1, e.nmin) {
+			state = "predictable"
+		}
+		out = append(out, KernelReport{Key: st.key.String(), Routine: st.key.Op.String(), Count: st.N, MeanS: st.Mean,
+			HalfS: h, Calls: st.calls, Skipped: st.skips, State: state})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Calls != out[j].Calls {
+			return out[i].Calls > out[j].Calls
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}

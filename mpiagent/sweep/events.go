@@ -1,0 +1,94 @@
+package sweep
+
+// ProtocolVersion is the version of the agent's JSON-lines events and of the
+// session <-> agent protocol. Every event carries it in "v".
+const ProtocolVersion = 1
+
+// Event types.
+const (
+	TypeStart   = "start"
+	TypeResult  = "result"
+	TypeSummary = "summary"
+	TypeKernels = "kernels"
+	TypeError   = "error"
+)
+
+// Start announces a sweep: the normalized spec and the number of runs ahead.
+type Start struct {
+	Type    string   `json:"type"`
+	V       int      `json:"v"`
+	Spec    *Spec    `json:"spec"`
+	Configs []Config `json:"configs"`
+	Runs    int      `json:"runs"` // result events to expect
+	Ranks   int      `json:"ranks"`
+	BLAS    string   `json:"blas"`
+}
+
+// Path is a critical-path time broken down.
+type Path struct {
+	CompS float64 `json:"comp_s"` // computation kernels
+	CommS float64 `json:"comm_s"` // communication kernels
+	IdleS float64 `json:"idle_s"` // everything else on the path: waiting and uninstrumented code
+}
+
+// Result is one run: a configuration's reference runs (Policy empty), or one
+// selective run of a configuration under a policy and tolerance.
+type Result struct {
+	Type       string    `json:"type"`
+	V          int       `json:"v"`
+	Workload   string    `json:"workload"`
+	Index      int       `json:"index"` // configuration index in the sweep
+	Config     Config    `json:"config"`
+	Policy     string    `json:"policy,omitempty"`
+	Tolerance  *float64  `json:"tolerance,omitempty"`
+	ReferenceS []float64 `json:"reference_s,omitempty"`
+	Residual   *float64  `json:"residual,omitempty"`
+	PredictedS *float64  `json:"predicted_s,omitempty"`
+	SelectiveS *float64  `json:"selective_s,omitempty"`
+	Error      *float64  `json:"error,omitempty"`
+	LocalS     *float64  `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
+	Executed   *int64    `json:"executed,omitempty"`
+	Skipped    *int64    `json:"skipped,omitempty"`
+	Path       *Path     `json:"path,omitempty"`
+	Done       int       `json:"done"`  // results emitted so far, this one included
+	Total      int       `json:"total"` // results the sweep will emit
+}
+
+// Summary closes a sweep, or one policy x tolerance of it.
+type Summary struct {
+	Type            string   `json:"type"`
+	V               int      `json:"v"`
+	Workload        string   `json:"workload"`
+	Mode            string   `json:"mode"`
+	Policy          string   `json:"policy,omitempty"`
+	Tolerance       *float64 `json:"tolerance,omitempty"`
+	Configs         int      `json:"configs"`
+	ReferenceTotalS float64  `json:"reference_total_s,omitempty"`
+	SelectiveTotalS float64  `json:"selective_total_s,omitempty"`
+	Speedup         float64  `json:"speedup,omitempty"`
+	MeanError       *float64 `json:"mean_error,omitempty"`
+	MaxError        *float64 `json:"max_error,omitempty"`
+	Chosen          *Config  `json:"chosen,omitempty"`
+	Best            *Config  `json:"best,omitempty"`
+	Quality         *float64 `json:"quality,omitempty"`
+	ElapsedS        float64  `json:"elapsed_s"`
+}
+
+// KernelsEvent lists one process's kernel statistics after a selective run
+// (when the spec asks for "kernels": true).
+type KernelsEvent struct {
+	Type      string  `json:"type"`
+	V         int     `json:"v"`
+	Index     int     `json:"index"`
+	Policy    string  `json:"policy"`
+	Tolerance float64 `json:"tolerance"`
+	Rank      int     `json:"rank"`
+	Kernels   any     `json:"kernels"`
+}
+
+// ErrorEvent reports a failure of the agent or of a run.
+type ErrorEvent struct {
+	Type    string `json:"type"`
+	V       int    `json:"v"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,282 @@
+// Package sweep defines the sweep spec that tells the agent what to run
+// (DESIGN §5), its validation against the workloads' parameter schemas, its
+// expansion into configurations, and the JSON events the agent emits.
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Modes of a sweep.
+const (
+	ModeReference = "reference" // full runs only
+	ModeEvaluate  = "evaluate"  // full runs plus selective runs, with errors and speed-up
+	ModeTune      = "tune"      // selective runs only
+)
+
+// Modes lists the valid modes.
+func Modes() []string { return []string{ModeReference, ModeEvaluate, ModeTune} }
+
+// Policies lists the selective-execution policies, in the paper's order.
+func Policies() []string { return []string{"conditional", "local", "online", "apriori", "eager"} }
+
+// Spec is a sweep: a workload, its space of configurations, and how to run them.
+type Spec struct {
+	Workload      string                     `json:"workload"`
+	Space         map[string]json.RawMessage `json:"space,omitempty"`
+	Policies      []string                   `json:"policies,omitempty"`
+	Tolerances    []Tolerance                `json:"tolerances,omitempty"`
+	Confidence    float64                    `json:"confidence,omitempty"`
+	ReferenceReps int                        `json:"reference_reps,omitempty"`
+	Mode          string                     `json:"mode,omitempty"`
+	NMin          int                        `json:"n_min,omitempty"`
+	Seed          int64                      `json:"seed,omitempty"`
+	Kernels       bool                       `json:"kernels,omitempty"`
+	Trace         bool                       `json:"trace,omitempty"`
+}
+
+// Tolerance is a confidence tolerance epsilon. In JSON it is a number or a
+// string power of two such as "2^-3".
+type Tolerance float64
+
+// UnmarshalJSON accepts 0.125 or "2^-3".
+func (t *Tolerance) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err == nil {
+		*t = Tolerance(f)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("want a number or a power of two like \"2^-3\", got %s", b)
+	}
+	v, err := ParseTolerance(s)
+	if err != nil {
+		return err
+	}
+	*t = Tolerance(v)
+	return nil
+}
+
+// ParseTolerance reads a number ("0.125") or a power of two ("2^-3").
+func ParseTolerance(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if rest, ok := strings.CutPrefix(s, "2^"); ok {
+		e, err := strconv.Atoi(rest)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a tolerance: want a number or a power of two like 2^-3", s)
+		}
+		return math.Ldexp(1, e), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a tolerance: want a number or a power of two like 2^-3", s)
+	}
+	return f, nil
+}
+
+// Schema is what validation needs to know about a workload.
+type Schema interface {
+	// Params lists the workload's parameters in order.
+	Params() []Param
+	// Check validates constraints between the parameters of one configuration
+	// for an agent with the given number of ranks.
+	Check(c Config, ranks int) error
+}
+
+// Lookup finds a workload's schema by name.
+type Lookup func(name string) (Schema, bool)
+
+// Parse decodes a spec strictly: unknown fields are errors.
+func Parse(data []byte) (*Spec, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line := 1 + bytes.Count(data[:min(int(se.Offset), len(data))], []byte("\n"))
+			return nil, fmt.Errorf("sweep spec is not valid JSON: %v (line %d)", se, line)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("sweep spec is not valid JSON: it ends before the object is complete")
+		}
+		return nil, fmt.Errorf("sweep spec: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("sweep spec: unexpected data after the JSON object")
+	}
+	return &s, nil
+}
+
+// Normalize fills defaults: mode evaluate, confidence 0.95, 3 reference
+// repetitions, n_min 2, seed 1, and tolerance 2^-3 and policy eager when a
+// selective mode names none.
+func (s *Spec) Normalize() {
+	if s.Mode == "" {
+		s.Mode = ModeEvaluate
+	}
+	if s.Confidence == 0 {
+		s.Confidence = 0.95
+	}
+	if s.ReferenceReps == 0 {
+		s.ReferenceReps = 3
+	}
+	if s.NMin == 0 {
+		s.NMin = 2
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Mode != ModeReference {
+		if len(s.Policies) == 0 {
+			s.Policies = []string{"eager"}
+		}
+		if len(s.Tolerances) == 0 {
+			s.Tolerances = []Tolerance{0.125}
+		}
+	}
+}
+
+// Validate normalizes s and checks it against the workload registry for an
+// agent of the given size. It returns the configurations to run, in order, or
+// an error that names the offending field and what is valid.
+func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config, error) {
+	s.Normalize()
+	if s.Workload == "" {
+		return nil, fmt.Errorf("sweep spec: workload is missing: want one of %s", strings.Join(workloads, ", "))
+	}
+	w, ok := lookup(s.Workload)
+	if !ok {
+		return nil, fmt.Errorf("sweep spec: workload %q is unknown: want one of %s", s.Workload, strings.Join(workloads, ", "))
+	}
+	if !contains(Modes(), s.Mode) {
+		return nil, fmt.Errorf("sweep spec: mode %q is unknown: want one of %s", s.Mode, strings.Join(Modes(), ", "))
+	}
+	if s.Confidence <= 0 || s.Confidence >= 1 {
+		return nil, fmt.Errorf("sweep spec: confidence %v is out of range: want a number strictly between 0 and 1, like 0.95", s.Confidence)
+	}
+	if s.ReferenceReps < 1 || s.ReferenceReps > 1000 {
+		return nil, fmt.Errorf("sweep spec: reference_reps %d is out of range: want an integer from 1 to 1000", s.ReferenceReps)
+	}
+	if s.NMin < 1 {
+		return nil, fmt.Errorf("sweep spec: n_min %d is out of range: want an integer of at least 1 (2 is the default)", s.NMin)
+	}
+	if s.Mode != ModeReference {
+		for i, p := range s.Policies {
+			if !contains(Policies(), p) {
+				return nil, fmt.Errorf("sweep spec: policies[%d] %q is unknown: want one of %s", i, p, strings.Join(Policies(), ", "))
+			}
+		}
+		for i, t := range s.Tolerances {
+			if t < 0 || math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+				return nil, fmt.Errorf("sweep spec: tolerances[%d] %v is out of range: want a number >= 0 (0 skips nothing), like 0.125 or \"2^-3\"", i, float64(t))
+			}
+		}
+	}
+
+	params := w.Params()
+	byName := map[string]Param{}
+	var names []string
+	for _, p := range params {
+		byName[p.Name] = p
+		names = append(names, p.Name)
+	}
+	var unknown []string
+	for k := range s.Space {
+		if _, ok := byName[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("sweep spec: space.%s is not a parameter of %s: want one of %s", unknown[0], s.Workload, strings.Join(names, ", "))
+	}
+	lists := make([][]any, len(params))
+	for i, p := range params {
+		raw, ok := s.Space[p.Name]
+		if !ok {
+			lists[i] = []any{p.Default}
+			continue
+		}
+		vals, err := parseList(p, raw)
+		if err != nil {
+			return nil, fmt.Errorf("sweep spec: space.%s: %w", p.Name, err)
+		}
+		for _, v := range vals {
+			if g, ok := v.(GridShape); ok && g.Procs() > ranks {
+				return nil, fmt.Errorf("sweep spec: space.%s: %s needs %d processes, the agent has %d: want a grid of at most %d processes", p.Name, g, g.Procs(), ranks, ranks)
+			}
+		}
+		lists[i] = vals
+	}
+	configs := product(params, lists)
+	for _, c := range configs {
+		if err := w.Check(c, ranks); err != nil {
+			return nil, fmt.Errorf("sweep spec: space: configuration %s: %w", c.Label(), err)
+		}
+	}
+	return configs, nil
+}
+
+// parseList reads a space entry: a list of values or a single value.
+func parseList(p Param, raw json.RawMessage) ([]any, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		items = []json.RawMessage{raw}
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("empty list: want at least one value, %s", p.Valid())
+	}
+	out := make([]any, 0, len(items))
+	for _, it := range items {
+		v, err := p.parse(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// product expands the lists into configurations; the last parameter varies fastest.
+func product(params []Param, lists [][]any) []Config {
+	total := 1
+	for _, l := range lists {
+		total *= len(l)
+	}
+	out := make([]Config, 0, total)
+	idx := make([]int, len(lists))
+	for k := 0; k < total; k++ {
+		set := make(map[string]any, len(params))
+		for i, p := range params {
+			set[p.Name] = lists[i][idx[i]]
+		}
+		out = append(out, NewConfig(params, set))
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < len(lists[i]) {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

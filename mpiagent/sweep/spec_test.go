@@ -1,0 +1,158 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// testSchema is a SUMMA-like schema: b must divide n/pr.
+type testSchema struct{}
+
+func (testSchema) Params() []Param {
+	return []Param{
+		{Name: "n", Kind: Int, Default: 64, Min: 1, Max: 4096},
+		{Name: "grid", Kind: Grid, Default: GridShape{2, 2}, Dims: 2},
+		{Name: "b", Kind: Int, Default: 8, Min: 1, Max: 4096},
+		{Name: "strategy", Kind: Choice, Default: "1", Choices: []string{"1", "2", "3"}},
+	}
+}
+
+func (testSchema) Check(c Config, ranks int) error {
+	if (c.Int("n")/c.Grid("grid")[0])%c.Int("b") != 0 {
+		return fmt.Errorf("b=%d must divide n/pr", c.Int("b"))
+	}
+	return nil
+}
+
+func lookup(name string) (Schema, bool) {
+	if name == "toy" {
+		return testSchema{}, true
+	}
+	return nil, false
+}
+
+func validate(t *testing.T, spec string, ranks int) ([]Config, error) {
+	t.Helper()
+	s, err := Parse([]byte(spec))
+	if err != nil {
+		return nil, err
+	}
+	return s.Validate(lookup, []string{"toy"}, ranks)
+}
+
+func TestExpandOrderAndDefaults(t *testing.T) {
+	cs, err := validate(t, `{"workload":"toy","space":{"grid":["1x4","2x2"],"b":[8,16]},"mode":"reference"}`, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Label())
+	}
+	want := []string{
+		"n=64 grid=1x4 b=8 strategy=1", "n=64 grid=1x4 b=16 strategy=1",
+		"n=64 grid=2x2 b=8 strategy=1", "n=64 grid=2x2 b=16 strategy=1",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("configs:\n got %q\nwant %q", got, want)
+	}
+	js, err := json.Marshal(cs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(js) != `{"n":64,"grid":"2x2","b":8,"strategy":"1"}` {
+		t.Fatalf("config JSON %s", js)
+	}
+}
+
+func TestNormalizeDefaults(t *testing.T) {
+	s, err := Parse([]byte(`{"workload":"toy"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Validate(lookup, []string{"toy"}, 4); err != nil {
+		t.Fatal(err)
+	}
+	if s.Mode != ModeEvaluate || s.Confidence != 0.95 || s.ReferenceReps != 3 || s.NMin != 2 ||
+		len(s.Policies) != 1 || s.Policies[0] != "eager" || len(s.Tolerances) != 1 || s.Tolerances[0] != 0.125 {
+		t.Fatalf("defaults not applied: %+v", s)
+	}
+}
+
+func TestTolerancePowers(t *testing.T) {
+	s, err := Parse([]byte(`{"workload":"toy","tolerances":[0.5,"2^-3","2^0"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Tolerance{0.5, 0.125, 1}
+	for i, w := range want {
+		if s.Tolerances[i] != w {
+			t.Fatalf("tolerances %v, want %v", s.Tolerances, want)
+		}
+	}
+	if _, err := Parse([]byte(`{"workload":"toy","tolerances":["2^x"]}`)); err == nil || !strings.Contains(err.Error(), "power of two") {
+		t.Fatalf("bad tolerance error %v", err)
+	}
+}
+
+// Every invalid spec yields one line that names the field and what is valid.
+func TestValidationErrors(t *testing.T) {
+	cases := []struct{ name, spec, want string }{
+		{"malformed", `{"workload": "toy",`, "not valid JSON"},
+		{"unknown field", `{"workload":"toy","spaec":{}}`, `unknown field "spaec"`},
+		{"missing workload", `{}`, "workload is missing: want one of toy"},
+		{"unknown workload", `{"workload":"nope"}`, `workload "nope" is unknown: want one of toy`},
+		{"unknown param", `{"workload":"toy","space":{"q":[1]}}`, "space.q is not a parameter of toy: want one of n, grid, b, strategy"},
+		{"b zero", `{"workload":"toy","space":{"b":[0]}}`, "space.b: 0 is out of range: want an integer from 1 to 4096"},
+		{"b fraction", `{"workload":"toy","space":{"b":[1.5]}}`, "space.b: 1.5 is out of range"},
+		{"grid too big", `{"workload":"toy","space":{"grid":["3x3"]}}`, "space.grid: 3x3 needs 9 processes, the agent has 4"},
+		{"grid malformed", `{"workload":"toy","space":{"grid":["2by2"]}}`, `space.grid: "2by2" is not a grid`},
+		{"grid dims", `{"workload":"toy","space":{"grid":["1x2x2"]}}`, `has 3 dimensions: want a grid "PRxPC"`},
+		{"empty list", `{"workload":"toy","space":{"b":[]}}`, "space.b: empty list"},
+		{"choice", `{"workload":"toy","space":{"strategy":[4]}}`, `space.strategy: "4" is not valid: want one of 1, 2, 3`},
+		{"check", `{"workload":"toy","space":{"b":[24]}}`, "configuration n=64 grid=2x2 b=24 strategy=1: b=24 must divide n/pr"},
+		{"mode", `{"workload":"toy","mode":"fast"}`, `mode "fast" is unknown: want one of reference, evaluate, tune`},
+		{"policy", `{"workload":"toy","policies":["eagre"]}`, `policies[0] "eagre" is unknown: want one of conditional, local, online, apriori, eager`},
+		{"tolerance", `{"workload":"toy","tolerances":[-1]}`, "tolerances[0] -1 is out of range"},
+		{"confidence", `{"workload":"toy","confidence":1.5}`, "confidence 1.5 is out of range"},
+		{"reps", `{"workload":"toy","reference_reps":-2}`, "reference_reps -2 is out of range"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := validate(t, c.spec, 4)
+			if err == nil {
+				t.Fatalf("spec %s: no error, want %q", c.spec, c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("spec %s:\n got %q\nwant it to contain %q", c.spec, err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestSingleValueSpace(t *testing.T) {
+	cs, err := validate(t, `{"workload":"toy","space":{"n":128,"grid":"4x1"}}`, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].Int("n") != 128 || cs[0].Grid("grid").String() != "4x1" {
+		t.Fatalf("got %v", cs)
+	}
+}
+
+func FuzzParseTolerance(f *testing.F) {
+	for _, s := range []string{"2^-3", "0.5", "2^", "1e-3", "2^99999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseTolerance(s)
+		if err == nil && v < 0 && !strings.Contains(s, "-") {
+			t.Fatalf("%q parsed to negative %v", s, v)
+		}
+	})
+}
