@@ -24,7 +24,8 @@ import (
 type Backend interface {
 	// Name describes the implementation, for example
 	// "OpenBLAS 0.3.21 DYNAMIC_ARCH ... (cblas/lapacke, 1 thread)" or
-	// "gonum v0.17.0 (pure Go)".
+	// "gonum v0.17.0 (pure Go)" (the gonum version appears when the binary's
+	// build information records it).
 	Name() string
 
 	// Dgemm computes C = alpha·op(A)·op(B) + beta·C where op(A) is m×k and

@@ -26,24 +26,24 @@ func newGonumBackend() *gonumBackend {
 	return &gonumBackend{name: gonumName()}
 }
 
-// gonumName returns "gonum <version> (pure Go)", with the version of the
-// gonum module linked into the binary when the build information records it.
+// gonumName returns "gonum <version> (pure Go)" with the version of the
+// gonum module linked into the binary, or "gonum (pure Go)" when the build
+// information does not record it (as in test binaries).
 func gonumName() string {
-	version := "v0.17"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, dep := range bi.Deps {
-			if dep.Path == "gonum.org/v1/gonum" {
-				if dep.Replace != nil {
-					dep = dep.Replace
-				}
-				if dep.Version != "" && dep.Version != "(devel)" {
-					version = dep.Version
-				}
-				break
+			if dep.Path != "gonum.org/v1/gonum" {
+				continue
+			}
+			if dep.Replace != nil {
+				dep = dep.Replace
+			}
+			if dep.Version != "" && dep.Version != "(devel)" {
+				return "gonum " + dep.Version + " (pure Go)"
 			}
 		}
 	}
-	return "gonum " + version + " (pure Go)"
+	return "gonum (pure Go)"
 }
 
 // workspace returns a scratch slice of length at least n.

@@ -34,6 +34,7 @@ func TestOpenBLASSingleThread(t *testing.T) {
 	if n := openblasThreads(); n != 1 {
 		t.Fatalf("openblas_get_num_threads() = %d, want 1", n)
 	}
+	t.Logf("Name() = %q", be.Name())
 	if name := be.Name(); !strings.HasPrefix(name, "OpenBLAS ") || !strings.HasSuffix(name, "(cblas/lapacke, 1 thread)") {
 		t.Errorf("Name() = %q", name)
 	}

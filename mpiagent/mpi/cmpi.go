@@ -1,8 +1,6 @@
 package mpi
 
 /*
-#cgo !mpich,!mpicustom pkg-config: ompi
-#cgo mpich pkg-config: mpich
 #include <mpi.h>
 #include <stdlib.h>
 

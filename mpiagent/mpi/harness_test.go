@@ -87,7 +87,7 @@ func (r *R) report(msg string) {
 		if i := strings.IndexByte(name, '['); i >= 0 {
 			name = name[:i]
 		}
-		if filepath.Base(f.File) != "harness_test.go" && !reportHelpers[name] {
+		if filepath.Base(f.File) != "harness_test.go" && !reportHelpers[name] && !strings.HasPrefix(f.Function, "runtime.") {
 			where = fmt.Sprintf("%s:%d: ", filepath.Base(f.File), f.Line)
 			break
 		}

@@ -169,7 +169,9 @@ func LibraryVersion() string {
 	if C.MPI_Get_library_version(&buf[0], &n) != C.MPI_SUCCESS {
 		return "unknown MPI library"
 	}
-	return C.GoStringN(&buf[0], n)
+	// Some libraries count the terminating NUL in n; the buffer is zeroed and
+	// one byte longer than MPI may fill, so it is always terminated.
+	return C.GoString(&buf[0])
 }
 
 // Wtime returns MPI_Wtime, seconds since an arbitrary point in the past.
@@ -276,6 +278,9 @@ func Bcast[T Elem](c *Comm, buf []T, root int) error {
 // Reduce combines send element-wise over c with op into recv on root. recv is
 // only read on root; send and recv may be the same slice (in place).
 func Reduce[T Elem](c *Comm, send, recv []T, op Op, root int) error {
+	if c.rank == root && len(recv) < len(send) {
+		return fmt.Errorf("mpi: Reduce: recv holds %d elements, send %d", len(recv), len(send))
+	}
 	sp := ptr(send)
 	if c.rank == root && same(send, recv) {
 		sp = C.at_in_place()
@@ -443,6 +448,8 @@ func Test(q *Request) (bool, Status, error) {
 	var flag C.int
 	var st C.MPI_Status
 	if err := check("MPI_Test", C.MPI_Test(&q.r, &flag, &st)); err != nil {
+		q.done = true
+		q.pin.Unpin()
 		return false, Status{}, err
 	}
 	if flag == 0 {
