@@ -13,13 +13,13 @@ import (
 )
 
 type event struct {
-	Type       string                 `json:"type"`
-	V          int                    `json:"v"`
-	Config     map[string]any         `json:"config"`
-	ReferenceS []float64              `json:"reference_s"`
-	Residual   *float64               `json:"residual"`
-	Configs    int                    `json:"configs"`
-	Best       map[string]any         `json:"best"`
+	Type       string         `json:"type"`
+	V          int            `json:"v"`
+	Config     map[string]any `json:"config"`
+	ReferenceS []float64      `json:"reference_s"`
+	Residual   *float64       `json:"residual"`
+	Configs    int            `json:"configs"`
+	Best       map[string]any `json:"best"`
 }
 
 func decodeEvents(t *testing.T, out string) []event {
