@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/lapack"
@@ -74,6 +75,8 @@ func (c *Call) Run() {
 		c.be.Dlarft(c.direct, c.store, c.n, c.k, c.a, c.lda, c.tau, c.c, c.ldc)
 	case Larfb:
 		c.be.Dlarfb(c.side, c.tA, c.direct, c.store, c.m, c.n, c.k, c.a, c.lda, c.b, c.ldb, c.c, c.ldc)
+	case Spin:
+		spin(time.Duration(c.alpha * float64(time.Second)))
 	default:
 		panic("kernels: Run on an empty Call (an Interceptor must not retain a *Call after Kernel returns)")
 	}
@@ -371,5 +374,32 @@ func (k *Kernels) Larfb(s blas.Side, trans blas.Transpose, direct lapack.Direct,
 	cl.rt, cl.side, cl.tA, cl.direct, cl.store = Larfb, s, trans, direct, store
 	cl.m, cl.n, cl.k = m, n, kk
 	cl.a, cl.lda, cl.b, cl.ldb, cl.c, cl.ldc = v, ldv, t, ldt, c, ldc
+	k.do(cl)
+}
+
+// spinTail is how long before its end a Spin stops sleeping and busy-waits.
+const spinTail = 200 * time.Microsecond
+
+// spin waits for d: it sleeps until spinTail before the end, then busy-waits.
+// Sleeping keeps ranks that share a core (an oversubscribed node) from
+// stealing each other's time slices, which would stretch every duration;
+// the busy tail makes the end precise.
+func spin(d time.Duration) {
+	end := time.Now().Add(d)
+	if d > spinTail {
+		time.Sleep(d - spinTail)
+	}
+	for time.Now().Before(end) {
+	}
+}
+
+// Spin waits for the given number of seconds (see spin). It is the kernel of
+// the synthetic workload: its signature is (spin, id), so calls with the same
+// id share statistics whatever their durations, which lets tests give a
+// kernel a known time distribution.
+func (k *Kernels) Spin(id int, seconds float64) {
+	cl := k.call()
+	cl.Sig = Signature{Routine: Spin, M: int32(id)}
+	cl.rt, cl.alpha = Spin, seconds
 	k.do(cl)
 }

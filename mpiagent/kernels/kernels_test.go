@@ -277,7 +277,7 @@ func TestSignatureFlops(t *testing.T) {
 }
 
 func TestParseRoutine(t *testing.T) {
-	for r := Gemm; r <= Larfb; r++ {
+	for r := Gemm; r <= lastRoutine; r++ {
 		got, err := ParseRoutine(r.String())
 		if err != nil || got != r {
 			t.Errorf("ParseRoutine(%q) = %v, %v", r.String(), got, err)
@@ -290,7 +290,7 @@ func TestParseRoutine(t *testing.T) {
 	if err == nil {
 		t.Fatal("ParseRoutine(getrf) succeeded")
 	}
-	for r := Gemm; r <= Larfb; r++ {
+	for r := Gemm; r <= lastRoutine; r++ {
 		if !strings.Contains(err.Error(), r.String()) {
 			t.Errorf("error %q does not name %s", err, r)
 		}

@@ -20,8 +20,10 @@ const (
 	Geqrf                    // QR factorization (dgeqrf)
 	Larft                    // triangular factor of a block reflector (dlarft)
 	Larfb                    // application of a block reflector (dlarfb)
+	Spin                     // busy-wait for a given time (the synthetic workload's kernel)
 
-	numRoutines = int(Larfb) + 1
+	lastRoutine = Spin
+	numRoutines = int(lastRoutine) + 1
 )
 
 // routineNames is a read-only lookup table indexed by Routine.
@@ -35,11 +37,12 @@ var routineNames = [numRoutines]string{
 	Geqrf: "geqrf",
 	Larft: "larft",
 	Larfb: "larfb",
+	Spin:  "spin",
 }
 
 // validRoutines is the comma-separated list of routine names used in error
 // messages.
-const validRoutines = "gemm, syrk, trsm, trmm, potrf, trtri, geqrf, larft, larfb"
+const validRoutines = "gemm, syrk, trsm, trmm, potrf, trtri, geqrf, larft, larfb, spin"
 
 // String returns the lower-case routine name ("gemm", "syrk", ...), or
 // "Routine(N)" for an invalid value.
@@ -52,14 +55,14 @@ func (r Routine) String() string {
 
 // Valid reports whether r is one of the defined routines.
 func (r Routine) Valid() bool {
-	return r >= Gemm && r <= Larfb
+	return r >= Gemm && r <= lastRoutine
 }
 
 // ParseRoutine returns the routine named s (as returned by Routine.String;
 // case and surrounding space are ignored).
 func ParseRoutine(s string) (Routine, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
-	for r := Gemm; r <= Larfb; r++ {
+	for r := Gemm; r <= lastRoutine; r++ {
 		if routineNames[r] == name {
 			return r, nil
 		}
@@ -159,6 +162,8 @@ func (s Signature) String() string {
 		dims = []int32{s.M, s.N}
 	case Potrf, Trtri:
 		dims = []int32{s.N}
+	case Spin:
+		dims = []int32{s.M}
 	}
 	for i, d := range dims {
 		if i > 0 {

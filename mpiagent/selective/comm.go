@@ -123,7 +123,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	}
 	e.gap()
 	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
-	e.fill(e.rec, !e.skippable(st), 0)
+	e.fill(e.rec, c.shape, !e.skippable(st), 0)
 	size := c.c.Size()
 	if len(c.scratch) < size*e.recLen {
 		c.scratch = make([]float64, size*e.recLen)
@@ -135,7 +135,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		rec := all[r*e.recLen : (r+1)*e.recLen]
 		exec = exec || rec[recExec] != 0
 		if r != c.c.Rank() {
-			e.absorb(rec)
+			e.absorb(rec, c.shape)
 		}
 	}
 	if !exec {
@@ -197,10 +197,10 @@ func (c *Comm) p2pKey(op Op, n, partner int) Key {
 // both sides leave with the longer path. It returns the partner's record.
 func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
 	e := c.e
-	e.fill(e.rec, exec, mean)
+	e.fill(e.rec, c.shape, exec, mean)
 	_, err := mpi.Sendrecv(c.in, e.rec, partner, tag, e.peer, partner, tag)
 	must(err)
-	e.absorb(e.peer)
+	e.absorb(e.peer, c.shape)
 	return e.peer
 }
 
@@ -279,7 +279,7 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
 	exec := !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen)}
-	e.fill(r.rec, exec, st.Mean)
+	e.fill(r.rec, c.shape, exec, st.Mean)
 	var err error
 	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
 	must(err)
@@ -346,7 +346,7 @@ func (r *Request) Wait() {
 		e.skippedFor(r.st, e.mean(r.st, sent), true)
 	}
 	if !r.send {
-		e.absorb(r.rec)
+		e.absorb(r.rec, r.c.shape)
 	}
 	e.resume()
 }

@@ -80,15 +80,15 @@ type Track struct {
 	Policy    Policy
 	Tolerance float64
 	stats     map[Key]*kstat
-	global    map[uint64]Stat // eager: kernels predictable somewhere, with the sharer's sample
-	pending   []uint64        // eager: global kernels still to pass on
-	shared    map[uint64]bool // eager: passed on already
+	global    map[uint64]Stat    // eager: kernels predictable somewhere, with the sharer's sample
+	order     []uint64           // eager: global kernels in the order they became known
+	sentOn    map[uint64][]Shape // eager: communicator shapes each global kernel has crossed
 	alphas    map[uint64]float64
 }
 
 // NewTrack starts a track.
 func NewTrack(p Policy, eps float64) *Track {
-	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, shared: map[uint64]bool{}}
+	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{}}
 }
 
 // Engine is one process's engine. It must be used from the goroutine that
@@ -296,9 +296,7 @@ func (e *Engine) skippable(st *kstat) bool {
 		return false
 	}
 	if tr.Policy == Eager {
-		tr.global[st.hash] = st.Stat
-		tr.pending = append(tr.pending, st.hash)
-		tr.shared[st.hash] = false
+		tr.learn(st.hash, st.Stat, Shape{})
 	}
 	return true
 }
@@ -365,8 +363,45 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	e.last = t1
 }
 
-// fill writes this process's record: path, decision, shares and counts.
-func (e *Engine) fill(rec []float64, exec bool, mean float64) {
+// learn records a kernel found predictable (here, or by another process whose
+// record came over a communicator of shape from), to be passed on over every
+// other communicator.
+func (tr *Track) learn(h uint64, s Stat, from Shape) {
+	if _, ok := tr.global[h]; ok {
+		return
+	}
+	tr.global[h] = s
+	tr.order = append(tr.order, h)
+	if from.Size > 0 {
+		tr.sentOn[h] = []Shape{from}
+	}
+}
+
+// toShare picks up to maxShares global kernels not yet passed over a
+// communicator of shape sh, and marks them passed.
+func (tr *Track) toShare(sh Shape, dst []uint64) []uint64 {
+	for _, h := range tr.order {
+		if len(dst) == maxShares {
+			break
+		}
+		seen := false
+		for _, s := range tr.sentOn[h] {
+			if s == sh {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			tr.sentOn[h] = append(tr.sentOn[h], sh)
+			dst = append(dst, h)
+		}
+	}
+	return dst
+}
+
+// fill writes this process's record for a message on a communicator of shape
+// sh: path, decision, eager shares and path counts.
+func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	rec[recTotal], rec[recComp], rec[recComm] = e.total, e.comp, e.comm
 	rec[recExec] = 0
 	if exec {
@@ -376,20 +411,14 @@ func (e *Engine) fill(rec []float64, exec bool, mean float64) {
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.Policy == Eager {
-		n := 0
-		for n < maxShares && len(e.tr.pending) > 0 {
-			h := e.tr.pending[0]
-			e.tr.pending = e.tr.pending[1:]
-			if e.tr.shared[h] {
-				continue
-			}
-			e.tr.shared[h] = true
+		var buf [maxShares]uint64
+		hs := e.tr.toShare(sh, buf[:0])
+		for _, h := range hs {
 			g := e.tr.global[h]
 			rec[off], rec[off+1], rec[off+2], rec[off+3] = math.Float64frombits(h), float64(g.N), g.Mean, g.M2
 			off += shareLen
-			n++
 		}
-		rec[recShares] = float64(n)
+		rec[recShares] = float64(len(hs))
 		off = recBase + maxShares*shareLen
 	}
 	rec[recCounts] = 0
@@ -415,17 +444,14 @@ func (e *Engine) packCounts(dst []float64) int {
 	return len(hs)
 }
 
-// absorb takes in another process's record: its eager shares always, and its
-// path (with its counts) if that is longer than this process's.
-func (e *Engine) absorb(r []float64) {
+// absorb takes in another process's record, received over a communicator of
+// shape sh: its eager shares always, and its path (with its counts) if that
+// is longer than this process's.
+func (e *Engine) absorb(r []float64, sh Shape) {
 	if e.tr.Policy == Eager {
 		for i := 0; i < int(r[recShares]); i++ {
 			o := recBase + i*shareLen
-			h := math.Float64bits(r[o])
-			if _, ok := e.tr.global[h]; !ok {
-				e.tr.global[h] = Stat{N: int64(r[o+1]), Mean: r[o+2], M2: r[o+3]}
-				e.tr.pending = append(e.tr.pending, h)
-			}
+			e.tr.learn(math.Float64bits(r[o]), Stat{N: int64(r[o+1]), Mean: r[o+2], M2: r[o+3]}, sh)
 		}
 	}
 	if r[recTotal] <= e.total {

@@ -84,10 +84,11 @@ func (qs *quantiles) HalfWidth(s Stat) float64 {
 }
 
 // Predictable applies the rule h / (mean · sqrt(alpha)) <= epsilon with
-// n >= nmin. A zero mean with zero spread is predictable; alpha below 1 counts
-// as 1.
+// n >= nmin. Epsilon 0 never predicts (it means: skip nothing, even a kernel
+// whose samples happen to be identical); a zero mean with zero spread is
+// predictable; alpha below 1 counts as 1.
 func (qs *quantiles) Predictable(s Stat, eps, alpha float64, nmin int64) bool {
-	if s.N < nmin || s.N < 1 {
+	if eps <= 0 || s.N < nmin || s.N < 1 {
 		return false
 	}
 	if alpha < 1 {

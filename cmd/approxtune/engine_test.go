@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+)
+
+// selectiveResult is the part of a selective run's result the tests read.
+type selectiveResult struct {
+	Type       string         `json:"type"`
+	Config     map[string]any `json:"config"`
+	Policy     string         `json:"policy"`
+	Tolerance  float64        `json:"tolerance"`
+	ReferenceS []float64      `json:"reference_s"`
+	PredictedS float64        `json:"predicted_s"`
+	SelectiveS float64        `json:"selective_s"`
+	LocalS     float64        `json:"local_s"`
+	Error      *float64       `json:"error"`
+	Executed   int64          `json:"executed"`
+	Skipped    int64          `json:"skipped"`
+	Kernels    []struct {
+		Key     string  `json:"key"`
+		Count   int64   `json:"count"`
+		MeanS   float64 `json:"mean_s"`
+		State   string  `json:"state"`
+		Skipped int64   `json:"skipped"`
+	} `json:"kernels"`
+}
+
+// runSweep runs a spec on 4 ranks and returns its events by type.
+func runSweep(t *testing.T, bin, spec string) map[string][]selectiveResult {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "spec.json")
+	if err := os.WriteFile(f, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := testenv.MPIRun(t, 4*time.Minute, 4, nil, "", bin, "agent", "--sweep", f)
+	if r.ExitCode != 0 {
+		t.Fatalf("agent exit %d\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	out := map[string][]selectiveResult{}
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var e selectiveResult
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("bad event %q: %v", line, err)
+		}
+		out[e.Type] = append(out[e.Type], e)
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// With one slow rank, the propagated prediction follows the slow rank's path
+// under every policy, while a prediction without propagation (rank 0's own
+// path) would miss it.
+func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
+	bin := testenv.Build(t)
+	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","slow_rank":3,"steps":30,"count":8,"mean_us":1000},
+		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0.125],"mode":"evaluate","reference_reps":2}`)
+	res := evs["result"]
+	if len(res) != 5 {
+		t.Fatalf("%d results, want 5", len(res))
+	}
+	var report []string
+	bad := false
+	for _, r := range res {
+		ref := mean(r.ReferenceS)
+		errPred := math.Abs(r.PredictedS-ref) / ref
+		errLocal := math.Abs(r.LocalS-ref) / ref
+		report = append(report, fmt.Sprintf("%-11s reference %.4fs predicted %.4fs (error %.1f%%) without propagation %.4fs (error %.1f%%), skipped %d of %d",
+			r.Policy, ref, r.PredictedS, 100*errPred, r.LocalS, 100*errLocal, r.Skipped, r.Skipped+r.Executed))
+		if errPred > 0.02 || errLocal < 0.20 || r.Skipped == 0 {
+			bad = true
+		}
+	}
+	if bad {
+		t.Fatalf("want every prediction within 2%% of the reference and every unpropagated one off by more than 20%%, with kernels skipped:\n%s", strings.Join(report, "\n"))
+	}
+	t.Logf("\n%s", strings.Join(report, "\n"))
+}
+
+// Tolerance 0 skips nothing, and then the prediction is the measured run.
+func TestToleranceZeroSkipsNothing(t *testing.T) {
+	bin := testenv.Build(t)
+	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","steps":20},
+		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0],"mode":"evaluate","reference_reps":2,"kernels":true}`)
+	for _, r := range evs["result"] {
+		if r.Skipped != 0 || r.Executed == 0 {
+			t.Errorf("%s at 0: skipped %d executed %d, want nothing skipped", r.Policy, r.Skipped, r.Executed)
+		}
+		if e := *r.Error; e > 0.03 {
+			t.Errorf("%s at 0: predicted %.4fs vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.ReferenceS, 100*e)
+		}
+	}
+	if len(evs["result"]) != 5 {
+		t.Fatalf("%d results, want 5", len(evs["result"]))
+	}
+	// "kernels": true lists each kernel: the two spin kinds ran 20·8/2 = 80 times each on rank 0.
+	ks := evs["kernels"]
+	if len(ks) != 5 {
+		t.Fatalf("%d kernels events, want 5", len(ks))
+	}
+	found := 0
+	for _, k := range ks[0].Kernels {
+		if strings.HasPrefix(k.Key, "spin") {
+			found++
+			if k.Count != 80 || k.State != "executing" || k.Skipped != 0 || math.Abs(k.MeanS-1e-3) > 2e-4 {
+				t.Errorf("kernel %+v, want 80 executions of about 1 ms, none skipped", k)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("found %d spin kernels in %+v, want 2", found, ks[0].Kernels)
+	}
+}
+
+// SUMMA through the engine: tolerance 0 skips nothing; a loose one skips and
+// still completes every policy without NaN.
+func TestSUMMASelective(t *testing.T) {
+	bin := testenv.Build(t)
+	evs := runSweep(t, bin, `{"workload":"summa","space":{"n":512,"grid":["2x2","1x4"],"b":[64,128]},
+		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0,0.5],"mode":"evaluate","reference_reps":1}`)
+	if n := len(evs["result"]); n != 4*5*2 {
+		t.Fatalf("%d results, want 40", n)
+	}
+	skippedLoose := int64(0)
+	for _, r := range evs["result"] {
+		if math.IsNaN(r.PredictedS) || r.PredictedS <= 0 {
+			t.Errorf("%s at %v: predicted %v", r.Policy, r.Tolerance, r.PredictedS)
+		}
+		if r.Tolerance == 0 && r.Skipped != 0 {
+			t.Errorf("%s at 0 skipped %d kernels", r.Policy, r.Skipped)
+		}
+		if r.Tolerance == 0.5 {
+			skippedLoose += r.Skipped
+		}
+	}
+	if skippedLoose == 0 {
+		t.Error("nothing skipped at tolerance 0.5")
+	}
+	if n := len(evs["summary"]); n != 10 {
+		t.Errorf("%d summaries, want one per policy x tolerance (10)", n)
+	}
+}

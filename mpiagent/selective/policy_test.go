@@ -1,0 +1,63 @@
+package selective
+
+import (
+	"strings"
+	"testing"
+)
+
+// alpha per policy on a hand-built state: a kernel whose relative half-width
+// is r is skippable at eps = r/2 exactly when the policy's alpha is >= 4.
+func TestPolicyAlpha(t *testing.T) {
+	qs := newQuantiles(0.95)
+	var s Stat
+	for _, x := range []float64{9, 10, 11, 10, 10.5, 9.5} {
+		s.Add(x)
+	}
+	eps := qs.HalfWidth(s) / s.Mean / 2 * (1 + 1e-9)
+	key := Key{Op: 1, M: 8}
+	cases := []struct {
+		name           string
+		policy         Policy
+		calls          int64   // this process's calls in the run
+		pathCount      float64 // count along the current sub-critical path
+		apriori        float64 // critical-path count of the counting run
+		globalElsewhere bool
+		want           bool
+	}{
+		{"conditional ignores counts", Conditional, 9, 9, 9, false, false},
+		{"local uses this process's calls", Local, 4, 1, 1, false, true},
+		{"local below 4 calls", Local, 3, 9, 9, false, false},
+		{"online uses the path count", Online, 1, 4, 1, false, true},
+		{"online ignores local calls", Online, 9, 3, 9, false, false},
+		{"apriori uses the counting run", Apriori, 1, 1, 4, false, true},
+		{"apriori below 4", Apriori, 9, 9, 3, false, false},
+		{"eager alpha is 1", Eager, 9, 9, 9, false, false},
+		{"eager skips what another process shared", Eager, 1, 1, 1, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(c.policy, eps), pathCounts: map[uint64]float64{}}
+			st := &kstat{key: key, hash: key.hash(), Stat: s, calls: c.calls, alpha: c.apriori}
+			e.pathCounts[st.hash] = c.pathCount
+			if c.globalElsewhere {
+				st.Stat = Stat{N: 1, Mean: 10}
+				e.tr.learn(st.hash, s, Shape{Size: 2})
+			}
+			if got := e.skippable(st); got != c.want {
+				t.Fatalf("%s: skippable = %v, want %v (eps %v)", c.policy, got, c.want, eps)
+			}
+		})
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for i, n := range []string{"conditional", "local", "online", "apriori", "eager"} {
+		p, err := ParsePolicy(n)
+		if err != nil || int(p) != i || p.String() != n {
+			t.Fatalf("ParsePolicy(%q) = %v, %v", n, p, err)
+		}
+	}
+	if _, err := ParsePolicy("greedy"); err == nil || !strings.Contains(err.Error(), "conditional, local, online, apriori, eager") {
+		t.Fatalf("error %v does not name the valid policies", err)
+	}
+}
