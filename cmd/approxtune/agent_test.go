@@ -13,13 +13,13 @@ import (
 )
 
 type event struct {
-	Type       string         `json:"type"`
-	V          int            `json:"v"`
-	Config     map[string]any `json:"config"`
-	ReferenceS []float64      `json:"reference_s"`
-	Residual   *float64       `json:"residual"`
-	Configs    int            `json:"configs"`
-	Best       map[string]any `json:"best"`
+	Type       string          `json:"type"`
+	V          int             `json:"v"`
+	Config     map[string]any  `json:"config"`
+	ReferenceS []float64       `json:"reference_s"`
+	Residual   *float64        `json:"residual"`
+	Configs    json.RawMessage `json:"configs"` // a list in "start", a count in "summary"
+	Best       map[string]any  `json:"best"`
 }
 
 func decodeEvents(t *testing.T, out string) []event {
@@ -76,7 +76,7 @@ func TestAgentReferenceSweepSUMMA(t *testing.T) {
 		t.Errorf("configurations not distinct: %v", seen)
 	}
 	last := evs[len(evs)-1]
-	if last.Type != "summary" || last.Configs != 9 || last.Best == nil {
+	if last.Type != "summary" || string(last.Configs) != "9" || last.Best == nil {
 		t.Errorf("last event %+v, want a summary of 9 configurations with a best one", last)
 	}
 }
@@ -182,4 +182,41 @@ func run(t *testing.T, bin string, wantCode int, args ...string) string {
 		t.Fatalf("approxtune %v: exit %d, want %d\n%s", args, code, wantCode, out)
 	}
 	return string(out)
+}
+
+// The agent also builds against MPICH and runs the SUMMA sweep under its launcher.
+func TestAgentWithMPICH(t *testing.T) {
+	if exec.Command("pkg-config", "--exists", "mpich").Run() != nil {
+		testenv.Missing(t, "MPICH (pkg-config mpich; apt-get install libmpich-dev)")
+	}
+	mpiexec := testenv.Tool(t, "mpiexec.mpich")
+	bin := filepath.Join(t.TempDir(), "approxtune-mpich")
+	build := exec.Command("go", "build", "-tags", "mpich", "-o", bin, "./cmd/approxtune")
+	build.Dir = testenv.Root(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags mpich: %v\n%s", err, out)
+	}
+	if out := run(t, bin, 0, "version"); !strings.Contains(out, "mpi:  MPICH") {
+		t.Fatalf("the -tags mpich build does not report MPICH:\n%s", out)
+	}
+	spec := filepath.Join(t.TempDir(), "spec.json")
+	os.WriteFile(spec, []byte(`{"workload":"summa","space":{"n":512,"grid":["1x4","2x2"],"b":[64,128]},"mode":"reference","reference_reps":1}`), 0o644)
+	cmd := exec.Command(mpiexec, "-n", "4", bin, "agent", "--sweep", spec)
+	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mpiexec.mpich: %v\n%s", err, out)
+	}
+	n := 0
+	for _, e := range decodeEvents(t, string(out)) {
+		if e.Type == "result" {
+			n++
+			if e.Residual == nil || *e.Residual > 1e-10 {
+				t.Errorf("%v: residual %v", e.Config, e.Residual)
+			}
+		}
+	}
+	if n != 4 {
+		t.Fatalf("%d results under MPICH, want 4:\n%s", n, out)
+	}
 }

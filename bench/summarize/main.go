@@ -1,0 +1,145 @@
+// Command summarize turns an agent's JSON-lines events (stdin) into the
+// markdown tables of docs/benchmarks.md.
+//
+//	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | go run ./bench/summarize
+//	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+)
+
+type event struct {
+	Type         string          `json:"type"`
+	Config       json.RawMessage `json:"config"`
+	Policy       string          `json:"policy"`
+	Tolerance    *float64        `json:"tolerance"`
+	ReferenceS   []float64       `json:"reference_s"`
+	SelectiveS   float64         `json:"selective_s"`
+	PredictedS   float64         `json:"predicted_s"`
+	Speedup      float64         `json:"speedup"`
+	MeanError    *float64        `json:"mean_error"`
+	MaxError     *float64        `json:"max_error"`
+	Quality      *float64        `json:"quality"`
+	RefTotal     float64         `json:"reference_total_s"`
+	SelTotal     float64         `json:"selective_total_s"`
+	Ranks        int             `json:"ranks"`
+	BLAS         string          `json:"blas"`
+	Spec         json.RawMessage `json:"spec"`
+	ElapsedS     float64         `json:"elapsed_s"`
+	Message      string          `json:"message"`
+	Chosen, Best json.RawMessage
+}
+
+func main() {
+	overhead := flag.Bool("overhead", false, "print the engine-overhead table (tolerance-0 runs against references)")
+	flag.Parse()
+	evs, err := read(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "summarize:", err)
+		os.Exit(1)
+	}
+	if *overhead {
+		overheadTable(evs)
+		return
+	}
+	policyTable(evs)
+}
+
+func read(r io.Reader) ([]event, error) {
+	var evs []event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var e event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			return nil, fmt.Errorf("bad event %q: %w", line, err)
+		}
+		if e.Type == "error" {
+			return nil, fmt.Errorf("the agent reported: %s", e.Message)
+		}
+		evs = append(evs, e)
+	}
+	return evs, sc.Err()
+}
+
+func pow2(t float64) string {
+	if t <= 0 {
+		return "0"
+	}
+	e := math.Log2(t)
+	if e == math.Trunc(e) {
+		return fmt.Sprintf("2^%d", int(e))
+	}
+	return fmt.Sprintf("%g", t)
+}
+
+func policyTable(evs []event) {
+	fmt.Println("| policy | tolerance | speed-up | mean error | max error | quality | selective s | reference s |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, e := range evs {
+		if e.Type != "summary" || e.Policy == "" || e.MeanError == nil {
+			continue
+		}
+		fmt.Printf("| %s | %s | %.2fx | %.1f%% | %.1f%% | %.3f | %.2f | %.2f |\n", e.Policy, pow2(*e.Tolerance), e.Speedup,
+			100**e.MeanError, 100**e.MaxError, *e.Quality, e.SelTotal, e.RefTotal)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// overheadTable compares, per configuration, the median wall time of the
+// selective runs that skipped nothing (tolerance 0) with the median of the
+// reference runs (engine off).
+func overheadTable(evs []event) {
+	type row struct {
+		ref, sel []float64
+	}
+	rows := map[string]*row{}
+	var order []string
+	for _, e := range evs {
+		if e.Type != "result" || e.Tolerance == nil || *e.Tolerance != 0 {
+			continue
+		}
+		k := string(e.Config)
+		r := rows[k]
+		if r == nil {
+			r = &row{ref: e.ReferenceS}
+			rows[k] = r
+			order = append(order, k)
+		}
+		r.sel = append(r.sel, e.SelectiveS)
+	}
+	fmt.Println("| configuration | engine off: median s (runs) | engine on, nothing skipped: median s (runs) | overhead |")
+	fmt.Println("| --- | ---: | ---: | ---: |")
+	var ratios []float64
+	for _, k := range order {
+		r := rows[k]
+		mo, mn := median(r.ref), median(r.sel)
+		ratios = append(ratios, mn/mo)
+		fmt.Printf("| `%s` | %.4f (%d) | %.4f (%d) | %+.1f%% |\n", k, mo, len(r.ref), mn, len(r.sel), 100*(mn/mo-1))
+	}
+	if len(ratios) > 0 {
+		fmt.Printf("| **median over configurations** | | | **%+.1f%%** |\n", 100*(median(ratios)-1))
+	}
+}
