@@ -83,12 +83,13 @@ type Track struct {
 	global    map[uint64]Stat    // eager: kernels predictable somewhere, with the sharer's sample
 	order     []uint64           // eager: global kernels in the order they became known
 	sentOn    map[uint64][]Shape // eager: communicator shapes each global kernel has crossed
+	agreed    map[uint64]bool    // eager: global kernels known across the whole grid: skipped
 	alphas    map[uint64]float64
 }
 
 // NewTrack starts a track.
 func NewTrack(p Policy, eps float64) *Track {
-	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{}}
+	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{}, agreed: map[uint64]bool{}}
 }
 
 // Engine is one process's engine. It must be used from the goroutine that
@@ -105,6 +106,7 @@ type Engine struct {
 	counts bool // propagate path counts
 	tr     *Track
 	recLen int
+	axes   []Shape // shapes of the current grid's axis communicators (eager agreement)
 
 	total, comp, comm float64 // path: time and its parts
 	own               float64 // this process's time without propagation
@@ -280,7 +282,7 @@ func (e *Engine) skippable(st *kstat) bool {
 	tr := e.tr
 	if tr.Policy == Eager {
 		if _, ok := tr.global[st.hash]; ok {
-			return true
+			return e.agreedOn(st.hash)
 		}
 	}
 	alpha := 1.0
@@ -297,7 +299,35 @@ func (e *Engine) skippable(st *kstat) bool {
 	}
 	if tr.Policy == Eager {
 		tr.learn(st.hash, st.Stat, Shape{})
+		return e.agreedOn(st.hash)
 	}
+	return true
+}
+
+// agreedOn reports whether an eager kernel's statistics have crossed a
+// communicator along every axis of the grid from this process, so every
+// process knows it and the decision to skip is the same everywhere (the
+// paper's aggregate channels; skipping before agreement would let ranks that
+// share a node run the others' kernels in a different context). Agreement is
+// kept for later configurations.
+func (e *Engine) agreedOn(h uint64) bool {
+	tr := e.tr
+	if tr.agreed[h] {
+		return true
+	}
+	for _, a := range e.axes {
+		found := false
+		for _, s := range tr.sentOn[h] {
+			if s == a {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	tr.agreed[h] = true
 	return true
 }
 

@@ -95,6 +95,7 @@ func eagerSpread(r *mpitest.R) {
 	buf := make([]float64, 4)
 	g.Along(1).Bcast(buf, 0) // the row carries rank 0's share to rank 1
 	g.Along(0).Bcast(buf, 0) // the columns carry it to ranks 2 and 3
+	g.Along(1).Bcast(buf, 0) // and rows again: every rank has seen it along both axes
 	t0 := time.Now()
 	k.Spin(5, 0.05)
 	took := time.Since(t0)

@@ -96,6 +96,12 @@ func (e *Engine) NewGrid(dims []int) (*Grid, error) {
 		}
 		g.subs[1<<d] = g.along[d]
 	}
+	e.axes = e.axes[:0]
+	for d, c := range g.along {
+		if c != nil && dims[d] > 1 {
+			e.axes = append(e.axes, c.shape)
+		}
+	}
 	if len(dims) == 3 {
 		for _, m := range []uint{3, 5, 6} {
 			if g.subs[m], err = split(m); err != nil {
