@@ -11,7 +11,7 @@ import (
 // BenchmarkGemm compares dgemm through the Kernels entry point, with a
 // pass-through Interceptor (the least an autotuning engine adds), against
 // calling the backend's Dgemm directly, for every compiled-in backend. It
-// reports GFLOP/s; see BENCHMARKS.md.
+// reports GFLOP/s; see docs/benchmarks.md.
 func BenchmarkGemm(b *testing.B) {
 	// entry and direct run back to back for each case, so that a change of
 	// machine load affects both alike.
