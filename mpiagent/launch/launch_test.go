@@ -1,0 +1,47 @@
+package launch
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestFlavorOf(t *testing.T) {
+	for in, want := range map[string]Flavor{
+		"mpirun (Open MPI) 4.1.4\n": OpenMPI,
+		"HYDRA build details:\n    Version: 4.0.2": MPICH,
+		"Intel(R) MPI Library":                     Unknown,
+	} {
+		if got := flavorOf(in); got != want {
+			t.Errorf("flavorOf(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestArgsAndEnvWhenOversubscribed(t *testing.T) {
+	l := &Launcher{Path: "mpirun", Flavor: OpenMPI, Cores: 2}
+	a := l.Args(4, "/bin/prog", "agent", "--sweep", "x")
+	if !slices.Equal(a[:2], []string{"-n", "4"}) || !slices.Contains(a, "core:OVERSUBSCRIBE") || !slices.Contains(a, "core:overload-allowed") {
+		t.Errorf("args %v: want -n 4 with core binding and oversubscription", a)
+	}
+	if !slices.Equal(a[len(a)-4:], []string{"/bin/prog", "agent", "--sweep", "x"}) {
+		t.Errorf("args %v do not end with the program and its arguments", a)
+	}
+	env := strings.Join(l.Env(4), " ")
+	for _, want := range []string{"OPENBLAS_NUM_THREADS=1", "OMPI_MCA_mpi_yield_when_idle=1", "OMPI_MCA_coll_tuned_bcast_algorithm=6"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env %q lacks %s", env, want)
+		}
+	}
+	// Not oversubscribed: no binding override, no yield, default broadcast.
+	a = l.Args(2, "/bin/prog")
+	env = strings.Join(l.Env(2), " ")
+	if slices.Contains(a, "core:OVERSUBSCRIBE") || strings.Contains(env, "yield") || strings.Contains(env, "bcast") {
+		t.Errorf("2 ranks on 2 cores: args %v env %q, want no oversubscription settings", a, env)
+	}
+	// MPICH gets none of Open MPI's flags.
+	m := &Launcher{Path: "mpiexec.mpich", Flavor: MPICH, Cores: 2}
+	if a := m.Args(4, "p"); len(a) != 3 || strings.Contains(strings.Join(m.Env(4), " "), "OMPI") {
+		t.Errorf("MPICH args %v env %v", a, m.Env(4))
+	}
+}
