@@ -10,9 +10,11 @@ import (
 	"github.com/approxtune/approxtune/mpiagent/sweep"
 )
 
-func TestMain(m *testing.M) {
-	mpitest.Main(m, map[string]func(*mpitest.R){"summa-verify": summaVerify})
-}
+// scenarios are the MPI scenarios of this package's tests; test files add
+// theirs from init functions.
+var scenarios = map[string]func(*mpitest.R){"summa-verify": summaVerify}
+
+func TestMain(m *testing.M) { mpitest.Main(m, scenarios) }
 
 // SUMMA's check passes on a correct product and fails on a corrupted one, on
 // a square and a non-square grid.
