@@ -15,13 +15,21 @@ import (
 )
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("agent", "mpirun -n RANKS approxtune agent --sweep FILE|-",
-		`The MPI agent. Every rank runs it under mpirun (or srun). Rank 0 reads the
-sweep spec, validates it before anything runs (exit status 2 and a one-line
-message on a bad spec), broadcasts it, and prints one JSON event per line on
-its standard output: a "start" line, one "result" line per run, and a closing
-"summary". Exit status 1 means a run failed.`, stderr)
+	fs := newFlags("agent", "mpirun -n RANKS approxtune agent --sweep FILE|- | --connect HOST:PORT",
+		`The MPI agent. Every rank runs it under mpirun (or srun).
+
+With --sweep, rank 0 reads the sweep spec, validates it before anything runs
+(exit status 2 and a one-line message on a bad spec), broadcasts it, and
+prints one JSON event per line on its standard output: a "start" line, one
+"result" line per run, and a closing "summary". Exit status 1 means a run
+failed.
+
+With --connect, rank 0 dials a session (the REPL or the Jupyter kernel, whose
+'listen' prints this command), presents the token from $APPROXTUNE_TOKEN, and
+runs the sweeps the session sends until it says shutdown or the connection
+ends; exit status 3 means the session refused the agent.`, stderr)
 	sweepPath := fs.String("sweep", "", "sweep spec `FILE` (JSON, see DESIGN §5), or - for standard input")
+	connectAddr := fs.String("connect", "", "dial the session at `HOST:PORT` and run what it sends (the token comes in $APPROXTUNE_TOKEN)")
 	ranks := fs.Int("ranks", 0, "when not already under mpirun, start `N` ranks of the agent under the local mpirun\n(with the flags it needs as root and when oversubscribed) and wait for them")
 	if code, done := parse(fs, args); done {
 		return code
@@ -30,10 +38,13 @@ its standard output: a "start" line, one "result" line per run, and a closing
 		fmt.Fprintf(stderr, "approxtune agent: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *sweepPath == "" {
-		fmt.Fprintf(stderr, "approxtune agent: --sweep FILE|- is required\n")
+	if (*sweepPath == "") == (*connectAddr == "") {
+		fmt.Fprintf(stderr, "approxtune agent: give one of --sweep FILE|- or --connect HOST:PORT\n")
 		fs.Usage()
 		return 2
+	}
+	if *connectAddr != "" {
+		return agent.Main(ctx, agent.Options{Connect: *connectAddr, Version: version, Stdout: stdout, Stderr: os.Stderr})
 	}
 	if *ranks > 0 && !underMPI() {
 		return selfLaunch(ctx, *ranks, *sweepPath, stdout, stderr)

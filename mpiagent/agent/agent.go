@@ -29,9 +29,11 @@ const (
 
 // Options configure an agent process.
 type Options struct {
-	Sweep  string    // path of a sweep spec, "-" for standard input
-	Stdout io.Writer // rank 0's events
-	Stderr io.Writer // rank 0's messages
+	Sweep   string    // path of a sweep spec, "-" for standard input
+	Connect string    // HOST:PORT of a session to dial instead
+	Version string    // approxtune's version, announced to the session
+	Stdout  io.Writer // rank 0's events
+	Stderr  io.Writer // rank 0's messages
 }
 
 // setProcs keeps each rank to a couple of OS threads unless GOMAXPROCS is
@@ -63,6 +65,9 @@ func run(ctx context.Context, o Options) int {
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
 		return ExitFailure
+	}
+	if o.Connect != "" {
+		return connect(ctx, world, o)
 	}
 	spec, configs, code, err := receiveSpec(world, o.Sweep)
 	if err != nil {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -21,6 +22,24 @@ type runner struct {
 	eng     *selective.Engine
 	backend kernels.Backend
 	emit    Emit
+	// stop, when set, is the collective check made at every run boundary:
+	// true ends the sweep with errCancelled.
+	stop func() (bool, error)
+}
+
+// boundary checks, collectively, whether the sweep must stop here.
+func (r *runner) boundary() error {
+	if r.stop == nil {
+		return nil
+	}
+	stop, err := r.stop()
+	if err != nil {
+		return err
+	}
+	if stop {
+		return errCancelled
+	}
+	return nil
 }
 
 func (r *runner) root() bool { return r.world.Rank() == 0 }
@@ -227,12 +246,18 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := r.boundary(); err != nil {
+			return err
+		}
 		pc, err := r.prepare(w, c, spec.Seed)
 		if err != nil {
 			return err
 		}
 		err = r.configuration(ctx, spec, w, i, c, pc, tallies, &done, total, refMeans)
 		pc.grid.Free()
+		if errors.Is(err, errCancelled) {
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("configuration %s: %w", c.Label(), err)
 		}
@@ -275,6 +300,9 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 	}
 	for _, t := range tallies {
 		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.boundary(); err != nil {
 			return err
 		}
 		o, err := r.selectiveRun(ctx, pc, t.tr)

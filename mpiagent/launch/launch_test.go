@@ -8,7 +8,7 @@ import (
 
 func TestFlavorOf(t *testing.T) {
 	for in, want := range map[string]Flavor{
-		"mpirun (Open MPI) 4.1.4\n": OpenMPI,
+		"mpirun (Open MPI) 4.1.4\n":                OpenMPI,
 		"HYDRA build details:\n    Version: 4.0.2": MPICH,
 		"Intel(R) MPI Library":                     Unknown,
 	} {

@@ -153,6 +153,6 @@ func p2pSkip(r *mpitest.R) {
 	_ = mpi.Wtime
 }
 
-func TestCommKernelNeedsEveryRank(t *testing.T) { mpitest.Run(t, "comm-agreement", 4) }
+func TestCommKernelNeedsEveryRank(t *testing.T)   { mpitest.Run(t, "comm-agreement", 4) }
 func TestEagerSpreadsAndCarriesOver(t *testing.T) { mpitest.Run(t, "eager-spread", 4) }
-func TestPointToPointSkip(t *testing.T) { mpitest.Run(t, "p2p-skip", 4) }
+func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4) }

@@ -16,13 +16,13 @@ func TestPolicyAlpha(t *testing.T) {
 	eps := qs.HalfWidth(s) / s.Mean / 2 * (1 + 1e-9)
 	key := Key{Op: 1, M: 8}
 	cases := []struct {
-		name           string
-		policy         Policy
-		calls          int64   // this process's calls in the run
-		pathCount      float64 // count along the current sub-critical path
-		apriori        float64 // critical-path count of the counting run
+		name            string
+		policy          Policy
+		calls           int64   // this process's calls in the run
+		pathCount       float64 // count along the current sub-critical path
+		apriori         float64 // critical-path count of the counting run
 		globalElsewhere bool
-		want           bool
+		want            bool
 	}{
 		{"conditional ignores counts", Conditional, 9, 9, 9, false, false},
 		{"local uses this process's calls", Local, 4, 1, 1, false, true},

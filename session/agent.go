@@ -1,0 +1,406 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/approxtune/approxtune/mpiagent/launch"
+	"github.com/approxtune/approxtune/mpiagent/protocol"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// NewToken returns a random 256-bit token, hex encoded.
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// Listener accepts agents that dial in with the right token.
+type Listener struct {
+	ln    net.Listener
+	token string
+	// Refused is called (if set) for every agent turned away, with the reason.
+	Refused func(remote, reason string)
+}
+
+// Listen opens a listener on addr ("127.0.0.1:0" for a free local port).
+func Listen(addr, token string) (*Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return &Listener{ln: ln, token: token}, nil
+}
+
+// Addr is the address agents dial.
+func (l *Listener) Addr() string { return l.ln.Addr().String() }
+
+// Token is the token agents must present.
+func (l *Listener) Token() string { return l.token }
+
+// Close stops listening.
+func (l *Listener) Close() error { return l.ln.Close() }
+
+// Accept waits for an agent with the right token and returns it. Agents with
+// a wrong token, or that do not say hello in time, are refused (and told why
+// when they said hello); nothing they sent is used.
+func (l *Listener) Accept(ctx context.Context) (*Agent, error) {
+	type res struct {
+		c   net.Conn
+		err error
+	}
+	for {
+		ch := make(chan res, 1)
+		go func() {
+			c, err := l.ln.Accept()
+			ch <- res{c, err}
+		}()
+		var r res
+		select {
+		case <-ctx.Done():
+			l.ln.(*net.TCPListener).SetDeadline(time.Now())
+			<-ch
+			l.ln.(*net.TCPListener).SetDeadline(time.Time{})
+			return nil, ctx.Err()
+		case r = <-ch:
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("accept an agent: %w", r.err)
+		}
+		a, err := l.handshake(r.c)
+		if err != nil {
+			if l.Refused != nil {
+				l.Refused(r.c.RemoteAddr().String(), err.Error())
+			}
+			r.c.Close()
+			continue
+		}
+		return a, nil
+	}
+}
+
+func (l *Listener) handshake(c net.Conn) (*Agent, error) {
+	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+	rd := protocol.NewReader(c)
+	w := protocol.NewWriter(c)
+	line, typ, err := rd.Next()
+	if err != nil {
+		return nil, fmt.Errorf("no hello: %w", err)
+	}
+	if typ != protocol.TypeHello {
+		return nil, fmt.Errorf("first message is %q, not hello", typ)
+	}
+	var h protocol.Hello
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("bad hello: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(l.token)) != 1 {
+		w.Write(protocol.Reply{Type: protocol.TypeRefused, V: protocol.Version, Message: "wrong token: set APPROXTUNE_TOKEN to the token the session printed"})
+		return nil, errors.New("wrong token")
+	}
+	h.Token = ""
+	if err := w.Write(protocol.Reply{Type: protocol.TypeWelcome, V: protocol.Version}); err != nil {
+		return nil, err
+	}
+	c.SetReadDeadline(time.Time{})
+	a := &Agent{Hello: h, conn: c, w: w, events: make(chan []byte, 256), gone: make(chan struct{})}
+	go a.read(rd)
+	return a, nil
+}
+
+// Agent is a connected agent.
+type Agent struct {
+	Hello protocol.Hello // what the agent announced (token removed)
+
+	conn   net.Conn
+	w      *protocol.Writer
+	events chan []byte
+	gone   chan struct{} // closed when the connection ends
+	mu     sync.Mutex
+	err    error // why the connection ended
+	nextID int64
+	proc   *process // set for agents this session started
+}
+
+func (a *Agent) read(rd *protocol.Reader) {
+	defer close(a.gone)
+	for {
+		line, _, err := rd.Next()
+		if err != nil {
+			a.mu.Lock()
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the agent closed the connection")
+			}
+			a.err = err
+			a.mu.Unlock()
+			return
+		}
+		select {
+		case a.events <- line:
+		case <-time.After(time.Minute):
+			// nobody is reading: drop rather than block the connection
+		}
+	}
+}
+
+// Gone is closed when the agent's connection ends.
+func (a *Agent) Gone() <-chan struct{} { return a.gone }
+
+// Err says why the connection ended (nil while it is up).
+func (a *Agent) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Event is one message from the agent: its type and its JSON.
+type Event struct {
+	Type string
+	Raw  json.RawMessage
+}
+
+// Decode unmarshals the event into v.
+func (e Event) Decode(v any) error { return json.Unmarshal(e.Raw, v) }
+
+// ErrAgentDied is wrapped by the error a run returns when the agent goes away.
+var ErrAgentDied = errors.New("the agent died")
+
+// Run sends spec and calls on for every event until the run's Done, which it
+// returns. Cancelling ctx asks the agent to stop at the next run boundary (the
+// agent then still answers with a Done); the caller escalates if it does not.
+func (a *Agent) Run(ctx context.Context, spec *sweep.Spec, on func(Event)) (protocol.Done, error) {
+	a.mu.Lock()
+	a.nextID++
+	id := a.nextID
+	a.mu.Unlock()
+	if err := a.w.Write(protocol.Command{Type: protocol.TypeRun, V: protocol.Version, ID: id, Spec: spec}); err != nil {
+		return protocol.Done{}, fmt.Errorf("%w: %v", ErrAgentDied, err)
+	}
+	cancelled := false
+	for {
+		select {
+		case line := <-a.events:
+			var head struct {
+				Type string `json:"type"`
+			}
+			json.Unmarshal(line, &head)
+			if head.Type == protocol.TypeDone {
+				var d protocol.Done
+				json.Unmarshal(line, &d)
+				if d.ID == id {
+					return d, nil
+				}
+				continue
+			}
+			if head.Type == protocol.TypePong {
+				continue
+			}
+			on(Event{Type: head.Type, Raw: line})
+		case <-ctx.Done():
+			if !cancelled {
+				cancelled = true
+				a.Cancel()
+			}
+			ctx = context.Background() // keep reading until Done or death
+		case <-a.gone:
+			// Drain what arrived before the end.
+			for {
+				select {
+				case line := <-a.events:
+					var head struct {
+						Type string `json:"type"`
+					}
+					json.Unmarshal(line, &head)
+					if head.Type != protocol.TypeDone && head.Type != protocol.TypePong {
+						on(Event{Type: head.Type, Raw: line})
+					}
+					continue
+				default:
+				}
+				break
+			}
+			return protocol.Done{}, a.deathError()
+		}
+	}
+}
+
+// Cancel asks the agent to stop the running sweep at the next run boundary.
+func (a *Agent) Cancel() error {
+	return a.w.Write(protocol.Command{Type: protocol.TypeCancel, V: protocol.Version})
+}
+
+// Shutdown asks the agent to finish and waits up to grace for it to go; an
+// agent this session started is then interrupted if it is still running.
+func (a *Agent) Shutdown(grace time.Duration) error {
+	a.w.Write(protocol.Command{Type: protocol.TypeShutdown, V: protocol.Version})
+	select {
+	case <-a.gone:
+	case <-time.After(grace):
+	}
+	a.conn.Close()
+	if a.proc != nil {
+		return a.proc.stop(grace)
+	}
+	return nil
+}
+
+// Interrupt stops an agent this session started: SIGINT to mpirun, then
+// SIGTERM, then SIGKILL, each after grace.
+func (a *Agent) Interrupt(grace time.Duration) error {
+	a.conn.Close()
+	if a.proc == nil {
+		return errors.New("this agent was not started by the session: stop it through the batch system")
+	}
+	return a.proc.stop(grace)
+}
+
+// deathError explains why the agent went away, with mpirun's status and the
+// tail of its standard error when the session started it.
+func (a *Agent) deathError() error {
+	msg := "connection lost"
+	if err := a.Err(); err != nil {
+		msg = err.Error()
+	}
+	if a.proc != nil {
+		select {
+		case <-a.proc.exited:
+		case <-time.After(5 * time.Second):
+		}
+		return fmt.Errorf("%w: %s; %s", ErrAgentDied, msg, a.proc.describe())
+	}
+	return fmt.Errorf("%w: %s", ErrAgentDied, msg)
+}
+
+// process is an mpirun this session started.
+type process struct {
+	cmd    *exec.Cmd
+	stderr *tail
+	exited chan struct{}
+	status error
+}
+
+func (p *process) describe() string {
+	select {
+	case <-p.exited:
+	default:
+		return "mpirun is still running"
+	}
+	s := "mpirun exited"
+	if p.status != nil {
+		s = "mpirun: " + p.status.Error()
+	}
+	if t := strings.TrimSpace(p.stderr.String()); t != "" {
+		s += "; its last messages:\n" + t
+	}
+	return s
+}
+
+func (p *process) stop(grace time.Duration) error {
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-p.exited:
+			return nil
+		default:
+		}
+		p.cmd.Process.Signal(sig)
+		select {
+		case <-p.exited:
+			return nil
+		case <-time.After(grace):
+		}
+	}
+	return errors.New("mpirun did not exit")
+}
+
+// tail keeps the last bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.ToValidUTF8(t.buf, nil))
+}
+
+// StartLocal starts an agent of ranks processes under the local mpirun,
+// dialing back to a fresh listener on 127.0.0.1, and waits up to timeout for
+// its hello. binary is the approxtune executable.
+func StartLocal(ctx context.Context, binary string, ranks int, timeout time.Duration) (*Agent, error) {
+	l, err := launch.Find()
+	if err != nil {
+		return nil, err
+	}
+	token, err := NewToken()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := Listen("127.0.0.1:0", token)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	cmd := l.Command(context.Background(), ranks, binary, "agent", "--connect", ln.Addr())
+	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+token)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &process{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	cmd.Stdout = p.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", l.Path, err)
+	}
+	go func() {
+		p.status = cmd.Wait()
+		close(p.exited)
+	}()
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.exited:
+			cancel()
+		case <-actx.Done():
+		}
+	}()
+	a, err := ln.Accept(actx)
+	if err != nil {
+		p.stop(time.Second)
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("the local agent (%s -n %d) did not start: %s", l.Path, ranks, p.describe())
+		default:
+		}
+		return nil, fmt.Errorf("the local agent did not say hello within %v: %w; %s", timeout, err, p.describe())
+	}
+	a.proc = p
+	return a, nil
+}

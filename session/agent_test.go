@@ -1,0 +1,153 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/mpiagent/protocol"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+func spec(t *testing.T, js string) *sweep.Spec {
+	t.Helper()
+	s, err := sweep.Parse([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestLocalAgentRunsAndCancels(t *testing.T) {
+	bin := testenv.Build(t)
+	testenv.Launcher(t)
+	ctx := context.Background()
+	a, err := StartLocal(ctx, bin, 4, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown(5 * time.Second)
+	if a.Hello.Ranks != 4 || len(a.Hello.Hosts) != 4 || len(a.Hello.PIDs) != 4 || !strings.Contains(a.Hello.MPI, "Open MPI") || a.Hello.Token != "" {
+		t.Fatalf("hello %+v", a.Hello)
+	}
+	names := map[string]bool{}
+	for _, w := range a.Hello.Workloads {
+		names[w.Name] = len(w.Params) > 0
+	}
+	if !names["summa"] || !names["synthetic"] {
+		t.Fatalf("workloads announced: %v", names)
+	}
+
+	// A small evaluate sweep streams its events and ends ok.
+	var types []string
+	done, err := a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":5,"count":2},"policies":["eager"],"tolerances":[0.5],"reference_reps":1}`),
+		func(e Event) { types = append(types, e.Type) })
+	if err != nil || done.Status != protocol.StatusOK {
+		t.Fatalf("run: %+v %v", done, err)
+	}
+	if strings.Join(types, ",") != "start,result,summary" {
+		t.Fatalf("events %v", types)
+	}
+
+	// A bad spec fails with a message, and the agent stays usable.
+	done, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"grid":"3x3"}}`), func(Event) {})
+	if err != nil || done.Status != protocol.StatusFailed || !strings.Contains(done.Message, "needs 9 processes") {
+		t.Fatalf("bad spec: %+v %v", done, err)
+	}
+
+	// Cancelling stops at the next run boundary: fewer results than runs.
+	cctx, cancel := context.WithCancel(ctx)
+	results := 0
+	start := time.Now()
+	done, err = a.Run(cctx, spec(t, `{"workload":"synthetic","space":{"steps":20,"slow_rank":[-1,0,1,2,3]},"policies":["conditional"],"tolerances":[0],"reference_reps":1}`),
+		func(e Event) {
+			if e.Type == "result" {
+				results++
+				if results == 1 {
+					cancel()
+				}
+			}
+		})
+	if err != nil || done.Status != protocol.StatusCancelled {
+		t.Fatalf("cancel: %+v %v", done, err)
+	}
+	if results >= 5 || time.Since(start) > 20*time.Second {
+		t.Fatalf("cancel took %v and %d of 5 results came", time.Since(start), results)
+	}
+	done, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":2},"mode":"tune","policies":["local"],"tolerances":[0.5]}`), func(Event) {})
+	if err != nil || done.Status != protocol.StatusOK {
+		t.Fatalf("run after cancel: %+v %v", done, err)
+	}
+}
+
+// An agent with a wrong token is refused, told why, and exits with status 3.
+func TestWrongTokenRefused(t *testing.T) {
+	bin := testenv.Build(t)
+	l := testenv.Launcher(t)
+	ln, err := Listen("127.0.0.1:0", "right-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var refused []string
+	ln.Refused = func(remote, reason string) { refused = append(refused, reason) }
+	cmd := l.Command(context.Background(), 2, bin, "agent", "--connect", ln.Addr())
+	cmd.Env = append(cmd.Env, protocol.TokenEnv+"=wrong-token")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { cmd.Wait(); cancel() }()
+	a, err := ln.Accept(ctx)
+	if a != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("accepted %v, err %v", a, err)
+	}
+	if len(refused) != 1 || refused[0] != "wrong token" {
+		t.Fatalf("refusals %q", refused)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 3 || !strings.Contains(stderr.String(), "refused this agent: wrong token") {
+		t.Fatalf("agent exit %d, stderr:\n%s", code, stderr.String())
+	}
+}
+
+// Killing one rank in the middle of a sweep is reported within seconds, with
+// mpirun's status.
+func TestAgentDeathDetected(t *testing.T) {
+	bin := testenv.Build(t)
+	testenv.Launcher(t)
+	ctx := context.Background()
+	a, err := StartLocal(ctx, bin, 4, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Interrupt(time.Second)
+	var killedAt time.Time
+	results := 0
+	_, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":40,"slow_rank":[-1,0,1,2,3,-1,0,1,2,3]},"mode":"reference","reference_reps":1}`),
+		func(e Event) {
+			if e.Type == "result" {
+				results++
+				if results == 2 {
+					killedAt = time.Now()
+					syscall.Kill(a.Hello.PIDs[2], syscall.SIGKILL)
+				}
+			}
+		})
+	if !errors.Is(err, ErrAgentDied) {
+		t.Fatalf("err %v, want ErrAgentDied", err)
+	}
+	if took := time.Since(killedAt); took > 10*time.Second {
+		t.Fatalf("death reported after %v", took)
+	}
+	if !strings.Contains(err.Error(), "mpirun") {
+		t.Fatalf("the report lacks mpirun's status: %v", err)
+	}
+	t.Logf("reported after %v: %v", time.Since(killedAt), err)
+}
