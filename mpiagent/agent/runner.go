@@ -208,6 +208,7 @@ type tally struct {
 	refTotal, selTot   float64
 	errs               []float64
 	predicted, refMean []float64
+	idx                []int // configuration index of each entry
 }
 
 // sweep runs every configuration of spec.
@@ -235,6 +236,9 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	if len(tallies) > 0 {
 		total *= len(tallies)
 	}
+	if len(spec.Runs) > 0 {
+		total = len(spec.Runs)
+	}
 	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
 		Runs: total, Ranks: r.world.Size(), BLAS: r.backend.Name()}); err != nil {
 		return err
@@ -242,9 +246,15 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	done := 0
 	var refTotal float64
 	refMeans := make([]float64, len(configs))
+	for i := range refMeans {
+		refMeans[i] = math.NaN() // configurations not run (resumed sweeps) stay NaN
+	}
 	for i, c := range configs {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if !spec.WantsConfig(i) {
+			continue
 		}
 		if err := r.boundary(); err != nil {
 			return err
@@ -261,7 +271,9 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err != nil {
 			return fmt.Errorf("configuration %s: %w", c.Label(), err)
 		}
-		refTotal += refMeans[i]
+		if !math.IsNaN(refMeans[i]) {
+			refTotal += refMeans[i]
+		}
 	}
 	elapsed := mpi.Wtime() - t0
 	if len(tallies) == 0 {
@@ -273,6 +285,9 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		return r.send(s)
 	}
 	for _, t := range tallies {
+		if len(t.predicted) == 0 {
+			continue
+		}
 		if err := r.send(t.summary(spec, w.Name(), configs, elapsed)); err != nil {
 			return err
 		}
@@ -299,6 +314,9 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 			Config: c, ReferenceS: refs, Residual: &res, Done: *done, Total: total})
 	}
 	for _, t := range tallies {
+		if !spec.Wants(i, t.tr.Policy.String(), t.tr.Tolerance) {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -316,6 +334,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 			LocalS: ptr(o.local), Executed: &o.executed, Skipped: &o.skipped, Path: &o.path, Done: *done, Total: total}
 		t.selTot += o.wall
 		t.predicted = append(t.predicted, o.predicted)
+		t.idx = append(t.idx, i)
 		if refs != nil {
 			m := mean(refs)
 			e := math.Abs(o.predicted-m) / m
@@ -343,7 +362,7 @@ func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Confi
 		Policy: t.tr.Policy.String(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: t.selTot, ElapsedS: elapsed}
 	chosen := argmin(t.predicted)
 	if chosen >= 0 {
-		s.Chosen = &configs[chosen]
+		s.Chosen = &configs[t.idx[chosen]]
 	}
 	if len(t.errs) > 0 {
 		s.ReferenceTotalS = t.refTotal
@@ -355,7 +374,7 @@ func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Confi
 		}
 		s.MeanError, s.MaxError = ptr(sum/float64(len(t.errs))), ptr(max)
 		best := argmin(t.refMean)
-		s.Best = &configs[best]
+		s.Best = &configs[t.idx[best]]
 		s.Quality = ptr(t.refMean[best] / t.refMean[chosen])
 	}
 	return s

@@ -95,3 +95,41 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// UnmarshalJSON reads a configuration object, keeping its key order.
+// Integral numbers become int, other numbers float64, strings stay strings
+// (a grid reads back as its string form, "2x2").
+func (c *Config) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("config: want an object, got %v", t)
+	}
+	c.names, c.vals = nil, map[string]any{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string)
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("config %s: %w", k, err)
+		}
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				v = int(i)
+			} else if f, err := n.Float64(); err == nil {
+				v = f
+			}
+		}
+		c.names = append(c.names, k)
+		c.vals[k] = v
+	}
+	_, err = dec.Token()
+	return err
+}

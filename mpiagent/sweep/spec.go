@@ -22,6 +22,32 @@ const (
 	ModeTune      = "tune"      // selective runs only
 )
 
+// Wants reports whether the sweep includes the run (every run when Runs is empty).
+func (s *Spec) Wants(config int, policy string, tol float64) bool {
+	if len(s.Runs) == 0 {
+		return true
+	}
+	for _, r := range s.Runs {
+		if r.Config == config && r.Policy == policy && (policy == "" || r.Tolerance == tol) {
+			return true
+		}
+	}
+	return false
+}
+
+// WantsConfig reports whether any run of the configuration is included.
+func (s *Spec) WantsConfig(config int) bool {
+	if len(s.Runs) == 0 {
+		return true
+	}
+	for _, r := range s.Runs {
+		if r.Config == config {
+			return true
+		}
+	}
+	return false
+}
+
 // Modes lists the valid modes.
 func Modes() []string { return []string{ModeReference, ModeEvaluate, ModeTune} }
 
@@ -41,6 +67,18 @@ type Spec struct {
 	Seed          int64                      `json:"seed,omitempty"`
 	Kernels       bool                       `json:"kernels,omitempty"`
 	Trace         bool                       `json:"trace,omitempty"`
+	// Runs, when set, restricts the sweep to these runs (resuming an
+	// interrupted sweep); configuration indices refer to the full expansion.
+	Runs []RunRef `json:"runs,omitempty"`
+}
+
+// RunRef names one run of a sweep: a configuration (its index in the full
+// expansion) under a policy and tolerance; the policy is empty for the
+// references of reference mode.
+type RunRef struct {
+	Config    int     `json:"config"`
+	Policy    string  `json:"policy,omitempty"`
+	Tolerance float64 `json:"tolerance,omitempty"`
 }
 
 // Tolerance is a confidence tolerance epsilon. In JSON it is a number or a
@@ -222,6 +260,24 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	for _, c := range configs {
 		if err := w.Check(c, ranks); err != nil {
 			return nil, fmt.Errorf("sweep spec: space: configuration %s: %w", c.Label(), err)
+		}
+	}
+	for i, r := range s.Runs {
+		if r.Config < 0 || r.Config >= len(configs) {
+			return nil, fmt.Errorf("sweep spec: runs[%d]: configuration %d is out of range: the space has %d", i, r.Config, len(configs))
+		}
+		if s.Mode == ModeReference {
+			continue
+		}
+		if !contains(s.Policies, r.Policy) {
+			return nil, fmt.Errorf("sweep spec: runs[%d]: policy %q is not one of the sweep's policies %s", i, r.Policy, strings.Join(s.Policies, ", "))
+		}
+		found := false
+		for _, t := range s.Tolerances {
+			found = found || float64(t) == r.Tolerance
+		}
+		if !found {
+			return nil, fmt.Errorf("sweep spec: runs[%d]: tolerance %v is not one of the sweep's tolerances", i, r.Tolerance)
 		}
 	}
 	return configs, nil

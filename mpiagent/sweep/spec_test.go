@@ -156,3 +156,19 @@ func FuzzParseTolerance(f *testing.F) {
 		}
 	})
 }
+
+func TestConfigRoundTrip(t *testing.T) {
+	cs, err := validate(t, `{"workload":"toy","space":{"grid":["1x4"],"b":[16]}}`, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(cs[0])
+	var back Config
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	js2, _ := json.Marshal(back)
+	if string(js) != string(js2) || back.Label() != cs[0].Label() || back.Int("b") != 16 {
+		t.Fatalf("round trip %s -> %s (%s)", js, js2, back.Label())
+	}
+}

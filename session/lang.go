@@ -1,0 +1,119 @@
+// Package session is what a user talks to: the command language of DESIGN §4
+// (parsed with positions, validated against the agent's workload schemas),
+// the state it builds (workload, space, policies, tolerances...), the agents
+// (a local mpirun started on demand, or cluster agents that dial in), sweeps
+// streamed as they run, and a journal that keeps every event on disk.
+//
+// The REPL and the Jupyter kernel are two faces of the same Session; Go
+// programs use it directly (see examples/gosweep).
+package session
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Command is one parsed line: a verb and its words, each with its column.
+type Command struct {
+	Verb    string
+	VerbCol int
+	Args    []Arg
+	Line    string
+}
+
+// Arg is one word after the verb: "value" or "key=value".
+type Arg struct {
+	Key, Value string
+	Col        int // 1-based column of the word
+	ValueCol   int // 1-based column of the value
+}
+
+// String gives the argument as typed.
+func (a Arg) String() string {
+	if a.Key != "" {
+		return a.Key + "=" + a.Value
+	}
+	return a.Value
+}
+
+// Error is a command error with the column it points at (0: the whole line).
+type Error struct {
+	Col int
+	Msg string
+}
+
+func (e *Error) Error() string {
+	if e.Col > 0 {
+		return fmt.Sprintf("column %d: %s", e.Col, e.Msg)
+	}
+	return e.Msg
+}
+
+func errAt(col int, format string, args ...any) error {
+	return &Error{Col: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Parse splits a line into a command. It returns nil for a blank line or a
+// comment. Words are separated by spaces; "#" starts a comment; a value may be
+// double-quoted to hold spaces or "#" (a file name, say).
+func Parse(line string) (*Command, error) {
+	var words []Arg
+	rs := []rune(line)
+	i := 0
+	for i < len(rs) {
+		if unicode.IsSpace(rs[i]) {
+			i++
+			continue
+		}
+		if rs[i] == '#' {
+			break
+		}
+		start := i
+		var b strings.Builder
+		key, keyDone := "", false
+		valCol := start + 1
+		for i < len(rs) && !unicode.IsSpace(rs[i]) {
+			c := rs[i]
+			if c == '#' {
+				break
+			}
+			if c == '"' {
+				j := i + 1
+				for j < len(rs) && rs[j] != '"' {
+					j++
+				}
+				if j == len(rs) {
+					return nil, errAt(i+1, "unterminated quote: close it with \"")
+				}
+				b.WriteString(string(rs[i+1 : j]))
+				i = j + 1
+				continue
+			}
+			if c == '=' && !keyDone {
+				key, keyDone = b.String(), true
+				b.Reset()
+				valCol = i + 2
+				i++
+				continue
+			}
+			b.WriteRune(c)
+			i++
+		}
+		if keyDone && key == "" {
+			return nil, errAt(start+1, "%q has no name before =: write name=value", string(rs[start:i]))
+		}
+		if keyDone && b.Len() == 0 {
+			return nil, errAt(start+1, "%s= has no value: write %s=VALUE", key, key)
+		}
+		words = append(words, Arg{Key: strings.ToLower(key), Value: b.String(), Col: start + 1, ValueCol: valCol})
+	}
+	if len(words) == 0 {
+		return nil, nil
+	}
+	v := words[0]
+	if v.Key != "" {
+		return nil, errAt(v.Col, "a line starts with a command, not %s=...: try 'help'", v.Key)
+	}
+	return &Command{Verb: strings.ToLower(v.Value), VerbCol: v.Col, Args: words[1:], Line: line}, nil
+}
