@@ -1,0 +1,140 @@
+package session
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// JournalName is the journal's file name in a session directory.
+const JournalName = "results.jsonl"
+
+// record is one line of the journal.
+type record struct {
+	T       time.Time       `json:"t"`
+	Kind    string          `json:"kind"` // sweep, resume, event, end
+	Sweep   int             `json:"sweep"`
+	Spec    *sweep.Spec     `json:"spec,omitempty"`
+	State   *State          `json:"state,omitempty"`
+	Configs []sweep.Config  `json:"configs,omitempty"`
+	Event   json.RawMessage `json:"event,omitempty"`
+	Status  string          `json:"status,omitempty"`
+	Message string          `json:"message,omitempty"`
+}
+
+// Journal appends records to results.jsonl, one write per line as they
+// arrive, so a crash of the session, the agent or the machine's processes
+// loses no finished result.
+type Journal struct {
+	Dir string
+	f   *os.File
+}
+
+// DefaultSessionsDir is $XDG_DATA_HOME/approxtune/sessions (or
+// ~/.local/share/approxtune/sessions).
+func DefaultSessionsDir() string {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "approxtune", "sessions")
+}
+
+// NewSessionID names a session: its start time and a random suffix.
+func NewSessionID() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return time.Now().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// OpenJournal opens (creating) the journal in dir.
+func OpenJournal(dir string) (*Journal, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("session directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, JournalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return &Journal{Dir: dir, f: f}, nil
+}
+
+func (j *Journal) append(r record) error {
+	r.T = time.Now().UTC()
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("journal %s: %w", j.f.Name(), err)
+	}
+	return nil
+}
+
+// Close closes the journal file.
+func (j *Journal) Close() error { return j.f.Close() }
+
+// ReadJournal rebuilds the sweeps recorded in a journal file.
+func ReadJournal(path string) ([]*Sweep, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	defer f.Close()
+	byID := map[int]*Sweep{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for n := 1; sc.Scan(); n++ {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			// A line cut short by a crash: keep what came before.
+			continue
+		}
+		s := byID[r.Sweep]
+		switch r.Kind {
+		case "sweep":
+			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: "running", Started: r.T}
+			if r.Spec != nil {
+				s.Workload = r.Spec.Workload
+			}
+			byID[r.Sweep] = s
+		case "event":
+			if s != nil {
+				var head struct {
+					Type string `json:"type"`
+				}
+				json.Unmarshal(r.Event, &head)
+				s.apply(Event{Type: head.Type, Raw: r.Event})
+			}
+		case "end":
+			if s != nil {
+				s.Status, s.Message = r.Status, r.Message
+			}
+		case "resume":
+			if s != nil {
+				s.Status = "running"
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read journal %s: %w", path, err)
+	}
+	var out []*Sweep
+	for _, s := range byID {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}

@@ -1,0 +1,182 @@
+package session
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		line string
+		verb string
+		args []string
+		cols []int
+	}{
+		{"", "", nil, nil},
+		{"   # just a comment", "", nil, nil},
+		{"status", "status", nil, nil},
+		{"  Space b=64,128  grid=2x2 # comment", "space", []string{"b=64,128", "grid=2x2"}, []int{9, 19}},
+		{`save "my results.jsonl"`, "save", []string{"my results.jsonl"}, []int{6}},
+		{"tolerance 2^0..2^-6", "tolerance", []string{"2^0..2^-6"}, []int{11}},
+	}
+	for _, c := range cases {
+		cmd, err := Parse(c.line)
+		if err != nil {
+			t.Fatalf("%q: %v", c.line, err)
+		}
+		if c.verb == "" {
+			if cmd != nil {
+				t.Fatalf("%q: want nothing, got %+v", c.line, cmd)
+			}
+			continue
+		}
+		var args []string
+		var cols []int
+		for _, a := range cmd.Args {
+			args = append(args, a.String())
+			cols = append(cols, a.Col)
+		}
+		if cmd.Verb != c.verb || !reflect.DeepEqual(args, c.args) || !reflect.DeepEqual(cols, c.cols) {
+			t.Errorf("%q: verb %q args %q cols %v", c.line, cmd.Verb, args, cols)
+		}
+	}
+	for line, want := range map[string]string{
+		`save "oops`:    "column 6: unterminated quote",
+		"space =64":     "column 7: \"=64\" has no name before =",
+		"space b=":      "column 7: b= has no value",
+		"b=64 evaluate": "column 1: a line starts with a command",
+	} {
+		if _, err := Parse(line); err == nil || err.Error()[:len(want)] != want {
+			t.Errorf("%q: error %v, want %q...", line, err, want)
+		}
+	}
+}
+
+func TestTolerances(t *testing.T) {
+	got, err := parseTolerances("2^0..2^-3,0.01", 1)
+	if err != nil || !reflect.DeepEqual(got, []float64{1, 0.5, 0.25, 0.125, 0.01}) {
+		t.Fatalf("got %v %v", got, err)
+	}
+	if _, err := parseTolerances("2^0..x", 11); err == nil || !strings.HasPrefix(err.Error(), "column 11:") {
+		t.Fatalf("range error %v", err)
+	}
+	if _, err := parseTolerances("0.5,,0.1", 11); err == nil || !strings.HasPrefix(err.Error(), "column 15:") {
+		t.Fatalf("empty item error %v", err)
+	}
+	if formatTolerance(0.125) != "2^-3" || formatTolerance(0.3) != "0.3" || formatTolerance(0) != "0" {
+		t.Fatal("formatTolerance")
+	}
+}
+
+type textOut struct{ b strings.Builder }
+
+func (o *textOut) Print(s string)    { o.b.WriteString(s + "\n") }
+func (o *textOut) Update(p Progress) {}
+
+func newSession(t *testing.T) *Session {
+	t.Helper()
+	s, err := New(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Every bad command says what, where and what is valid, and changes nothing.
+func TestCommandErrorsChangeNothing(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	for _, line := range []string{"workload summa n=512", "space b=32,64 grid=1x4,2x2", "policy conditional,eager", "tolerance 2^-1,2^-3"} {
+		if err := s.Exec(ctx, line, out); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	before := s.State()
+	cases := map[string]string{
+		"frobnicate":                 "column 1: unknown command \"frobnicate\": the commands are help, status",
+		"workload lu":                "column 10: unknown workload \"lu\": the workloads are ",
+		"space q=1":                  "column 7: summa has no parameter \"q\": its parameters are n, grid, b",
+		"space b=64,0":               "column 12: b: 0 is out of range: want an integer from 1 to 65536",
+		"space b=64 grid=2by2":       "column 17: grid: \"2by2\" is not a grid",
+		"policy eager,greedy":        "column 14: unknown policy \"greedy\": want one of conditional, local, online, apriori, eager",
+		"tolerance 2^-1,-3":          "column 16: \"-3\" is not a tolerance",
+		"confidence 1.5":             "column 12: \"1.5\" is not a confidence level",
+		"reps 0":                     "column 6: \"0\" is not valid: want the number of reference runs, an integer from 1 to 1000",
+		"ranks many":                 "column 7: \"many\" is not valid",
+		"table everything":           "column 1: no results yet",
+		"status now":                 "column 8: status takes no arguments",
+		"help frob":                  "column 6: no command \"frob\"",
+		"export xlsx out.xlsx":       "column 8: export takes a format and a file: export csv FILE",
+		"connect host:1":             "column 1: agents dial in to the session",
+		"workload summa b=64,1,oops": "column 23: b: \"oops\" is not valid",
+	}
+	for line, want := range cases {
+		err := s.Exec(ctx, line, out)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s:\n got %v\nwant %s...", line, err, want)
+		}
+		if !reflect.DeepEqual(s.State(), before) {
+			t.Fatalf("%s changed the state:\n%+v\n%+v", line, s.State(), before)
+		}
+	}
+	// A configuration the workload rejects is caught before any agent starts.
+	s.Exec(ctx, "space n=1000 b=64", out)
+	if err := s.Exec(ctx, "evaluate", out); err == nil || !strings.Contains(err.Error(), "b=64 must divide") {
+		t.Fatalf("evaluate of an invalid space: %v", err)
+	}
+	if s.Agent() != nil {
+		t.Fatal("an agent was started for an invalid sweep")
+	}
+}
+
+func TestHelp(t *testing.T) {
+	s := newSession(t)
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "help", out); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Verbs() {
+		if !strings.Contains(out.b.String(), "  "+v) {
+			t.Errorf("help lists no %q", v)
+		}
+		h, ok := HelpFor(v)
+		if !ok || !strings.Contains(h, "Example:") {
+			t.Errorf("help %s: %q", v, h)
+		}
+	}
+	out.b.Reset()
+	s.Exec(context.Background(), "workload", out)
+	if !strings.Contains(out.b.String(), "summa:") || !strings.Contains(out.b.String(), "an integer from 1 to 65536") {
+		t.Errorf("workload listing:\n%s", out.b.String())
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"space b=64,128 grid=2x2", `save "a b"`, "tolerance 2^0..2^-6 # x", "=", `"`, "a=b=c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		c, err := Parse(line)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("%q: error of type %T", line, err)
+			}
+			return
+		}
+		if c == nil {
+			return
+		}
+		if c.Verb == "" || c.VerbCol < 1 {
+			t.Fatalf("%q: empty verb %+v", line, c)
+		}
+		for _, a := range c.Args {
+			if a.Col < 1 || a.Col > len([]rune(line)) || (a.Key != "" && a.Value == "") {
+				t.Fatalf("%q: bad arg %+v", line, a)
+			}
+		}
+	})
+}

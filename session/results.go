@@ -1,0 +1,236 @@
+package session
+
+import (
+	"encoding/json"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// Sweep is one evaluate or tune (or reference) sweep and what came back.
+type Sweep struct {
+	ID        int
+	Spec      *sweep.Spec
+	Configs   []sweep.Config
+	Results   []sweep.Result
+	Kernels   []KernelsEvent
+	Status    string // running, ok, cancelled, failed, died
+	Message   string
+	Started   time.Time
+	Elapsed   time.Duration
+	Workload  string
+	Ranks     int
+	BLAS      string
+	resumedAt int // results present when the last resume started
+}
+
+// KernelsEvent is a "kernels" event: one process's kernel statistics after a run.
+type KernelsEvent struct {
+	Index     int          `json:"index"`
+	Policy    string       `json:"policy"`
+	Tolerance float64      `json:"tolerance"`
+	Rank      int          `json:"rank"`
+	Kernels   []KernelStat `json:"kernels"`
+}
+
+// KernelStat is one kernel in a KernelsEvent.
+type KernelStat struct {
+	Key     string  `json:"key"`
+	Routine string  `json:"routine"`
+	Count   int64   `json:"count"`
+	MeanS   float64 `json:"mean_s"`
+	HalfS   float64 `json:"halfwidth_s"`
+	Calls   int64   `json:"calls"`
+	Skipped int64   `json:"skipped"`
+	State   string  `json:"state"`
+}
+
+// Total is the number of runs the sweep is made of.
+func (s *Sweep) Total() int {
+	if s.Spec == nil {
+		return 0
+	}
+	if s.Spec.Mode == sweep.ModeReference {
+		return len(s.Configs)
+	}
+	return len(s.Configs) * len(s.Spec.Policies) * len(s.Spec.Tolerances)
+}
+
+// apply records one agent event.
+func (s *Sweep) apply(e Event) {
+	switch e.Type {
+	case sweep.TypeStart:
+		var st sweep.Start
+		if e.Decode(&st) == nil && len(s.Configs) == 0 {
+			s.Configs, s.Ranks, s.BLAS = st.Configs, st.Ranks, st.BLAS
+		}
+	case sweep.TypeResult:
+		var r sweep.Result
+		if e.Decode(&r) == nil {
+			s.Results = append(s.Results, r)
+		}
+	case sweep.TypeKernels:
+		var k KernelsEvent
+		if e.Decode(&k) == nil {
+			s.Kernels = append(s.Kernels, k)
+		}
+	}
+}
+
+// runKey names a run for resuming.
+type runKey struct {
+	config    int
+	policy    string
+	tolerance float64
+}
+
+func keyOf(r sweep.Result) runKey {
+	k := runKey{config: r.Index, policy: r.Policy}
+	if r.Tolerance != nil {
+		k.tolerance = *r.Tolerance
+	}
+	return k
+}
+
+// Missing lists the runs of the sweep that have no result yet.
+func (s *Sweep) Missing() []sweep.RunRef {
+	have := map[runKey]bool{}
+	for _, r := range s.Results {
+		have[keyOf(r)] = true
+	}
+	var out []sweep.RunRef
+	for i := range s.Configs {
+		if s.Spec.Mode == sweep.ModeReference {
+			if !have[runKey{config: i}] {
+				out = append(out, sweep.RunRef{Config: i})
+			}
+			continue
+		}
+		for _, p := range s.Spec.Policies {
+			for _, t := range s.Spec.Tolerances {
+				if !have[runKey{i, p, float64(t)}] {
+					out = append(out, sweep.RunRef{Config: i, Policy: p, Tolerance: float64(t)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Summary is one policy x tolerance over the sweep's results (computed by the
+// session from every result, so resumed sweeps summarize correctly).
+type Summary struct {
+	Policy     string
+	Tolerance  float64
+	Configs    int
+	RefTotal   float64 // sum over configurations of the mean reference time
+	SelTotal   float64 // sum of the selective runs' wall times
+	Speedup    float64
+	MeanError  float64
+	MaxError   float64
+	Chosen     string // least predicted time
+	Best       string // least reference time
+	Quality    float64
+	HasRef     bool
+	PredChosen float64
+}
+
+// Summaries computes one Summary per policy x tolerance, in spec order.
+func (s *Sweep) Summaries() []Summary {
+	if s.Spec == nil || s.Spec.Mode == sweep.ModeReference {
+		return nil
+	}
+	var out []Summary
+	for _, p := range s.Spec.Policies {
+		for _, t := range s.Spec.Tolerances {
+			sm := Summary{Policy: p, Tolerance: float64(t), MeanError: math.NaN(), MaxError: math.NaN(), Quality: math.NaN(), Speedup: math.NaN()}
+			bestPred, bestRef := math.Inf(1), math.Inf(1)
+			var chosenRef float64
+			var errs []float64
+			for _, r := range s.Results {
+				if r.Policy != p || r.Tolerance == nil || *r.Tolerance != float64(t) || r.PredictedS == nil {
+					continue
+				}
+				sm.Configs++
+				if r.SelectiveS != nil {
+					sm.SelTotal += *r.SelectiveS
+				}
+				ref := mean(r.ReferenceS)
+				if len(r.ReferenceS) > 0 {
+					sm.HasRef = true
+					sm.RefTotal += ref
+					errs = append(errs, math.Abs(*r.PredictedS-ref)/ref)
+					if ref < bestRef {
+						bestRef, sm.Best = ref, r.Config.Label()
+					}
+				}
+				if *r.PredictedS < bestPred {
+					bestPred, sm.Chosen, chosenRef, sm.PredChosen = *r.PredictedS, r.Config.Label(), ref, *r.PredictedS
+				}
+			}
+			if len(errs) > 0 {
+				sm.MeanError, sm.MaxError = mean(errs), maxOf(errs)
+				sm.Speedup = sm.RefTotal / sm.SelTotal
+				sm.Quality = bestRef / chosenRef
+			}
+			if sm.Configs > 0 {
+				out = append(out, sm)
+			}
+		}
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func maxOf(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// sortedResults returns the results ordered by configuration, policy and tolerance.
+func (s *Sweep) sortedResults() []sweep.Result {
+	rs := append([]sweep.Result(nil), s.Results...)
+	pol := map[string]int{}
+	for i, p := range s.Spec.Policies {
+		pol[p] = i
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Index != b.Index {
+			return a.Index < b.Index
+		}
+		if pol[a.Policy] != pol[b.Policy] {
+			return pol[a.Policy] < pol[b.Policy]
+		}
+		return tol(a) > tol(b)
+	})
+	return rs
+}
+
+func tol(r sweep.Result) float64 {
+	if r.Tolerance == nil {
+		return 0
+	}
+	return *r.Tolerance
+}
+
+// raw marshals v, for the journal.
+func raw(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

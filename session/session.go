@@ -1,0 +1,339 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/approxtune/approxtune/mpiagent/protocol"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// Options configure a Session.
+type Options struct {
+	// Dir is the session directory (journal and exports); default
+	// $XDG_DATA_HOME/approxtune/sessions/ID, or $APPROXTUNE_SESSION_DIR.
+	Dir string
+	// Binary is the approxtune executable local agents run; default this one.
+	Binary string
+	// HelloTimeout bounds the wait for a local agent's hello (default 60 s).
+	HelloTimeout time.Duration
+	// Grace is how long a cancelled sweep may take to reach a run boundary
+	// before mpirun is interrupted (default 15 s).
+	Grace time.Duration
+}
+
+// Output receives what commands print and how sweeps progress.
+type Output interface {
+	// Print shows a block of text (a command's answer).
+	Print(text string)
+	// Update reports a sweep's progress: when it starts, after every result,
+	// and at its end (Final).
+	Update(p Progress)
+}
+
+// Progress is a running sweep's state.
+type Progress struct {
+	Sweep       *Sweep
+	Done, Total int
+	Elapsed     time.Duration
+	Final       bool
+	Note        string // what is happening besides results, e.g. a cancel under way
+}
+
+// Session holds a user's state, agent and journal. Exec runs one command at
+// a time; Cancel may be called from any goroutine.
+type Session struct {
+	opts    Options
+	st      State
+	journal *Journal
+	agent   *Agent
+	ln      *Listener
+	sweeps  []*Sweep
+
+	mu      sync.Mutex
+	cancels chan struct{} // the running sweep's cancel requests
+}
+
+// New opens a session (creating its directory and journal).
+func New(o Options) (*Session, error) {
+	if o.Dir == "" {
+		o.Dir = os.Getenv("APPROXTUNE_SESSION_DIR")
+	}
+	if o.Dir == "" {
+		o.Dir = filepath.Join(DefaultSessionsDir(), NewSessionID())
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("session: locate approxtune: %w", err)
+		}
+		o.Binary = exe
+	}
+	if o.HelloTimeout == 0 {
+		o.HelloTimeout = 60 * time.Second
+	}
+	if o.Grace == 0 {
+		o.Grace = 15 * time.Second
+	}
+	j, err := OpenJournal(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{opts: o, st: DefaultState(), journal: j}, nil
+}
+
+// Dir is the session directory.
+func (s *Session) Dir() string { return s.opts.Dir }
+
+// State returns a copy of the current state.
+func (s *Session) State() State { return s.st.clone() }
+
+// Last is the most recent sweep, or nil.
+func (s *Session) Last() *Sweep {
+	if len(s.sweeps) == 0 {
+		return nil
+	}
+	return s.sweeps[len(s.sweeps)-1]
+}
+
+// Agent is the connected agent, or nil.
+func (s *Session) Agent() *Agent { return s.agent }
+
+// Close shuts the agent down cleanly and closes the journal.
+func (s *Session) Close() error {
+	if s.agent != nil {
+		s.agent.Shutdown(5 * time.Second)
+		s.agent = nil
+	}
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	return s.journal.Close()
+}
+
+// schemas are the workloads to validate against: the agent's, or this binary's.
+func (s *Session) schemas() schemaSet {
+	if s.agent != nil {
+		return schemaSet(s.agent.Hello.Workloads)
+	}
+	return localSchemas()
+}
+
+// Exec parses and runs one command line. A wrong command changes nothing and
+// returns an *Error naming what was wrong, where, and what is valid.
+func (s *Session) Exec(ctx context.Context, line string, out Output) error {
+	c, err := Parse(line)
+	if err != nil || c == nil {
+		return err
+	}
+	v, ok := findVerb(c.Verb)
+	if !ok {
+		return errAt(c.VerbCol, "unknown command %q: the commands are %s (try 'help')", c.Verb, verbList())
+	}
+	return v.run(s, ctx, c, out)
+}
+
+// Cancel asks the running sweep to stop at the next run boundary; a second
+// call, or no answer within the grace period, interrupts mpirun. It returns
+// what it did, or "" when no sweep is running.
+func (s *Session) Cancel() string {
+	s.mu.Lock()
+	ch := s.cancels
+	s.mu.Unlock()
+	if ch == nil {
+		return ""
+	}
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+	return "cancel requested"
+}
+
+// ensureAgent returns a live agent: the current one, one that dials in to
+// the listener, or a local one started now.
+func (s *Session) ensureAgent(ctx context.Context, out Output) (*Agent, error) {
+	if s.agent != nil {
+		select {
+		case <-s.agent.Gone():
+			out.Print(fmt.Sprintf("the previous agent is gone (%v); starting a new one", s.agent.deathError()))
+			s.agent = nil
+		default:
+			return s.agent, nil
+		}
+	}
+	if s.ln != nil {
+		out.Print(fmt.Sprintf("waiting for an agent to dial in at %s (interrupt to stop waiting)", s.ln.Addr()))
+		a, err := s.ln.Accept(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("no agent dialed in: %w", err)
+		}
+		s.agent = a
+		out.Print("agent connected: " + describeAgent(a))
+		return a, nil
+	}
+	out.Print(fmt.Sprintf("starting a local agent: %d ranks under mpirun", s.st.Ranks))
+	a, err := StartLocal(ctx, s.opts.Binary, s.st.Ranks, s.opts.HelloTimeout)
+	if err != nil {
+		return nil, err
+	}
+	s.agent = a
+	return a, nil
+}
+
+// stopAgent shuts the current agent down (ranks changed, or the session ends).
+func (s *Session) stopAgent() {
+	if s.agent != nil {
+		s.agent.Shutdown(5 * time.Second)
+		s.agent = nil
+	}
+}
+
+// Run runs a sweep of the current state in mode ("evaluate", "tune" or
+// "reference"), streaming progress to out, and returns it. It is the Go API
+// behind the evaluate and tune commands.
+func (s *Session) Run(ctx context.Context, mode string, out Output) (*Sweep, error) {
+	sp, configs, err := validate(s.schemas(), s.st, mode, s.st.Ranks)
+	if err != nil {
+		return nil, err
+	}
+	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: "running", Started: time.Now()}
+	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs}); err != nil {
+		return nil, err
+	}
+	s.sweeps = append(s.sweeps, sw)
+	return sw, s.drive(ctx, sw, sp, out)
+}
+
+// Resume reruns the runs of sw that have no result yet.
+func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
+	missing := sw.Missing()
+	if len(missing) == 0 {
+		out.Print(fmt.Sprintf("sweep %d is complete: nothing to resume", sw.ID))
+		return nil
+	}
+	sp := *sw.Spec
+	sp.Runs = missing
+	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp}); err != nil {
+		return err
+	}
+	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs have no result", sw.ID, len(missing), sw.Total()))
+	sw.Status, sw.resumedAt = "running", len(sw.Results)
+	return s.drive(ctx, sw, &sp, out)
+}
+
+// drive sends a spec to the agent and follows the sweep to its end,
+// handling cancellation and the agent's death.
+func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
+	a, err := s.ensureAgent(ctx, out)
+	if err != nil {
+		sw.Status, sw.Message = "failed", err.Error()
+		s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+		return err
+	}
+	cancels := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.cancels = cancels
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancels = nil
+		s.mu.Unlock()
+	}()
+
+	total := sw.Total()
+	start := time.Now()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	progress := func(final bool, note string) {
+		out.Update(Progress{Sweep: sw, Done: len(sw.Results), Total: total, Elapsed: time.Since(start), Final: final, Note: note})
+	}
+	// Escalation: the first cancel asks for a stop at the next run boundary;
+	// a second one, or the grace period, interrupts mpirun.
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-cancels:
+		case <-ctx.Done():
+		case <-runCtx.Done():
+			return
+		}
+		stop()
+		progress(false, "cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)")
+		select {
+		case <-cancels:
+		case <-time.After(s.opts.Grace):
+		case <-a.Gone():
+			return
+		case <-interrupted:
+			return
+		}
+		progress(false, "interrupting mpirun")
+		a.Interrupt(2 * time.Second)
+	}()
+	progress(false, "")
+	var jerr error
+	done, err := a.Run(runCtx, sp, func(e Event) {
+		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil && jerr == nil {
+			jerr = err
+		}
+		sw.apply(e)
+		if e.Type == sweep.TypeResult {
+			progress(false, "")
+		}
+	})
+	close(interrupted)
+	sw.Elapsed += time.Since(start)
+	switch {
+	case err != nil && errors.Is(err, ErrAgentDied):
+		sw.Status, sw.Message = "died", err.Error()
+		if runCtx.Err() != nil {
+			sw.Status, sw.Message = "cancelled", "interrupted: mpirun was stopped ("+err.Error()+")"
+		}
+		s.agent = nil
+	case err != nil:
+		sw.Status, sw.Message = "failed", err.Error()
+	default:
+		sw.Status, sw.Message = done.Status, done.Message
+	}
+	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+	progress(true, "")
+	if jerr != nil {
+		return jerr
+	}
+	switch sw.Status {
+	case protocol.StatusOK:
+		return nil
+	case protocol.StatusCancelled:
+		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); 'resume' runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
+	case "died":
+		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' starts a new agent and runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
+	default:
+		return &Error{Msg: fmt.Sprintf("sweep %d failed: %s", sw.ID, sw.Message)}
+	}
+}
+
+func describeAgent(a *Agent) string {
+	h := a.Hello
+	hosts := map[string]int{}
+	var order []string
+	for _, x := range h.Hosts {
+		if hosts[x] == 0 {
+			order = append(order, x)
+		}
+		hosts[x]++
+	}
+	hs := ""
+	for i, x := range order {
+		if i > 0 {
+			hs += ", "
+		}
+		hs += fmt.Sprintf("%s (%d)", x, hosts[x])
+	}
+	return fmt.Sprintf("%d ranks on %s; %s; %s", h.Ranks, hs, h.MPI, h.BLAS)
+}

@@ -1,0 +1,182 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/approxtune/approxtune/mpiagent/protocol"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/mpiagent/workloads"
+)
+
+// State is what the commands have set: the workload, its space, and how to sweep it.
+type State struct {
+	Workload   string           `json:"workload"`
+	Space      map[string][]any `json:"space"` // parameter -> values (canonical: int, sweep.GridShape, string)
+	Policies   []string         `json:"policies"`
+	Tolerances []float64        `json:"tolerances"`
+	Confidence float64          `json:"confidence"`
+	Reps       int              `json:"reference_reps"`
+	Ranks      int              `json:"ranks"`
+}
+
+// DefaultState is where a session starts: SUMMA's defaults, conditional and
+// eager, three tolerances, 4 ranks.
+func DefaultState() State {
+	return State{Workload: "summa", Space: map[string][]any{}, Policies: []string{"conditional", "eager"},
+		Tolerances: []float64{0.5, 0.125, 0.03125}, Confidence: 0.95, Reps: 3, Ranks: 4}
+}
+
+func (s State) clone() State {
+	c := s
+	c.Space = map[string][]any{}
+	for k, v := range s.Space {
+		c.Space[k] = append([]any(nil), v...)
+	}
+	c.Policies = append([]string(nil), s.Policies...)
+	c.Tolerances = append([]float64(nil), s.Tolerances...)
+	return c
+}
+
+// Spec builds the sweep spec for a mode.
+func (s State) Spec(mode string) *sweep.Spec {
+	sp := &sweep.Spec{Workload: s.Workload, Space: map[string]json.RawMessage{}, Confidence: s.Confidence,
+		ReferenceReps: s.Reps, Mode: mode, Kernels: true}
+	for k, vs := range s.Space {
+		sp.Space[k] = raw(vs)
+	}
+	if mode != sweep.ModeReference {
+		sp.Policies = append([]string(nil), s.Policies...)
+		for _, t := range s.Tolerances {
+			sp.Tolerances = append(sp.Tolerances, sweep.Tolerance(t))
+		}
+	}
+	return sp
+}
+
+// schemaSet holds the workloads a session can validate against.
+type schemaSet []protocol.Workload
+
+func (ss schemaSet) find(name string) (protocol.Workload, bool) {
+	for _, w := range ss {
+		if w.Name == name {
+			return w, true
+		}
+	}
+	return protocol.Workload{}, false
+}
+
+func (ss schemaSet) names() []string {
+	var n []string
+	for _, w := range ss {
+		n = append(n, w.Name)
+	}
+	sort.Strings(n)
+	return n
+}
+
+func param(w protocol.Workload, name string) (sweep.Param, bool) {
+	for _, p := range w.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return sweep.Param{}, false
+}
+
+func paramNames(w protocol.Workload) string {
+	var n []string
+	for _, p := range w.Params {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// setParams parses KEY=V1,V2 arguments against the workload's schema into the
+// space of st. Nothing is changed on error.
+func setParams(st *State, w protocol.Workload, args []Arg) error {
+	next := map[string][]any{}
+	for _, a := range args {
+		if a.Key == "" {
+			return errAt(a.Col, "%q is not KEY=VALUES: write, e.g., %s=%s", a.Value, w.Params[0].Name, example(w.Params[0]))
+		}
+		p, ok := param(w, a.Key)
+		if !ok {
+			return errAt(a.Col, "%s has no parameter %q: its parameters are %s", w.Name, a.Key, paramNames(w))
+		}
+		items, cols, err := splitList(a.Value, a.ValueCol)
+		if err != nil {
+			return err
+		}
+		var vals []any
+		for i, it := range items {
+			v, err := p.Convert(it)
+			if err != nil {
+				return errAt(cols[i], "%s: %v", p.Name, err)
+			}
+			vals = append(vals, v)
+		}
+		next[p.Name] = vals
+	}
+	for k, v := range next {
+		st.Space[k] = v
+	}
+	return nil
+}
+
+func example(p sweep.Param) string {
+	switch p.Kind {
+	case sweep.Grid:
+		if p.Dims == 3 {
+			return "2x2x2"
+		}
+		return "2x2,1x4"
+	case sweep.Choice:
+		return strings.Join(p.Choices, ",")
+	}
+	return fmt.Sprint(p.Default)
+}
+
+// validate checks the state's spec against the schemas for an agent of
+// ranks processes, and returns the configurations.
+func validate(ss schemaSet, st State, mode string, ranks int) (*sweep.Spec, []sweep.Config, error) {
+	sp := st.Spec(mode)
+	lookup := func(name string) (sweep.Schema, bool) {
+		w, ok := ss.find(name)
+		if !ok {
+			return nil, false
+		}
+		return schemaOf{w}, true
+	}
+	configs, err := sp.Validate(lookup, ss.names(), ranks)
+	if err != nil {
+		return nil, nil, &Error{Msg: strings.TrimPrefix(err.Error(), "sweep spec: ")}
+	}
+	return sp, configs, nil
+}
+
+// schemaOf adapts an announced schema to sweep.Schema. Constraints between
+// parameters are checked with this binary's workload when it has one of that
+// name (the agent checks them again in any case).
+type schemaOf struct{ w protocol.Workload }
+
+func (s schemaOf) Params() []sweep.Param { return s.w.Params }
+
+func (s schemaOf) Check(c sweep.Config, ranks int) error {
+	if w, ok := workloads.Lookup(s.w.Name); ok {
+		return w.Check(c, ranks)
+	}
+	return nil
+}
+
+// localSchemas are the workloads built into this binary, used until an agent
+// announces its own.
+func localSchemas() schemaSet {
+	var ss schemaSet
+	for _, w := range workloads.All() {
+		ss = append(ss, protocol.Workload{Name: w.Name(), Doc: w.Doc(), Params: w.Params()})
+	}
+	return ss
+}

@@ -1,0 +1,171 @@
+package session
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
+}
+
+func secs(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 4, 64)
+}
+
+func fptr(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+// tableBest is one row per policy x tolerance: speed-up, errors, choice.
+func tableBest(sw *Sweep) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sweep %d: %s %s, %d of %d runs (%s)\n", sw.ID, sw.Spec.Mode, sw.Workload, len(sw.Results), sw.Total(), sw.Status)
+	sums := sw.Summaries()
+	if len(sums) == 0 {
+		if sw.Spec.Mode == sweep.ModeReference {
+			return b.String() + tableConfigs(sw)
+		}
+		return b.String() + "no selective results yet\n"
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if sums[0].HasRef {
+		fmt.Fprintln(tw, "policy\ttolerance\tspeed-up\tmean error\tmax error\tquality\tchosen\t")
+		for _, s := range sums {
+			fmt.Fprintf(tw, "%s\t%s\t%.2fx\t%s\t%s\t%.3f\t%s\t\n", s.Policy, formatTolerance(s.Tolerance), s.Speedup,
+				pct(s.MeanError), pct(s.MaxError), s.Quality, s.Chosen)
+		}
+		tw.Flush()
+		fmt.Fprintf(&b, "best configuration (least reference time): %s\n", sums[0].Best)
+		return b.String()
+	}
+	fmt.Fprintln(tw, "policy\ttolerance\tselective s\tchosen\tpredicted s\t")
+	for _, s := range sums {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Policy, formatTolerance(s.Tolerance), secs(s.SelTotal), s.Chosen, secs(s.PredChosen))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// tableConfigs is one row per run.
+func tableConfigs(sw *Sweep) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\terror\tselective s\tskipped\t")
+	for _, r := range sw.sortedResults() {
+		ref := mean(r.ReferenceS)
+		skipped := "-"
+		if r.Executed != nil && r.Skipped != nil && *r.Executed+*r.Skipped > 0 {
+			skipped = pct(float64(*r.Skipped) / float64(*r.Executed+*r.Skipped))
+		}
+		pol, tl := r.Policy, "-"
+		if pol == "" {
+			pol = "(full)"
+		}
+		if r.Tolerance != nil {
+			tl = formatTolerance(*r.Tolerance)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, r.Config.Label(), pol, tl, secs(ref),
+			secs(fptr(r.PredictedS)), pct(fptr(r.Error)), secs(fptr(r.SelectiveS)), skipped)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// tableKernels lists the kernels of the last selective run on rank 0.
+func tableKernels(sw *Sweep) string {
+	if len(sw.Kernels) == 0 {
+		return "no kernel statistics in this sweep\n"
+	}
+	k := sw.Kernels[len(sw.Kernels)-1]
+	var b strings.Builder
+	label := ""
+	if k.Index < len(sw.Configs) {
+		label = sw.Configs[k.Index].Label()
+	}
+	fmt.Fprintf(&b, "kernels of configuration %d (%s), %s at %s, rank %d\n", k.Index, label, k.Policy, formatTolerance(k.Tolerance), k.Rank)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kernel\tsamples\tmean ms\thalf-width\tcalls\tskipped\tstate\t")
+	for _, s := range k.Kernels {
+		hw := "-"
+		if s.HalfS >= 0 && s.MeanS > 0 {
+			hw = pct(s.HalfS / s.MeanS)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%s\t%d\t%d\t%s\t\n", s.Key, s.Count, 1e3*s.MeanS, hw, s.Calls, s.Skipped, s.State)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func writeJSONL(w io.Writer, sw *Sweep) error {
+	enc := json.NewEncoder(w)
+	for _, r := range sw.sortedResults() {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeCSV(w io.Writer, sw *Sweep) error {
+	cw := csv.NewWriter(w)
+	keys := paramKeys(sw)
+	head := []string{"sweep", "index"}
+	head = append(head, keys...)
+	head = append(head, "policy", "tolerance", "reference_mean_s", "reference_s", "predicted_s", "selective_s", "error",
+		"executed", "skipped", "comp_s", "comm_s", "idle_s", "residual")
+	cw.Write(head)
+	num := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	for _, r := range sw.sortedResults() {
+		row := []string{strconv.Itoa(sw.ID), strconv.Itoa(r.Index)}
+		for _, k := range keys {
+			v, _ := r.Config.Value(k)
+			row = append(row, fmt.Sprint(v))
+		}
+		var refs []string
+		for _, x := range r.ReferenceS {
+			refs = append(refs, strconv.FormatFloat(x, 'g', -1, 64))
+		}
+		ref := ""
+		if len(r.ReferenceS) > 0 {
+			ref = strconv.FormatFloat(mean(r.ReferenceS), 'g', -1, 64)
+		}
+		ints := func(p *int64) string {
+			if p == nil {
+				return ""
+			}
+			return strconv.FormatInt(*p, 10)
+		}
+		var comp, comm, idle string
+		if r.Path != nil {
+			comp, comm, idle = num(&r.Path.CompS), num(&r.Path.CommS), num(&r.Path.IdleS)
+		}
+		row = append(row, r.Policy, num(r.Tolerance), ref, strings.Join(refs, ";"), num(r.PredictedS), num(r.SelectiveS),
+			num(r.Error), ints(r.Executed), ints(r.Skipped), comp, comm, idle, num(r.Residual))
+		cw.Write(row)
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,618 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/approxtune/approxtune/mpiagent/protocol"
+	"github.com/approxtune/approxtune/mpiagent/selective"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// verb is one command of the language.
+type verb struct {
+	name, syntax, summary, help, example string
+	run                                  func(s *Session, ctx context.Context, c *Command, out Output) error
+}
+
+// verbs is the command table. It is a function so no package state exists.
+func verbs() []verb {
+	return []verb{
+		{"help", "help [COMMAND]", "list the commands, or explain one",
+			"Without a word, lists the commands. With one, gives its syntax, what it does, and an example.", "help space", cmdHelp},
+		{"status", "status", "show the state and the agent",
+			"Shows the workload, its space, the policies, tolerances, confidence, reference repetitions and ranks, how many configurations and runs a sweep would make, the agent (ranks, hosts, MPI and BLAS libraries) and the session directory.", "status", cmdStatus},
+		{"workload", "workload [NAME [KEY=VALUES ...]]", "choose the workload to tune",
+			"Chooses the workload and resets its space to the workload's defaults; KEY=VALUES fixes or lists parameters as 'space' does. Alone, lists the workloads with their parameters, defaults and valid values.", "workload summa n=2048", cmdWorkload},
+		{"space", "space [KEY=V1,V2,... ...]", "set the values each parameter takes",
+			"Every combination of the listed values is a configuration of the sweep; parameters not listed keep their default. Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. 'space reset' goes back to the defaults.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
+		{"grid", "grid PRxPC[,PRxPC...]", "shorthand for space grid=...",
+			"Sets the processor grids of the space.", "grid 2x2,1x4,4x1", cmdGrid},
+		{"policy", "policy NAME[,NAME...]", "choose the skipping policies to compare",
+			"conditional: each process skips a kernel once its own interval is tight enough (alpha=1). local: alpha is the kernel's count on this process. online: alpha is its count along the critical path, propagated with the path. apriori: alpha from an extra full run (which counts in the time). eager: predictable anywhere means shared and skipped everywhere, and kept for the next configurations.", "policy conditional,eager", cmdPolicy},
+		{"tolerance", "tolerance T[,T...]  |  tolerance 2^A..2^B", "set the confidence tolerances epsilon",
+			"A kernel is skipped once the half-width of its mean's confidence interval, relative to the mean and divided by sqrt(alpha), is at most epsilon. Numbers (0.125), powers of two (2^-3), and ranges of powers (2^0..2^-6, every power between). 0 skips nothing.", "tolerance 2^-1,2^-3,2^-5", cmdTolerance},
+		{"confidence", "confidence C", "set the confidence level of the intervals",
+			"A number strictly between 0 and 1; 0.95 by default.", "confidence 0.99", cmdConfidence},
+		{"reps", "reps N", "set the full runs per configuration in evaluate",
+			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3).", "reps 5", cmdReps},
+		{"ranks", "ranks N", "set the local agent's MPI ranks",
+			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
+		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
+			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system, with the token to pass in APPROXTUNE_TOKEN. Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
+		{"connect", "connect", "(agents dial in: see listen)",
+			"approxtune's agents always dial the session, which works through firewalls that allow outbound connections from compute nodes. Use 'listen' and run the command it prints.", "listen", cmdConnect},
+		{"evaluate", "evaluate", "run full and selective runs: errors and speed-up",
+			"For every configuration, runs the reference (full execution, 'reps' times) and one selective run per policy and tolerance; reports each prediction's error, the autotuning speed-up and whether the configuration picked from predictions is the truly best one. Interrupt to stop at the next run boundary.", "evaluate", cmdEvaluate},
+		{"tune", "tune", "run selective runs only and pick the best",
+			"Runs every configuration under each policy and tolerance with skipping, and picks the one with the least predicted time: what you do in production.", "tune", cmdTune},
+		{"resume", "resume [SESSION]", "run the missing runs of an interrupted sweep",
+			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left.", "resume", cmdResume},
+		{"table", "table configs|kernels|best", "print results as a table",
+			"configs: one row per run. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
+		{"save", "save FILE", "write the last sweep's results as JSON lines",
+			"One JSON object per run, as the agent reported it.", "save results.jsonl", cmdSave},
+		{"export", "export csv FILE", "write the last sweep's results as CSV",
+			"One row per run with the configuration's parameters as columns, for pandas or a spreadsheet.", "export csv results.csv", cmdExport},
+	}
+}
+
+func findVerb(name string) (verb, bool) {
+	for _, v := range verbs() {
+		if v.name == name {
+			return v, true
+		}
+	}
+	return verb{}, false
+}
+
+func verbList() string {
+	var n []string
+	for _, v := range verbs() {
+		n = append(n, v.name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// Verbs lists the command names (for completion).
+func Verbs() []string {
+	var n []string
+	for _, v := range verbs() {
+		n = append(n, v.name)
+	}
+	return n
+}
+
+// HelpFor returns the help of a command, or false.
+func HelpFor(name string) (string, bool) {
+	v, ok := findVerb(strings.ToLower(name))
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s\n\n  %s\n\nExample:\n  %s\n", v.syntax, wrap(v.help, 76, "  "), v.example), true
+}
+
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	col := 0
+	for i, w := range strings.Fields(s) {
+		if i > 0 && col+1+len(w) > width {
+			b.WriteString("\n" + indent)
+			col = 0
+		} else if i > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
+}
+
+func noArgs(c *Command) error {
+	if len(c.Args) > 0 {
+		return errAt(c.Args[0].Col, "%s takes no arguments (see help %s)", c.Verb, c.Verb)
+	}
+	return nil
+}
+
+func oneArg(c *Command, what string) (Arg, error) {
+	if len(c.Args) != 1 || c.Args[0].Key != "" {
+		col := c.VerbCol
+		if len(c.Args) > 0 {
+			col = c.Args[0].Col
+		}
+		v, _ := findVerb(c.Verb)
+		return Arg{}, errAt(col, "%s takes %s: %s (e.g. %s)", c.Verb, what, v.syntax, v.example)
+	}
+	return c.Args[0], nil
+}
+
+func cmdHelp(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		var b strings.Builder
+		b.WriteString("Commands (one per line; # starts a comment):\n")
+		for _, v := range verbs() {
+			fmt.Fprintf(&b, "  %-34s %s\n", v.syntax, v.summary)
+		}
+		b.WriteString("\n'help COMMAND' explains one. A sweep: workload, space, policy, tolerance, then evaluate or tune.\n")
+		out.Print(b.String())
+		return nil
+	}
+	a, err := oneArg(c, "a command name")
+	if err != nil {
+		return err
+	}
+	h, ok := HelpFor(a.Value)
+	if !ok {
+		return errAt(a.Col, "no command %q: the commands are %s", a.Value, verbList())
+	}
+	out.Print(h)
+	return nil
+}
+
+func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	var b strings.Builder
+	st := s.st
+	fmt.Fprintf(&b, "workload    %s\n", st.Workload)
+	if w, ok := s.schemas().find(st.Workload); ok {
+		for _, p := range w.Params {
+			vals, set := st.Space[p.Name]
+			if !set {
+				fmt.Fprintf(&b, "  %-10s %v (default)\n", p.Name, fmtValue(p.Default))
+				continue
+			}
+			fmt.Fprintf(&b, "  %-10s %s\n", p.Name, fmtValues(vals))
+		}
+	}
+	fmt.Fprintf(&b, "policies    %s\n", strings.Join(st.Policies, ", "))
+	var ts []string
+	for _, t := range st.Tolerances {
+		ts = append(ts, formatTolerance(t))
+	}
+	fmt.Fprintf(&b, "tolerances  %s\n", strings.Join(ts, ", "))
+	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\n", st.Confidence, st.Reps, st.Ranks)
+	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
+		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
+	} else {
+		fmt.Fprintf(&b, "sweep       %d configurations x %d policies x %d tolerances = %d selective runs, plus %d reference runs in evaluate\n",
+			len(configs), len(st.Policies), len(st.Tolerances), len(configs)*len(st.Policies)*len(st.Tolerances), len(configs)*st.Reps)
+	}
+	switch {
+	case s.agent != nil:
+		fmt.Fprintf(&b, "agent       %s\n", describeAgent(s.agent))
+	case s.ln != nil:
+		fmt.Fprintf(&b, "agent       none yet: listening at %s for a cluster agent\n", s.ln.Addr())
+	default:
+		fmt.Fprintf(&b, "agent       none yet: a local one (%d ranks) starts with the first sweep\n", st.Ranks)
+	}
+	fmt.Fprintf(&b, "session     %s\n", s.opts.Dir)
+	out.Print(b.String())
+	return nil
+}
+
+func fmtValue(v any) string {
+	if g, ok := v.(sweep.GridShape); ok {
+		return g.String()
+	}
+	return fmt.Sprint(v)
+}
+
+func fmtValues(vs []any) string {
+	var s []string
+	for _, v := range vs {
+		s = append(s, fmtValue(v))
+	}
+	return strings.Join(s, ",")
+}
+
+func cmdWorkload(s *Session, ctx context.Context, c *Command, out Output) error {
+	ss := s.schemas()
+	if len(c.Args) == 0 {
+		var b strings.Builder
+		for _, w := range ss {
+			fmt.Fprintf(&b, "%s: %s\n", w.Name, w.Doc)
+			for _, p := range w.Params {
+				fmt.Fprintf(&b, "  %-11s %s; default %s; %s\n", p.Name, p.Doc, fmtValue(p.Default), p.Valid())
+			}
+		}
+		out.Print(b.String())
+		return nil
+	}
+	a := c.Args[0]
+	if a.Key != "" {
+		return errAt(a.Col, "workload takes a name first: workload NAME [KEY=VALUES ...] (workloads: %s)", strings.Join(ss.names(), ", "))
+	}
+	w, ok := ss.find(a.Value)
+	if !ok {
+		return errAt(a.Col, "unknown workload %q: the workloads are %s", a.Value, strings.Join(ss.names(), ", "))
+	}
+	next := s.st.clone()
+	next.Workload, next.Space = w.Name, map[string][]any{}
+	if err := setParams(&next, w, c.Args[1:]); err != nil {
+		return err
+	}
+	s.st = next
+	out.Print(fmt.Sprintf("workload %s: %s", w.Name, w.Doc))
+	return nil
+}
+
+func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
+	w, ok := s.schemas().find(s.st.Workload)
+	if !ok {
+		return errAt(c.VerbCol, "the workload %q is unknown to the agent: choose one with 'workload'", s.st.Workload)
+	}
+	if len(c.Args) == 1 && c.Args[0].Key == "" && c.Args[0].Value == "reset" {
+		s.st.Space = map[string][]any{}
+		out.Print("space reset to the defaults")
+		return nil
+	}
+	if len(c.Args) == 0 {
+		var b strings.Builder
+		for _, p := range w.Params {
+			if vs, ok := s.st.Space[p.Name]; ok {
+				fmt.Fprintf(&b, "%s=%s\n", p.Name, fmtValues(vs))
+			} else {
+				fmt.Fprintf(&b, "%s=%s (default)\n", p.Name, fmtValue(p.Default))
+			}
+		}
+		out.Print(b.String())
+		return nil
+	}
+	next := s.st.clone()
+	if err := setParams(&next, w, c.Args); err != nil {
+		return err
+	}
+	s.st = next
+	return nil
+}
+
+func cmdGrid(s *Session, ctx context.Context, c *Command, out Output) error {
+	a, err := oneArg(c, "a grid list")
+	if err != nil {
+		return err
+	}
+	w, ok := s.schemas().find(s.st.Workload)
+	if !ok {
+		return errAt(c.VerbCol, "choose a workload first")
+	}
+	if _, ok := param(w, "grid"); !ok {
+		return errAt(c.VerbCol, "%s has no grid parameter: its parameters are %s", w.Name, paramNames(w))
+	}
+	next := s.st.clone()
+	a.Key = "grid"
+	if err := setParams(&next, w, []Arg{a}); err != nil {
+		return err
+	}
+	s.st = next
+	return nil
+}
+
+func cmdPolicy(s *Session, ctx context.Context, c *Command, out Output) error {
+	a, err := oneArg(c, "a list of policies")
+	if err != nil {
+		return err
+	}
+	items, cols, err := splitList(a.Value, a.Col)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var ps []string
+	for i, it := range items {
+		p, err := selective.ParsePolicy(strings.ToLower(it))
+		if err != nil {
+			return errAt(cols[i], "%v", err)
+		}
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			ps = append(ps, p.String())
+		}
+	}
+	s.st.Policies = ps
+	return nil
+}
+
+func cmdTolerance(s *Session, ctx context.Context, c *Command, out Output) error {
+	a, err := oneArg(c, "tolerances")
+	if err != nil {
+		return err
+	}
+	ts, err := parseTolerances(a.Value, a.Col)
+	if err != nil {
+		return err
+	}
+	s.st.Tolerances = ts
+	return nil
+}
+
+func cmdConfidence(s *Session, ctx context.Context, c *Command, out Output) error {
+	a, err := oneArg(c, "a level")
+	if err != nil {
+		return err
+	}
+	v, err := strconv.ParseFloat(a.Value, 64)
+	if err != nil || v <= 0 || v >= 1 {
+		return errAt(a.Col, "%q is not a confidence level: want a number strictly between 0 and 1, like 0.95", a.Value)
+	}
+	s.st.Confidence = v
+	return nil
+}
+
+func intArg(c *Command, lo, hi int, what string) (int, error) {
+	a, err := oneArg(c, what)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(a.Value)
+	if err != nil || v < lo || v > hi {
+		return 0, errAt(a.Col, "%q is not valid: want %s, an integer from %d to %d", a.Value, what, lo, hi)
+	}
+	return v, nil
+}
+
+func cmdReps(s *Session, ctx context.Context, c *Command, out Output) error {
+	v, err := intArg(c, 1, 1000, "the number of reference runs")
+	if err != nil {
+		return err
+	}
+	s.st.Reps = v
+	return nil
+}
+
+func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
+	v, err := intArg(c, 1, 4096, "the number of ranks")
+	if err != nil {
+		return err
+	}
+	if v != s.st.Ranks && s.agent != nil && s.agent.proc != nil {
+		s.stopAgent()
+		out.Print(fmt.Sprintf("stopped the local agent; the next sweep starts one with %d ranks", v))
+	}
+	s.st.Ranks = v
+	return nil
+}
+
+func cmdListen(s *Session, ctx context.Context, c *Command, out Output) error {
+	addr := "0.0.0.0:0"
+	if len(c.Args) > 0 {
+		a, err := oneArg(c, "an address")
+		if err != nil {
+			return err
+		}
+		if a.Value == "off" {
+			if s.ln != nil {
+				s.ln.Close()
+				s.ln = nil
+			}
+			out.Print("not listening: sweeps start a local agent")
+			return nil
+		}
+		if _, _, err := net.SplitHostPort(a.Value); err != nil {
+			return errAt(a.Col, "%q is not HOST:PORT (e.g. 0.0.0.0:7077, or :7077)", a.Value)
+		}
+		addr = a.Value
+	}
+	token, err := NewToken()
+	if err != nil {
+		return err
+	}
+	ln, err := Listen(addr, token)
+	if err != nil {
+		return &Error{Msg: err.Error()}
+	}
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	s.ln = ln
+	host, port, _ := net.SplitHostPort(ln.Addr())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	dial := net.JoinHostPort(host, port)
+	out.Print(fmt.Sprintf(`listening at %s. On the cluster, in your job script:
+
+  export %s=%s
+  srun -n RANKS approxtune agent --connect %s
+  # or: mpirun -n RANKS -x %s approxtune agent --connect %s
+
+The next evaluate or tune waits for the agent. Keep the token secret: it is what lets an agent in.`,
+		ln.Addr(), protocol.TokenEnv, token, dial, protocol.TokenEnv, dial))
+	return nil
+}
+
+func cmdConnect(s *Session, ctx context.Context, c *Command, out Output) error {
+	return errAt(c.VerbCol, "agents dial in to the session: run 'listen' and start the agent with the command it prints")
+}
+
+func cmdEvaluate(s *Session, ctx context.Context, c *Command, out Output) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	return s.sweepAndReport(ctx, sweep.ModeEvaluate, out)
+}
+
+func cmdTune(s *Session, ctx context.Context, c *Command, out Output) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	return s.sweepAndReport(ctx, sweep.ModeTune, out)
+}
+
+func (s *Session) sweepAndReport(ctx context.Context, mode string, out Output) error {
+	sw, err := s.Run(ctx, mode, out)
+	if sw != nil && len(sw.Results) > 0 {
+		out.Print(tableBest(sw))
+	}
+	return err
+}
+
+func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		sw := s.Last()
+		if sw == nil {
+			return errAt(c.VerbCol, "no sweep in this session to resume; 'resume SESSION' finishes another session's (ids under %s)", DefaultSessionsDir())
+		}
+		err := s.Resume(ctx, sw, out)
+		if len(sw.Results) > 0 {
+			out.Print(tableBest(sw))
+		}
+		return err
+	}
+	a, err := oneArg(c, "a session directory or id")
+	if err != nil {
+		return err
+	}
+	path := a.Value
+	if _, err := os.Stat(filepath.Join(path, JournalName)); err != nil {
+		path = filepath.Join(DefaultSessionsDir(), a.Value)
+		if _, err := os.Stat(filepath.Join(path, JournalName)); err != nil {
+			return errAt(a.Col, "no journal %s in %q nor in %s", JournalName, a.Value, path)
+		}
+	}
+	sws, err := ReadJournal(filepath.Join(path, JournalName))
+	if err != nil {
+		return &Error{Msg: err.Error()}
+	}
+	if len(sws) == 0 {
+		return errAt(a.Col, "the journal in %s holds no sweep", path)
+	}
+	old := sws[len(sws)-1]
+	// Adopt the sweep: record it in this session's journal, then resume it.
+	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Status: old.Status}
+	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: "adopted from " + path}); err != nil {
+		return err
+	}
+	for _, r := range sw.Results {
+		s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw(r)})
+	}
+	s.sweeps = append(s.sweeps, sw)
+	err = s.Resume(ctx, sw, out)
+	if len(sw.Results) > 0 {
+		out.Print(tableBest(sw))
+	}
+	return err
+}
+
+func lastSweep(s *Session, c *Command) (*Sweep, error) {
+	sw := s.Last()
+	if sw == nil {
+		return nil, errAt(c.VerbCol, "no results yet: run evaluate or tune first")
+	}
+	return sw, nil
+}
+
+func cmdTable(s *Session, ctx context.Context, c *Command, out Output) error {
+	a, err := oneArg(c, "what to tabulate")
+	if err != nil {
+		return err
+	}
+	sw, err := lastSweep(s, c)
+	if err != nil {
+		return err
+	}
+	switch a.Value {
+	case "configs":
+		out.Print(tableConfigs(sw))
+	case "kernels":
+		out.Print(tableKernels(sw))
+	case "best":
+		out.Print(tableBest(sw))
+	default:
+		return errAt(a.Col, "no table %q: want configs, kernels or best", a.Value)
+	}
+	return nil
+}
+
+func cmdSave(s *Session, ctx context.Context, c *Command, out Output) error {
+	a, err := oneArg(c, "a file name")
+	if err != nil {
+		return err
+	}
+	sw, err := lastSweep(s, c)
+	if err != nil {
+		return err
+	}
+	path, err := writeFile(a.Value, func(f *os.File) error { return writeJSONL(f, sw) })
+	if err != nil {
+		return errAt(a.Col, "%v", err)
+	}
+	out.Print(fmt.Sprintf("wrote %d results to %s", len(sw.Results), path))
+	return nil
+}
+
+func cmdExport(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) != 2 || c.Args[0].Value != "csv" {
+		col := c.VerbCol
+		if len(c.Args) > 0 {
+			col = c.Args[0].Col
+		}
+		return errAt(col, "export takes a format and a file: export csv FILE")
+	}
+	sw, err := lastSweep(s, c)
+	if err != nil {
+		return err
+	}
+	a := c.Args[1]
+	path, err := writeFile(a.Value, func(f *os.File) error { return writeCSV(f, sw) })
+	if err != nil {
+		return errAt(a.Col, "%v", err)
+	}
+	out.Print(fmt.Sprintf("wrote %d rows to %s", len(sw.Results), path))
+	return nil
+}
+
+// writeFile writes through a temporary file and renames it, so a failure
+// never leaves half a file.
+func writeFile(name string, write func(*os.File) error) (string, error) {
+	path, err := filepath.Abs(name)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".approxtune-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// paramKeys lists the configuration parameter names of a sweep, in order.
+func paramKeys(sw *Sweep) []string {
+	if len(sw.Configs) > 0 {
+		return sw.Configs[0].Names()
+	}
+	seen := map[string]bool{}
+	var ks []string
+	for _, r := range sw.Results {
+		for _, k := range r.Config.Names() {
+			if !seen[k] {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+		}
+	}
+	sort.Strings(ks)
+	return ks
+}
