@@ -180,3 +180,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestComplete(t *testing.T) {
+	s := newSession(t)
+	cases := []struct {
+		line  string
+		want  []string
+		start int
+	}{
+		{"ev", []string{"evaluate"}, 0},
+		{"workload su", []string{"summa"}, 9},
+		{"workload summa n=1024 gr", []string{"grid="}, 22},
+		{"space b=64 grid=2x2,1", []string{"1x4", "1x8"}, 20},
+		{"policy conditional,ea", []string{"eager"}, 19},
+		{"table k", []string{"kernels"}, 6},
+		{"help sp", []string{"space"}, 5},
+	}
+	for _, c := range cases {
+		got, start := s.Complete(c.line, len(c.line))
+		if !reflect.DeepEqual(got, c.want) || start != c.start {
+			t.Errorf("%q: %v at %d, want %v at %d", c.line, got, start, c.want, c.start)
+		}
+	}
+}

@@ -103,7 +103,12 @@ func tableKernels(sw *Sweep) string {
 	fmt.Fprintf(&b, "kernels of configuration %d (%s), %s at %s, rank %d\n", k.Index, label, k.Policy, formatTolerance(k.Tolerance), k.Rank)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tsamples\tmean ms\thalf-width\tcalls\tskipped\tstate\t")
+	known := 0
 	for _, s := range k.Kernels {
+		if s.Calls == 0 {
+			known++ // eager: kept from earlier configurations, not called in this run
+			continue
+		}
 		hw := "-"
 		if s.HalfS >= 0 && s.MeanS > 0 {
 			hw = pct(s.HalfS / s.MeanS)
@@ -111,6 +116,9 @@ func tableKernels(sw *Sweep) string {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%s\t%d\t%d\t%s\t\n", s.Key, s.Count, 1e3*s.MeanS, hw, s.Calls, s.Skipped, s.State)
 	}
 	tw.Flush()
+	if known > 0 {
+		fmt.Fprintf(&b, "(and %d kernels known from earlier configurations, not called in this run)\n", known)
+	}
 	return b.String()
 }
 

@@ -31,6 +31,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "approxtune version", "print the version, the Go version, the MPI library and the BLAS backend", runVersion},
+		{"repl", "approxtune repl [--dir DIR]", "the terminal REPL (reads a script when stdin is not a terminal)", runREPL},
 		{"agent", "mpirun -n RANKS approxtune agent --sweep FILE|- | --connect HOST:PORT", "run sweeps as the MPI agent (always under mpirun)", runAgent},
 		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
 	}

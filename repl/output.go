@@ -1,0 +1,208 @@
+package repl
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/approxtune/approxtune/session"
+)
+
+// termOutput prints command answers and, on a terminal, redraws a live area
+// (progress line and chart) in place while a sweep runs.
+type termOutput struct {
+	mu    sync.Mutex
+	w     io.Writer
+	live  bool
+	color bool
+	drawn int // lines of the live area now on screen
+	last  time.Time
+	seen  int // results already reported (script mode)
+}
+
+func (o *termOutput) clearLive() {
+	if o.drawn > 0 {
+		fmt.Fprintf(o.w, "\033[%dA\033[J", o.drawn)
+		o.drawn = 0
+	}
+}
+
+// endLive leaves the live area on screen as it is.
+func (o *termOutput) endLive() {
+	o.mu.Lock()
+	o.drawn = 0
+	o.mu.Unlock()
+}
+
+func (o *termOutput) Print(text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.clearLive()
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	io.WriteString(o.w, text)
+}
+
+func (o *termOutput) Error(text string) {
+	if o.color {
+		o.Print("\033[31merror:\033[0m " + text)
+		return
+	}
+	o.Print("error: " + text)
+}
+
+func (o *termOutput) Update(p session.Progress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.live {
+		o.scriptUpdate(p)
+		return
+	}
+	if !p.Final && p.Note == "" && time.Since(o.last) < 200*time.Millisecond {
+		return
+	}
+	o.last = time.Now()
+	lines := append([]string{progressLine(p)}, chart(p.Sweep, o.color)...)
+	if p.Note != "" {
+		lines = append(lines, p.Note)
+	}
+	o.clearLive()
+	for _, l := range lines {
+		fmt.Fprintln(o.w, l)
+	}
+	o.drawn = len(lines)
+	if p.Final {
+		o.drawn = 0
+	}
+}
+
+// scriptUpdate prints one line per new result, and notes.
+func (o *termOutput) scriptUpdate(p session.Progress) {
+	sw := p.Sweep
+	if p.Done == 0 && !p.Final && p.Note == "" {
+		o.seen = len(sw.Results)
+		fmt.Fprintf(o.w, "sweep %d: %s %s, %d runs\n", sw.ID, sw.Spec.Mode, sw.Workload, p.Total)
+	}
+	for ; o.seen < len(sw.Results); o.seen++ {
+		r := sw.Results[o.seen]
+		desc := "full runs " + fmtSecs(meanOf(r.ReferenceS))
+		if r.PredictedS != nil {
+			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tolName(r.Tolerance), fmtSecs(*r.PredictedS))
+			if r.Error != nil {
+				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(meanOf(r.ReferenceS)), 100**r.Error)
+			}
+		}
+		fmt.Fprintf(o.w, "  [%d/%d] %s  %s: %s\n", o.seen+1, p.Total, fmtDur(p.Elapsed), r.Config.Label(), desc)
+	}
+	if p.Note != "" {
+		fmt.Fprintln(o.w, "  "+p.Note)
+	}
+}
+
+func meanOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func fmtSecs(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4fs", x)
+}
+
+func tolName(t *float64) string {
+	if t == nil {
+		return "-"
+	}
+	if f, e := math.Frexp(*t); f == 0.5 {
+		return fmt.Sprintf("2^%d", e-1)
+	}
+	return fmt.Sprint(*t)
+}
+
+func fmtDur(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+func progressLine(p session.Progress) string {
+	sw := p.Sweep
+	s := fmt.Sprintf("sweep %d %s %s: %d/%d runs, %s elapsed", sw.ID, sw.Spec.Mode, sw.Workload, p.Done, p.Total, fmtDur(p.Elapsed))
+	if p.Done > 0 && p.Done < p.Total && !p.Final {
+		eta := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
+		s += ", about " + fmtDur(eta) + " left"
+	}
+	if p.Final {
+		s += " (" + sw.Status + ")"
+	}
+	return s
+}
+
+// chart draws speed-up and mean error against tolerance, one block per policy.
+func chart(sw *session.Sweep, color bool) []string {
+	sums := sw.Summaries()
+	if len(sums) == 0 {
+		return nil
+	}
+	maxS, maxE := 1.0, 0.0
+	for _, s := range sums {
+		if !math.IsNaN(s.Speedup) {
+			maxS = math.Max(maxS, s.Speedup)
+		}
+		if !math.IsNaN(s.MeanError) {
+			maxE = math.Max(maxE, s.MeanError)
+		}
+		maxE = math.Max(maxE, s.Tolerance)
+	}
+	if !sums[0].HasRef {
+		return nil // tune: no references, nothing to chart yet
+	}
+	bar := func(v, max float64, width int) string {
+		if math.IsNaN(v) || max <= 0 {
+			return strings.Repeat(" ", width)
+		}
+		n := int(math.Round(v / max * float64(width)))
+		n = min(max0(n), width)
+		return strings.Repeat("█", n) + strings.Repeat(" ", width-n)
+	}
+	lines := []string{fmt.Sprintf("%-12s %-6s %-24s %-24s", "policy", "tol", "speed-up", "mean error (| tolerance)")}
+	prev := ""
+	for _, s := range sums {
+		name := s.Policy
+		if name == prev {
+			name = ""
+		}
+		prev = s.Policy
+		eb := []rune(bar(s.MeanError, maxE, 16))
+		if tpos := int(math.Round(s.Tolerance / maxE * 16)); tpos < len(eb) && eb[tpos] == ' ' {
+			eb[tpos] = '|'
+		}
+		sb := bar(s.Speedup, maxS, 16)
+		if color {
+			sb = "\033[32m" + sb + "\033[0m"
+		}
+		lines = append(lines, fmt.Sprintf("%-12s %-6s %s %5.2fx  %s %5.1f%%", name, tolName(&s.Tolerance), sb, s.Speedup, string(eb), 100*s.MeanError))
+	}
+	return lines
+}
+
+func max0(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return n
+}

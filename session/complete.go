@@ -1,0 +1,101 @@
+package session
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// Complete proposes completions for the word that ends at byte offset pos of
+// line: verbs first, then what the verb takes (workload names, parameter keys,
+// policies, table names, help topics). It returns the candidates (whole
+// words) and the byte offset where the word being completed starts.
+func (s *Session) Complete(line string, pos int) ([]string, int) {
+	if pos > len(line) {
+		pos = len(line)
+	}
+	head := line[:pos]
+	start := strings.LastIndexAny(head, " \t") + 1
+	word := head[start:]
+	fields := strings.Fields(head[:start])
+	if len(fields) == 0 {
+		return match(Verbs(), word), start
+	}
+	verb := strings.ToLower(fields[0])
+	// Inside a list (a,b,c) or after KEY=, complete the last item.
+	itemStart := start + strings.LastIndexAny(word, ",=") + 1
+	item := head[itemStart:]
+	key := ""
+	if i := strings.IndexByte(word, '='); i >= 0 {
+		key = strings.ToLower(word[:i])
+	}
+	ss := s.schemas()
+	switch verb {
+	case "help":
+		return match(Verbs(), word), start
+	case "workload":
+		if len(fields) == 1 && key == "" {
+			return match(ss.names(), word), start
+		}
+		if w, ok := ss.find(strings.ToLower(fields[1])); ok {
+			return s.completeParam(w.Name, key, word, item, start, itemStart)
+		}
+	case "space":
+		return s.completeParam(s.st.Workload, key, word, item, start, itemStart)
+	case "policy":
+		return match(sweep.Policies(), item), itemStart
+	case "table":
+		return match([]string{"configs", "kernels", "best"}, word), start
+	case "export":
+		if len(fields) == 1 {
+			return match([]string{"csv"}, word), start
+		}
+	case "tolerance":
+		return match([]string{"2^0..2^-6", "2^-1,2^-3,2^-5", "0.125"}, word), start
+	case "listen":
+		return match([]string{"off", "0.0.0.0:7077"}, word), start
+	}
+	return nil, start
+}
+
+// completeParam completes "key=" names, or the values of a choice or grid parameter.
+func (s *Session) completeParam(workload, key, word, item string, start, itemStart int) ([]string, int) {
+	w, ok := s.schemas().find(workload)
+	if !ok {
+		return nil, start
+	}
+	if key == "" {
+		var ks []string
+		for _, p := range w.Params {
+			ks = append(ks, p.Name+"=")
+		}
+		return match(ks, word), start
+	}
+	p, ok := param(w, key)
+	if !ok {
+		return nil, start
+	}
+	switch p.Kind {
+	case sweep.Choice:
+		return match(p.Choices, item), itemStart
+	case sweep.Grid:
+		if p.Dims == 3 {
+			return match([]string{"1x1x1", "2x2x2", "3x3x3"}, item), itemStart
+		}
+		return match([]string{"1x4", "2x2", "4x1", "1x8", "2x4", "4x2", "8x1"}, item), itemStart
+	}
+	return nil, itemStart
+}
+
+func match(cands []string, prefix string) []string {
+	var out []string
+	lp := strings.ToLower(prefix)
+	for _, c := range cands {
+		if strings.HasPrefix(strings.ToLower(c), lp) {
+			out = append(out, c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
