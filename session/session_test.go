@@ -1,0 +1,174 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/mpiagent/protocol"
+)
+
+// hookOut calls onResult with the number of results after each one.
+type hookOut struct {
+	textOut
+	onResult func(n int)
+	seen     int
+}
+
+func (o *hookOut) Update(p Progress) {
+	for ; o.seen < len(p.Sweep.Results); o.seen++ {
+		if o.onResult != nil {
+			o.onResult(o.seen + 1)
+		}
+	}
+}
+
+// journalKinds counts the journal's records by kind and its result events.
+func journalCounts(t *testing.T, dir string) (map[string]int, int) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kinds := map[string]int{}
+	results := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("journal line %q: %v", sc.Text(), err)
+		}
+		kinds[r.Kind]++
+		if r.Kind == "event" && strings.Contains(string(r.Event), `"type":"result"`) {
+			results++
+		}
+	}
+	return kinds, results
+}
+
+// A rank killed mid-sweep: reported within 10 s with the reason, every
+// finished run journaled, and resume runs exactly the missing ones.
+func TestKilledRankThenResume(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &hookOut{}
+	for _, l := range []string{"workload synthetic steps=15 count=4", "space slow_rank=-1,0,1,2,3", "policy conditional,eager", "tolerance 2^-1,2^-3", "reps 1"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	var killed time.Time
+	out.onResult = func(n int) {
+		if n == 7 {
+			killed = time.Now()
+			syscall.Kill(s.Agent().Hello.PIDs[1], syscall.SIGKILL)
+		}
+	}
+	err = s.Exec(ctx, "evaluate", out)
+	took := time.Since(killed)
+	if err == nil || !strings.Contains(err.Error(), "mpirun") || !strings.Contains(err.Error(), "'resume'") {
+		t.Fatalf("evaluate after a killed rank: %v", err)
+	}
+	if took > 10*time.Second {
+		t.Fatalf("death reported %v after the kill", took)
+	}
+	sw := s.Last()
+	finished := len(sw.Results)
+	_, journaled := journalCounts(t, dir)
+	if finished < 7 || journaled != finished {
+		t.Fatalf("%d results before the death, %d in the journal", finished, journaled)
+	}
+	missing := len(sw.Missing())
+	if missing != sw.Total()-finished || missing == 0 {
+		t.Fatalf("missing %d, total %d, finished %d", missing, sw.Total(), finished)
+	}
+
+	out.onResult = nil
+	if err := s.Exec(ctx, "resume", out); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	kinds, journaled := journalCounts(t, dir)
+	if len(sw.Results) != sw.Total() || journaled != sw.Total() || kinds["resume"] != 1 {
+		t.Fatalf("after resume: %d results (journal %d) of %d; kinds %v", len(sw.Results), journaled, sw.Total(), kinds)
+	}
+	seen := map[runKey]int{}
+	for _, r := range sw.Results {
+		seen[keyOf(r)]++
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("run %+v has %d results: resume must run exactly the missing ones", k, n)
+		}
+	}
+	// The journal alone rebuilds the complete sweep.
+	sws, err := ReadJournal(filepath.Join(dir, JournalName))
+	if err != nil || len(sws) != 1 || len(sws[0].Results) != sw.Total() || len(sws[0].Missing()) != 0 {
+		t.Fatalf("journal rebuilt %d sweeps, %v", len(sws), err)
+	}
+	if !strings.Contains(out.b.String(), "resuming sweep 1: "+itoa(missing)+" of "+itoa(sw.Total())) {
+		t.Errorf("resume did not say what it reruns:\n%s", out.b.String())
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// An agent with a wrong token is refused and nothing it sent is recorded.
+func TestListenRefusesWrongToken(t *testing.T) {
+	l := testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "listen 127.0.0.1:0", out); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`--connect (\S+)`).FindStringSubmatch(out.b.String())
+	tok := regexp.MustCompile(protocol.TokenEnv + `=([0-9a-f]{64})`).FindStringSubmatch(out.b.String())
+	if m == nil || tok == nil {
+		t.Fatalf("listen printed no command with a token:\n%s", out.b.String())
+	}
+	var refused []string
+	s.ln.Refused = func(_, reason string) { refused = append(refused, reason) }
+	cmd := l.Command(context.Background(), 2, bin, "agent", "--connect", m[1])
+	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+strings.Repeat("0", 64))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The next sweep waits for an agent; the wrong one is turned away.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() { cmd.Wait(); time.Sleep(500 * time.Millisecond); cancel() }()
+	s.Exec(ctx, "workload synthetic steps=2", out)
+	err = s.Exec(ctx, "tune", out)
+	if err == nil || !strings.Contains(err.Error(), "no agent dialed in") {
+		t.Fatalf("tune with only a wrong agent: %v", err)
+	}
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 || len(refused) != 1 {
+		t.Fatalf("agent state %v, refusals %q", cmd.ProcessState, refused)
+	}
+	if _, results := journalCounts(t, dir); results != 0 || s.Agent() != nil {
+		t.Fatalf("a refused agent left %d results and agent %v", results, s.Agent())
+	}
+}
