@@ -25,7 +25,7 @@ type termOutput struct {
 
 func (o *termOutput) clearLive() {
 	if o.drawn > 0 {
-		fmt.Fprintf(o.w, "\033[%dA\033[J", o.drawn)
+		fmt.Fprintf(o.w, "\r\033[%dA\033[J", o.drawn)
 		o.drawn = 0
 	}
 }
@@ -67,10 +67,10 @@ func (o *termOutput) Update(p session.Progress) {
 	}
 	o.last = time.Now()
 	lines := append([]string{progressLine(p)}, chart(p.Sweep, o.color)...)
-	if p.Note != "" {
-		lines = append(lines, p.Note)
-	}
 	o.clearLive()
+	if p.Note != "" {
+		fmt.Fprintln(o.w, p.Note) // notes stay on screen above the live area
+	}
 	for _, l := range lines {
 		fmt.Fprintln(o.w, l)
 	}

@@ -107,7 +107,6 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		return 1
 	}
 	defer rl.Close()
-	out.w = rl.Stdout()
 	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D leaves.\nsession journal: %s\n", s.Dir())
 	for {
 		line, err := rl.Readline()

@@ -116,6 +116,15 @@ func (l *Listener) handshake(c net.Conn) (*Agent, error) {
 		return nil, errors.New("wrong token")
 	}
 	h.Token = ""
+	// JSON gave the defaults back as numbers and strings: make them the
+	// parameters' own values (a grid default "2x2" becomes a GridShape).
+	for i := range h.Workloads {
+		for j, p := range h.Workloads[i].Params {
+			if v, err := p.Convert(p.Default); err == nil {
+				h.Workloads[i].Params[j].Default = v
+			}
+		}
+	}
 	if err := w.Write(protocol.Reply{Type: protocol.TypeWelcome, V: protocol.Version}); err != nil {
 		return nil, err
 	}
@@ -137,6 +146,7 @@ type Agent struct {
 	err    error // why the connection ended
 	nextID int64
 	proc   *process // set for agents this session started
+	closed bool     // the session closed the connection itself
 }
 
 func (a *Agent) read(rd *protocol.Reader) {
@@ -145,7 +155,10 @@ func (a *Agent) read(rd *protocol.Reader) {
 		line, _, err := rd.Next()
 		if err != nil {
 			a.mu.Lock()
-			if errors.Is(err, io.EOF) {
+			switch {
+			case a.closed:
+				err = errors.New("the session closed the connection")
+			case errors.Is(err, io.EOF):
 				err = errors.New("the agent closed the connection")
 			}
 			a.err = err
@@ -254,6 +267,9 @@ func (a *Agent) Shutdown(grace time.Duration) error {
 	case <-a.gone:
 	case <-time.After(grace):
 	}
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
 	a.conn.Close()
 	if a.proc != nil {
 		return a.proc.stop(grace)
@@ -264,6 +280,9 @@ func (a *Agent) Shutdown(grace time.Duration) error {
 // Interrupt stops an agent this session started: SIGINT to mpirun, then
 // SIGTERM, then SIGKILL, each after grace.
 func (a *Agent) Interrupt(grace time.Duration) error {
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
 	a.conn.Close()
 	if a.proc == nil {
 		return errors.New("this agent was not started by the session: stop it through the batch system")

@@ -151,3 +151,35 @@ func TestAgentDeathDetected(t *testing.T) {
 	}
 	t.Logf("reported after %v: %v", time.Since(killedAt), err)
 }
+
+// Validation works the same with the agent's announced schemas as with the
+// binary's own (defaults decoded from JSON become parameter values again).
+func TestAnnouncedSchemasValidate(t *testing.T) {
+	bin := testenv.Build(t)
+	testenv.Launcher(t)
+	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &textOut{}
+	s.Exec(ctx, "workload synthetic steps=2 count=1", out)
+	if err := s.Exec(ctx, "tune", out); err != nil {
+		t.Fatal(err)
+	}
+	if s.Agent() == nil {
+		t.Fatal("no agent")
+	}
+	for _, l := range []string{"status", "workload summa n=256", "space b=32", "tune"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s with the agent's schemas: %v", l, err)
+		}
+	}
+	if err := s.Exec(ctx, "space n=1000 b=64", out); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "tune", out); err == nil || !strings.Contains(err.Error(), "must divide") {
+		t.Fatalf("invalid space with the agent's schemas: %v", err)
+	}
+}

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+)
+
+// runScript runs `approxtune repl` with script on standard input.
+func runScript(t *testing.T, bin, script string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "repl", "--dir", t.TempDir())
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(script)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return so.String(), se.String(), code
+}
+
+// The README's main job: the quickstart script prints its tables.
+func TestQuickstartScript(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	script, err := os.ReadFile(filepath.Join(testenv.Root(t), "examples", "quickstart.atune"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runScript(t, bin, string(script))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"> workload summa n=2048", "sweep       9 configurations x 2 policies x 3 tolerances = 54 selective runs",
+		"evaluate summa, 54 of 54 runs (ok)", "policy  tolerance  speed-up  mean error  max error  quality",
+		"conditional       2^-1", "eager       2^-5", "best configuration (least reference time): n=2048",
+		"kernels of configuration 8", "gemm[NN] 512x2048x256", "wrote 54 rows to",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quickstart output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// In a script, the first failing command stops it with its line number.
+func TestScriptStopsAtFirstError(t *testing.T) {
+	bin := testenv.Build(t)
+	out, errs, code := runScript(t, bin, "# comment\nworkload summa n=512\n\nspace b=64,zero\nstatus\n")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if want := `line 4: column 12: b: "zero" is not valid: want an integer from 1 to 65536`; !strings.Contains(errs, want) {
+		t.Fatalf("stderr %q lacks %q", errs, want)
+	}
+	if strings.Contains(out, "> status") || !strings.Contains(out, "> space b=64,zero") {
+		t.Fatalf("the script went on, or did not echo:\n%s", out)
+	}
+}
+
+// tmux drives the REPL in a real terminal.
+type tmux struct {
+	t    *testing.T
+	name string
+}
+
+func (m tmux) run(args ...string) string {
+	out, err := exec.Command("tmux", append([]string{"-L", m.name}, args...)...).CombinedOutput()
+	if err != nil {
+		m.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (m tmux) screen() string { return m.run("capture-pane", "-p", "-t", m.name, "-S", "-200") }
+
+func (m tmux) waitFor(want string, timeout time.Duration) string {
+	deadline := time.Now().Add(timeout)
+	for {
+		s := m.screen()
+		if strings.Contains(s, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("the screen never showed %q:\n%s", want, s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Completion, Ctrl-C at the prompt and during a sweep, and Ctrl-D, in a terminal.
+func TestInteractiveREPL(t *testing.T) {
+	testenv.Tool(t, "tmux")
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	m := tmux{t, "approxtune-test-" + filepath.Base(dir)}
+	m.run("new-session", "-d", "-s", m.name, "-x", "160", "-y", "50",
+		"env NO_COLOR=1 XDG_STATE_HOME="+dir+" "+bin+" repl --dir "+dir+"/session; echo REPL-EXITED; sleep 30")
+	defer exec.Command("tmux", "-L", m.name, "kill-server").Run()
+	m.waitFor("approxtune>", 10*time.Second)
+
+	// Tab completes the verb and a workload name.
+	m.run("send-keys", "-t", m.name, "wor", "Tab")
+	m.waitFor("approxtune> workload", 5*time.Second)
+	m.run("send-keys", "-t", m.name, "syn", "Tab")
+	m.waitFor("approxtune> workload synthetic", 5*time.Second)
+	// Ctrl-C at the prompt clears the line: nothing runs.
+	m.run("send-keys", "-t", m.name, "C-c")
+	m.run("send-keys", "-t", m.name, "workload synthetic steps=60 count=4", "Enter")
+	m.run("send-keys", "-t", m.name, "space slow_rank=-1,0,1,2", "Enter")
+	m.run("send-keys", "-t", m.name, "evaluate", "Enter")
+	m.waitFor("runs,", 60*time.Second)
+	time.Sleep(time.Second)
+	m.run("send-keys", "-t", m.name, "C-c")
+	s := m.waitFor("'resume' runs the rest", 60*time.Second)
+	if !strings.Contains(s, "cancelling: the sweep stops at the next run boundary") {
+		t.Errorf("no cancel notice:\n%s", s)
+	}
+	// Still usable after the cancel.
+	m.run("send-keys", "-t", m.name, "status", "Enter")
+	m.waitFor("session     "+dir, 20*time.Second)
+	// Ctrl-D leaves, stopping the agent.
+	m.run("send-keys", "-t", m.name, "C-d")
+	s = m.waitFor("REPL-EXITED", 20*time.Second)
+	if !strings.Contains(s, "stopping the agent") {
+		t.Errorf("Ctrl-D did not stop the agent:\n%s", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "approxtune", "history")); err != nil {
+		t.Errorf("no history file: %v", err)
+	}
+}
