@@ -112,6 +112,9 @@ func Parse(line string) (*Command, error) {
 		return nil, nil
 	}
 	v := words[0]
+	if v.Key == "" && v.Value == "" {
+		return nil, errAt(v.Col, "an empty command: a line starts with a command (try 'help')")
+	}
 	if v.Key != "" {
 		return nil, errAt(v.Col, "a line starts with a command, not %s=...: try 'help'", v.Key)
 	}
