@@ -177,3 +177,13 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// TableBest renders a sweep's per-policy-and-tolerance table (what
+// 'table best' prints): speed-up, errors, quality and the chosen configuration.
+func TableBest(sw *Sweep) string { return tableBest(sw) }
+
+// TableConfigs renders one row per run (what 'table configs' prints).
+func TableConfigs(sw *Sweep) string { return tableConfigs(sw) }
+
+// TableKernels renders the last run's kernels (what 'table kernels' prints).
+func TableKernels(sw *Sweep) string { return tableKernels(sw) }
