@@ -90,7 +90,7 @@ func jsonString(v any) string {
 func TestAgentRejectsBadSpecs(t *testing.T) {
 	bin := testenv.Build(t)
 	cases := []struct{ name, spec, want string }{
-		{"unknown workload", `{"workload":"lu","mode":"reference"}`, `workload "lu" is unknown: want one of summa`},
+		{"unknown workload", `{"workload":"lu","mode":"reference"}`, `workload "lu" is unknown: want one of cholesky2d, cholesky3d, `},
 		{"grid too big", `{"workload":"summa","space":{"grid":["3x3"]},"mode":"reference"}`, "space.grid: 3x3 needs 9 processes, the agent has 4"},
 		{"b zero", `{"workload":"summa","space":{"b":[0]},"mode":"reference"}`, "space.b: 0 is out of range: want an integer from 1 to 65536"},
 		{"b not dividing", `{"workload":"summa","space":{"n":[1000],"b":[64]},"mode":"reference"}`, "b=64 must divide the local block sizes"},

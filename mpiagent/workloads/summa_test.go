@@ -75,7 +75,7 @@ func TestRegistry(t *testing.T) {
 	}
 	for _, w := range All() {
 		c := sweep.NewConfig(w.Params(), nil)
-		if err := w.Check(c, 4); err != nil {
+		if err := w.Check(c, max(4, w.Grid(c).Procs())); err != nil {
 			t.Errorf("%s defaults %s rejected: %v", w.Name(), c.Label(), err)
 		}
 		if w.Doc() == "" {
