@@ -2,9 +2,13 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
 )
 
 func TestParse(t *testing.T) {
@@ -202,4 +206,58 @@ func TestComplete(t *testing.T) {
 			t.Errorf("%q: %v at %d, want %v at %d", c.line, got, start, c.want, c.start)
 		}
 	}
+}
+
+// The figures map a known sweep's numbers: the summaries carry them, and the
+// files decode.
+func TestFigureMapping(t *testing.T) {
+	sw := knownSweep(t)
+	f, err := MakeFigure(sw, "speedup", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// conditional at 2^-1: reference 0.2+0.4, selective 0.1+0.1: 3x; errors 10% and 75%.
+	if !strings.Contains(f.Summary, "conditional 2^-1   speed-up  3.00x  mean error  42.5%  max error  75.0%") {
+		t.Errorf("speedup summary:\n%s", f.Summary)
+	}
+	f, err = MakeFigure(sw, "configs", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Summary, "0 n=1 b=1: reference 0.2000s, conditional 2^-1 0.2200s [best]") ||
+		!strings.Contains(f.Summary, "1 n=1 b=2: reference 0.4000s, conditional 2^-1 0.1000s [chosen by conditional]") {
+		t.Errorf("configs summary:\n%s", f.Summary)
+	}
+	if _, err := MakeFigure(sw, "gantt", FigureOptions{}); err == nil || !strings.Contains(err.Error(), "want one of speedup, error, configs, kernels, path") {
+		t.Errorf("unknown figure: %v", err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"a.png", "a.svg"} {
+		if _, err := writeFigure(f, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := writeFigure(f, filepath.Join(dir, "a.gif")); err == nil {
+		t.Error("wrote a .gif")
+	}
+}
+
+func knownSweep(t *testing.T) *Sweep {
+	t.Helper()
+	spec, err := sweep.Parse([]byte(`{"workload":"x","policies":["conditional"],"tolerances":[0.5],"mode":"evaluate"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []sweep.Config
+	for _, js := range []string{`{"n":1,"b":1}`, `{"n":1,"b":2}`} {
+		var c sweep.Config
+		json.Unmarshal([]byte(js), &c)
+		cs = append(cs, c)
+	}
+	f := func(x float64) *float64 { return &x }
+	tol := 0.5
+	return &Sweep{ID: 1, Spec: spec, Configs: cs, Status: "ok", Results: []sweep.Result{
+		{Index: 0, Config: cs[0], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.2, 0.2}, PredictedS: f(0.22), SelectiveS: f(0.1), Error: f(0.1)},
+		{Index: 1, Config: cs[1], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.4}, PredictedS: f(0.1), SelectiveS: f(0.1), Error: f(0.75)},
+	}}
 }

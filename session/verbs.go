@@ -56,6 +56,8 @@ func verbs() []verb {
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
+		{"plot", "plot speedup|error|configs|kernels|path [FILE] [policy=P] [tolerance=T]", "draw a figure of the last sweep",
+			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance).", "plot error error.svg", cmdPlot},
 		{"save", "save FILE", "write the last sweep's results as JSON lines",
 			"One JSON object per run, as the agent reported it.", "save results.jsonl", cmdSave},
 		{"export", "export csv FILE", "write the last sweep's results as CSV",
@@ -615,4 +617,60 @@ func paramKeys(sw *Sweep) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 || c.Args[0].Key != "" {
+		return errAt(c.VerbCol, "plot takes a figure name: one of %s", strings.Join(FigureNames(), ", "))
+	}
+	name := strings.ToLower(c.Args[0].Value)
+	var file string
+	var o FigureOptions
+	for _, a := range c.Args[1:] {
+		switch a.Key {
+		case "":
+			if file != "" {
+				return errAt(a.Col, "one file only: plot NAME [FILE]")
+			}
+			file = a.Value
+		case "policy":
+			p, err := selective.ParsePolicy(a.Value)
+			if err != nil {
+				return errAt(a.ValueCol, "%v", err)
+			}
+			o.Policy = p.String()
+		case "tolerance":
+			ts, err := parseTolerances(a.Value, a.ValueCol)
+			if err != nil {
+				return err
+			}
+			if len(ts) != 1 {
+				return errAt(a.ValueCol, "one tolerance only")
+			}
+			o.Tolerance = ts[0]
+		default:
+			return errAt(a.Col, "plot has no option %q: want policy= or tolerance=", a.Key)
+		}
+	}
+	sw, err := lastSweep(s, c)
+	if err != nil {
+		return err
+	}
+	f, err := MakeFigure(sw, name, o)
+	if err != nil {
+		return errAt(c.Args[0].Col, "%v", err)
+	}
+	if fo, ok := out.(FigureOutput); ok && file == "" {
+		fo.Figure(f)
+		return nil
+	}
+	if file == "" {
+		file = fmt.Sprintf("%s-sweep%d.png", name, sw.ID)
+	}
+	path, err := writeFigure(f, file)
+	if err != nil {
+		return errAt(c.Args[len(c.Args)-1].Col, "%v", err)
+	}
+	out.Print(fmt.Sprintf("%swrote %s", f.Summary, path))
+	return nil
 }

@@ -1,0 +1,266 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Config is one configuration's times.
+type Config struct {
+	Label        string
+	Ref          float64            // mean reference time (NaN without references)
+	RefLo, RefHi float64            // its 95% interval
+	Predicted    map[string]float64 // predicted time per series (e.g. "eager 2^-3")
+	Best, Chosen bool               // least reference time / least predicted time
+}
+
+// Configs draws, per configuration, the reference time (bar with its 95%
+// interval) next to each series' predicted time; the best configuration and
+// the chosen one are marked in the tick labels.
+func Configs(cs []Config, series []string) (*plot.Plot, error) {
+	p := newPlot("Time per configuration", "", "time (s)")
+	p.Legend.Top, p.Legend.Left = true, false
+	n := 1 + len(series)
+	width := vg.Points(math.Max(4, math.Min(22, 480/float64(len(cs)*n+1))))
+	var names []string
+	for _, c := range cs {
+		l := strings.ReplaceAll(c.Label, " ", "\n")
+		switch {
+		case c.Best && c.Chosen:
+			l += "\n★ best = chosen"
+		case c.Best:
+			l += "\n★ best"
+		case c.Chosen:
+			l += "\n▲ chosen"
+		}
+		names = append(names, l)
+	}
+	ymax := 0.0
+	ref := make(plotter.Values, len(cs))
+	var errs plotter.YErrors
+	for i, c := range cs {
+		ref[i] = finite(c.Ref)
+		lo, hi := finite(c.Ref-c.RefLo), finite(c.RefHi-c.Ref)
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+		ymax = math.Max(ymax, finite(c.RefHi))
+	}
+	offset := func(k int) vg.Length { return width * vg.Length(float64(k)-float64(n-1)/2) }
+	rb, err := plotter.NewBarChart(ref, width)
+	if err != nil {
+		return nil, fmt.Errorf("plots: %w", err)
+	}
+	rb.Color, rb.LineStyle.Width, rb.Offset = color.Gray{170}, 0, offset(0)
+	p.Add(rb)
+	p.Legend.Add("reference (full runs, 95% interval)", rb)
+	eb := &barErrors{values: ref, errs: errs, offset: offset(0)}
+	p.Add(eb)
+	for k, s := range series {
+		vals := make(plotter.Values, len(cs))
+		for i, c := range cs {
+			vals[i] = finite(c.Predicted[s])
+			ymax = math.Max(ymax, vals[i])
+		}
+		b, err := plotter.NewBarChart(vals, width)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		pol := s
+		if i := indexSpace(s); i > 0 {
+			pol = s[:i]
+		}
+		b.Color, b.LineStyle.Width, b.Offset = lighten(policyColor(pol), k), 0, offset(k+1)
+		p.Add(b)
+		p.Legend.Add("predicted: "+s, b)
+	}
+	p.NominalX(names...)
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.5, 1e-9)
+	return p, nil
+}
+
+func indexSpace(s string) int {
+	for i, c := range s {
+		if c == ' ' {
+			return i
+		}
+	}
+	return -1
+}
+
+// lighten gives successive series of one policy lighter shades.
+func lighten(c color.Color, k int) color.Color {
+	r, g, b, _ := c.RGBA()
+	f := math.Min(0.6, 0.18*float64(k%4))
+	mix := func(v uint32) uint8 { return uint8(float64(v>>8) + (255-float64(v>>8))*f) }
+	return color.RGBA{mix(r), mix(g), mix(b), 255}
+}
+
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
+
+// barErrors draws vertical error bars over bars placed like a BarChart with offset.
+type barErrors struct {
+	values plotter.Values
+	errs   plotter.YErrors
+	offset vg.Length
+}
+
+func (e *barErrors) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	for i, v := range e.values {
+		if e.errs[i].Low == 0 && e.errs[i].High == 0 {
+			continue
+		}
+		x := trX(float64(i)) + e.offset
+		lo, hi := trY(v-e.errs[i].Low), trY(v+e.errs[i].High)
+		c.StrokeLine2(ls, x, lo, x, hi)
+		c.StrokeLine2(ls, x-vg.Points(3), lo, x+vg.Points(3), lo)
+		c.StrokeLine2(ls, x-vg.Points(3), hi, x+vg.Points(3), hi)
+	}
+}
+
+// Kernel is one kernel's state after a run.
+type Kernel struct {
+	Key      string
+	Samples  int64
+	RelHalf  float64 // confidence half-width / mean (NaN below 2 samples)
+	Executed int64   // calls executed in the run
+	Skipped  int64   // calls skipped in the run
+}
+
+// Kernels draws each kernel's relative half-width against its samples (log
+// axes), skipped and still-executing kernels apart, with the tolerance line.
+func Kernels(ks []Kernel, tolerance float64) (*plot.Plot, error) {
+	p := newPlot("Kernel convergence", "samples (executions)", "relative half-width of the mean")
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = countTicks{}, percentLogTicks{}
+	var skipped, executing plotter.XYs
+	var nExec, nSkip int64
+	xmax, ymin, ymax := 2.0, math.Max(tolerance/4, errFloor), math.Max(tolerance*2, 0.01)
+	for _, k := range ks {
+		nExec += k.Executed
+		nSkip += k.Skipped
+		if k.Samples < 1 || math.IsNaN(k.RelHalf) || math.IsInf(k.RelHalf, 0) || k.RelHalf < 0 {
+			continue
+		}
+		pt := plotter.XY{X: float64(k.Samples), Y: math.Max(k.RelHalf, errFloor)}
+		xmax, ymin, ymax = math.Max(xmax, pt.X), math.Min(ymin, pt.Y), math.Max(ymax, pt.Y)
+		if k.Skipped > 0 {
+			skipped = append(skipped, pt)
+		} else {
+			executing = append(executing, pt)
+		}
+	}
+	for _, set := range []struct {
+		xy    plotter.XYs
+		name  string
+		color color.Color
+		shape draw.GlyphDrawer
+	}{
+		{executing, fmt.Sprintf("still executed (%d calls)", nExec), color.RGBA{31, 119, 180, 255}, draw.CircleGlyph{}},
+		{skipped, fmt.Sprintf("skipped in the run (%d calls)", nSkip), color.RGBA{148, 103, 189, 255}, draw.TriangleGlyph{}},
+	} {
+		if len(set.xy) == 0 {
+			continue
+		}
+		s, err := plotter.NewScatter(set.xy)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		s.Color, s.Shape, s.Radius = set.color, set.shape, vg.Points(4)
+		p.Add(s)
+		p.Legend.Add(set.name, s)
+	}
+	if tolerance > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: 1, Y: tolerance}, {X: xmax * 1.5, Y: tolerance}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Dashes, l.Width = color.RGBA{200, 30, 30, 255}, []vg.Length{vg.Points(5), vg.Points(4)}, vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("tolerance ε = %s", fmtTol(tolerance)), l)
+	}
+	p.X.Min, p.X.Max = 1, xmax*1.5
+	p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
+	return p, nil
+}
+
+func fmtTol(t float64) string {
+	if f, e := math.Frexp(t); t > 0 && f == 0.5 {
+		return Pow2(e - 1)
+	}
+	return fmt.Sprint(t)
+}
+
+// PathBar is one configuration's predicted critical path.
+type PathBar struct {
+	Label            string
+	Comp, Comm, Idle float64 // predicted path parts
+	Ref              float64 // mean reference time (NaN without)
+}
+
+// Path draws, per configuration, the predicted critical path stacked by part
+// (computation, communication, idle and other), with the reference time as a
+// marker.
+func Path(bs []PathBar, title string) (*plot.Plot, error) {
+	p := newPlot(title, "", "time (s)")
+	var names []string
+	comp, comm, idle := make(plotter.Values, len(bs)), make(plotter.Values, len(bs)), make(plotter.Values, len(bs))
+	var refs plotter.XYs
+	ymax := 0.0
+	for i, b := range bs {
+		names = append(names, strings.ReplaceAll(b.Label, " ", "\n"))
+		comp[i], comm[i], idle[i] = finite(b.Comp), finite(b.Comm), math.Max(0, finite(b.Idle))
+		ymax = math.Max(ymax, comp[i]+comm[i]+idle[i])
+		if !math.IsNaN(b.Ref) {
+			refs = append(refs, plotter.XY{X: float64(i), Y: b.Ref})
+			ymax = math.Max(ymax, b.Ref)
+		}
+	}
+	w := vg.Points(math.Max(6, math.Min(40, 500/float64(len(bs)+1))))
+	var below *plotter.BarChart
+	for _, part := range []struct {
+		v    plotter.Values
+		name string
+		c    color.Color
+	}{
+		{comp, "computation", color.RGBA{31, 119, 180, 255}},
+		{comm, "communication", color.RGBA{255, 127, 14, 255}},
+		{idle, "idle and other", color.RGBA{190, 190, 190, 255}},
+	} {
+		b, err := plotter.NewBarChart(part.v, w)
+		if err != nil {
+			return nil, fmt.Errorf("plots: %w", err)
+		}
+		b.Color, b.LineStyle.Width = part.c, 0
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		p.Add(b)
+		p.Legend.Add(part.name+" (predicted)", b)
+	}
+	if len(refs) > 0 {
+		s, err := plotter.NewScatter(refs)
+		if err != nil {
+			return nil, err
+		}
+		s.Shape, s.Color, s.Radius = draw.BoxGlyph{}, color.Black, vg.Points(4)
+		p.Add(s)
+		p.Legend.Add("reference (full runs)", s)
+	}
+	p.NominalX(names...)
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.45, 1e-9)
+	return p, nil
+}

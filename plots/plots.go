@@ -1,0 +1,300 @@
+// Package plots draws approxtune's figures with gonum/plot: autotuning
+// speed-up and prediction error against tolerance per policy, per-
+// configuration times, kernel convergence and critical-path breakdowns. One
+// style for all, readable at notebook width (800 px); log axes are guarded so
+// empty or zero data never panics. The package knows nothing of sessions:
+// callers pass plain data.
+package plots
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Size of every figure: 800 x 450 px at 96 dpi.
+const (
+	Width  = 800.0 / 96 * vg.Inch
+	Height = 450.0 / 96 * vg.Inch
+)
+
+// policyColors gives each policy the same colour in every figure.
+func policyColor(p string) color.Color {
+	switch p {
+	case "conditional":
+		return color.RGBA{31, 119, 180, 255}
+	case "local":
+		return color.RGBA{255, 127, 14, 255}
+	case "online":
+		return color.RGBA{44, 160, 44, 255}
+	case "apriori":
+		return color.RGBA{214, 39, 40, 255}
+	case "eager":
+		return color.RGBA{148, 103, 189, 255}
+	}
+	h := 0
+	for _, c := range p {
+		h = h*31 + int(c)
+	}
+	return color.RGBA{uint8(80 + h%150), uint8(80 + (h/7)%150), uint8(80 + (h/49)%150), 255}
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = font.Length(15)
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = font.Length(12)
+		a.Tick.Label.Font.Size = font.Length(11)
+	}
+	p.Legend.TextStyle.Font.Size = font.Length(11)
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// PolicyPoint is one policy at one tolerance of an evaluate sweep.
+type PolicyPoint struct {
+	Policy    string
+	Tolerance float64
+	Speedup   float64
+	MeanError float64 // fraction: 0.05 is 5%
+	MaxError  float64
+}
+
+// tolX places a tolerance on the x axis: -log2, so the largest tolerance is
+// on the left as in the paper. Tolerance 0 has no place on a log axis.
+func tolX(t float64) (float64, bool) {
+	if !(t > 0) || math.IsInf(t, 0) {
+		return 0, false
+	}
+	return -math.Log2(t), true
+}
+
+// tolTicks labels the integer exponents 2^-k between lo and hi.
+type tolTicks struct{}
+
+func (tolTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	lo, hi := math.Ceil(min), math.Floor(max)
+	step := math.Max(1, math.Ceil((hi-lo)/10))
+	for e := lo; e <= hi; e += step {
+		label := Pow2(-int(e))
+		if e == 0 {
+			label = "1"
+		}
+		ts = append(ts, plot.Tick{Value: e, Label: label})
+	}
+	return ts
+}
+
+// Pow2 writes 2 to the power e as 2^e. (The plot fonts have superscript
+// digits but no superscript minus, so "2⁻⁵" would print as "2⁵".)
+func Pow2(e int) string { return fmt.Sprintf("2^%d", e) }
+
+// countTicks labels a log axis of counts at 1-2-5 steps.
+type countTicks struct{}
+
+func (countTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	if !(min > 0) || !(max > min) {
+		return ts
+	}
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * math.Pow(10, e); v >= min && v <= max {
+				ts = append(ts, plot.Tick{Value: v, Label: fmt.Sprint(v)})
+			}
+		}
+	}
+	return ts
+}
+
+// byPolicy groups points by policy (in first-seen order) and sorts each by tolerance.
+func byPolicy(pts []PolicyPoint) ([]string, map[string][]PolicyPoint) {
+	var order []string
+	m := map[string][]PolicyPoint{}
+	for _, p := range pts {
+		if _, ok := m[p.Policy]; !ok {
+			order = append(order, p.Policy)
+		}
+		m[p.Policy] = append(m[p.Policy], p)
+	}
+	for _, ps := range m {
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Tolerance > ps[j].Tolerance })
+	}
+	return order, m
+}
+
+func pad(p *plot.Plot) {
+	p.X.Min, p.X.Max = p.X.Min-0.3, p.X.Max+0.3
+}
+
+// Speedup draws the autotuning speed-up against tolerance, a line per policy,
+// with full execution (1x) dashed.
+func Speedup(pts []PolicyPoint) (*plot.Plot, error) {
+	p := newPlot("Autotuning speed-up", "tolerance ε", "speed-up over full execution (×)")
+	p.X.Tick.Marker = tolTicks{}
+	order, m := byPolicy(pts)
+	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 1.0
+	for _, pol := range order {
+		var xy plotter.XYs
+		for _, q := range m[pol] {
+			x, ok := tolX(q.Tolerance)
+			if !ok || math.IsNaN(q.Speedup) || math.IsInf(q.Speedup, 0) {
+				continue
+			}
+			xy = append(xy, plotter.XY{X: x, Y: q.Speedup})
+			xmin, xmax, ymax = math.Min(xmin, x), math.Max(xmax, x), math.Max(ymax, q.Speedup)
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		if err := addLine(p, pol, pol, xy); err != nil {
+			return nil, err
+		}
+	}
+	if math.IsInf(xmin, 0) {
+		xmin, xmax = 0, 1
+	}
+	one, err := plotter.NewLine(plotter.XYs{{X: xmin - 0.3, Y: 1}, {X: xmax + 0.3, Y: 1}})
+	if err != nil {
+		return nil, err
+	}
+	one.Color, one.Dashes, one.Width = color.Gray{120}, []vg.Length{vg.Points(5), vg.Points(4)}, vg.Points(1.5)
+	p.Add(one)
+	p.Legend.Add("full execution", one)
+	p.X.Min, p.X.Max = xmin, xmax
+	pad(p)
+	p.Y.Min, p.Y.Max = 0, ymax*1.15
+	return p, nil
+}
+
+// addLine draws a policy's line with its points, labelled in the legend.
+func addLine(p *plot.Plot, policy, label string, xy plotter.XYs) error {
+	l, s, err := plotter.NewLinePoints(xy)
+	if err != nil {
+		return fmt.Errorf("plots: %s: %w", label, err)
+	}
+	c := policyColor(policy)
+	l.Color, l.Width = c, vg.Points(2)
+	s.Color, s.Shape, s.Radius = c, draw.CircleGlyph{}, vg.Points(3.5)
+	p.Add(l, s)
+	p.Legend.Add(label, l, s)
+	return nil
+}
+
+// errFloor is where zero errors are drawn on the log axis (0.01%).
+const errFloor = 1e-4
+
+// Error draws the mean prediction error against tolerance, a line per policy,
+// the maximum error as hollow markers, and the ideal error = tolerance as a
+// dashed diagonal, on log axes.
+func Error(pts []PolicyPoint) (*plot.Plot, error) {
+	p := newPlot("Prediction error", "tolerance ε", "relative error of the predicted time")
+	p.X.Tick.Marker = tolTicks{}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = percentLogTicks{}
+	order, m := byPolicy(pts)
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	clampY := func(v float64) float64 { return math.Max(v, errFloor) }
+	for _, pol := range order {
+		var mean, max plotter.XYs
+		for _, q := range m[pol] {
+			x, ok := tolX(q.Tolerance)
+			if !ok {
+				continue
+			}
+			if !math.IsNaN(q.MeanError) {
+				mean = append(mean, plotter.XY{X: x, Y: clampY(q.MeanError)})
+				ymin, ymax = math.Min(ymin, clampY(q.MeanError)), math.Max(ymax, clampY(q.MeanError))
+			}
+			if !math.IsNaN(q.MaxError) {
+				max = append(max, plotter.XY{X: x, Y: clampY(q.MaxError)})
+				ymax = math.Max(ymax, clampY(q.MaxError))
+			}
+			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
+		}
+		if len(mean) > 0 {
+			if err := addLine(p, pol, pol+" (mean)", mean); err != nil {
+				return nil, err
+			}
+		}
+		if len(max) > 0 {
+			s, err := plotter.NewScatter(max)
+			if err != nil {
+				return nil, err
+			}
+			s.Color, s.Shape, s.Radius = policyColor(pol), draw.RingGlyph{}, vg.Points(4)
+			p.Add(s)
+		}
+	}
+	if math.IsInf(xmin, 0) {
+		xmin, xmax, ymin, ymax = 0, 1, errFloor, 1
+	}
+	var diag plotter.XYs
+	for x := xmin; x <= xmax+1e-9; x += 0.25 {
+		diag = append(diag, plotter.XY{X: x, Y: math.Exp2(-x)})
+	}
+	d, err := plotter.NewLine(diag)
+	if err != nil {
+		return nil, err
+	}
+	d.Color, d.Dashes, d.Width = color.RGBA{200, 30, 30, 255}, []vg.Length{vg.Points(5), vg.Points(4)}, vg.Points(1.5)
+	p.Add(d)
+	p.Legend.Add("ideal: error = ε", d)
+	hollow, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ymin}})
+	hollow.Shape, hollow.Color, hollow.Radius = draw.RingGlyph{}, color.Gray{60}, vg.Points(4)
+	p.Legend.Add("max error (rings)", hollow)
+	ymin = math.Min(ymin, math.Exp2(-xmax))
+	ymax = math.Max(ymax, math.Exp2(-xmin))
+	p.X.Min, p.X.Max = xmin, xmax
+	pad(p)
+	p.Y.Min, p.Y.Max = math.Max(errFloor, ymin/1.5), ymax*1.5
+	return p, nil
+}
+
+// percentLogTicks labels a log axis in percent at 1-2-5 steps.
+type percentLogTicks struct{}
+
+func (percentLogTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	if !(min > 0) || !(max > min) {
+		return ts
+	}
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			ts = append(ts, plot.Tick{Value: v, Label: strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", 100*v), "0"), ".") + "%"})
+		}
+	}
+	return ts
+}
+
+// Encode renders p as "png" or "svg" at the standard size.
+func Encode(p *plot.Plot, format string) ([]byte, error) {
+	w, err := p.WriterTo(Width, Height, format)
+	if err != nil {
+		return nil, fmt.Errorf("plots: render %s: %w", format, err)
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("plots: render %s: %w", format, err)
+	}
+	return b.Bytes(), nil
+}

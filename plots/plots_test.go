@@ -1,0 +1,125 @@
+package plots
+
+import (
+	"bytes"
+	"encoding/xml"
+	"image/png"
+	"math"
+	"testing"
+)
+
+var pts = []PolicyPoint{
+	{Policy: "eager", Tolerance: 0.5, Speedup: 4.1, MeanError: 0.058, MaxError: 0.12},
+	{Policy: "eager", Tolerance: 0.125, Speedup: 3.4, MeanError: 0.044, MaxError: 0.10},
+	{Policy: "eager", Tolerance: 0.03125, Speedup: 1.7, MeanError: 0.049, MaxError: 0.33},
+	{Policy: "conditional", Tolerance: 0.5, Speedup: 3.4, MeanError: 0, MaxError: 0.16},
+	{Policy: "conditional", Tolerance: 0.03125, Speedup: 1.1, MeanError: 0.092, MaxError: 0.26},
+}
+
+func TestSpeedupMapping(t *testing.T) {
+	p, err := Speedup(pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// x = -log2(tolerance): 2^-1 at 1 (left), 2^-5 at 5, padded by 0.3.
+	if p.X.Min != 0.7 || p.X.Max != 5.3 {
+		t.Errorf("x range [%v, %v], want [0.7, 5.3]", p.X.Min, p.X.Max)
+	}
+	if p.Y.Min != 0 || math.Abs(p.Y.Max-4.1*1.15) > 1e-12 {
+		t.Errorf("y range [%v, %v], want [0, %v]", p.Y.Min, p.Y.Max, 4.1*1.15)
+	}
+	order, m := byPolicy(pts)
+	if len(order) != 2 || order[0] != "eager" || len(m["eager"]) != 3 || m["eager"][0].Tolerance != 0.5 || m["conditional"][1].Tolerance != 0.03125 {
+		t.Errorf("series %v %v", order, m)
+	}
+	ticks := tolTicks{}.Ticks(0.7, 5.3)
+	if len(ticks) != 5 || ticks[0].Label != "2^-1" || ticks[4].Label != "2^-5" {
+		t.Errorf("ticks %v", ticks)
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	p, err := Error(pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A zero mean error is drawn at the floor, not lost or NaN on the log axis.
+	if p.Y.Min <= 0 || p.Y.Min > errFloor || p.Y.Max < 0.5 {
+		t.Errorf("y range [%v, %v]: want the floor below and the ideal 2^-1 = 50%% inside", p.Y.Min, p.Y.Max)
+	}
+	if got := (percentLogTicks{}).Ticks(0.01, 0.5); len(got) == 0 || got[0].Label != "1%" || got[len(got)-1].Label != "50%" {
+		t.Errorf("percent ticks %v", got)
+	}
+}
+
+// Empty and degenerate data draw without panicking and still encode.
+func TestDegenerateData(t *testing.T) {
+	if p, err := Speedup(nil); err != nil {
+		t.Fatal(err)
+	} else if _, err := Encode(p, "png"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Error([]PolicyPoint{{Policy: "x", Tolerance: 0, MeanError: math.NaN()}}); err != nil {
+		t.Fatal(err)
+	} else if _, err := Encode(p, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Kernels([]Kernel{{Key: "a", Samples: 0, RelHalf: math.NaN()}, {Key: "b", Samples: 3, RelHalf: 0}}, 0); err != nil {
+		t.Fatal(err)
+	} else if _, err := Encode(p, "png"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Configs([]Config{{Label: "n=1", Ref: math.NaN()}}, nil); err != nil {
+		t.Fatal(err)
+	} else if _, err := Encode(p, "png"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Path([]PathBar{{Label: "a", Ref: math.NaN(), Idle: -1}}, "t"); err != nil {
+		t.Fatal(err)
+	} else if _, err := Encode(p, "png"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEncodeDecodes(t *testing.T) {
+	p, err := Configs([]Config{
+		{Label: "grid=2x2 b=64", Ref: 0.2, RefLo: 0.19, RefHi: 0.21, Predicted: map[string]float64{"eager 2^-3": 0.21}, Best: true},
+		{Label: "grid=1x4 b=64", Ref: 0.3, RefLo: 0.28, RefHi: 0.33, Predicted: map[string]float64{"eager 2^-3": 0.18}, Chosen: true},
+	}, []string{"eager 2^-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max < 0.33 {
+		t.Errorf("y max %v hides the top of an interval", p.Y.Max)
+	}
+	b, err := Encode(p, "png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sz := img.Bounds().Size(); sz.X != 800 || sz.Y != 450 {
+		t.Errorf("png %v, want 800x450", sz)
+	}
+	s, err := Encode(p, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(s))
+	for {
+		if _, err := dec.Token(); err != nil {
+			if err.Error() != "EOF" {
+				t.Fatalf("svg is not well-formed XML: %v", err)
+			}
+			break
+		}
+	}
+	if !bytes.Contains(s, []byte("<svg")) {
+		t.Error("no <svg> element")
+	}
+	if _, err := Encode(p, "bmp"); err == nil {
+		t.Error("an unknown format encoded")
+	}
+}

@@ -1,0 +1,287 @@
+package session
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/plot"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/plots"
+)
+
+// Figure is a rendered figure with a text summary for text-only frontends.
+type Figure struct {
+	Name     string
+	PNG, SVG []byte
+	Summary  string
+}
+
+// FigureOutput is implemented by outputs that can show figures (the Jupyter
+// kernel); other outputs get the figure written to a file.
+type FigureOutput interface {
+	Output
+	Figure(f *Figure)
+}
+
+// FigureNames lists the figures 'plot' draws.
+func FigureNames() []string { return []string{"speedup", "error", "configs", "kernels", "path"} }
+
+// FigureOptions select what a figure shows.
+type FigureOptions struct {
+	Policy    string  // configs/path: the policy (default the sweep's first)
+	Tolerance float64 // configs/path: the tolerance (default the sweep's smallest); kernels: the line
+}
+
+// policyPoints converts a sweep's summaries.
+func policyPoints(sw *Sweep) []plots.PolicyPoint {
+	var pts []plots.PolicyPoint
+	for _, s := range sw.Summaries() {
+		pts = append(pts, plots.PolicyPoint{Policy: s.Policy, Tolerance: s.Tolerance, Speedup: s.Speedup, MeanError: s.MeanError, MaxError: s.MaxError})
+	}
+	return pts
+}
+
+// defaults fills the policy and tolerance from the sweep.
+func (o FigureOptions) defaults(sw *Sweep) FigureOptions {
+	if o.Policy == "" && sw.Spec != nil && len(sw.Spec.Policies) > 0 {
+		o.Policy = sw.Spec.Policies[0]
+	}
+	if o.Tolerance == 0 && sw.Spec != nil {
+		o.Tolerance = math.Inf(1)
+		for _, t := range sw.Spec.Tolerances {
+			o.Tolerance = math.Min(o.Tolerance, float64(t))
+		}
+		if math.IsInf(o.Tolerance, 1) {
+			o.Tolerance = 0
+		}
+	}
+	return o
+}
+
+// interval is the mean of xs and its 95% Student t interval.
+func interval(xs []float64) (float64, float64, float64) {
+	m := mean(xs)
+	if len(xs) < 2 {
+		return m, m, m
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - m) * (x - m)
+	}
+	h := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975) * math.Sqrt(ss/float64(len(xs)-1)/float64(len(xs)))
+	return m, m - h, m + h
+}
+
+// MakeFigure draws one of FigureNames for the sweep.
+func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
+	if sw == nil || len(sw.Results) == 0 {
+		return nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
+	}
+	o = o.defaults(sw)
+	var p *plot.Plot
+	var err error
+	var sum strings.Builder
+	evaluate := sw.Spec != nil && sw.Spec.Mode == sweep.ModeEvaluate
+	switch name {
+	case "speedup", "error":
+		if !evaluate {
+			return nil, fmt.Errorf("%s needs an evaluate sweep (reference times); the last sweep is %s", name, sw.Spec.Mode)
+		}
+		pts := policyPoints(sw)
+		if name == "speedup" {
+			p, err = plots.Speedup(pts)
+		} else {
+			p, err = plots.Error(pts)
+		}
+		for _, q := range pts {
+			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, formatTolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
+		}
+	case "configs":
+		p, err = configsFigure(sw, o, &sum)
+	case "kernels":
+		p, err = kernelsFigure(sw, o, &sum)
+	case "path":
+		p, err = pathFigure(sw, o, &sum)
+	default:
+		return nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := &Figure{Name: name, Summary: sum.String()}
+	if f.PNG, err = plots.Encode(p, "png"); err != nil {
+		return nil, err
+	}
+	if f.SVG, err = plots.Encode(p, "svg"); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
+	series := []string{}
+	for _, pol := range sw.Spec.Policies {
+		series = append(series, pol+" "+formatTolerance(o.Tolerance))
+	}
+	cs := make([]plots.Config, len(sw.Configs))
+	bestRef, bestI := math.Inf(1), -1
+	chosenPred, chosenI := math.Inf(1), -1
+	for i, c := range sw.Configs {
+		cs[i] = plots.Config{Label: c.Label(), Ref: math.NaN(), Predicted: map[string]float64{}}
+	}
+	for _, r := range sw.Results {
+		if r.Index >= len(cs) {
+			continue
+		}
+		c := &cs[r.Index]
+		if len(r.ReferenceS) > 0 && math.IsNaN(c.Ref) {
+			c.Ref, c.RefLo, c.RefHi = interval(r.ReferenceS)
+			if c.Ref < bestRef {
+				bestRef, bestI = c.Ref, r.Index
+			}
+		}
+		if r.PredictedS != nil && r.Tolerance != nil && *r.Tolerance == o.Tolerance {
+			c.Predicted[r.Policy+" "+formatTolerance(o.Tolerance)] = *r.PredictedS
+			if r.Policy == o.Policy && *r.PredictedS < chosenPred {
+				chosenPred, chosenI = *r.PredictedS, r.Index
+			}
+		}
+	}
+	if bestI >= 0 {
+		cs[bestI].Best = true
+	}
+	if chosenI >= 0 {
+		cs[chosenI].Chosen = true
+	}
+	for i, c := range cs {
+		fmt.Fprintf(sum, "%d %s: reference %.4fs", i, c.Label, c.Ref)
+		keys := make([]string, 0, len(c.Predicted))
+		for k := range c.Predicted {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(sum, ", %s %.4fs", k, c.Predicted[k])
+		}
+		if c.Best {
+			sum.WriteString(" [best]")
+		}
+		if c.Chosen {
+			sum.WriteString(" [chosen by " + o.Policy + "]")
+		}
+		sum.WriteString("\n")
+	}
+	// Short labels: only the parameters that vary.
+	shortLabels(sw, cs)
+	return plots.Configs(cs, series)
+}
+
+// shortLabels keeps only the parameters that vary across the sweep.
+func shortLabels(sw *Sweep, cs []plots.Config) {
+	vary := map[string]bool{}
+	for _, k := range paramKeys(sw) {
+		first := ""
+		for i, c := range sw.Configs {
+			v, _ := c.Value(k)
+			if i == 0 {
+				first = fmt.Sprint(v)
+			} else if fmt.Sprint(v) != first {
+				vary[k] = true
+			}
+		}
+	}
+	for i, c := range sw.Configs {
+		var parts []string
+		for _, k := range c.Names() {
+			if vary[k] {
+				v, _ := c.Value(k)
+				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+			}
+		}
+		if i < len(cs) && len(parts) > 0 {
+			cs[i].Label = strings.Join(parts, " ")
+		}
+	}
+}
+
+func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
+	if len(sw.Kernels) == 0 {
+		return nil, fmt.Errorf("this sweep has no kernel statistics")
+	}
+	k := sw.Kernels[len(sw.Kernels)-1]
+	var ks []plots.Kernel
+	for _, s := range k.Kernels {
+		if s.Calls == 0 {
+			continue
+		}
+		rel := math.NaN()
+		if s.HalfS >= 0 && s.MeanS > 0 {
+			rel = s.HalfS / s.MeanS
+		}
+		ks = append(ks, plots.Kernel{Key: s.Key, Samples: s.Count, RelHalf: rel, Executed: s.Calls - s.Skipped, Skipped: s.Skipped})
+		fmt.Fprintf(sum, "%s: %d samples, half-width %.1f%%, %d of %d calls skipped\n", s.Key, s.Count, 100*rel, s.Skipped, s.Calls)
+	}
+	p, err := plots.Kernels(ks, k.Tolerance)
+	if err == nil {
+		label := ""
+		if k.Index < len(sw.Configs) {
+			label = sw.Configs[k.Index].Label()
+		}
+		p.Title.Text = fmt.Sprintf("Kernels of %s, %s at %s (rank %d)", label, k.Policy, formatTolerance(k.Tolerance), k.Rank)
+	}
+	return p, err
+}
+
+func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
+	bs := make([]plots.PathBar, len(sw.Configs))
+	for i, c := range sw.Configs {
+		bs[i] = plots.PathBar{Label: c.Label(), Ref: math.NaN()}
+	}
+	found := false
+	for _, r := range sw.Results {
+		if r.Index >= len(bs) || r.Policy != o.Policy || r.Tolerance == nil || *r.Tolerance != o.Tolerance || r.Path == nil {
+			continue
+		}
+		found = true
+		b := &bs[r.Index]
+		b.Comp, b.Comm, b.Idle = r.Path.CompS, r.Path.CommS, r.Path.IdleS
+		if len(r.ReferenceS) > 0 {
+			b.Ref = mean(r.ReferenceS)
+		}
+		fmt.Fprintf(sum, "%s: computation %.4fs, communication %.4fs, idle %.4fs, reference %.4fs\n", b.Label, b.Comp, b.Comm, b.Idle, b.Ref)
+	}
+	if !found {
+		return nil, fmt.Errorf("no results for %s at %s: choose policy= and tolerance= from the sweep", o.Policy, formatTolerance(o.Tolerance))
+	}
+	cs := make([]plots.Config, len(bs))
+	for i := range bs {
+		cs[i].Label = bs[i].Label
+	}
+	shortLabels(sw, cs)
+	for i := range bs {
+		bs[i].Label = cs[i].Label
+	}
+	return plots.Path(bs, fmt.Sprintf("Critical path, %s at %s", o.Policy, formatTolerance(o.Tolerance)))
+}
+
+// writeFigure writes the figure to name (PNG or SVG by extension).
+func writeFigure(f *Figure, name string) (string, error) {
+	data := f.PNG
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".svg":
+		data = f.SVG
+	case ".png":
+	default:
+		return "", fmt.Errorf("%q: the file must end in .png or .svg", name)
+	}
+	return writeFile(name, func(w *os.File) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
