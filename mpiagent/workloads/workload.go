@@ -56,7 +56,7 @@ type Instance interface {
 
 // All returns every workload, sorted by name.
 func All() []Workload {
-	ws := []Workload{cholesky2d{}, cholesky3d{}, summa{}, synthetic{}}
+	ws := []Workload{cholesky2d{}, cholesky3d{}, qr2d{}, summa{}, synthetic{}}
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name() < ws[j].Name() })
 	return ws
 }
