@@ -15,7 +15,7 @@ import (
 
 // qr2d is the blocked Householder QR factorization A = QR of an m x n matrix
 // (m >= n) in a 2D block-cyclic layout over a pr x pc grid, after CANDMC's 2D
-// QR (see docs/workloads-qr2d.md). Block (I, J) of b x b elements lives on
+// QR (see docs/workloads.md). Block (I, J) of b x b elements lives on
 // process (I mod pr, J mod pc). For each block column K (a panel of width b):
 //
 //  1. Panel (process column K mod pc only), TSQR with Householder
