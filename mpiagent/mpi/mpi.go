@@ -177,6 +177,17 @@ func LibraryVersion() string {
 // Wtime returns MPI_Wtime, seconds since an arbitrary point in the past.
 func Wtime() float64 { return float64(C.MPI_Wtime()) }
 
+// WtimeIsGlobal reports the MPI_WTIME_IS_GLOBAL attribute of
+// MPI_COMM_WORLD: whether every process's Wtime reads one clock.
+func WtimeIsGlobal() bool {
+	var v *C.int
+	var flag C.int
+	if C.MPI_Comm_get_attr(C.at_comm_world(), C.MPI_WTIME_IS_GLOBAL, unsafe.Pointer(&v), &flag) != C.MPI_SUCCESS || flag == 0 || v == nil {
+		return false
+	}
+	return *v != 0
+}
+
 // ProcessorName returns MPI_Get_processor_name (the host name, usually).
 func ProcessorName() (string, error) {
 	var buf [C.MPI_MAX_PROCESSOR_NAME + 1]C.char

@@ -2,6 +2,8 @@ package selective
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math"
 
 	"github.com/approxtune/approxtune/mpiagent/mpi"
 )
@@ -336,19 +338,52 @@ func (r *Request) Wait() {
 	t1 := mpi.Wtime()
 	_, err = mpi.Wait(r.inner)
 	must(err)
-	exec, sent := r.exec, 0.0
-	if !r.send {
-		exec, sent = r.rec[recExec] != 0, r.rec[recMean]
+	if r.send {
+		if r.exec {
+			e.executedFor(r.st, t1-t0, true)
+		} else {
+			e.skippedFor(r.st, e.mean(r.st, 0), true)
+		}
+		e.resume()
+		return
 	}
-	if exec {
-		e.executedFor(r.st, t1-t0, true)
-	} else {
-		e.skippedFor(r.st, e.mean(r.st, sent), true)
+	// A receive ends when both sides are there plus the transfer: take the
+	// longer path first, then add the transfer time. The wait itself also
+	// holds the time spent waiting for a late sender, which is neither the
+	// kernel's time nor, after max, on the path again; where the clocks
+	// agree, the sender's send time separates it out.
+	e.absorb(r.rec, r.c.shape)
+	if r.rec[recExec] == 0 {
+		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]), true)
+		e.resume()
+		return
 	}
-	if !r.send {
-		e.absorb(r.rec, r.c.shape)
+	transfer := t1 - t0
+	if e.sameClock {
+		transfer = t1 - math.Max(t0, r.rec[recClock])
 	}
+	e.executedFor(r.st, math.Max(transfer, 0), true)
 	e.resume()
+}
+
+// sameClock reports whether every rank of world reads the same MPI_Wtime:
+// all on one host, or the library says the clock is global.
+func sameClock(world *mpi.Comm) (bool, error) {
+	name, err := mpi.ProcessorName()
+	if err != nil {
+		return false, err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	v := int64(h.Sum64() >> 1)
+	lo, hi := []int64{v}, []int64{v}
+	if err := mpi.Allreduce(world, lo, lo, mpi.Min); err != nil {
+		return false, err
+	}
+	if err := mpi.Allreduce(world, hi, hi, mpi.Max); err != nil {
+		return false, err
+	}
+	return lo[0] == hi[0] || mpi.WtimeIsGlobal(), nil
 }
 
 // Waitall completes every request in rs (nil entries are ignored).

@@ -58,6 +58,7 @@ const (
 	recMean          // the sender's mean for the kernel (point-to-point)
 	recCounts        // number of (hash, count) pairs that follow the shares
 	recShares        // number of eager shares
+	recClock         // the sender's MPI_Wtime when it sent (point-to-point)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
 	maxShares = 4   // eager shares per message
@@ -101,6 +102,10 @@ type Engine struct {
 	qs        *quantiles
 	nmin      int64
 
+	// sameClock: every rank reads the same MPI_Wtime clock (one node, or
+	// MPI_WTIME_IS_GLOBAL), so a receiver can tell idle waiting from transfer.
+	sameClock bool
+
 	on     bool // a run is being intercepted
 	skip   bool // skipping allowed (false in apriori's counting run)
 	counts bool // propagate path counts
@@ -126,6 +131,9 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.world = w
+	if e.sameClock, err = sameClock(world); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	e.SetConfidence(0.95)
 	k.SetInterceptor(e)
 	return e, nil
@@ -438,6 +446,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 		rec[recExec] = 1
 	}
 	rec[recMean] = mean
+	rec[recClock] = mpi.Wtime()
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.Policy == Eager {

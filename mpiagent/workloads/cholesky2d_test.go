@@ -21,18 +21,6 @@ func init() {
 	scenarios["cholesky2d-selective"] = chol2dSelective
 }
 
-func chol2dEngine(r *mpitest.R) *selective.Engine {
-	b, err := kernels.NewBackend(kernels.OpenBLAS)
-	if err != nil {
-		r.Fatalf("backend: %v", err)
-	}
-	e, err := selective.New(r.World, kernels.New(b))
-	if err != nil {
-		r.Fatalf("engine: %v", err)
-	}
-	return e
-}
-
 // chol2dConfig builds and checks a configuration.
 func chol2dConfig(r *mpitest.R, n int, grid sweep.GridShape, b, la int) sweep.Config {
 	w := cholesky2d{}
@@ -77,7 +65,7 @@ func chol2dMaxAll(r *mpitest.R, v float64) float64 {
 // dimensions, a partial last tile, idle processes and a grid smaller than the
 // world; the check catches a corrupted factor and a failed potrf.
 func chol2dVerify(r *mpitest.R) {
-	e := chol2dEngine(r)
+	e := testEngine(r, kernels.OpenBLAS)
 	cases := []struct {
 		n    int
 		grid sweep.GridShape
@@ -157,7 +145,7 @@ func TestCholesky2DVerifies(t *testing.T) { mpitest.Run(t, "cholesky2d-verify", 
 // predict a finite positive time, skip kernels, and leave the instance able
 // to do a correct full run afterwards.
 func chol2dSelective(r *mpitest.R) {
-	e := chol2dEngine(r)
+	e := testEngine(r, kernels.OpenBLAS)
 	configs := []sweep.Config{
 		chol2dConfig(r, 512, sweep.GridShape{2, 2}, 64, 1),
 		chol2dConfig(r, 480, sweep.GridShape{1, 4}, 64, 0), // partial last tile
@@ -167,24 +155,7 @@ func chol2dSelective(r *mpitest.R) {
 		tr := selective.NewTrack(pol, 0.5)
 		for _, c := range configs {
 			g, inst := chol2dSetup(r, e, c)
-			run := func(mode selective.RunMode) selective.RunStats {
-				if inst != nil {
-					inst.Init()
-				}
-				if err := r.World.Barrier(); err != nil {
-					r.Fatalf("barrier: %v", err)
-				}
-				e.Begin(tr, mode)
-				var err error
-				if inst != nil {
-					err = inst.Run(context.Background())
-				}
-				rs, eerr := e.End()
-				if err != nil || eerr != nil {
-					r.Fatalf("%s %s (mode %d): run: %v, end: %v", pol, c.Label(), mode, err, eerr)
-				}
-				return rs
-			}
+			run := func(mode selective.RunMode) selective.RunStats { return runOnce(r, e, inst, tr, mode) }
 			if pol == selective.Apriori {
 				run(selective.Counting)
 			}

@@ -26,24 +26,12 @@ func chol3dConfig(n, b int, strategy string) sweep.Config {
 		"grid": sweep.GridShape{2, 2, 2}})
 }
 
-func chol3dEngine(r *mpitest.R) *selective.Engine {
-	b, err := kernels.NewBackend(kernels.OpenBLAS)
-	if err != nil {
-		r.Fatalf("backend: %v", err)
-	}
-	e, err := selective.New(r.World, kernels.New(b))
-	if err != nil {
-		r.Fatalf("engine: %v", err)
-	}
-	return e
-}
-
 // Full runs: every strategy and several base-case sizes (including n = b,
 // no recursion, and the deepest recursion, b = c) factor correctly; the check
 // catches a corrupted element of L, of L⁻¹, and a layer whose replica
 // diverged.
 func cholesky3dVerify(r *mpitest.R) {
-	e := chol3dEngine(r)
+	e := testEngine(r, kernels.OpenBLAS)
 	w := cholesky3d{}
 	g, err := e.NewGrid(sweep.GridShape{2, 2, 2})
 	if err != nil {
@@ -119,7 +107,7 @@ func TestCholesky3DVerifies(t *testing.T) { mpitest.Run(t, "cholesky3d-verify", 
 // positive path, and skip some kernels. Two configurations per track, as a
 // sweep does, so eager also starts one with what it already knows.
 func cholesky3dSelective(r *mpitest.R) {
-	e := chol3dEngine(r)
+	e := testEngine(r, kernels.OpenBLAS)
 	w := cholesky3d{}
 	g, err := e.NewGrid(sweep.GridShape{2, 2, 2})
 	if err != nil {
@@ -142,19 +130,7 @@ func cholesky3dSelective(r *mpitest.R) {
 		}
 	}
 	run := func(inst Instance, tr *selective.Track, mode selective.RunMode) selective.RunStats {
-		inst.Init()
-		if err := r.World.Barrier(); err != nil {
-			r.Fatalf("barrier: %v", err)
-		}
-		e.Begin(tr, mode)
-		if err := inst.Run(context.Background()); err != nil {
-			r.Fatalf("run: %v", err)
-		}
-		rs, err := e.End()
-		if err != nil {
-			r.Fatalf("end: %v", err)
-		}
-		return rs
+		return runOnce(r, e, inst, tr, mode)
 	}
 	for _, p := range sweep.Policies() {
 		pol, err := selective.ParsePolicy(p)

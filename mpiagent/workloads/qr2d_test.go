@@ -24,18 +24,6 @@ func qrConfig(m, n int, grid sweep.GridShape, b, la int) sweep.Config {
 	return sweep.NewConfig(qr2d{}.Params(), map[string]any{"m": m, "n": n, "grid": grid, "b": b, "lookahead": la})
 }
 
-func qrEngine(r *mpitest.R, backend string) *selective.Engine {
-	b, err := kernels.NewBackend(backend)
-	if err != nil {
-		r.Fatalf("backend: %v", err)
-	}
-	e, err := selective.New(r.World, kernels.New(b))
-	if err != nil {
-		r.Fatalf("engine: %v", err)
-	}
-	return e
-}
-
 // qrSetup builds c's grid and, on its members, an initialized instance (nil
 // on the other ranks).
 func qrSetup(r *mpitest.R, e *selective.Engine, c sweep.Config) (*selective.Grid, *qrRun) {
@@ -85,7 +73,7 @@ func qr2dVerify(r *mpitest.R) {
 	}
 	var e *selective.Engine
 	for i, backend := range kernels.Backends() {
-		be := qrEngine(r, backend)
+		be := testEngine(r, backend)
 		if i == 0 {
 			e = be // the default backend's, for the corruptions below
 		}
@@ -152,24 +140,12 @@ func TestQR2DVerifies(t *testing.T) { mpitest.Run(t, "qr2d-verify", 4) }
 // positive predicted time on every rank and skips kernels; apriori runs its
 // counting run first. A full run afterwards still verifies.
 func qr2dSelective(r *mpitest.R) {
-	e := qrEngine(r, kernels.Backends()[0])
+	e := testEngine(r, kernels.Backends()[0])
 	for _, la := range []int{0, 1} {
 		cfg := qrConfig(1024, 256, sweep.GridShape{2, 2}, 16, la)
 		g, s := qrSetup(r, e, cfg)
 		run := func(tr *selective.Track, mode selective.RunMode) selective.RunStats {
-			s.Init()
-			if err := r.World.Barrier(); err != nil {
-				r.Fatalf("barrier: %v", err)
-			}
-			e.Begin(tr, mode)
-			if err := s.Run(context.Background()); err != nil {
-				r.Fatalf("run: %v", err)
-			}
-			rs, err := e.End()
-			if err != nil {
-				r.Fatalf("end: %v", err)
-			}
-			return rs
+			return runOnce(r, e, s, tr, mode)
 		}
 		for _, pol := range []selective.Policy{selective.Conditional, selective.Local, selective.Online, selective.Apriori, selective.Eager} {
 			tr := selective.NewTrack(pol, 0.5)
