@@ -163,7 +163,7 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 	out = run(t, bin, 2, "frobnicate")
-	if !strings.Contains(out, `unknown command "frobnicate": want one of agent, help, version`) {
+	if !strings.Contains(out, `unknown command "frobnicate": want one of `+strings.Join(names(), ", ")) || !strings.Contains(out, "agent, help") {
 		t.Errorf("unknown command message: %s", out)
 	}
 }
