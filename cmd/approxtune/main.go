@@ -32,6 +32,8 @@ func commands() []command {
 	return []command{
 		{"version", "approxtune version", "print the version, the Go version, the MPI library and the BLAS backend", runVersion},
 		{"repl", "approxtune repl [--dir DIR]", "the terminal REPL (reads a script when stdin is not a terminal)", runREPL},
+		{"kernel", "approxtune kernel CONNECTION_FILE", "the Jupyter kernel (what the kernelspec runs)", runKernel},
+		{"install", "approxtune install [--user|--sys-prefix|--prefix P]", "install the Jupyter kernelspec so Jupyter lists the kernel", runInstall},
 		{"agent", "mpirun -n RANKS approxtune agent --sweep FILE|- | --connect HOST:PORT", "run sweeps as the MPI agent (always under mpirun)", runAgent},
 		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
 	}

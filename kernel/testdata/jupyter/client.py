@@ -1,0 +1,85 @@
+"""kernel_info, execute, complete, inspect, is_complete, history, comm_info
+and shutdown through jupyter_client's KernelManager and BlockingKernelClient."""
+import time
+
+from common import check, execute, fail, first, outputs, reply, start, stop, types
+
+km, kc = start()
+try:
+    # kernel_info (wait_for_ready already needed one, with its iopub status).
+    msg_id = kc.kernel_info()
+    r = reply(kc, msg_id)
+    c = r["content"]
+    check(c["status"] == "ok" and c["protocol_version"] == "5.3" and c["implementation"] == "approxtune", "kernel_info %s" % c)
+    li = c["language_info"]
+    check(li["name"] == "approxtune" and li["file_extension"] == ".atune" and li["mimetype"] == "text/x-approxtune", "language_info %s" % li)
+    check(types(outputs(kc, msg_id)) == ["status", "status"], "kernel_info iopub")
+
+    # execute: the answer is the execute_result, text/plain and text/html.
+    r, outs = execute(kc, "status")
+    check(r["content"]["status"] == "ok" and r["content"]["execution_count"] == 1, "execute_reply %s" % r["content"])
+    check(types(outs) == ["status", "execute_input", "execute_result", "status"], "iopub %s" % types(outs))
+    data = first(outs, "execute_result")["content"]["data"]
+    check("workload    summa" in data["text/plain"] and data["text/html"].startswith("<pre>"), "execute_result %s" % data)
+
+    # Several commands; the earlier answers are streams.
+    r, outs = execute(kc, "workload synthetic steps=5 count=2\nreps 1\nstatus")
+    check(first(outs, "stream")["content"]["text"].startswith("workload synthetic:"), "stream %s" % types(outs))
+    check("reps        1" in first(outs, "execute_result")["content"]["data"]["text/plain"], "state")
+
+    # An error: error message, error reply, traceback pointing at the column.
+    r, outs = execute(kc, "policy eager,sloppy")
+    c = r["content"]
+    check(c["status"] == "error" and c["ename"] == "CommandError" and "sloppy" in c["evalue"], "error reply %s" % c)
+    e = first(outs, "error")["content"]
+    check(e["traceback"][0] == "line 1: policy eager,sloppy" and e["traceback"][1].index("^") == len("line 1: policy eager,"), "traceback %s" % e["traceback"])
+
+    # silent and store_history.
+    r, outs = execute(kc, "status", silent=True)
+    check(types(outs) == ["status", "status"], "silent iopub %s" % types(outs))
+    r, outs = execute(kc, "help", store_history=False)
+    check(r["content"]["execution_count"] == 3, "store_history=False count %s" % r["content"])
+
+    # complete: the word's start and end; unicode code points before it.
+    c = kc.complete("wor", 3, reply=True, timeout=30)["content"]
+    check(c["status"] == "ok" and "workload" in c["matches"] and (c["cursor_start"], c["cursor_end"]) == (0, 3), "complete %s" % c)
+    code = 'save "données.jsonl"\npolicy conditional,ea'
+    c = kc.complete(code, len(code), reply=True, timeout=30)["content"]
+    check(c["matches"] == ["eager"] and c["cursor_start"] == len(code) - 2 and c["cursor_end"] == len(code), "complete unicode %s" % c)
+    c = kc.complete("workload synthetic st", 21, reply=True, timeout=30)["content"]
+    check("steps=" in c["matches"], "complete keys %s" % c)
+
+    # inspect: help for the word under the cursor.
+    c = kc.inspect("tolerance 2^-3", 4, reply=True, timeout=30)["content"]
+    check(c["status"] == "ok" and c["found"] and c["data"]["text/plain"].startswith("tolerance T[,T...]"), "inspect %s" % c)
+    c = kc.inspect("frobnicate", 4, reply=True, timeout=30)["content"]
+    check(c["status"] == "ok" and not c["found"], "inspect unknown %s" % c)
+
+    # is_complete.
+    for code, want in [("status", "complete"), ('save "results', "invalid"), ("", "complete")]:
+        msg_id = kc.is_complete(code)
+        c = reply(kc, msg_id)["content"]
+        check(c["status"] == want, "is_complete %r: %s" % (code, c))
+
+    # history: tail, range and search over this kernel's cells.
+    h = kc.history(hist_access_type="tail", n=2, raw=True, output=False, reply=True, timeout=30)["content"]["history"]
+    check([x[2] for x in h] == ["workload synthetic steps=5 count=2\nreps 1\nstatus", "policy eager,sloppy"] and h[-1][1] == 3, "history tail %s" % h)
+    h = kc.history(hist_access_type="range", session=0, start=1, stop=3, raw=True, output=False, reply=True, timeout=30)["content"]["history"]
+    check([x[1] for x in h] == [1, 2], "history range %s" % h)
+    h = kc.history(hist_access_type="search", pattern="workload*", raw=True, output=True, reply=True, timeout=30)["content"]["history"]
+    check(len(h) == 1 and h[0][2][0].startswith("workload synthetic") and "reps        1" in h[0][2][1], "history search %s" % h)
+
+    # comm_info: no comms.
+    c = kc.comm_info(reply=True, timeout=30)["content"]
+    check(c == {"status": "ok", "comms": {}}, "comm_info %s" % c)
+
+    # The heartbeat answers.
+    check(kc.is_alive(), "heartbeat")
+finally:
+    t = time.time()
+    stop(km, kc)
+    took = time.time() - t
+print("shutdown took %.2fs" % took)
+if took > 2.4:  # jupyter_client sends SIGTERM after half its 5 s wait
+    fail("the kernel did not exit on shutdown_request: it took %.2fs" % took)
+print("OK", flush=True)
