@@ -59,19 +59,34 @@ func NewSessionID() string {
 	return time.Now().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
-// OpenJournal opens (creating) the journal in dir.
+// OpenJournal prepares the journal in dir. The directory and the file are
+// made with the first record, so a session that never sweeps leaves nothing.
 func OpenJournal(dir string) (*Journal, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("session directory: %w", err)
+	if dir == "" {
+		return nil, fmt.Errorf("journal: no session directory")
 	}
-	f, err := os.OpenFile(filepath.Join(dir, JournalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	return &Journal{Dir: dir}, nil
+}
+
+func (j *Journal) open() error {
+	if j.f != nil {
+		return nil
+	}
+	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+		return fmt.Errorf("session directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(j.Dir, JournalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+		return fmt.Errorf("journal: %w", err)
 	}
-	return &Journal{Dir: dir, f: f}, nil
+	j.f = f
+	return nil
 }
 
 func (j *Journal) append(r record) error {
+	if err := j.open(); err != nil {
+		return err
+	}
 	r.T = time.Now().UTC()
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -84,7 +99,12 @@ func (j *Journal) append(r record) error {
 }
 
 // Close closes the journal file.
-func (j *Journal) Close() error { return j.f.Close() }
+func (j *Journal) Close() error {
+	if j.f == nil {
+		return nil
+	}
+	return j.f.Close()
+}
 
 // ReadJournal rebuilds the sweeps recorded in a journal file.
 func ReadJournal(path string) ([]*Sweep, error) {

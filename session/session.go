@@ -230,12 +230,8 @@ func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
 // drive sends a spec to the agent and follows the sweep to its end,
 // handling cancellation and the agent's death.
 func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
-	a, err := s.ensureAgent(ctx, out)
-	if err != nil {
-		sw.Status, sw.Message = "failed", err.Error()
-		s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
-		return err
-	}
+	// The cancel channel exists before the agent does, so a cancel also
+	// stops a local agent's start or the wait for a cluster agent.
 	cancels := make(chan struct{}, 1)
 	s.mu.Lock()
 	s.cancels = cancels
@@ -245,16 +241,24 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		s.cancels = nil
 		s.mu.Unlock()
 	}()
-
-	total := sw.Total()
-	start := time.Now()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	total := sw.Total()
+	start := time.Now()
+	// mu orders the agent's events and the escalation's notes: both read
+	// the sweep and call out.Update.
+	var mu sync.Mutex
 	progress := func(final bool, note string) {
 		out.Update(Progress{Sweep: sw, Done: len(sw.Results), Total: total, Elapsed: time.Since(start), Final: final, Note: note})
 	}
+	note := func(n string) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress(false, n)
+	}
 	// Escalation: the first cancel asks for a stop at the next run boundary;
 	// a second one, or the grace period, interrupts mpirun.
+	agentc := make(chan *Agent, 1)
 	interrupted := make(chan struct{})
 	go func() {
 		select {
@@ -262,9 +266,17 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		case <-ctx.Done():
 		case <-runCtx.Done():
 			return
+		case <-interrupted:
+			return
 		}
 		stop()
-		progress(false, "cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)")
+		var a *Agent
+		select {
+		case a = <-agentc:
+		case <-interrupted:
+			return // no agent yet: the cancelled context ended the wait
+		}
+		note("cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)")
 		select {
 		case <-cancels:
 		case <-time.After(s.opts.Grace):
@@ -273,15 +285,28 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		case <-interrupted:
 			return
 		}
-		progress(false, "interrupting mpirun")
+		note("interrupting mpirun")
 		a.Interrupt(2 * time.Second)
 	}()
-	progress(false, "")
+	a, err := s.ensureAgent(runCtx, out)
+	if err != nil {
+		close(interrupted)
+		sw.Status, sw.Message = "failed", err.Error()
+		if runCtx.Err() != nil {
+			sw.Status, sw.Message = "cancelled", "cancelled before an agent was ready: "+err.Error()
+		}
+		s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+		return &Error{Msg: fmt.Sprintf("sweep %d %s: %s", sw.ID, sw.Status, sw.Message)}
+	}
+	agentc <- a
+	note("")
 	var jerr error
 	done, err := a.Run(runCtx, sp, func(e Event) {
 		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil && jerr == nil {
 			jerr = err
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		sw.apply(e)
 		if e.Type == sweep.TypeResult {
 			progress(false, "")
@@ -302,7 +327,9 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		sw.Status, sw.Message = done.Status, done.Message
 	}
 	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+	mu.Lock()
 	progress(true, "")
+	mu.Unlock()
 	if jerr != nil {
 		return jerr
 	}

@@ -172,3 +172,27 @@ func TestListenRefusesWrongToken(t *testing.T) {
 		t.Fatalf("a refused agent left %d results and agent %v", results, s.Agent())
 	}
 }
+
+// A cancel also ends the wait for a cluster agent that never dials in.
+func TestCancelWhileWaitingForAgent(t *testing.T) {
+	s := newSession(t)
+	out := &textOut{}
+	ctx := context.Background()
+	if err := s.Exec(ctx, "listen 127.0.0.1:0", out); err != nil {
+		t.Fatal(err)
+	}
+	s.Exec(ctx, "workload synthetic steps=2", out)
+	go func() {
+		for s.Cancel() == "" {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	err := s.Exec(ctx, "tune", out)
+	if err == nil || !strings.Contains(err.Error(), "cancelled before an agent was ready") || time.Since(start) > 5*time.Second {
+		t.Fatalf("tune while waiting, cancelled: %v after %v", err, time.Since(start))
+	}
+	if err := s.Exec(ctx, "status", out); err != nil {
+		t.Fatalf("the session is unusable after the cancel: %v", err)
+	}
+}
