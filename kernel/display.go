@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/base64"
 	"fmt"
 	"html"
 	"math"
@@ -274,4 +275,15 @@ func secs(x float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(x, 'f', 4, 64)
+}
+
+// figureBundle is a figure as image/png, image/svg+xml and a text/plain
+// summary for text-only front ends such as jupyter console.
+func figureBundle(f *session.Figure) bundle {
+	summary := "[figure " + f.Name + "]\n" + f.Summary
+	return bundle{
+		"image/png":     base64.StdEncoding.EncodeToString(f.PNG),
+		"image/svg+xml": string(f.SVG),
+		"text/plain":    strings.TrimRight(summary, "\n"),
+	}
 }

@@ -227,3 +227,14 @@ func (o *cellOutput) sendDisplay(d *liveDisplay, typ string, b bundle) {
 func (o *cellOutput) stream(text string) {
 	o.k.publish("stream", o.parent, map[string]any{"name": "stdout", "text": text})
 }
+
+// Figure shows a figure (session.FigureOutput): PNG, SVG and its text summary.
+func (o *cellOutput) Figure(f *session.Figure) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.silent || o.closed {
+		return
+	}
+	o.k.publish("display_data", o.parent, map[string]any{"data": figureBundle(f), "metadata": map[string]any{
+		"image/png": map[string]any{"width": 800, "height": 450}}, "transient": map[string]any{}})
+}

@@ -1,7 +1,10 @@
 package kernel
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
+	"image/png"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +89,24 @@ func TestKernelLiveDisplay(t *testing.T) {
 	// The agent's start was said before the display.
 	if st, ok := find(outs, "stream"); !ok || !strings.Contains(fmt.Sprint(st.content()["text"]), "workload synthetic") {
 		t.Errorf("streams: %v", types(outs))
+	}
+
+	// plot shows a figure: PNG (decodable), SVG and a text summary.
+	r, outs = c.execute("plot speedup", nil)
+	fig, ok := find(outs, "display_data")
+	if r.content()["status"] != "ok" || !ok {
+		t.Fatalf("plot: %s %v", r.Content, types(outs))
+	}
+	fd := fig.content()["data"].(map[string]any)
+	raw, err := base64.StdEncoding.DecodeString(fmt.Sprint(fd["image/png"]))
+	if err != nil {
+		t.Fatalf("image/png is not base64: %v", err)
+	}
+	if img, err := png.Decode(bytes.NewReader(raw)); err != nil || img.Bounds().Dx() != 800 {
+		t.Errorf("image/png does not decode to an 800 px figure: %v", err)
+	}
+	if !strings.Contains(fmt.Sprint(fd["image/svg+xml"]), "<svg") || !strings.Contains(fmt.Sprint(fd["text/plain"]), "speed-up") {
+		t.Errorf("figure bundle lacks svg or a summary: %v", fd["text/plain"])
 	}
 
 	// A silent sweep shows nothing.
