@@ -92,16 +92,7 @@ type chartRow struct {
 // chartRows computes the rows of the chart from a sweep's summaries.
 func chartRows(sw *session.Sweep) []chartRow {
 	sums := sw.Summaries()
-	maxS, maxE := 1.0, 0.0
-	for _, s := range sums {
-		if !math.IsNaN(s.Speedup) {
-			maxS = math.Max(maxS, s.Speedup)
-		}
-		if !math.IsNaN(s.MeanError) {
-			maxE = math.Max(maxE, s.MeanError)
-		}
-		maxE = math.Max(maxE, s.Tolerance)
-	}
+	maxS, maxE := session.ChartScale(sums)
 	frac := func(v, max float64) float64 {
 		if math.IsNaN(v) || max <= 0 {
 			return 0

@@ -158,16 +158,7 @@ func chart(sw *session.Sweep, color bool) []string {
 	if len(sums) == 0 {
 		return nil
 	}
-	maxS, maxE := 1.0, 0.0
-	for _, s := range sums {
-		if !math.IsNaN(s.Speedup) {
-			maxS = math.Max(maxS, s.Speedup)
-		}
-		if !math.IsNaN(s.MeanError) {
-			maxE = math.Max(maxE, s.MeanError)
-		}
-		maxE = math.Max(maxE, s.Tolerance)
-	}
+	maxS, maxE := session.ChartScale(sums)
 	if !sums[0].HasRef {
 		return nil // tune: no references, nothing to chart yet
 	}

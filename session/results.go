@@ -234,3 +234,19 @@ func raw(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
 }
+
+// ChartScale is the common scale of a speed-up/error chart of summaries: the
+// largest speed-up (at least 1) and the largest mean error or tolerance.
+func ChartScale(sums []Summary) (maxSpeedup, maxError float64) {
+	maxSpeedup = 1
+	for _, s := range sums {
+		if !math.IsNaN(s.Speedup) {
+			maxSpeedup = math.Max(maxSpeedup, s.Speedup)
+		}
+		if !math.IsNaN(s.MeanError) {
+			maxError = math.Max(maxError, s.MeanError)
+		}
+		maxError = math.Max(maxError, s.Tolerance)
+	}
+	return maxSpeedup, maxError
+}
