@@ -106,4 +106,4 @@ case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) say "note: $prefix/bin is not on your PATH; add it: export PATH=\"$prefix/bin:\$PATH\"" ;;
 esac
-say "done: try  approxtune agent --ranks 4 --sweep $here/examples/summa-reference.json"
+say "done: try  approxtune repl < $here/examples/quickstart.atune"
