@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/approxtune/approxtune/mpiagent/sweep"
 	"github.com/approxtune/approxtune/session"
@@ -32,7 +31,7 @@ func textBundle(text string) bundle {
 // one place a sweep's figures are built: image/png and image/svg+xml
 // renderings are further entries of the same bundle.
 func progressBundle(p session.Progress, notes []string, rows []chartRow) bundle {
-	line := progressLine(p)
+	line := p.Line()
 
 	var t strings.Builder
 	t.WriteString(line + "\n")
@@ -53,24 +52,6 @@ func progressBundle(p session.Progress, notes []string, rows []chartRow) bundle 
 	h.WriteString(htmlChart(rows))
 	h.WriteString(`</div>`)
 	return bundle{"text/plain": strings.TrimRight(t.String(), "\n"), "text/html": h.String()}
-}
-
-// progressLine is the one-line state of a sweep.
-func progressLine(p session.Progress) string {
-	sw := p.Sweep
-	mode := ""
-	if sw.Spec != nil {
-		mode = sw.Spec.Mode
-	}
-	s := fmt.Sprintf("sweep %d %s %s: %d/%d runs, %s elapsed", sw.ID, mode, sw.Workload, p.Done, p.Total, fmtDur(p.Elapsed))
-	if p.Done > 0 && p.Done < p.Total && !p.Final {
-		eta := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
-		s += ", about " + fmtDur(eta) + " left"
-	}
-	if p.Final {
-		s += " (" + sw.Status + ")"
-	}
-	return s
 }
 
 // chartRow is one policy x tolerance of the chart.
@@ -230,14 +211,6 @@ func tolName(t float64) string {
 		}
 	}
 	return strconv.FormatFloat(t, 'g', -1, 64)
-}
-
-func fmtDur(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 func pct(x float64) string {

@@ -66,7 +66,7 @@ func (o *termOutput) Update(p session.Progress) {
 		return
 	}
 	o.last = time.Now()
-	lines := append([]string{progressLine(p)}, chart(p.Sweep, o.color)...)
+	lines := append([]string{p.Line()}, chart(p.Sweep, o.color)...)
 	o.clearLive()
 	if p.Note != "" {
 		fmt.Fprintln(o.w, p.Note) // notes stay on screen above the live area
@@ -96,7 +96,7 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(meanOf(r.ReferenceS)), 100**r.Error)
 			}
 		}
-		fmt.Fprintf(o.w, "  [%d/%d] %s  %s: %s\n", o.seen+1, p.Total, fmtDur(p.Elapsed), r.Config.Label(), desc)
+		fmt.Fprintf(o.w, "  [%d/%d] %s  %s: %s\n", o.seen+1, p.Total, session.FormatDuration(p.Elapsed), r.Config.Label(), desc)
 	}
 	if p.Note != "" {
 		fmt.Fprintln(o.w, "  "+p.Note)
@@ -129,27 +129,6 @@ func tolName(t *float64) string {
 		return fmt.Sprintf("2^%d", e-1)
 	}
 	return fmt.Sprint(*t)
-}
-
-func fmtDur(d time.Duration) string {
-	d = d.Round(time.Second)
-	if d < time.Minute {
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-func progressLine(p session.Progress) string {
-	sw := p.Sweep
-	s := fmt.Sprintf("sweep %d %s %s: %d/%d runs, %s elapsed", sw.ID, sw.Spec.Mode, sw.Workload, p.Done, p.Total, fmtDur(p.Elapsed))
-	if p.Done > 0 && p.Done < p.Total && !p.Final {
-		eta := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
-		s += ", about " + fmtDur(eta) + " left"
-	}
-	if p.Final {
-		s += " (" + sw.Status + ")"
-	}
-	return s
 }
 
 // chart draws speed-up and mean error against tolerance, one block per policy.

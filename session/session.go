@@ -364,3 +364,31 @@ func describeAgent(a *Agent) string {
 	}
 	return fmt.Sprintf("%d ranks on %s; %s; %s", h.Ranks, hs, h.MPI, h.BLAS)
 }
+
+// Line is the one-line state of a sweep: runs done, elapsed time, an
+// estimate of the time left, and the status at the end.
+func (p Progress) Line() string {
+	sw := p.Sweep
+	mode := ""
+	if sw.Spec != nil {
+		mode = sw.Spec.Mode
+	}
+	s := fmt.Sprintf("sweep %d %s %s: %d/%d runs, %s elapsed", sw.ID, mode, sw.Workload, p.Done, p.Total, FormatDuration(p.Elapsed))
+	if p.Done > 0 && p.Done < p.Total && !p.Final {
+		eta := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
+		s += ", about " + FormatDuration(eta) + " left"
+	}
+	if p.Final {
+		s += " (" + sw.Status + ")"
+	}
+	return s
+}
+
+// FormatDuration writes a duration to the second: "42s", "3m05s".
+func FormatDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}

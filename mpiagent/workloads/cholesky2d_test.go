@@ -33,19 +33,7 @@ func chol2dConfig(r *mpitest.R, n int, grid sweep.GridShape, b, la int) sweep.Co
 
 // chol2dSetup prepares c on its grid; inst is nil on ranks outside the grid.
 func chol2dSetup(r *mpitest.R, e *selective.Engine, c sweep.Config) (*selective.Grid, Instance) {
-	w := cholesky2d{}
-	g, err := e.NewGrid(w.Grid(c))
-	if err != nil {
-		r.Fatalf("grid: %v", err)
-	}
-	if !g.Member() {
-		return g, nil
-	}
-	inst, err := w.Setup(&Env{Grid: g, K: e.Kernels(), Seed: 5}, c)
-	if err != nil {
-		r.Fatalf("setup %s: %v", c.Label(), err)
-	}
-	return g, inst
+	return setupOn(r, e, cholesky2d{}, c)
 }
 
 // chol2dMaxAll is the largest v over the world (NaN wins).

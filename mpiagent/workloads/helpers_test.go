@@ -6,6 +6,7 @@ import (
 	"github.com/approxtune/approxtune/internal/mpitest"
 	"github.com/approxtune/approxtune/mpiagent/kernels"
 	"github.com/approxtune/approxtune/mpiagent/selective"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
 )
 
 // testEngine makes an engine over the world with the named BLAS backend.
@@ -41,4 +42,20 @@ func runOnce(r *mpitest.R, e *selective.Engine, inst Instance, tr *selective.Tra
 		r.Fatalf("run (mode %d): %v, end: %v", mode, err, eerr)
 	}
 	return rs
+}
+
+// setupOn builds c's grid and, on its members, w's instance (nil elsewhere).
+func setupOn(r *mpitest.R, e *selective.Engine, w Workload, c sweep.Config) (*selective.Grid, Instance) {
+	g, err := e.NewGrid(w.Grid(c))
+	if err != nil {
+		r.Fatalf("grid: %v", err)
+	}
+	if !g.Member() {
+		return g, nil
+	}
+	inst, err := w.Setup(&Env{Grid: g, K: e.Kernels(), Seed: 5}, c)
+	if err != nil {
+		r.Fatalf("setup %s: %v", c.Label(), err)
+	}
+	return g, inst
 }

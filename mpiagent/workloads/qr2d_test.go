@@ -31,16 +31,9 @@ func qrSetup(r *mpitest.R, e *selective.Engine, c sweep.Config) (*selective.Grid
 	if err := w.Check(c, r.World.Size()); err != nil {
 		r.Fatalf("check %s: %v", c.Label(), err)
 	}
-	g, err := e.NewGrid(w.Grid(c))
-	if err != nil {
-		r.Fatalf("grid: %v", err)
-	}
-	if !g.Member() {
+	g, inst := setupOn(r, e, w, c)
+	if inst == nil {
 		return g, nil
-	}
-	inst, err := w.Setup(&Env{Grid: g, K: e.Kernels(), Seed: 5}, c)
-	if err != nil {
-		r.Fatalf("setup %s: %v", c.Label(), err)
 	}
 	inst.Init()
 	return g, inst.(*qrRun)
