@@ -8,17 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
 
+	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -150,7 +147,7 @@ func startKernel(t *testing.T, su kernelSetup) *testClient {
 			s.Close()
 		}
 		if su.binary != "" {
-			noAgentsLeft(t, su.binary)
+			testenv.NoneLeft(t, su.binary, "agent")
 		}
 		if t.Failed() {
 			t.Logf("kernel log:\n%s", lb.String())
@@ -308,37 +305,4 @@ func find(ms []received, typ string) (received, bool) {
 		}
 	}
 	return received{}, false
-}
-
-// noAgentsLeft fails the test if an agent of bin still runs after the
-// kernel stopped (closing the session stops it cleanly), and kills it.
-func noAgentsLeft(t *testing.T, bin string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var left []int
-		ps, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range ps {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				continue
-			}
-			args := strings.Split(string(b), "\x00")
-			if len(args) > 1 && args[0] == bin && args[1] == "agent" {
-				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-					left = append(left, pid)
-				}
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Errorf("agents still running after the kernel stopped: %v (killed)", left)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,7 +57,7 @@ func setupJupyter(t *testing.T) jupyterSetup {
 	if code != 0 {
 		t.Fatalf("approxtune install --prefix: exit %d\n%s", code, out)
 	}
-	t.Cleanup(func() { noKernelsLeft(t, bin) })
+	t.Cleanup(func() { testenv.NoneLeft(t, bin, "kernel", "agent") })
 	return js
 }
 
@@ -101,40 +100,6 @@ func (js jupyterSetup) script(t *testing.T, timeout time.Duration, name string) 
 		t.Fatalf("%s: exit %d\n%s", name, code, out)
 	}
 	return out
-}
-
-// noKernelsLeft fails the test if a kernel or an agent of bin still runs
-// (and kills it): every kernel a test starts is shut down, and stops its
-// agent cleanly.
-func noKernelsLeft(t *testing.T, bin string) {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var left []string
-		ps, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range ps {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				continue
-			}
-			args := strings.Split(string(b), "\x00")
-			if len(args) > 1 && args[0] == bin && (args[1] == "kernel" || args[1] == "agent") {
-				left = append(left, filepath.Base(filepath.Dir(p))+" "+args[1])
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			for _, l := range left {
-				if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			t.Errorf("still running after the test: %v (killed)", left)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // kernel_info, execute, complete, inspect, is_complete, history, comm_info

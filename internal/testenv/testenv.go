@@ -10,7 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,4 +106,39 @@ func MPIRun(t testing.TB, timeout time.Duration, n int, env []string, stdin stri
 		code = ee.ExitCode()
 	}
 	return Result{Stdout: so.String(), Stderr: se.String(), ExitCode: code}
+}
+
+// NoneLeft fails t if a process of bin running one of the sub-commands is
+// still alive 10 s after the test's end (each one is then killed): tests
+// that start kernels or agents check that everything they started stopped.
+func NoneLeft(t testing.TB, bin string, subcommands ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []string
+		ps, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range ps {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			args := strings.Split(string(b), "\x00")
+			if len(args) > 1 && args[0] == bin && slices.Contains(subcommands, args[1]) {
+				left = append(left, filepath.Base(filepath.Dir(p))+" "+args[1])
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, l := range left {
+				if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			t.Errorf("still running after the test: %v (killed)", left)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
