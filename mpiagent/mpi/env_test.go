@@ -85,6 +85,7 @@ func wtime(r *R) {
 	if t2 := mpi.Wtime(); t2 < t1 {
 		r.Errorf("Wtime went backwards: %v then %v", t1, t2)
 	}
+	hostClock(r)
 
 	v := mpi.LibraryVersion()
 	if strings.TrimSpace(v) == "" || !strings.Contains(v, libName) {
@@ -131,4 +132,26 @@ func threadLevel(r *R) {
 	x := []int64{1}
 	r.Must(mpi.Allreduce(r.W, x, x, mpi.Sum), "Allreduce")
 	eq(r, "Allreduce", x, []int64{4})
+}
+
+// hostClock checks that Clock reads one clock on every rank of the host:
+// its offset from the system's wall clock is the same on every rank (to
+// 20 ms, in case a rank is descheduled between the two readings), whereas
+// each rank's Wtime may count from its own origin.
+func hostClock(r *R) {
+	c0 := mpi.Clock()
+	time.Sleep(20 * time.Millisecond)
+	if d := mpi.Clock() - c0; d < 0.015 || d > 10 {
+		r.Errorf("Clock went from %v to %v across a 20ms sleep", c0, c0+d)
+	}
+	off := mpi.Clock() - float64(time.Now().UnixNano())/1e9
+	all := make([]float64, r.Size)
+	r.Must(mpi.Allgather(r.W, []float64{off}, all), "Allgather")
+	lo, hi := all[0], all[0]
+	for _, c := range all {
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	if hi-lo > 0.02 {
+		r.Errorf("Clock's offset from the wall clock differs by %.3f s across ranks (%v): not one host clock", hi-lo, all)
+	}
 }

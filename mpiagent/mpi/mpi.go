@@ -17,6 +17,13 @@ package mpi
 /*
 #include <mpi.h>
 #include <stdlib.h>
+#include <time.h>
+
+static double at_clock(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 MPI_Comm at_comm_world(void);
 MPI_Comm at_comm_null(void);
 MPI_Datatype at_double(void);
@@ -176,6 +183,13 @@ func LibraryVersion() string {
 
 // Wtime returns MPI_Wtime, seconds since an arbitrary point in the past.
 func Wtime() float64 { return float64(C.MPI_Wtime()) }
+
+// Clock returns the host's monotonic clock (CLOCK_MONOTONIC) in seconds.
+// Every process on a host reads the same clock, so times taken on different
+// ranks of one host compare directly; MPI_Wtime does not promise that (Open
+// MPI counts it from each process's first call), so use Wtime for
+// durations only.
+func Clock() float64 { return float64(C.at_clock()) }
 
 // WtimeIsGlobal reports the MPI_WTIME_IS_GLOBAL attribute of
 // MPI_COMM_WORLD: whether every process's Wtime reads one clock.
