@@ -48,7 +48,15 @@ func policyColor(p string) color.Color {
 	return color.RGBA{uint8(80 + h%150), uint8(80 + (h/7)%150), uint8(80 + (h/49)%150), 255}
 }
 
+// newPlot is a figure in the common style, with a grid.
 func newPlot(title, x, y string) *plot.Plot {
+	p := styledPlot(title, x, y)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// styledPlot is a figure in the common style: fonts, labels, legend on top.
+func styledPlot(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.Title.TextStyle.Font.Size = font.Length(15)
@@ -60,7 +68,6 @@ func newPlot(title, x, y string) *plot.Plot {
 	}
 	p.Legend.TextStyle.Font.Size = font.Length(11)
 	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
 	return p
 }
 

@@ -219,6 +219,10 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	}
 	r.eng.SetConfidence(spec.Confidence)
 	r.eng.SetNMin(spec.NMin)
+	if spec.Trace && len(spec.Policies) > 0 && spec.Mode != sweep.ModeReference {
+		r.eng.SetTrace(traceLimit(r.world.Size()))
+		defer r.eng.SetTrace(0)
+	}
 	t0 := mpi.Wtime()
 	var tallies []*tally
 	if spec.Mode != sweep.ModeReference {
@@ -352,8 +356,95 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 				return err
 			}
 		}
+		if spec.Trace {
+			if err := r.sendTrace(i, ev.Policy, tol); err != nil {
+				return fmt.Errorf("%s at %g: trace: %w", t.tr.Policy, t.tr.Tolerance, err)
+			}
+		}
 	}
 	return nil
+}
+
+// Caps of a run's timeline: spans per rank, and over all ranks, so that one
+// trace event stays well under the protocol's 64 MiB line (about 110 bytes
+// a span in JSON).
+const (
+	traceSpansPerRank = 20000
+	traceSpansTotal   = 200000
+)
+
+// traceLimit is how many spans each process keeps per run, in a world of
+// ranks processes.
+func traceLimit(ranks int) int {
+	return max(100, min(traceSpansPerRank, traceSpansTotal/max(ranks, 1)))
+}
+
+// traceTag is the tag of the timeline messages on the world communicator;
+// they are sent at a run boundary, when no other world message is pending.
+const traceTag = 7401
+
+// spanLen is the number of float64 a span travels as: op, skipped, start,
+// end, predicted.
+const spanLen = 5
+
+// sendTrace gathers the last run's timeline of every rank on rank 0, which
+// emits it as one trace event. It is collective over the world, and runs
+// after the run's timed region.
+func (r *runner) sendTrace(index int, policy string, tol float64) error {
+	spans, dropped := r.eng.Trace()
+	size := r.world.Size()
+	heads := make([]int64, 2*size)
+	if err := mpi.Gather(r.world, []int64{int64(len(spans)), dropped}, heads, 0); err != nil {
+		return fmt.Errorf("gather span counts: %w", err)
+	}
+	if !r.root() {
+		if len(spans) == 0 {
+			return nil
+		}
+		buf := make([]float64, 0, spanLen*len(spans))
+		for _, s := range spans {
+			skipped := 0.0
+			if s.Skipped {
+				skipped = 1
+			}
+			buf = append(buf, float64(s.Op), skipped, s.Start, s.End, s.Predicted)
+		}
+		if err := mpi.Send(r.world, buf, 0, traceTag); err != nil {
+			return fmt.Errorf("send spans: %w", err)
+		}
+		return nil
+	}
+	ev := sweep.TraceEvent{Type: sweep.TypeTrace, V: sweep.ProtocolVersion, Index: index, Policy: policy, Tolerance: tol,
+		Ranks: make([]sweep.RankTrace, size)}
+	ev.Ranks[0] = sweep.RankTrace{Rank: 0, Events: make([]sweep.Span, 0, len(spans)), Dropped: dropped}
+	for _, s := range spans {
+		ev.Ranks[0].Events = append(ev.Ranks[0].Events, toSpan(s.Op, s.Skipped, s.Start, s.End, s.Predicted))
+	}
+	for p := 1; p < size; p++ {
+		n := int(heads[2*p])
+		rt := sweep.RankTrace{Rank: p, Events: make([]sweep.Span, 0, n), Dropped: heads[2*p+1]}
+		if n > 0 {
+			buf := make([]float64, spanLen*n)
+			if _, err := mpi.Recv(r.world, buf, p, traceTag); err != nil {
+				return fmt.Errorf("receive rank %d's spans: %w", p, err)
+			}
+			for k := 0; k < n; k++ {
+				b := buf[spanLen*k : spanLen*(k+1)]
+				rt.Events = append(rt.Events, toSpan(selective.Op(b[0]), b[1] != 0, b[2], b[3], b[4]))
+			}
+		}
+		ev.Ranks[p] = rt
+	}
+	return r.send(ev)
+}
+
+// toSpan converts a span for the event. Its times are rounded to 0.1 µs,
+// finer than any figure shows, which makes the JSON about a third shorter.
+// Rounding keeps the order: spans that did not overlap still do not.
+func toSpan(op selective.Op, skipped bool, start, end, predicted float64) sweep.Span {
+	round := func(t float64) float64 { return math.Round(t*1e7) / 1e7 }
+	return sweep.Span{Routine: op.String(), StartS: round(start), EndS: round(end), PredictedS: round(predicted),
+		Skipped: skipped, Comm: op.IsComm()}
 }
 
 func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Config, elapsed float64) sweep.Summary {

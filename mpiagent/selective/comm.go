@@ -148,7 +148,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	t0 := mpi.Wtime()
 	must(do())
 	t1 := mpi.Wtime()
-	e.executedFor(st, t1-t0, true)
+	e.executedFor(st, t1-t0, true, t0, t1)
 	e.last = t1
 }
 
@@ -227,7 +227,7 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 	t0 := mpi.Wtime()
 	must(mpi.Send(c.c, buf, dest, tag))
 	t1 := mpi.Wtime()
-	e.executedFor(st, t1-t0, true)
+	e.executedFor(st, t1-t0, true, t0, t1)
 	e.last = t1
 }
 
@@ -252,7 +252,7 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 		e.resume()
 		return
 	}
-	e.executedFor(st, t1-t0, true)
+	e.executedFor(st, t1-t0, true, t0, t1)
 	e.last = t1
 }
 
@@ -340,7 +340,7 @@ func (r *Request) Wait() {
 	must(err)
 	if r.send {
 		if r.exec {
-			e.executedFor(r.st, t1-t0, true)
+			e.executedFor(r.st, t1-t0, true, t0, t1)
 		} else {
 			e.skippedFor(r.st, e.mean(r.st, 0), true)
 		}
@@ -362,7 +362,7 @@ func (r *Request) Wait() {
 	if e.sameClock {
 		transfer = t1 - math.Max(t0, r.rec[recClock])
 	}
-	e.executedFor(r.st, math.Max(transfer, 0), true)
+	e.executedFor(r.st, math.Max(transfer, 0), true, t0, t1)
 	e.resume()
 }
 

@@ -120,6 +120,52 @@ type Engine struct {
 	dirty             bool
 	executed, skipped int64
 	rec, peer, all    []float64 // scratch records
+
+	// Timeline (SetTrace): tracing is the one branch the kernels pay when off.
+	tracing bool
+	trace   []Span  // this run's spans; its capacity is the limit
+	dropped int64   // spans past the limit this run
+	t0      float64 // the run's start (MPI_Wtime)
+}
+
+// Span is one intercepted kernel on a process's timeline: a computation
+// kernel, a collective, a blocking send or receive, or the wait of a
+// non-blocking one. Times are seconds since the run began. An executed
+// kernel spans its execution; a skipped one is the instant it was skipped
+// (Start = End) with the time it was charged instead.
+type Span struct {
+	Op         Op
+	Start, End float64
+	Predicted  float64 // skipped: the predicted time charged
+	Skipped    bool
+}
+
+// SetTrace turns the timeline on, keeping at most limit spans per run (the
+// first ones; the rest are counted), or off with limit <= 0. The spans'
+// memory is allocated here, once, so tracing allocates nothing during runs.
+func (e *Engine) SetTrace(limit int) {
+	if limit <= 0 {
+		e.tracing, e.trace, e.dropped = false, nil, 0
+		return
+	}
+	if cap(e.trace) != limit {
+		e.trace = make([]Span, 0, limit)
+	}
+	e.tracing = true
+}
+
+// Trace returns the last run's spans, in time order, and how many were
+// dropped past the limit (nil and 0 when tracing is off). The spans are valid
+// until the next Begin.
+func (e *Engine) Trace() ([]Span, int64) { return e.trace, e.dropped }
+
+// span records one kernel on the timeline (tracing only).
+func (e *Engine) span(op Op, t0, t1, predicted float64, skipped bool) {
+	if len(e.trace) == cap(e.trace) {
+		e.dropped++
+		return
+	}
+	e.trace = append(e.trace, Span{Op: op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped})
 }
 
 // New creates the engine for this process over MPI_COMM_WORLD and routes the
@@ -174,6 +220,9 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
 	e.dirty = false
 	e.executed, e.skipped = 0, 0
+	if e.tracing {
+		e.trace, e.dropped = e.trace[:0], 0
+	}
 	if !e.on {
 		return
 	}
@@ -199,6 +248,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.rec = make([]float64, e.recLen)
 	e.peer = make([]float64, e.recLen)
 	e.last = mpi.Wtime()
+	e.t0 = e.last
 }
 
 // RunStats is what a process knows at the end of a run.
@@ -351,8 +401,12 @@ func (e *Engine) mean(st *kstat, sent float64) float64 {
 	return sent
 }
 
-// executedFor records an executed kernel's time.
-func (e *Engine) executedFor(st *kstat, dt float64, isComm bool) {
+// executedFor records an executed kernel's time dt; it ran from t0 to t1
+// (for the timeline).
+func (e *Engine) executedFor(st *kstat, dt float64, isComm bool, t0, t1 float64) {
+	if e.tracing {
+		e.span(st.key.Op, t0, t1, 0, false)
+	}
 	st.Add(dt)
 	e.total += dt
 	e.own += dt
@@ -364,8 +418,12 @@ func (e *Engine) executedFor(st *kstat, dt float64, isComm bool) {
 	e.executed++
 }
 
-// skippedFor charges a skipped kernel's predicted time.
+// skippedFor charges a skipped kernel's predicted time. The kernel was
+// reached at e.last (the timeline's instant).
 func (e *Engine) skippedFor(st *kstat, t float64, isComm bool) {
+	if e.tracing {
+		e.span(st.key.Op, e.last, e.last, t, true)
+	}
 	st.skips++
 	e.total += t
 	e.own += t
@@ -397,7 +455,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	t0 := mpi.Wtime()
 	c.Run()
 	t1 := mpi.Wtime()
-	e.executedFor(st, t1-t0, false)
+	e.executedFor(st, t1-t0, false, t0, t1)
 	e.last = t1
 }
 

@@ -47,7 +47,10 @@ type Key struct {
 }
 
 // IsComm reports whether the key is a communication.
-func (k Key) IsComm() bool { return k.Op >= OpBcast }
+func (k Key) IsComm() bool { return k.Op.IsComm() }
+
+// IsComm reports whether the routine is a communication.
+func (o Op) IsComm() bool { return o >= OpBcast }
 
 func compKey(s kernels.Signature) Key {
 	return Key{Op: Op(s.Routine), Flags: s.Flags, M: s.M, N: s.N, K: s.K}

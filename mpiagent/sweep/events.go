@@ -10,6 +10,7 @@ const (
 	TypeResult  = "result"
 	TypeSummary = "summary"
 	TypeKernels = "kernels"
+	TypeTrace   = "trace"
 	TypeError   = "error"
 )
 
@@ -84,6 +85,39 @@ type KernelsEvent struct {
 	Tolerance float64 `json:"tolerance"`
 	Rank      int     `json:"rank"`
 	Kernels   any     `json:"kernels"`
+}
+
+// TraceEvent is the timeline of one selective run on every rank (when the
+// spec asks for "trace": true): what each process did from the run's start.
+type TraceEvent struct {
+	Type      string      `json:"type"`
+	V         int         `json:"v"`
+	Index     int         `json:"index"` // configuration index in the sweep
+	Policy    string      `json:"policy"`
+	Tolerance float64     `json:"tolerance"`
+	Ranks     []RankTrace `json:"ranks"` // in rank order
+}
+
+// RankTrace is one process's timeline: its intercepted kernels in time
+// order, the first ones up to a cap, and how many past the cap were dropped.
+type RankTrace struct {
+	Rank    int    `json:"rank"`
+	Events  []Span `json:"events"`
+	Dropped int64  `json:"dropped"`
+}
+
+// Span is one intercepted kernel on a timeline: a computation routine
+// ("gemm") or a communication ("bcast", "send", the wait of an "irecv"),
+// in seconds from the run's start. An executed kernel spans its execution; a
+// skipped one is the instant it was skipped (start_s = end_s), with the
+// predicted time it was charged instead.
+type Span struct {
+	Routine    string  `json:"routine"`
+	StartS     float64 `json:"start_s"`
+	EndS       float64 `json:"end_s"`
+	PredictedS float64 `json:"predicted_s,omitempty"` // skipped: the time charged
+	Skipped    bool    `json:"skipped"`
+	Comm       bool    `json:"comm"`
 }
 
 // ErrorEvent reports a failure of the agent or of a run.
