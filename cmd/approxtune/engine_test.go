@@ -134,6 +134,32 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	}
 }
 
+// A critical path is a chain of intervals that happened one after another,
+// so it cannot be longer than the run it was measured in: with nothing
+// skipped, cholesky2d's prediction (non-blocking messages, whose transfer
+// the receiver separates from its wait by comparing its clock with the
+// sender's) stays within the selective run's own wall time. Comparing
+// clocks across ranks with MPI_Wtime, which Open MPI counts from each
+// process's first call, made it up to 38% longer.
+func TestPathWithinOwnWallTime(t *testing.T) {
+	bin := testenv.Build(t)
+	evs := runSweep(t, bin, `{"workload":"cholesky2d","space":{"n":2048,"grid":"2x2","b":[64,128],"lookahead":[0,1]},
+		"policies":["conditional","eager"],"tolerances":[0],"mode":"tune"}`)
+	if len(evs["result"]) != 8 {
+		t.Fatalf("%d results, want 8", len(evs["result"]))
+	}
+	for _, r := range evs["result"] {
+		if r.Skipped != 0 {
+			t.Errorf("%v %s at 0: skipped %d", r.Config, r.Policy, r.Skipped)
+		}
+		// 2% for the final barrier and clock reads outside the path.
+		if r.PredictedS > 1.02*r.SelectiveS {
+			t.Errorf("%v %s: path %.4fs longer than the run's own wall time %.4fs (%+.1f%%)",
+				r.Config, r.Policy, r.PredictedS, r.SelectiveS, 100*(r.PredictedS/r.SelectiveS-1))
+		}
+	}
+}
+
 // SUMMA through the engine: tolerance 0 skips nothing; a loose one skips and
 // still completes every policy without NaN.
 func TestSUMMASelective(t *testing.T) {

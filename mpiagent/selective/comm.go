@@ -145,9 +145,9 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		e.resume()
 		return
 	}
-	t0 := mpi.Wtime()
+	t0 := mpi.Clock()
 	must(do())
-	t1 := mpi.Wtime()
+	t1 := mpi.Clock()
 	e.executedFor(st, t1-t0, true, t0, t1)
 	e.last = t1
 }
@@ -217,16 +217,16 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 	e.gap()
 	st := e.stat(c.p2pKey(OpSend, len(buf), dest))
 	exec := !e.skippable(st)
-	c.exchange(dest, tag, exec, st.Mean)
+	c.exchange(dest, tag, exec, e.mean(st, 0))
 	if !exec {
 		must(mpi.Send(c.c, buf[:0], dest, tag))
 		e.skippedFor(st, e.mean(st, 0), true)
 		e.resume()
 		return
 	}
-	t0 := mpi.Wtime()
+	t0 := mpi.Clock()
 	must(mpi.Send(c.c, buf, dest, tag))
-	t1 := mpi.Wtime()
+	t1 := mpi.Clock()
 	e.executedFor(st, t1-t0, true, t0, t1)
 	e.last = t1
 }
@@ -241,12 +241,12 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	}
 	e.gap()
 	st := e.stat(c.p2pKey(OpRecv, len(buf), src))
-	peer := c.exchange(src, tag, true, st.Mean)
+	peer := c.exchange(src, tag, true, e.mean(st, 0))
 	exec, sent := peer[recExec] != 0, peer[recMean]
-	t0 := mpi.Wtime()
+	t0 := mpi.Clock()
 	_, err := mpi.Recv(c.c, buf, src, tag)
 	must(err)
-	t1 := mpi.Wtime()
+	t1 := mpi.Clock()
 	if !exec {
 		e.skippedFor(st, e.mean(st, sent), true)
 		e.resume()
@@ -281,7 +281,7 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
 	exec := !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen)}
-	e.fill(r.rec, c.shape, exec, st.Mean)
+	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
 	var err error
 	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
 	must(err)
@@ -332,10 +332,10 @@ func (r *Request) Wait() {
 		return
 	}
 	e.gap()
-	t0 := mpi.Wtime()
+	t0 := mpi.Clock()
 	_, err := mpi.Wait(r.user)
 	must(err)
-	t1 := mpi.Wtime()
+	t1 := mpi.Clock()
 	_, err = mpi.Wait(r.inner)
 	must(err)
 	if r.send {
@@ -366,8 +366,9 @@ func (r *Request) Wait() {
 	e.resume()
 }
 
-// sameClock reports whether every rank of world reads the same MPI_Wtime:
-// all on one host, or the library says the clock is global.
+// sameClock reports whether every rank of world reads the same mpi.Clock:
+// whether they all run on one host. (MPI_Wtime would not do even there:
+// Open MPI counts it from each process's first call.)
 func sameClock(world *mpi.Comm) (bool, error) {
 	name, err := mpi.ProcessorName()
 	if err != nil {
@@ -383,7 +384,7 @@ func sameClock(world *mpi.Comm) (bool, error) {
 	if err := mpi.Allreduce(world, hi, hi, mpi.Max); err != nil {
 		return false, err
 	}
-	return lo[0] == hi[0] || mpi.WtimeIsGlobal(), nil
+	return lo[0] == hi[0], nil
 }
 
 // Waitall completes every request in rs (nil entries are ignored).

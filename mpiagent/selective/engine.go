@@ -58,7 +58,7 @@ const (
 	recMean          // the sender's mean for the kernel (point-to-point)
 	recCounts        // number of (hash, count) pairs that follow the shares
 	recShares        // number of eager shares
-	recClock         // the sender's MPI_Wtime when it sent (point-to-point)
+	recClock         // the sender's mpi.Clock when it sent (point-to-point)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
 	maxShares = 4   // eager shares per message
@@ -102,8 +102,9 @@ type Engine struct {
 	qs        *quantiles
 	nmin      int64
 
-	// sameClock: every rank reads the same MPI_Wtime clock (one node, or
-	// MPI_WTIME_IS_GLOBAL), so a receiver can tell idle waiting from transfer.
+	// sameClock: every rank reads the same mpi.Clock (one host), so a
+	// receiver can tell idle waiting from transfer. The engine times
+	// everything with mpi.Clock.
 	sameClock bool
 
 	on     bool // a run is being intercepted
@@ -125,7 +126,7 @@ type Engine struct {
 	tracing bool
 	trace   []Span  // this run's spans; its capacity is the limit
 	dropped int64   // spans past the limit this run
-	t0      float64 // the run's start (MPI_Wtime)
+	t0      float64 // the run's start (mpi.Clock)
 }
 
 // Span is one intercepted kernel on a process's timeline: a computation
@@ -247,7 +248,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	}
 	e.rec = make([]float64, e.recLen)
 	e.peer = make([]float64, e.recLen)
-	e.last = mpi.Wtime()
+	e.last = mpi.Clock()
 	e.t0 = e.last
 }
 
@@ -306,7 +307,7 @@ func (e *Engine) criticalCounts() error {
 
 // gap adds the time since the last intercepted event to the path.
 func (e *Engine) gap() {
-	now := mpi.Wtime()
+	now := mpi.Clock()
 	d := now - e.last
 	e.total += d
 	e.own += d
@@ -314,7 +315,7 @@ func (e *Engine) gap() {
 }
 
 // resume marks the end of the engine's own work, so it is not charged.
-func (e *Engine) resume() { e.last = mpi.Wtime() }
+func (e *Engine) resume() { e.last = mpi.Clock() }
 
 func (e *Engine) stat(k Key) *kstat {
 	st := e.tr.stats[k]
@@ -452,9 +453,9 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	if e.dirty && c.Resettable() {
 		c.Reset() // inputs may hold what skipped kernels left: not timed
 	}
-	t0 := mpi.Wtime()
+	t0 := mpi.Clock()
 	c.Run()
-	t1 := mpi.Wtime()
+	t1 := mpi.Clock()
 	e.executedFor(st, t1-t0, false, t0, t1)
 	e.last = t1
 }
@@ -504,7 +505,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 		rec[recExec] = 1
 	}
 	rec[recMean] = mean
-	rec[recClock] = mpi.Wtime()
+	rec[recClock] = mpi.Clock()
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.Policy == Eager {
