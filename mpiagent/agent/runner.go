@@ -128,9 +128,17 @@ func (r *runner) once(ctx context.Context, pc *config, tr *selective.Track, mode
 	return dt, rs, err
 }
 
-// reference runs a prepared configuration reps times at full execution and
-// returns the wall times and the largest residual.
+// reference runs a prepared configuration once to warm it up, then reps
+// times at full execution, and returns those wall times and the largest
+// residual.
 func (r *runner) reference(ctx context.Context, pc *config, reps int) ([]float64, float64, error) {
+	// One untimed run first: the configuration's buffers were just
+	// allocated, and their first touch (page faults), the first messages
+	// between new communicators' ranks and cold caches would otherwise
+	// land in the first reference only.
+	if _, _, err := r.once(ctx, pc, nil, selective.Off); err != nil {
+		return nil, 0, err
+	}
 	times := make([]float64, 0, reps)
 	worst := 0.0
 	for rep := 0; rep < reps; rep++ {
