@@ -92,6 +92,22 @@ func errorContent(ename, evalue string, tb []string) map[string]any {
 	return map[string]any{"status": "error", "ename": ename, "evalue": evalue, "traceback": tb}
 }
 
+// languageInfo is the language_info of kernel_info_reply and of notebook
+// metadata; an empty version is left out.
+func languageInfo(version string) map[string]any {
+	li := map[string]any{
+		"name":            "approxtune",
+		"mimetype":        "text/x-approxtune",
+		"file_extension":  ".atune",
+		"pygments_lexer":  "text",
+		"codemirror_mode": "shell",
+	}
+	if version != "" {
+		li["version"] = version
+	}
+	return li
+}
+
 // kernelInfo is the kernel_info_reply content.
 func (k *Kernel) kernelInfo() map[string]any {
 	v := k.opts.Version
@@ -103,14 +119,7 @@ func (k *Kernel) kernelInfo() map[string]any {
 		"protocol_version":       ProtocolVersion,
 		"implementation":         "approxtune",
 		"implementation_version": v,
-		"language_info": map[string]any{
-			"name":            "approxtune",
-			"version":         v,
-			"mimetype":        "text/x-approxtune",
-			"file_extension":  ".atune",
-			"pygments_lexer":  "text",
-			"codemirror_mode": "shell",
-		},
+		"language_info":          languageInfo(v),
 		"banner": fmt.Sprintf("approxtune %s (%s): approximate autotuning of MPI dense linear algebra.\n"+
 			"One command per line; 'help' lists them. A sweep: workload, space, policy, tolerance, then evaluate or tune.\n"+
 			"Interrupt stops a sweep at the next run boundary (twice: stops mpirun).", v, runtime.Version()),
@@ -253,18 +262,13 @@ func (k *Kernel) execute(r request) {
 	if !silent {
 		k.publish("execute_input", r.msg, map[string]any{"code": c.Code, "execution_count": count})
 	}
-	out := newCellOutput(k, r.msg, silent, count)
-	line, interrupted, err := k.runCell(c.Code, out)
-	out.close()
+	out := newCellOutput(iopubPublisher{k, r.msg}, k.outputEnv(), silent, count)
+	failed := runCellOutput(k.sess, c.Code, out, k.setCell)
 	if store {
 		k.history = append(k.history, historyEntry{line: count, input: c.Code, output: out.resultText()})
 	}
-	if err != nil {
-		ename, evalue, tb := describeError(err, c.Code, line, interrupted)
-		if !silent {
-			k.publish("error", r.msg, map[string]any{"ename": ename, "evalue": evalue, "traceback": tb})
-		}
-		rc := errorContent(ename, evalue, tb)
+	if failed != nil {
+		rc := errorContent(failed.EName, failed.EValue, failed.Traceback)
 		rc["execution_count"] = count
 		k.reply(r, "execute_reply", rc)
 		k.status(r.msg, "idle")
@@ -313,9 +317,63 @@ func (k *Kernel) abortQueued() {
 	}
 }
 
+// outputEnv is the environment of the kernel's cell outputs.
+func (k *Kernel) outputEnv() outputEnv {
+	return outputEnv{
+		last:       k.sess.Last,
+		displayID:  func() string { return fmt.Sprintf("approxtune-%s-%d", k.id[:8], k.seq.Add(1)) },
+		interval:   k.opts.UpdateInterval,
+		printDelay: printDelay,
+	}
+}
+
+// setCell records the running cell (nil: none), for Interrupt.
+func (k *Kernel) setCell(c *cell) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.cell = c
+}
+
+// CellError is a cell that failed: the command at fault, and the error
+// output that shows it (ename, evalue, traceback: the line, a caret under
+// the column at fault, and the message).
+type CellError struct {
+	// Line is the 1-based line of the cell's code that failed.
+	Line int
+	// Interrupted tells that the cell was interrupted.
+	Interrupted bool
+	// Err is the command's error.
+	Err           error
+	EName, EValue string
+	Traceback     []string
+}
+
+func (e *CellError) Error() string { return e.EName + ": " + e.EValue }
+
+// Unwrap is the command's error.
+func (e *CellError) Unwrap() error { return e.Err }
+
+// runCellOutput runs code as a cell whose output is out: its commands in
+// order (runCell), then closes out and, when a command failed, publishes
+// the error (unless silent) and returns it. The live kernel and the
+// headless Executor both run cells through it.
+func runCellOutput(sess *session.Session, code string, out *cellOutput, track func(*cell)) *CellError {
+	line, interrupted, err := runCell(sess, code, out, track)
+	out.close()
+	if err == nil {
+		return nil
+	}
+	ename, evalue, tb := describeError(err, code, line, interrupted)
+	if !out.silent {
+		out.pub.publish("error", map[string]any{"ename": ename, "evalue": evalue, "traceback": tb})
+	}
+	return &CellError{Line: line, Interrupted: interrupted, Err: err, EName: ename, EValue: evalue, Traceback: tb}
+}
+
 // runCell runs the commands of code and returns the 1-based line of the
-// first error, whether the cell was interrupted, and the error.
-func (k *Kernel) runCell(code string, out *cellOutput) (int, bool, error) {
+// first error, whether the cell was interrupted, and the error. track is
+// told the running cell (then nil), so that an interrupt reaches it.
+func runCell(sess *session.Session, code string, out *cellOutput, track func(*cell)) (int, bool, error) {
 	lines := splitLines(code)
 	last := -1
 	for i, l := range lines {
@@ -326,14 +384,8 @@ func (k *Kernel) runCell(code string, out *cellOutput) (int, bool, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := &cell{cancel: cancel}
-	k.mu.Lock()
-	k.cell = c
-	k.mu.Unlock()
-	defer func() {
-		k.mu.Lock()
-		k.cell = nil
-		k.mu.Unlock()
-	}()
+	track(c)
+	defer track(nil)
 	for i := 0; i <= last; i++ {
 		if cmd, err := session.Parse(lines[i]); cmd == nil && err == nil {
 			continue
@@ -342,7 +394,7 @@ func (k *Kernel) runCell(code string, out *cellOutput) (int, bool, error) {
 			return i + 1, true, errInterrupted
 		}
 		out.begin(i == last)
-		err := k.sess.Exec(ctx, lines[i], out)
+		err := sess.Exec(ctx, lines[i], out)
 		out.end(err == nil)
 		if err != nil {
 			return i + 1, c.interrupted(), err

@@ -13,6 +13,11 @@
 // A sweep shows its progress at once as display_data with a display_id and
 // replaces it in place with update_display_data as results arrive (at most
 // a few times a second, always the last one).
+//
+// Executor runs notebook cells headless through the same code (cellOutput,
+// the MIME bundles), collecting what would go out on iopub into notebook
+// outputs as a front end stores them ('approxtune run'); ExportNotebook
+// replays a session's transcript the same way ('export notebook').
 package kernel
 
 import (
@@ -179,6 +184,7 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		uname = u.Username
 	}
+	sess.SetDefaultNotebook(ExportNotebook)
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &Kernel{
 		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: hex.EncodeToString(id), user: uname,

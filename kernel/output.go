@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,40 @@ import (
 // dial in, say) shows it while it waits.
 const printDelay = 250 * time.Millisecond
 
+// publisher sends the messages of a cell's output (stream, display_data,
+// update_display_data, execute_result, error) with their content: the live
+// kernel's iopub (iopubPublisher), or a collector that stores them as
+// notebook outputs (the headless Executor, ExportNotebook).
+type publisher interface {
+	publish(typ string, content map[string]any)
+}
+
+// iopubPublisher publishes on the kernel's iopub, in answer to parent.
+type iopubPublisher struct {
+	k      *Kernel
+	parent *Message
+}
+
+func (p iopubPublisher) publish(typ string, content map[string]any) {
+	p.k.publish(typ, p.parent, content)
+}
+
+// outputEnv is what a cell's output needs from what runs the cell.
+type outputEnv struct {
+	// last is the session's most recent sweep; end calls it, on the
+	// goroutine that runs the cell.
+	last func() *session.Sweep
+	// displayID makes a fresh display_id.
+	displayID func() string
+	// interval is the least time between two updates of a live display;
+	// 0 sends every update.
+	interval time.Duration
+	// printDelay is how long the last command may hold what it printed
+	// (see the constant); 0 holds it until the command ends or its sweep
+	// starts (a replay, where no time passes).
+	printDelay time.Duration
+}
+
 // cellOutput is the session.Output of one cell. What commands print goes
 // to iopub as stream stdout, except the last command's answer, which is
 // the execute_result (text/plain, and text/html). A sweep's progress is a
@@ -22,8 +55,8 @@ const printDelay = 250 * time.Millisecond
 // update_display_data at most every UpdateInterval, and always the final one.
 // Its methods may be called from several goroutines.
 type cellOutput struct {
-	k      *Kernel
-	parent *Message
+	pub    publisher
+	env    outputEnv
 	silent bool
 	count  int
 
@@ -49,8 +82,8 @@ type liveDisplay struct {
 	final   bool
 }
 
-func newCellOutput(k *Kernel, parent *Message, silent bool, count int) *cellOutput {
-	return &cellOutput{k: k, parent: parent, silent: silent, count: count}
+func newCellOutput(pub publisher, env outputEnv, silent bool, count int) *cellOutput {
+	return &cellOutput{pub: pub, env: env, silent: silent, count: count}
 }
 
 // begin starts a command; last says whether it is the cell's last.
@@ -79,7 +112,7 @@ func (o *cellOutput) end(ok bool) {
 	// table. end runs on the shell goroutine, where the session may be read.
 	sw := o.final
 	if sw == nil {
-		sw = o.k.sess.Last()
+		sw = o.env.last()
 	}
 	var b bundle
 	if sw != nil && isTableBest(sw, text) {
@@ -87,7 +120,7 @@ func (o *cellOutput) end(ok bool) {
 	} else {
 		b = textBundle(strings.TrimRight(text, "\n"))
 	}
-	o.k.publish("execute_result", o.parent, map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
+	o.pub.publish("execute_result", map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
 	o.result = &text
 }
 
@@ -137,8 +170,8 @@ func (o *cellOutput) Print(text string) {
 		return
 	}
 	o.pending += text
-	if o.flush == nil {
-		o.flush = time.AfterFunc(printDelay, o.flushPending)
+	if o.flush == nil && o.env.printDelay > 0 {
+		o.flush = time.AfterFunc(o.env.printDelay, o.flushPending)
 	}
 }
 
@@ -175,7 +208,7 @@ func (o *cellOutput) Update(p session.Progress) {
 	d := o.disp
 	fresh := d == nil || d.sweep != p.Sweep || d.final
 	if fresh {
-		d = &liveDisplay{id: fmt.Sprintf("approxtune-%s-%d", o.k.id[:8], o.k.seq.Add(1)), sweep: p.Sweep}
+		d = &liveDisplay{id: o.env.displayID(), sweep: p.Sweep}
 		o.disp = d
 	}
 	if p.Note != "" {
@@ -193,7 +226,7 @@ func (o *cellOutput) Update(p session.Progress) {
 	switch {
 	case fresh:
 		o.sendDisplay(d, "display_data", b)
-	case p.Final || p.Note != "" || time.Since(d.sent) >= o.k.opts.UpdateInterval:
+	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.interval:
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
@@ -203,7 +236,7 @@ func (o *cellOutput) Update(p session.Progress) {
 	default:
 		d.pending = b
 		if d.timer == nil {
-			d.timer = time.AfterFunc(o.k.opts.UpdateInterval-time.Since(d.sent), func() { o.flushDisplay(d) })
+			d.timer = time.AfterFunc(o.env.interval-time.Since(d.sent), func() { o.flushDisplay(d) })
 		}
 	}
 }
@@ -220,12 +253,12 @@ func (o *cellOutput) flushDisplay(d *liveDisplay) {
 }
 
 func (o *cellOutput) sendDisplay(d *liveDisplay, typ string, b bundle) {
-	o.k.publish(typ, o.parent, map[string]any{"data": b, "metadata": map[string]any{}, "transient": map[string]any{"display_id": d.id}})
+	o.pub.publish(typ, map[string]any{"data": b, "metadata": map[string]any{}, "transient": map[string]any{"display_id": d.id}})
 	d.sent = time.Now()
 }
 
 func (o *cellOutput) stream(text string) {
-	o.k.publish("stream", o.parent, map[string]any{"name": "stdout", "text": text})
+	o.pub.publish("stream", map[string]any{"name": "stdout", "text": text})
 }
 
 // Figure shows a figure (session.FigureOutput): PNG, SVG and its text summary.
@@ -235,6 +268,6 @@ func (o *cellOutput) Figure(f *session.Figure) {
 	if o.silent || o.closed {
 		return
 	}
-	o.k.publish("display_data", o.parent, map[string]any{"data": figureBundle(f), "metadata": map[string]any{
+	o.pub.publish("display_data", map[string]any{"data": figureBundle(f), "metadata": map[string]any{
 		"image/png": map[string]any{"width": 800, "height": 450}}, "transient": map[string]any{}})
 }

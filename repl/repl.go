@@ -18,6 +18,7 @@ import (
 
 	"github.com/chzyer/readline"
 
+	"github.com/approxtune/approxtune/kernel"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -47,8 +48,11 @@ func HistoryPath() string {
 func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 
 // Run runs the REPL over s until the input ends (Ctrl-D), and returns the
-// exit status: in script mode 1 after the first failing command.
+// exit status: in script mode 1 after the first failing command. Unless
+// the session has one, it gives it the kernel's notebook writer, so that
+// 'export notebook' writes what the session ran as the Jupyter kernel shows it.
 func Run(ctx context.Context, s *session.Session, o Options) int {
+	s.SetDefaultNotebook(kernel.ExportNotebook)
 	out := &termOutput{w: o.Out, live: o.Interactive, color: o.Color}
 	if o.Interactive {
 		return interactive(ctx, s, o, out)
@@ -137,6 +141,8 @@ func script(ctx context.Context, s *session.Session, o Options, out *termOutput)
 		}
 		fmt.Fprintf(o.Out, "> %s\n", trim)
 		if strings.HasPrefix(trim, "#") {
+			// Nothing runs; the session keeps it for 'export notebook'.
+			s.Exec(ctx, line, out)
 			continue
 		}
 		if err := execCancelable(ctx, s, line, out); err != nil {

@@ -49,12 +49,14 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		return match([]string{"configs", "kernels", "best"}, word), start
 	case "export":
 		if len(fields) == 1 {
-			return match([]string{"csv"}, word), start
+			return match([]string{"csv", "notebook"}, word), start
 		}
 	case "tolerance":
 		return match([]string{"2^0..2^-6", "2^-1,2^-3,2^-5", "0.125"}, word), start
 	case "listen":
 		return match([]string{"off", "0.0.0.0:7077"}, word), start
+	case "trace":
+		return match([]string{"on", "off"}, word), start
 	}
 	return nil, start
 }

@@ -30,12 +30,15 @@ type FigureOutput interface {
 }
 
 // FigureNames lists the figures 'plot' draws.
-func FigureNames() []string { return []string{"speedup", "error", "configs", "kernels", "path"} }
+func FigureNames() []string {
+	return []string{"speedup", "error", "configs", "kernels", "path", "gantt"}
+}
 
 // FigureOptions select what a figure shows.
 type FigureOptions struct {
-	Policy    string  // configs/path: the policy (default the sweep's first)
-	Tolerance float64 // configs/path: the tolerance (default the sweep's smallest); kernels: the line
+	Policy    string  // configs/path: the policy (default the sweep's first); gantt: the run's
+	Tolerance float64 // configs/path: the tolerance (default the sweep's smallest); kernels: the line; gantt: the run's
+	Config    *int    // gantt: the run's configuration index (nil: any; gantt draws the last traced run that matches)
 }
 
 // policyPoints converts a sweep's summaries.
@@ -83,6 +86,7 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 	if sw == nil || len(sw.Results) == 0 {
 		return nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
 	}
+	asked := o // gantt: unset options match any run
 	o = o.defaults(sw)
 	var p *plot.Plot
 	var err error
@@ -108,6 +112,8 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 		p, err = kernelsFigure(sw, o, &sum)
 	case "path":
 		p, err = pathFigure(sw, o, &sum)
+	case "gantt":
+		p, err = ganttFigure(sw, asked, &sum)
 	default:
 		return nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
 	}
@@ -268,6 +274,95 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		bs[i].Label = cs[i].Label
 	}
 	return plots.Path(bs, fmt.Sprintf("Critical path, %s at %s", o.Policy, formatTolerance(o.Tolerance)))
+}
+
+// ganttFigure draws the timeline of the last traced run that matches o.
+func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
+	if len(sw.Traces) == 0 {
+		return nil, fmt.Errorf("sweep %d has no timelines: run 'trace on', then evaluate or tune again", sw.ID)
+	}
+	var tr *sweep.TraceEvent
+	for i := len(sw.Traces) - 1; i >= 0 && tr == nil; i-- {
+		t := &sw.Traces[i]
+		if (o.Config == nil || t.Index == *o.Config) && (o.Policy == "" || t.Policy == o.Policy) && (o.Tolerance == 0 || t.Tolerance == o.Tolerance) {
+			tr = t
+		}
+	}
+	if tr == nil {
+		var runs []string
+		for i, t := range sw.Traces {
+			if i == 8 {
+				runs = append(runs, fmt.Sprintf("and %d more", len(sw.Traces)-i))
+				break
+			}
+			runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", t.Index, t.Policy, formatTolerance(t.Tolerance)))
+		}
+		want := []string{}
+		if o.Config != nil {
+			want = append(want, fmt.Sprintf("config=%d", *o.Config))
+		}
+		if o.Policy != "" {
+			want = append(want, "policy="+o.Policy)
+		}
+		if o.Tolerance != 0 {
+			want = append(want, "tolerance="+formatTolerance(o.Tolerance))
+		}
+		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), strings.Join(runs, ", "))
+	}
+	label, short := fmt.Sprintf("configuration %d", tr.Index), fmt.Sprintf("config %d", tr.Index)
+	if tr.Index >= 0 && tr.Index < len(sw.Configs) {
+		label = sw.Configs[tr.Index].Label()
+		cs := make([]plots.Config, len(sw.Configs))
+		for i, c := range sw.Configs {
+			cs[i].Label = c.Label()
+		}
+		shortLabels(sw, cs) // the title names only what varies in the sweep
+		short = cs[tr.Index].Label
+	}
+	fmt.Fprintf(sum, "timeline of config %d (%s), %s at %s, %d ranks\n", tr.Index, label, tr.Policy, formatTolerance(tr.Tolerance), len(tr.Ranks))
+	lanes := make([]plots.GanttLane, len(tr.Ranks))
+	for i, rt := range tr.Ranks {
+		l := plots.GanttLane{Rank: rt.Rank, Dropped: rt.Dropped, Spans: make([]plots.GanttSpan, len(rt.Events))}
+		type use struct {
+			busy       float64
+			run, skips int
+		}
+		by := map[string]*use{}
+		var names []string
+		busy, end := 0.0, 0.0
+		for k, e := range rt.Events {
+			l.Spans[k] = plots.GanttSpan{Routine: e.Routine, Start: e.StartS, End: e.EndS, Predicted: e.PredictedS, Skipped: e.Skipped, Comm: e.Comm}
+			u := by[e.Routine]
+			if u == nil {
+				u = &use{}
+				by[e.Routine] = u
+				names = append(names, e.Routine)
+			}
+			end = math.Max(end, e.EndS)
+			if e.Skipped {
+				u.skips++
+				continue
+			}
+			u.run++
+			u.busy += e.EndS - e.StartS
+			busy += e.EndS - e.StartS
+		}
+		lanes[i] = l
+		sort.SliceStable(names, func(a, b int) bool { return by[names[a]].busy > by[names[b]].busy })
+		fmt.Fprintf(sum, "rank %d: busy %.4fs of %.4fs", rt.Rank, busy, end)
+		for k, n := range names {
+			sep := ", "
+			if k == 0 {
+				sep = ": "
+			}
+			fmt.Fprintf(sum, "%s%s %.4fs (%d run, %d skipped)", sep, n, by[n].busy, by[n].run, by[n].skips)
+		}
+		if rt.Dropped > 0 {
+			fmt.Fprintf(sum, "; %d kernels past the cap not recorded", rt.Dropped)
+		}
+		sum.WriteString("\n")
+	}
+	return plots.Gantt(lanes, fmt.Sprintf("Timeline of %s, %s at %s", short, tr.Policy, formatTolerance(tr.Tolerance)))
 }
 
 // writeFigure writes the figure to name (PNG or SVG by extension).

@@ -228,7 +228,7 @@ func TestFigureMapping(t *testing.T) {
 		!strings.Contains(f.Summary, "1 n=1 b=2: reference 0.4000s, conditional 2^-1 0.1000s [chosen by conditional]") {
 		t.Errorf("configs summary:\n%s", f.Summary)
 	}
-	if _, err := MakeFigure(sw, "gantt", FigureOptions{}); err == nil || !strings.Contains(err.Error(), "want one of speedup, error, configs, kernels, path") {
+	if _, err := MakeFigure(sw, "nosuch", FigureOptions{}); err == nil || !strings.Contains(err.Error(), "want one of speedup, error, configs, kernels, path, gantt") {
 		t.Errorf("unknown figure: %v", err)
 	}
 	dir := t.TempDir()

@@ -16,7 +16,8 @@ type Sweep struct {
 	Configs   []sweep.Config
 	Results   []sweep.Result
 	Kernels   []KernelsEvent
-	Status    string // running, ok, cancelled, failed, died
+	Traces    []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
+	Status    string             // running, ok, cancelled, failed, died
 	Message   string
 	Started   time.Time
 	Elapsed   time.Duration
@@ -75,6 +76,11 @@ func (s *Sweep) apply(e Event) {
 		var k KernelsEvent
 		if e.Decode(&k) == nil {
 			s.Kernels = append(s.Kernels, k)
+		}
+	case sweep.TypeTrace:
+		var t sweep.TraceEvent
+		if e.Decode(&t) == nil {
+			s.Traces = append(s.Traces, t)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,10 @@ type Options struct {
 	// Grace is how long a cancelled sweep may take to reach a run boundary
 	// before mpirun is interrupted (default 15 s).
 	Grace time.Duration
+	// Notebook writes the transcript for 'export notebook FILE'; without
+	// it that command fails and says so. The REPL and the kernel set
+	// kernel.ExportNotebook (see SetDefaultNotebook).
+	Notebook NotebookFunc
 }
 
 // Output receives what commands print and how sweeps progress.
@@ -55,8 +60,9 @@ type Session struct {
 	ln      *Listener
 	sweeps  []*Sweep
 
-	mu      sync.Mutex
-	cancels chan struct{} // the running sweep's cancel requests
+	mu         sync.Mutex
+	cancels    chan struct{} // the running sweep's cancel requests
+	transcript []Step        // what Exec ran (see Step)
 }
 
 // New opens a session (creating its directory and journal).
@@ -126,16 +132,31 @@ func (s *Session) schemas() schemaSet {
 
 // Exec parses and runs one command line. A wrong command changes nothing and
 // returns an *Error naming what was wrong, where, and what is valid.
+// A blank line does nothing; a comment line ('#' ...) does nothing but go
+// into the transcript, as every command that succeeds does (see Step).
 func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 	c, err := Parse(line)
-	if err != nil || c == nil {
+	if err != nil {
 		return err
+	}
+	if c == nil {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "#") {
+			s.record(Step{Line: t, Comment: true})
+		}
+		return nil
 	}
 	v, ok := findVerb(c.Verb)
 	if !ok {
 		return errAt(c.VerbCol, "unknown command %q: the commands are %s (try 'help')", c.Verb, verbList())
 	}
-	return v.run(s, ctx, c, out)
+	rec, rout := newRecorder(out)
+	if err := v.run(s, ctx, c, rout); err != nil {
+		return err
+	}
+	if !isExportNotebook(c) {
+		s.record(rec.step(line, s.Last()))
+	}
+	return nil
 }
 
 // Cancel asks the running sweep to stop at the next run boundary; a second

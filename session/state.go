@@ -20,6 +20,7 @@ type State struct {
 	Confidence float64          `json:"confidence"`
 	Reps       int              `json:"reference_reps"`
 	Ranks      int              `json:"ranks"`
+	Trace      bool             `json:"trace,omitempty"` // selective runs send their timelines ('trace on')
 }
 
 // DefaultState is where a session starts: SUMMA's defaults, conditional and
@@ -43,7 +44,7 @@ func (s State) clone() State {
 // Spec builds the sweep spec for a mode.
 func (s State) Spec(mode string) *sweep.Spec {
 	sp := &sweep.Spec{Workload: s.Workload, Space: map[string]json.RawMessage{}, Confidence: s.Confidence,
-		ReferenceReps: s.Reps, Mode: mode, Kernels: true}
+		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace}
 	for k, vs := range s.Space {
 		sp.Space[k] = raw(vs)
 	}

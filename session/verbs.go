@@ -44,6 +44,8 @@ func verbs() []verb {
 			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3).", "reps 5", cmdReps},
 		{"ranks", "ranks N", "set the local agent's MPI ranks",
 			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
+		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt)",
+			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system, with the token to pass in APPROXTUNE_TOKEN. Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"connect", "connect", "(agents dial in: see listen)",
@@ -56,12 +58,12 @@ func verbs() []verb {
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
-		{"plot", "plot speedup|error|configs|kernels|path [FILE] [policy=P] [tolerance=T]", "draw a figure of the last sweep",
-			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance).", "plot error error.svg", cmdPlot},
+		{"plot", "plot speedup|error|configs|kernels|path|gantt [FILE] [policy=P] [tolerance=T] [config=N]", "draw a figure of the last sweep",
+			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one).", "plot error error.svg", cmdPlot},
 		{"save", "save FILE", "write the last sweep's results as JSON lines",
 			"One JSON object per run, as the agent reported it.", "save results.jsonl", cmdSave},
-		{"export", "export csv FILE", "write the last sweep's results as CSV",
-			"One row per run with the configuration's parameters as columns, for pandas or a spreadsheet.", "export csv results.csv", cmdExport},
+		{"export", "export csv|notebook FILE", "write results as CSV, or this session as a notebook",
+			"csv: the last sweep's results, one row per run with the configuration's parameters as columns, for pandas or a spreadsheet. notebook: a Jupyter notebook (.ipynb) of this session so far: each command that succeeded is a code cell, in order, with the output the Jupyter kernel shows for it (text, the sweep's final progress display, tables, figures), and consecutive comment lines become one markdown cell. Failed commands and 'export notebook' itself are left out. 'approxtune run FILE' executes it again.", "export notebook session.ipynb", cmdExport},
 	}
 }
 
@@ -384,6 +386,30 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 	return nil
 }
 
+func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		state := "off"
+		if s.st.Trace {
+			state = "on: selective runs send their timelines ('plot gantt')"
+		}
+		out.Print("trace " + state)
+		return nil
+	}
+	a, err := oneArg(c, "on or off")
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(a.Value) {
+	case "on":
+		s.st.Trace = true
+	case "off":
+		s.st.Trace = false
+	default:
+		return errAt(a.Col, "%q is not on or off: trace on records the timelines of the next sweeps' selective runs, trace off stops", a.Value)
+	}
+	return nil
+}
+
 func cmdListen(s *Session, ctx context.Context, c *Command, out Output) error {
 	addr := "0.0.0.0:0"
 	if len(c.Args) > 0 {
@@ -555,24 +581,58 @@ func cmdSave(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdExport(s *Session, ctx context.Context, c *Command, out Output) error {
-	if len(c.Args) != 2 || c.Args[0].Value != "csv" {
+	if len(c.Args) != 2 || c.Args[0].Key != "" || c.Args[1].Key != "" || (c.Args[0].Value != "csv" && c.Args[0].Value != "notebook") {
 		col := c.VerbCol
 		if len(c.Args) > 0 {
 			col = c.Args[0].Col
 		}
-		return errAt(col, "export takes a format and a file: export csv FILE")
+		return errAt(col, "export takes a format and a file: export csv FILE, or export notebook FILE")
+	}
+	a := c.Args[1]
+	if c.Args[0].Value == "notebook" {
+		return exportNotebook(s, c, out)
 	}
 	sw, err := lastSweep(s, c)
 	if err != nil {
 		return err
 	}
-	a := c.Args[1]
 	path, err := writeFile(a.Value, func(f *os.File) error { return writeCSV(f, sw) })
 	if err != nil {
 		return errAt(a.Col, "%v", err)
 	}
 	out.Print(fmt.Sprintf("wrote %d rows to %s", len(sw.Results), path))
 	return nil
+}
+
+// exportNotebook writes the transcript through Options.Notebook.
+func exportNotebook(s *Session, c *Command, out Output) error {
+	a := c.Args[1]
+	write := s.notebookFunc()
+	if write == nil {
+		return errAt(c.Args[0].Col, "export notebook: this session has no notebook writer (the REPL, the Jupyter kernel and 'approxtune run' have one; a Go program sets Options.Notebook, e.g. to kernel.ExportNotebook)")
+	}
+	path, err := filepath.Abs(a.Value)
+	if err != nil {
+		return errAt(a.Col, "%v", err)
+	}
+	steps := s.Transcript()
+	if err := write(steps, path); err != nil {
+		return errAt(a.Col, "export notebook: %v", err)
+	}
+	n := 0
+	for _, st := range steps {
+		if !st.Comment {
+			n++
+		}
+	}
+	out.Print(fmt.Sprintf("wrote %d commands to %s", n, path))
+	return nil
+}
+
+// isExportNotebook reports whether c is 'export notebook ...', which the
+// transcript leaves out.
+func isExportNotebook(c *Command) bool {
+	return c.Verb == "export" && len(c.Args) > 0 && c.Args[0].Key == "" && c.Args[0].Value == "notebook"
 }
 
 // writeFile writes through a temporary file and renames it, so a failure
@@ -648,8 +708,14 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 				return errAt(a.ValueCol, "one tolerance only")
 			}
 			o.Tolerance = ts[0]
+		case "config":
+			n, err := strconv.Atoi(a.Value)
+			if err != nil || n < 0 {
+				return errAt(a.ValueCol, "%q is not a configuration index: want an integer from 0, as in 'table configs'", a.Value)
+			}
+			o.Config = &n
 		default:
-			return errAt(a.Col, "plot has no option %q: want policy= or tolerance=", a.Key)
+			return errAt(a.Col, "plot has no option %q: want policy=, tolerance= or config=", a.Key)
 		}
 	}
 	sw, err := lastSweep(s, c)
@@ -664,12 +730,17 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 		fo.Figure(f)
 		return nil
 	}
+	shown := file == "" // where a notebook would have shown it
 	if file == "" {
 		file = fmt.Sprintf("%s-sweep%d.png", name, sw.ID)
 	}
 	path, err := writeFigure(f, file)
 	if err != nil {
 		return errAt(c.Args[len(c.Args)-1].Col, "%v", err)
+	}
+	if shown {
+		// The transcript keeps it, so 'export notebook' shows it.
+		recordFigure(out, f)
 	}
 	out.Print(fmt.Sprintf("%swrote %s", f.Summary, path))
 	return nil

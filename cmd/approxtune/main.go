@@ -34,6 +34,7 @@ func commands() []command {
 		{"repl", "approxtune repl [--dir DIR]", "the terminal REPL (reads a script when stdin is not a terminal)", runREPL},
 		{"kernel", "approxtune kernel CONNECTION_FILE", "the Jupyter kernel (what the kernelspec runs)", runKernel},
 		{"install", "approxtune install [--user|--sys-prefix|--prefix P]", "install the Jupyter kernelspec so Jupyter lists the kernel", runInstall},
+		{"run", "approxtune run NB.ipynb [-o OUT.ipynb]", "execute a notebook headless through the kernel's code and store its outputs", runNotebook},
 		{"agent", "mpirun -n RANKS approxtune agent --sweep FILE|- | --connect HOST:PORT", "run sweeps as the MPI agent (always under mpirun)", runAgent},
 		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
 	}

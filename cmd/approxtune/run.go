@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/approxtune/approxtune/kernel"
+	"github.com/approxtune/approxtune/notebook"
+	"github.com/approxtune/approxtune/session"
+)
+
+func runNotebook(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", "approxtune run [--dir DIR] NB.ipynb [-o OUT.ipynb]",
+		`Executes a notebook headless, without Jupyter nor Python: its code cells in
+order, each through the Jupyter kernel's own code (the same outputs, MIME
+bundles and sweep displays as in a notebook), then stores the outputs and
+execution counts (1, 2, 3...) in the notebook. Markdown and raw cells are
+left as they are; blank code cells are not run. The first sweep starts a
+local agent under mpirun, as in the REPL; it is stopped at the end.
+
+A line on standard error tells how each cell went. The first failing cell
+stops the run: the notebook so far is written, that cell carrying its error
+output, and the exit status is 1. Ctrl-C stops a running sweep at the next
+run boundary (twice: interrupts mpirun) and ends the run the same way.
+
+Without -o the notebook is written back to NB.ipynb (whole: a temporary file
+and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stderr)
+	dir := fs.String("dir", "", "session `DIR` (default $APPROXTUNE_SESSION_DIR or $XDG_DATA_HOME/approxtune/sessions/ID)")
+	outPath := fs.String("o", "", "write the executed notebook to `OUT.ipynb` (default: back to NB.ipynb)")
+	// Flags may come after the notebook too: approxtune run NB.ipynb -o OUT.ipynb.
+	var paths []string
+	for rest := args; ; {
+		if code, done := parse(fs, rest); done {
+			return code
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		paths, rest = append(paths, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(paths) != 1 {
+		fmt.Fprintf(stderr, "approxtune run: want one notebook, got %d (usage: approxtune run NB.ipynb [-o OUT.ipynb]; see approxtune run -h)\n", len(paths))
+		return 2
+	}
+	in := paths[0]
+	out := *outPath
+	if out == "" {
+		out = in
+	}
+	nb, err := notebook.ReadFile(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "approxtune run: cannot read the notebook: %v\n", err)
+		return 2
+	}
+	if ks, _ := nb.Metadata["kernelspec"].(map[string]any); ks == nil {
+		nb.Metadata["kernelspec"] = notebook.Metadata()["kernelspec"]
+	} else if name, _ := ks["name"].(string); name != notebook.KernelName {
+		fmt.Fprintf(stderr, "approxtune run: note: the notebook's kernel is %q; its cells run as approxtune commands\n", name)
+	}
+	nb.Metadata["language_info"] = kernel.NotebookMetadata()["language_info"]
+
+	s, err := session.New(session.Options{Dir: *dir, Notebook: kernel.ExportNotebook})
+	if err != nil {
+		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
+		return 1
+	}
+	e := kernel.NewExecutor(s)
+	fmt.Fprintf(stderr, "approxtune run: %s, session journal in %s\n", in, s.Dir())
+
+	// Ctrl-C interrupts the running cell as in the kernel (twice: mpirun)
+	// and ends the run; SIGTERM and SIGHUP do both at once.
+	var stopped atomic.Bool
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	defer func() {
+		signal.Stop(sigs)
+		close(done)
+	}()
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				first := !stopped.Swap(true)
+				running := e.Interrupt()
+				if sig != os.Interrupt {
+					e.Interrupt() // at once what a second Ctrl-C does
+				} else if first && running {
+					fmt.Fprintln(stderr, "approxtune run: interrupted: a sweep stops at the next run boundary (interrupt again to stop mpirun now)")
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	code := runCells(nb, e, &stopped, stderr)
+	if err := notebook.WriteFile(out, nb); err != nil {
+		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
+		code = 1
+	} else {
+		fmt.Fprintf(stderr, "approxtune run: wrote %s\n", out)
+	}
+	if err := s.Close(); err != nil {
+		fmt.Fprintf(stderr, "approxtune run: closing the session: %v\n", err)
+	}
+	return code
+}
+
+// runCells executes the code cells of nb in order, reporting each on
+// stderr, and returns the exit status: 1 at the first failing cell, or
+// when stopped is set before a cell.
+func runCells(nb *notebook.Notebook, e *kernel.Executor, stopped *atomic.Bool, stderr io.Writer) int {
+	total := 0
+	for _, c := range nb.Cells {
+		if c.Type == notebook.Code && strings.TrimSpace(c.Source) != "" {
+			total++
+		}
+	}
+	n := 0
+	for i := range nb.Cells {
+		c := &nb.Cells[i]
+		if c.Type != notebook.Code {
+			continue
+		}
+		if strings.TrimSpace(c.Source) == "" {
+			e.Execute(c) // not run: clears its count and outputs
+			continue
+		}
+		n++
+		head := firstLine(c.Source)
+		if stopped.Load() {
+			fmt.Fprintf(stderr, "approxtune run: interrupted before cell %d (%s); it and the cells after it did not run\n", i+1, head)
+			return 1
+		}
+		start := time.Now()
+		err := e.Execute(c)
+		took := time.Since(start).Seconds()
+		if err != nil {
+			fmt.Fprintf(stderr, "[%d/%d] cell %d: %s ... failed %.1f s\n", n, total, i+1, head, took)
+			var ce *kernel.CellError
+			what := err.Error()
+			if errors.As(err, &ce) {
+				what = strings.ReplaceAll(ce.EValue, "\n", "\n  ")
+				if ce.Interrupted {
+					what = "interrupted: " + what
+				}
+			}
+			fmt.Fprintf(stderr, "approxtune run: cell %d (%s) failed: %s\n", i+1, head, what)
+			return 1
+		}
+		fmt.Fprintf(stderr, "[%d/%d] cell %d: %s ... ok %.1f s\n", n, total, i+1, head, took)
+	}
+	return 0
+}
+
+// firstLine is the first non-blank line of a cell, shortened.
+func firstLine(src string) string {
+	for _, l := range strings.Split(src, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if r := []rune(l); len(r) > 50 {
+				l = string(r[:49]) + "…"
+			}
+			return l
+		}
+	}
+	return ""
+}

@@ -1,0 +1,132 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// tracedSweep is a real evaluate sweep of the synthetic workload (2
+// configurations x eager, conditional at 2^-1, 4 ranks) with 'trace on', as
+// the session's journal recorded it.
+func tracedSweep(t *testing.T) *Sweep {
+	t.Helper()
+	sws, err := ReadJournal(filepath.Join("testdata", "traced-journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sws) != 1 {
+		t.Fatalf("%d sweeps in the fixture", len(sws))
+	}
+	return sws[0]
+}
+
+// The journal keeps the trace events; gantt draws the last traced run by
+// default, or the one the options choose, with a per-rank summary.
+func TestGanttFigure(t *testing.T) {
+	sw := tracedSweep(t)
+	if len(sw.Traces) != 4 || len(sw.Results) != 4 || !sw.Spec.Trace {
+		t.Fatalf("fixture: %d traces, %d results, trace %v", len(sw.Traces), len(sw.Results), sw.Spec.Trace)
+	}
+	for _, tr := range sw.Traces {
+		if len(tr.Ranks) != 4 || len(tr.Ranks[3].Events) == 0 {
+			t.Fatalf("trace of config %d %s: %d ranks", tr.Index, tr.Policy, len(tr.Ranks))
+		}
+	}
+	f, err := MakeFigure(sw, "gantt", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(f.Summary, "timeline of config 1 (grid=1x4 ") || !strings.Contains(f.Summary, "conditional at 2^-1, 4 ranks\n") ||
+		!regexp.MustCompile(`(?m)^rank 3: busy [0-9.]+s of [0-9.]+s: `).MatchString(f.Summary) || !strings.Contains(f.Summary, "spin ") {
+		t.Errorf("default gantt summary:\n%s", f.Summary)
+	}
+	img, err := png.Decode(bytes.NewReader(f.PNG))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sz := img.Bounds().Size(); sz.X != 800 || sz.Y != 450 {
+		t.Errorf("png %v", sz)
+	}
+	if !bytes.Contains(f.SVG, []byte("<svg")) {
+		t.Error("no svg")
+	}
+	zero := 0
+	f, err = MakeFigure(sw, "gantt", FigureOptions{Config: &zero, Policy: "eager", Tolerance: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(f.Summary, "timeline of config 0 (grid=2x2 ") || !strings.Contains(f.Summary, "eager at 2^-1") ||
+		!regexp.MustCompile(`\(\d+ run, [1-9]\d* skipped\)`).MatchString(f.Summary) {
+		t.Errorf("eager gantt summary: want config 0 with skipped kernels:\n%s", f.Summary)
+	}
+	five := 5
+	if _, err := MakeFigure(sw, "gantt", FigureOptions{Config: &five}); err == nil ||
+		!strings.Contains(err.Error(), "no traced run with config=5: the traced runs are config=0 policy=eager tolerance=2^-1, config=0 policy=conditional") {
+		t.Errorf("no such run: %v", err)
+	}
+	if _, err := MakeFigure(knownSweep(t), "gantt", FigureOptions{}); err == nil || !strings.Contains(err.Error(), "run 'trace on'") {
+		t.Errorf("untraced sweep: %v", err)
+	}
+}
+
+// 'trace on|off' sets the spec's trace; 'plot gantt' takes config=.
+func TestTraceVerbAndPlotGantt(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	if s.State().Spec("tune").Trace {
+		t.Fatal("trace is on by default")
+	}
+	if err := s.Exec(ctx, "trace on", out); err != nil {
+		t.Fatal(err)
+	}
+	if !s.State().Trace || !s.State().Spec("tune").Trace {
+		t.Fatal("trace on did not reach the spec")
+	}
+	out.b.Reset()
+	s.Exec(ctx, "trace", out)
+	if !strings.HasPrefix(out.b.String(), "trace on") {
+		t.Errorf("trace alone: %q", out.b.String())
+	}
+	before := s.State()
+	for line, want := range map[string]string{
+		"trace maybe":                "column 7: \"maybe\" is not on or off",
+		"trace on off":               "column 7: trace takes on or off",
+		"plot gantt config=x":        "column 19: \"x\" is not a configuration index",
+		"plot gantt config=-1":       "column 19: \"-1\" is not a configuration index",
+		"plot gantt frames=3":        "column 12: plot has no option \"frames\": want policy=, tolerance= or config=",
+		"plot gantt g.png config=0 ": "column 1: no results yet",
+	} {
+		if err := s.Exec(ctx, line, out); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s:\n got %v\nwant %s...", line, err, want)
+		}
+	}
+	if !reflect.DeepEqual(s.State(), before) {
+		t.Error("a bad command changed the state")
+	}
+	if err := s.Exec(ctx, "trace off", out); err != nil || s.State().Trace {
+		t.Fatalf("trace off: %v, trace %v", err, s.State().Trace)
+	}
+	s.sweeps = append(s.sweeps, tracedSweep(t))
+	file := filepath.Join(t.TempDir(), "g.png")
+	out.b.Reset()
+	if err := s.Exec(ctx, "plot gantt "+file+" config=0 policy=eager tolerance=2^-1", out); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(file); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("plot gantt wrote no png: %v", err)
+	}
+	if !strings.Contains(out.b.String(), "timeline of config 0 ") {
+		t.Errorf("plot gantt printed:\n%s", out.b.String())
+	}
+	if got, _ := s.Complete("trace o", 7); !reflect.DeepEqual(got, []string{"off", "on"}) {
+		t.Errorf("complete trace: %v", got)
+	}
+}

@@ -1,0 +1,127 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
+)
+
+// figOut is an Output that shows figures.
+type figOut struct {
+	textOut
+	figs int
+}
+
+func (o *figOut) Figure(*Figure) { o.figs++ }
+
+// The recorder passes everything on, keeps a sweep's latest progress and
+// its notes, copies the sweep as it was, and stays a FigureOutput only over one.
+func TestRecorder(t *testing.T) {
+	inner := &figOut{}
+	rec, out := newRecorder(inner)
+	if _, ok := out.(FigureOutput); !ok {
+		t.Fatal("over a FigureOutput, the recorder is none")
+	}
+	if _, plain := newRecorder(&textOut{}); isFigureOutput(plain) {
+		t.Fatal("over a plain Output, the recorder is a FigureOutput")
+	}
+	sw := &Sweep{ID: 1, Spec: &sweep.Spec{Mode: sweep.ModeEvaluate}, Status: "running"}
+	out.Print("starting")
+	for i, p := range []Progress{{Done: 0}, {Done: 1}, {Note: "cancelling"}, {Done: 2}, {Done: 2, Final: true}} {
+		p.Sweep = sw
+		if i == 1 {
+			sw.Results = append(sw.Results, sweep.Result{Index: 0})
+		}
+		if p.Final {
+			sw.Status = "cancelled"
+		}
+		out.Update(p)
+	}
+	out.(FigureOutput).Figure(&Figure{Name: "speedup"})
+	out.Print("table")
+	st := rec.step("evaluate", sw)
+	var got []string
+	for _, e := range st.Events {
+		switch {
+		case e.Figure != nil:
+			got = append(got, "figure "+e.Figure.Name)
+		case e.Progress != nil:
+			got = append(got, "progress "+e.Progress.Note+map[bool]string{true: "final"}[e.Progress.Final])
+			if e.Progress.Sweep == sw || e.Progress.Sweep != st.Last {
+				t.Error("progress holds the live sweep, not the step's copy")
+			}
+		default:
+			got = append(got, "print "+e.Text)
+		}
+	}
+	if want := "print starting|progress cancelling|progress final|figure speedup|print table"; strings.Join(got, "|") != want {
+		t.Errorf("events %q, want %q", strings.Join(got, "|"), want)
+	}
+	if inner.figs != 1 || !strings.Contains(inner.b.String(), "starting") || !strings.Contains(inner.b.String(), "table") {
+		t.Errorf("not passed on: %d figures, %q", inner.figs, inner.b.String())
+	}
+	// A later change of the sweep (a resume) does not reach the step.
+	sw.Results = append(sw.Results, sweep.Result{Index: 1})
+	sw.Status = "ok"
+	if len(st.Last.Results) != 1 || st.Last.Status != "cancelled" {
+		t.Errorf("the step's sweep changed: %d results, %s", len(st.Last.Results), st.Last.Status)
+	}
+	// Replay sends the same, figures only to a FigureOutput.
+	again := &figOut{}
+	st.Replay(again)
+	plain := &textOut{}
+	st.Replay(plain)
+	if again.figs != 1 || again.b.String() != plain.b.String() || !strings.Contains(plain.b.String(), "starting") {
+		t.Errorf("replay: %d figures, %q / %q", again.figs, again.b.String(), plain.b.String())
+	}
+}
+
+// Exec keeps comments and commands that succeeded, not failures nor
+// 'export notebook'; export notebook without a writer says so.
+func TestTranscript(t *testing.T) {
+	s, err := New(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &textOut{}
+	for _, l := range []string{"  # a comment", "", "workload summa n=512", "reps 0", "reps 2", "export csv"} {
+		s.Exec(ctx, l, out)
+	}
+	if err := s.Exec(ctx, "export notebook x.ipynb", out); err == nil || !strings.Contains(err.Error(), "column 8: export notebook: this session has no notebook writer") {
+		t.Errorf("export notebook without a writer: %v", err)
+	}
+	var paths []string
+	s.SetDefaultNotebook(func(steps []Step, path string) error {
+		paths = append(paths, path)
+		return nil
+	})
+	s.SetDefaultNotebook(nil) // the first one stays
+	if err := s.Exec(ctx, "export notebook x.ipynb", out); err != nil || len(paths) != 1 || !strings.HasSuffix(paths[0], "/x.ipynb") {
+		t.Fatalf("export notebook: %v %v", err, paths)
+	}
+	var got []string
+	for _, st := range s.Transcript() {
+		got = append(got, st.Line)
+		if st.Comment != strings.HasPrefix(st.Line, "#") {
+			t.Errorf("%q: comment %v", st.Line, st.Comment)
+		}
+	}
+	if want := "# a comment|workload summa n=512|reps 2"; strings.Join(got, "|") != want {
+		t.Errorf("transcript %q, want %q", strings.Join(got, "|"), want)
+	}
+	if CommentText("  #  two spaces") != " two spaces" || CommentText("#none") != "none" || CommentText("#") != "" {
+		t.Error("CommentText")
+	}
+	if !strings.Contains(out.b.String(), "wrote 2 commands to ") {
+		t.Errorf("export printed %q", out.b.String())
+	}
+}
+
+func isFigureOutput(o Output) bool {
+	_, ok := o.(FigureOutput)
+	return ok
+}
