@@ -41,7 +41,7 @@ func verbs() []verb {
 		{"confidence", "confidence C", "set the confidence level of the intervals",
 			"A number strictly between 0 and 1; 0.95 by default.", "confidence 0.99", cmdConfidence},
 		{"reps", "reps N", "set the full runs per configuration in evaluate",
-			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3).", "reps 5", cmdReps},
+			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3), after one untimed warm-up run.", "reps 5", cmdReps},
 		{"ranks", "ranks N", "set the local agent's MPI ranks",
 			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
 		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt)",
@@ -184,7 +184,11 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		ts = append(ts, formatTolerance(t))
 	}
 	fmt.Fprintf(&b, "tolerances  %s\n", strings.Join(ts, ", "))
-	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\n", st.Confidence, st.Reps, st.Ranks)
+	trace := "off"
+	if st.Trace {
+		trace = "on (timelines for plot gantt)"
+	}
+	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\n", st.Confidence, st.Reps, st.Ranks, trace)
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
 		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
 	} else {
@@ -518,7 +522,7 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	old := sws[len(sws)-1]
 	// Adopt the sweep: record it in this session's journal, then resume it.
-	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Status: old.Status}
+	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Status: old.Status}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: "adopted from " + path}); err != nil {
 		return err
 	}

@@ -278,33 +278,50 @@ func TestRunUsage(t *testing.T) {
 	}
 }
 
-// Jupyter itself (nbconvert --execute, through the kernel) stores the same
-// cells and outputs as approxtune run, and the same table.
-func TestRunMatchesNbconvert(t *testing.T) {
+// The quickstart notebook (notebooks/quickstart.ipynb, the README's main
+// job) runs under approxtune run and under Jupyter itself (nbconvert
+// --execute, through the kernel): both results validate as nbformat 4, hold
+// the same cells and outputs (MIME types, counts), a PNG for every plot
+// cell, and the same best table.
+func TestQuickstartNotebook(t *testing.T) {
 	testenv.Launcher(t)
 	testenv.Tool(t, "jupyter-nbconvert")
 	js := setupJupyter(t)
-	in := filepath.Join(js.dir, "in.ipynb")
-	writeNotebook(t, in, sweepNotebook())
-	_, errs, code := runApproxtune(t, js.dir, js.bin, "run", in, "-o", filepath.Join(js.dir, "run.ipynb"), "--dir", filepath.Join(js.dir, "run-session"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "quickstart.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(js.dir, "quickstart.ipynb")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ran := filepath.Join(js.dir, "run.ipynb")
+	_, errs, code := runApproxtune(t, js.dir, js.bin, "run", in, "-o", ran, "--dir", filepath.Join(js.dir, "run-session"))
 	if code != 0 {
 		t.Fatalf("approxtune run: exit %d\n%s", code, errs)
 	}
-	out, status := js.run(t, 3*time.Minute, "", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-		"--ExecutePreprocessor.timeout=150", "--output", "nbconvert.ipynb", in)
+	out, status := js.run(t, 4*time.Minute, "", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+		"--ExecutePreprocessor.timeout=200", "--output", "nbconvert.ipynb", in)
 	if status != 0 {
 		t.Fatalf("nbconvert: exit %d\n%s", status, out)
 	}
-	ours, theirs := readNotebook(t, filepath.Join(js.dir, "run.ipynb")), readNotebook(t, filepath.Join(js.dir, "nbconvert.ipynb"))
+	converted := filepath.Join(js.dir, "nbconvert.ipynb")
+	validate(t, ran)
+	validate(t, converted)
+	ours, theirs := readNotebook(t, ran), readNotebook(t, converted)
 	if len(ours.Cells) != len(theirs.Cells) {
 		t.Fatalf("%d cells, nbconvert %d", len(ours.Cells), len(theirs.Cells))
 	}
+	bestCell, plots := -1, 0
 	for i := range ours.Cells {
 		a, b := ours.Cells[i], theirs.Cells[i]
 		if a.Type != b.Type || a.Source != b.Source || a.ID != b.ID || (a.ExecutionCount == nil) != (b.ExecutionCount == nil) ||
 			(a.ExecutionCount != nil && *a.ExecutionCount != *b.ExecutionCount) {
 			t.Errorf("cell %d: ours %+v\nnbconvert %+v", i+1, a, b)
 			continue
+		}
+		if a.Source == "table best" {
+			bestCell = i
 		}
 		if len(a.Outputs) != len(b.Outputs) {
 			t.Errorf("cell %d: outputs %+v\nnbconvert %+v", i+1, a.Outputs, b.Outputs)
@@ -321,12 +338,29 @@ func TestRunMatchesNbconvert(t *testing.T) {
 				}
 			}
 		}
+		if strings.HasPrefix(a.Source, "plot ") {
+			plots++
+			for _, nb := range []notebook.Cell{a, b} {
+				if png := text(outputOf(t, nb, notebook.DisplayData).Data["image/png"]); !strings.HasPrefix(png, "iVBORw0KGgo") {
+					t.Errorf("cell %d (%s): no PNG: %.40q", i+1, a.Source, png)
+				}
+			}
+		}
+	}
+	if plots < 2 || bestCell < 0 {
+		t.Fatalf("the quickstart has %d plot cells and table best at %d: want plots and a table", plots, bestCell)
 	}
 	best := func(nb *notebook.Notebook) string {
-		return tableShape(text(outputOf(t, nb.Cells[4], notebook.ExecuteResult).Data["text/plain"]))
+		return tableShape(text(outputOf(t, nb.Cells[bestCell], notebook.ExecuteResult).Data["text/plain"]))
 	}
-	if a, b := best(ours), best(theirs); a != b {
+	a, b := best(ours), best(theirs)
+	if a != b {
 		t.Errorf("the best table differs:\n%s\nnbconvert:\n%s", a, b)
+	}
+	for _, row := range []string{"conditional 2^-1", "conditional 2^-5", "eager 2^-1", "eager 2^-3", "eager 2^-5"} {
+		if !strings.Contains(a, row+"\n") {
+			t.Errorf("best table lacks %s:\n%s", row, a)
+		}
 	}
 }
 
