@@ -106,4 +106,4 @@ case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) say "note: $prefix/bin is not on your PATH; add it: export PATH=\"$prefix/bin:\$PATH\"" ;;
 esac
-say "done: try  approxtune repl < $here/examples/quickstart.atune"
+say "done: try  approxtune run $here/notebooks/quickstart.ipynb -o quickstart.out.ipynb   (or: approxtune repl)"
