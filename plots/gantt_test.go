@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"image/color"
-	"image/png"
 	"io"
 	"math"
 	"strings"
@@ -149,17 +148,7 @@ func TestGanttEncodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Encode(p, "png")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sz := img.Bounds().Size(); sz.X != 800 || sz.Y != 450 {
-		t.Errorf("png %v, want 800x450", sz)
-	}
+	img := pngOf(t, p)
 	found := map[color.RGBA]int{}
 	for y := 0; y < 450; y++ {
 		for x := 0; x < 800; x++ {

@@ -3,9 +3,12 @@ package plots
 import (
 	"bytes"
 	"encoding/xml"
+	"image"
 	"image/png"
 	"math"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 var pts = []PolicyPoint{
@@ -92,17 +95,7 @@ func TestEncodeDecodes(t *testing.T) {
 	if p.Y.Max < 0.33 {
 		t.Errorf("y max %v hides the top of an interval", p.Y.Max)
 	}
-	b, err := Encode(p, "png")
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sz := img.Bounds().Size(); sz.X != 800 || sz.Y != 450 {
-		t.Errorf("png %v, want 800x450", sz)
-	}
+	pngOf(t, p)
 	s, err := Encode(p, "svg")
 	if err != nil {
 		t.Fatal(err)
@@ -122,4 +115,21 @@ func TestEncodeDecodes(t *testing.T) {
 	if _, err := Encode(p, "bmp"); err == nil {
 		t.Error("an unknown format encoded")
 	}
+}
+
+// pngOf encodes p as PNG, decodes it, and checks its size (800x450).
+func pngOf(t *testing.T, p *plot.Plot) image.Image {
+	t.Helper()
+	b, err := Encode(p, "png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sz := img.Bounds().Size(); sz.X != 800 || sz.Y != 450 {
+		t.Errorf("png %v, want 800x450", sz)
+	}
+	return img
 }
