@@ -39,17 +39,21 @@ type Executor struct {
 // has one.
 func NewExecutor(sess *session.Session) *Executor {
 	sess.SetDefaultNotebook(ExportNotebook)
-	return &Executor{sess: sess, id: randomID()}
+	return &Executor{sess: sess, id: randomID(8)}
 }
 
-// randomID is 16 random hexadecimal digits, for display ids.
-func randomID() string {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		// crypto/rand does not fail on the systems Go supports.
-		panic(fmt.Sprintf("kernel: random id: %v", err))
-	}
+// randomID is n random bytes in hexadecimal. (crypto/rand.Read does not
+// fail: since Go 1.24 it crashes the program instead.)
+func randomID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// displayIDs returns a maker of fresh display ids, approxtune-ID-N, N
+// counted by seq (id is a random hexadecimal id, of which 8 digits are used).
+func displayIDs(id string, seq *atomic.Uint64) func() string {
+	return func() string { return fmt.Sprintf("approxtune-%s-%d", id[:8], seq.Add(1)) }
 }
 
 // Execute runs the code cell c as the kernel runs an execute_request: its
@@ -103,7 +107,7 @@ func (e *Executor) setCell(c *cell) {
 func (e *Executor) outputEnv() outputEnv {
 	return outputEnv{
 		last:       e.sess.Last,
-		displayID:  func() string { return fmt.Sprintf("approxtune-%s-%d", e.id[:8], e.seq.Add(1)) },
+		displayID:  displayIDs(e.id, &e.seq),
 		interval:   250 * time.Millisecond,
 		printDelay: printDelay,
 	}
@@ -134,7 +138,8 @@ func ExportNotebook(steps []session.Step, path string) error {
 			comments = nil
 		}
 	}
-	id := randomID()
+	var seq atomic.Uint64
+	ids := displayIDs(randomID(8), &seq)
 	n := 0
 	for _, st := range steps {
 		if st.Comment {
@@ -145,7 +150,7 @@ func ExportNotebook(steps []session.Step, path string) error {
 		n++
 		c := notebook.NewCode(st.Line)
 		c.ExecutionCount = notebook.Count(n)
-		c.Outputs = replay(st, n, fmt.Sprintf("approxtune-%s-%d", id[:8], n))
+		c.Outputs = replay(st, n, ids)
 		nb.Cells = append(nb.Cells, c)
 	}
 	flush()
@@ -159,16 +164,9 @@ func ExportNotebook(steps []session.Step, path string) error {
 // command is the cell's last, and returns what the collector stored. No
 // time passes in a replay: every display update goes out, and what the
 // command printed is held until it ends, as for a command that ran fast.
-func replay(st session.Step, count int, displayID string) []notebook.Output {
+func replay(st session.Step, count int, displayID func() string) []notebook.Output {
 	col := &collector{}
-	seq := 0
-	out := newCellOutput(col, outputEnv{
-		last: func() *session.Sweep { return st.Last },
-		displayID: func() string {
-			seq++
-			return fmt.Sprintf("%s-%d", displayID, seq)
-		},
-	}, false, count)
+	out := newCellOutput(col, outputEnv{last: func() *session.Sweep { return st.Last }, displayID: displayID}, false, count)
 	out.begin(true)
 	st.Replay(out)
 	out.end(true)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func TestReplaySweepStep(t *testing.T) {
 		{Progress: &session.Progress{Sweep: sw, Done: 8, Total: 8, Final: true, Elapsed: 2 * time.Second}},
 		{Text: table},
 	}}
-	outs := replay(st, 3, "approxtune-test")
+	outs := replay(st, 3, displayIDs(randomID(8), new(atomic.Uint64)))
 	if len(outs) != 3 {
 		t.Fatalf("%d outputs: %+v", len(outs), outs)
 	}
@@ -138,7 +139,7 @@ func TestReplaySweepStep(t *testing.T) {
 	}
 	// A figure: display_data with the PNG as base64.
 	f := &session.Figure{Name: "speedup", PNG: []byte("\x89PNG"), SVG: []byte("<svg/>"), Summary: "speed-up\n"}
-	outs = replay(session.Step{Line: "plot speedup", Events: []session.OutputEvent{{Figure: f}}}, 4, "x")
+	outs = replay(session.Step{Line: "plot speedup", Events: []session.OutputEvent{{Figure: f}}}, 4, displayIDs(randomID(8), new(atomic.Uint64)))
 	if len(outs) != 1 || outs[0].Type != notebook.DisplayData || outs[0].Data["image/png"] != "iVBORw==" || outs[0].Data["image/svg+xml"] != "<svg/>" {
 		t.Errorf("figure %+v", outs)
 	}

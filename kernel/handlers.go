@@ -321,7 +321,7 @@ func (k *Kernel) abortQueued() {
 func (k *Kernel) outputEnv() outputEnv {
 	return outputEnv{
 		last:       k.sess.Last,
-		displayID:  func() string { return fmt.Sprintf("approxtune-%s-%d", k.id[:8], k.seq.Add(1)) },
+		displayID:  displayIDs(k.id, &k.seq),
 		interval:   k.opts.UpdateInterval,
 		printDelay: printDelay,
 	}

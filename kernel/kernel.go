@@ -22,8 +22,6 @@ package kernel
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -176,10 +174,6 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
-	id := make([]byte, 16)
-	if _, err := rand.Read(id); err != nil {
-		return nil, fmt.Errorf("kernel: session id: %w", err)
-	}
 	uname := "approxtune"
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		uname = u.Username
@@ -187,7 +181,7 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	sess.SetDefaultNotebook(ExportNotebook)
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &Kernel{
-		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: hex.EncodeToString(id), user: uname,
+		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: randomID(16), user: uname,
 		stopSockets: cancel, shellQ: make(chan request, 1024), done: make(chan struct{}), utf16: map[string]bool{},
 	}
 	zl := log.New(o.Log.Writer(), "zmq4: ", log.LstdFlags)

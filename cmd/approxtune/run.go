@@ -67,7 +67,7 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 	}
 	nb.Metadata["language_info"] = kernel.NotebookMetadata()["language_info"]
 
-	s, err := session.New(session.Options{Dir: *dir, Notebook: kernel.ExportNotebook})
+	s, err := session.New(session.Options{Dir: *dir})
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
 		return 1
