@@ -106,8 +106,11 @@ func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
 // Tolerance 0 skips nothing, and then the prediction is the measured run.
 func TestToleranceZeroSkipsNothing(t *testing.T) {
 	bin := testenv.Build(t)
-	// Spins of 3 ms: the scheduler's wake-up jitter is small beside them.
-	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","steps":10,"mean_us":3000},
+	// Spins of 6 ms: the scheduler's wake-up jitter (a rank waking behind a
+	// neighbour that polls in MPI on the same core) is small beside them;
+	// with 3 ms and 10 steps one run on a busy 2-core CI machine came out
+	// 4.7% long (a 12 ms stall); 20 steps of 6 ms make such a stall 1%.
+	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","steps":20,"mean_us":6000},
 		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0],"mode":"evaluate","reference_reps":3,"kernels":true}`)
 	for _, r := range evs["result"] {
 		if r.Skipped != 0 || r.Executed == 0 {
@@ -115,12 +118,17 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 		}
 		if e := *r.Error; e > 0.03 {
 			t.Errorf("%s at 0: predicted %.4fs vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.ReferenceS, 100*e)
+		} else {
+			t.Logf("%s at 0: predicted %.4fs, reference %.4fs: error %.2f%%", r.Policy, r.PredictedS, mean(r.ReferenceS), 100*e)
 		}
 	}
 	if len(evs["result"]) != 5 {
 		t.Fatalf("%d results, want 5", len(evs["result"]))
 	}
-	// "kernels": true lists each kernel: the two spin kinds ran 10·8/2 = 40 times each on rank 0.
+	// "kernels": true lists each kernel: the two spin kinds ran 20·8/2 = 80 times each on rank 0.
+	// Their means: draws of 6 ms ±10% average within 0.1 ms of 6 ms over 80
+	// calls, and a spin never ends early but can end late when its rank
+	// wakes behind a neighbour, hence the one-sided slack.
 	ks := evs["kernels"]
 	if len(ks) != 5 {
 		t.Fatalf("%d kernels events, want 5", len(ks))
@@ -129,8 +137,8 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	for _, k := range ks[0].Kernels {
 		if strings.HasPrefix(k.Key, "spin") {
 			found++
-			if k.Count != 40 || k.State != "executing" || k.Skipped != 0 || math.Abs(k.MeanS-3e-3) > 3e-4 {
-				t.Errorf("kernel %+v, want 40 executions of about 3 ms, none skipped", k)
+			if k.Count != 80 || k.State != "executing" || k.Skipped != 0 || k.MeanS < 5.8e-3 || k.MeanS > 6.9e-3 {
+				t.Errorf("kernel %+v, want 80 executions of about 6 ms, none skipped", k)
 			}
 		}
 	}
@@ -157,8 +165,8 @@ func TestPathWithinOwnWallTime(t *testing.T) {
 		if r.Skipped != 0 {
 			t.Errorf("%v %s at 0: skipped %d", r.Config, r.Policy, r.Skipped)
 		}
-		// 2% for the final barrier and clock reads outside the path.
-		if r.PredictedS > 1.02*r.SelectiveS {
+		// 2% and 1 ms for the final barrier and clock reads outside the path.
+		if r.PredictedS > 1.02*r.SelectiveS+1e-3 {
 			t.Errorf("%v %s: path %.4fs longer than the run's own wall time %.4fs (%+.1f%%)",
 				r.Config, r.Policy, r.PredictedS, r.SelectiveS, 100*(r.PredictedS/r.SelectiveS-1))
 		}
