@@ -139,8 +139,8 @@ func startKernel(t *testing.T, su kernelSetup) *testClient {
 		cancel()
 		select {
 		case <-c.served:
-		case <-time.After(30 * time.Second):
-			t.Errorf("Serve did not return within 30 s of its context's end")
+		case <-time.After(60 * time.Second):
+			t.Errorf("Serve did not return within 60 s of its context's end")
 		}
 		ccancel()
 		for _, s := range []zmq4.Socket{c.shell, c.control, c.iopub, c.hb} {
@@ -174,21 +174,50 @@ func (c *testClient) pump(s zmq4.Socket, ch chan received) {
 }
 
 // waitIOPub sends kernel_info requests until iopub delivers (a SUB socket
-// misses what is published before its subscription arrives).
+// misses what is published before its subscription arrives). It returns
+// once every probe is answered, so that no late probe reply is taken for
+// the answer to a test's request: a last probe, sent after iopub delivered,
+// is answered on shell after all the earlier ones (one connection, one shell
+// goroutine) and its status idle is published after all of theirs.
 func (c *testClient) waitIOPub() {
 	c.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		c.send(c.shell, "kernel_info_request", map[string]any{})
+	probes := map[string]bool{}
+	deadline := time.Now().Add(40 * time.Second)
+	delivered := false
+	for !delivered && time.Now().Before(deadline) {
+		probes[c.send(c.shell, "kernel_info_request", map[string]any{})] = true
 		select {
 		case <-c.iopubC:
-			time.Sleep(100 * time.Millisecond)
-			c.drain()
-			return
+			delivered = true
 		case <-time.After(300 * time.Millisecond):
 		}
 	}
-	c.t.Fatal("iopub never delivered a message")
+	if !delivered {
+		c.t.Fatal("iopub never delivered a message")
+	}
+	last := c.send(c.shell, "kernel_info_request", map[string]any{})
+	probes[last] = true
+	timeout := time.After(time.Until(deadline) + 20*time.Second)
+	for answered := false; !answered; {
+		select {
+		case r := <-c.shellC:
+			if !probes[r.parentID()] {
+				c.t.Fatalf("unexpected reply %s to %s while waiting for the probes' replies", r.Header.MsgType, r.parentID())
+			}
+			answered = r.parentID() == last
+		case <-timeout:
+			c.t.Fatal("the kernel_info probes were not all answered")
+		}
+	}
+	for idle := false; !idle; {
+		select {
+		case r := <-c.iopubC:
+			idle = r.parentID() == last && r.Header.MsgType == "status" && r.content()["execution_state"] == "idle"
+		case <-timeout:
+			c.t.Fatal("no status idle for the last kernel_info probe")
+		}
+	}
+	c.drain()
 }
 
 // drain forgets everything received so far.
@@ -283,8 +312,8 @@ func types(ms []received) []string {
 func (c *testClient) request(typ string, content any) (received, []received) {
 	c.t.Helper()
 	id := c.send(c.shell, typ, content)
-	r := c.reply(c.shellC, id, 30*time.Second)
-	return r, c.outputs(id, 30*time.Second)
+	r := c.reply(c.shellC, id, 60*time.Second)
+	return r, c.outputs(id, 60*time.Second)
 }
 
 // execute runs code and returns the reply and the iopub messages.

@@ -75,8 +75,8 @@ func TestKernelInfo(t *testing.T) {
 		ch   chan received
 	}{{"shell", c.shell, c.shellC}, {"control", c.control, c.ctrlC}} {
 		id := c.send(sock.s, "kernel_info_request", map[string]any{})
-		r := c.reply(sock.ch, id, 10*time.Second)
-		outs := c.outputs(id, 10*time.Second)
+		r := c.reply(sock.ch, id, 20*time.Second)
+		outs := c.outputs(id, 20*time.Second)
 		checkEnvelope(t, r, id, testKey)
 		checkBusyIdle(t, outs)
 		for _, o := range outs {
@@ -251,21 +251,24 @@ func TestKernelInterruptAndAbort(t *testing.T) {
 	d := c.send(c.shell, "execute_request", content("reps 8", true))
 
 	// The waiting message shows while the cell runs.
-	deadline := time.After(20 * time.Second)
-wait:
-	for {
-		select {
-		case m := <-c.iopubC:
-			if m.parentID() == a && m.Header.MsgType == "stream" && strings.Contains(fmt.Sprint(m.content()["text"]), "waiting for an agent to dial in") {
-				break wait
+	waiting := func(a string) {
+		t.Helper()
+		deadline := time.After(40 * time.Second)
+		for {
+			select {
+			case m := <-c.iopubC:
+				if m.parentID() == a && m.Header.MsgType == "stream" && strings.Contains(fmt.Sprint(m.content()["text"]), "waiting for an agent to dial in") {
+					return
+				}
+			case <-deadline:
+				t.Fatal("no 'waiting for an agent' stream while the cell runs")
 			}
-		case <-deadline:
-			t.Fatal("no 'waiting for an agent' stream while the cell runs")
 		}
 	}
+	waiting(a)
 	// Control is served while the cell runs.
 	ki := c.send(c.control, "kernel_info_request", map[string]any{})
-	if r := c.reply(c.ctrlC, ki, 5*time.Second); r.Header.MsgType != "kernel_info_reply" {
+	if r := c.reply(c.ctrlC, ki, 10*time.Second); r.Header.MsgType != "kernel_info_reply" {
 		t.Fatalf("control: %s", r.Header.MsgType)
 	}
 	select {
@@ -274,20 +277,20 @@ wait:
 	default:
 	}
 	ir := c.send(c.control, "interrupt_request", map[string]any{})
-	if r := c.reply(c.ctrlC, ir, 5*time.Second); r.Header.MsgType != "interrupt_reply" || r.content()["status"] != "ok" {
+	if r := c.reply(c.ctrlC, ir, 10*time.Second); r.Header.MsgType != "interrupt_reply" || r.content()["status"] != "ok" {
 		t.Fatalf("interrupt_reply %s %s", r.Header.MsgType, r.Content)
 	}
-	r := c.reply(c.shellC, a, 20*time.Second)
+	r := c.reply(c.shellC, a, 40*time.Second)
 	if rc := r.content(); rc["status"] != "error" || rc["ename"] != "Interrupted" {
 		t.Fatalf("interrupted cell: %s", r.Content)
 	}
-	if r := c.reply(c.shellC, b, 10*time.Second); r.Header.MsgType != "execute_reply" || r.content()["status"] != "aborted" {
+	if r := c.reply(c.shellC, b, 20*time.Second); r.Header.MsgType != "execute_reply" || r.content()["status"] != "aborted" {
 		t.Errorf("queued execute: %s %s, want aborted", r.Header.MsgType, r.Content)
 	}
-	if r := c.reply(c.shellC, ci, 10*time.Second); r.Header.MsgType != "complete_reply" || r.content()["status"] != "ok" {
+	if r := c.reply(c.shellC, ci, 20*time.Second); r.Header.MsgType != "complete_reply" || r.content()["status"] != "ok" {
 		t.Errorf("queued complete: %s %s, want it served", r.Header.MsgType, r.Content)
 	}
-	if r := c.reply(c.shellC, d, 10*time.Second); r.content()["status"] != "aborted" {
+	if r := c.reply(c.shellC, d, 20*time.Second); r.content()["status"] != "aborted" {
 		t.Errorf("queued execute: %s, want aborted", r.Content)
 	}
 	// The aborted ones ran nothing: reps is still 3; the kernel works on.
@@ -300,18 +303,20 @@ wait:
 	// Without stop_on_error the queued request runs.
 	a = c.send(c.shell, "execute_request", content("listen 127.0.0.1:0\ntune", false))
 	b = c.send(c.shell, "execute_request", content("reps 9", true))
-	time.Sleep(500 * time.Millisecond)
-	c.Interrupt()
-	if r := c.reply(c.shellC, a, 20*time.Second); r.content()["ename"] != "Interrupted" {
+	waiting(a)
+	if !c.Interrupt() {
+		t.Fatal("Interrupt while the cell waits for an agent reported no cell running")
+	}
+	if r := c.reply(c.shellC, a, 40*time.Second); r.content()["ename"] != "Interrupted" {
 		t.Errorf("interrupted cell: %s", r.Content)
 	}
-	if r := c.reply(c.shellC, b, 10*time.Second); r.content()["status"] != "ok" {
+	if r := c.reply(c.shellC, b, 20*time.Second); r.content()["status"] != "ok" {
 		t.Errorf("stop_on_error false: the next request got %s, want ok", r.Content)
 	}
 }
 
-// Interrupt is what SIGINT calls.
-func (c *testClient) Interrupt() { c.k.Interrupt() }
+// Interrupt is what SIGINT calls; it reports whether a cell was running.
+func (c *testClient) Interrupt() bool { return c.k.Interrupt() }
 
 func TestKernelComplete(t *testing.T) {
 	c := startKernel(t, kernelSetup{key: testKey})
@@ -477,12 +482,12 @@ func TestKernelCommInfoAndUnknown(t *testing.T) {
 	// A comm_open is closed at once; an unknown request gets busy and idle
 	// and no reply; the kernel goes on.
 	id := c.send(c.shell, "comm_open", map[string]any{"comm_id": "c1", "target_name": "jupyter.widget", "data": map[string]any{}})
-	outs = c.outputs(id, 10*time.Second)
+	outs = c.outputs(id, 20*time.Second)
 	if cl, ok := find(outs, "comm_close"); !ok || cl.content()["comm_id"] != "c1" {
 		t.Errorf("comm_open: %v", types(outs))
 	}
 	id = c.send(c.shell, "frobnicate_request", map[string]any{})
-	outs = c.outputs(id, 10*time.Second)
+	outs = c.outputs(id, 20*time.Second)
 	checkBusyIdle(t, outs)
 	r, _ = c.request("kernel_info_request", map[string]any{})
 	if r.Header.MsgType != "kernel_info_reply" {
@@ -506,7 +511,7 @@ func TestKernelHeartbeat(t *testing.T) {
 			if len(m.Frames) != 1 || string(m.Frames[0]) != p {
 				t.Errorf("heartbeat echoed %q, want %q", m.Frames, p)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(10 * time.Second):
 			t.Fatal("no heartbeat echo")
 		}
 	}
@@ -569,7 +574,7 @@ func TestKernelMalformedMessages(t *testing.T) {
 		}{{c.shell, c.shellC}, {c.control, c.ctrlC}} {
 			c.sendRaw(s.sock, frames)
 			id := c.send(s.sock, "kernel_info_request", map[string]any{})
-			r := c.reply(s.ch, id, 10*time.Second)
+			r := c.reply(s.ch, id, 20*time.Second)
 			if r.Header.MsgType != "kernel_info_reply" {
 				t.Errorf("%s: %s", name, r.Header.MsgType)
 			}
@@ -608,7 +613,7 @@ func TestKernelNoKey(t *testing.T) {
 	f, id := c.message("kernel_info_request", map[string]any{})
 	f[1] = []byte("deadbeef")
 	c.sendRaw(c.shell, f)
-	if r := c.reply(c.shellC, id, 10*time.Second); r.Header.MsgType != "kernel_info_reply" {
+	if r := c.reply(c.shellC, id, 20*time.Second); r.Header.MsgType != "kernel_info_reply" {
 		t.Errorf("%s", r.Header.MsgType)
 	}
 }
@@ -636,13 +641,13 @@ func TestKernelShutdown(t *testing.T) {
 				s, ch = c.control, c.ctrlC
 			}
 			id := c.send(s, "shutdown_request", map[string]any{"restart": tc.restart})
-			r := c.reply(ch, id, 20*time.Second)
+			r := c.reply(ch, id, 40*time.Second)
 			if r.Header.MsgType != "shutdown_reply" || r.content()["status"] != "ok" || r.content()["restart"] != tc.restart {
 				t.Errorf("shutdown_reply %s", r.Content)
 			}
 			select {
 			case <-c.served:
-			case <-time.After(10 * time.Second):
+			case <-time.After(20 * time.Second):
 				t.Fatal("Serve did not return after shutdown")
 			}
 		})

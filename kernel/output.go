@@ -11,8 +11,10 @@ import (
 // printDelay is how long the last command of a cell may hold what it
 // printed before it goes out as a stream: a command that finishes sooner
 // makes it the cell's execute_result; a slow one (waiting for an agent to
-// dial in, say) shows it while it waits.
-const printDelay = 250 * time.Millisecond
+// dial in, say) shows it while it waits. A second keeps a scheduler stall
+// on a loaded machine (ranks polling in MPI) from turning a quick command's
+// result into a stream.
+const printDelay = time.Second
 
 // publisher sends the messages of a cell's output (stream, display_data,
 // update_display_data, execute_result, error) with their content: the live

@@ -25,7 +25,7 @@ func TestKernelLiveDisplay(t *testing.T) {
 		"silent": false, "store_history": true, "user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true,
 	})
 	r := c.reply(c.shellC, id, 3*time.Minute)
-	outs := c.outputs(id, 30*time.Second)
+	outs := c.outputs(id, 60*time.Second)
 	if r.content()["status"] != "ok" {
 		t.Fatalf("execute_reply %s; iopub %v", r.Content, types(outs))
 	}
@@ -145,9 +145,9 @@ wait:
 		}
 	}
 	ir := c.send(c.control, "interrupt_request", map[string]any{})
-	c.reply(c.ctrlC, ir, 5*time.Second)
-	r := c.reply(c.shellC, id, time.Minute)
-	got = append(got, c.outputs(id, 30*time.Second)...)
+	c.reply(c.ctrlC, ir, 10*time.Second)
+	r := c.reply(c.shellC, id, 2*time.Minute)
+	got = append(got, c.outputs(id, 60*time.Second)...)
 	if rc := r.content(); rc["ename"] != "Interrupted" || !strings.Contains(fmt.Sprint(rc["evalue"]), "cancelled after") {
 		t.Errorf("reply %s", r.Content)
 	}

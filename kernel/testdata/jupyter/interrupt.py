@@ -9,13 +9,17 @@ from common import check, execute, fail, first, outputs, reply, start, stop, typ
 SWEEP = ("workload synthetic steps=50 count=8 mean_us=4000\n"
          "space grid=1x4,2x2,4x1\n"
          "reps 1\npolicy conditional,eager\ntolerance 0\n")
+# Twice: runs twice as long, so that the second interrupt lands seconds
+# before the run under way ends (still well within the kernel's 15 s grace,
+# after which one interrupt stops mpirun by itself).
+SWEEP_LONG = SWEEP.replace("mean_us=4000", "mean_us=8000")
 
 
-def sweep_then(kc, km, mode, interrupt):
+def sweep_then(kc, km, mode, interrupt, sweep=SWEEP):
     """Start a sweep, interrupt it once its first result is shown, and
     return the reply, the iopub messages and the seconds the cell took to
     end after the interrupt."""
-    msg_id = kc.execute(SWEEP + mode)
+    msg_id = kc.execute(sweep + mode)
     got = []
     deadline = time.time() + 90
     while True:
@@ -30,7 +34,7 @@ def sweep_then(kc, km, mode, interrupt):
             break
     time.sleep(0.2)  # into the next run (tolerance 0: every run is a full one)
     t = time.time()
-    interrupt()
+    interrupt(msg_id, got)
     r = reply(kc, msg_id, 60)
     took = time.time() - t
     got += outputs(kc, msg_id, 30)
@@ -39,10 +43,13 @@ def sweep_then(kc, km, mode, interrupt):
 
 km, kc = start()
 try:
-    def by_message():
+    def by_message(msg_id, got):
         km.interrupt_kernel()  # interrupt_mode message: an interrupt_request on control
 
-    for name, interrupt in [("interrupt_request", by_message), ("SIGINT", lambda: km.signal_kernel(signal.SIGINT))]:
+    def by_signal(msg_id, got):
+        km.signal_kernel(signal.SIGINT)
+
+    for name, interrupt in [("interrupt_request", by_message), ("SIGINT", by_signal)]:
         r, got, took = sweep_then(kc, km, "evaluate", interrupt)
         c = r["content"]
         print("%s: the cell ended %.1fs after the interrupt: %s" % (name, took, c.get("evalue")), flush=True)
@@ -58,13 +65,26 @@ try:
         text = first(outs, "execute_result")["content"]["data"]["text/plain"]
         check("agent       4 ranks" in text, "%s: the agent should still be there:\n%s" % (name, text))
 
-    # Twice: mpirun is stopped; the next sweep starts a new agent.
-    def twice():
+    # Twice: mpirun is stopped; the next sweep starts a new agent. The second
+    # interrupt goes as soon as the display shows that the first one was
+    # taken (the "cancelling" note), well before the run under way ends.
+    def twice(msg_id, got):
         km.interrupt_kernel()
-        time.sleep(0.3)
+        deadline = time.time() + 60
+        while True:
+            if time.time() > deadline:
+                fail("twice: the display never showed the first interrupt: %s" % types(got))
+            m = kc.get_iopub_msg(timeout=60)
+            if m["parent_header"].get("msg_id") != msg_id:
+                continue
+            got.append(m)
+            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+                fail("twice: the cell ended before the first interrupt showed: %s" % types(got))
+            if m["msg_type"] == "update_display_data" and "cancelling: the sweep stops" in m["content"]["data"]["text/plain"]:
+                break
         km.interrupt_kernel()
 
-    r, got, took = sweep_then(kc, km, "evaluate", twice)
+    r, got, took = sweep_then(kc, km, "evaluate", twice, sweep=SWEEP_LONG)
     c = r["content"]
     print("twice: the cell ended %.1fs after the interrupts: %s" % (took, c.get("evalue")), flush=True)
     check(c["status"] == "error" and c["ename"] == "Interrupted" and "mpirun was stopped" in c["evalue"], "twice: reply %s" % c)
