@@ -32,13 +32,16 @@ type GanttLane struct {
 	Dropped int64 // spans past the agent's cap, not recorded
 }
 
+// swatch is a routine's color in a palette.
+type swatch struct {
+	name string
+	c    color.RGBA
+}
+
 // Routine palettes: computation routines in cool colors, communication in
 // warm ones, each routine always the same color.
 var (
-	compColors = []struct {
-		name string
-		c    color.RGBA
-	}{
+	compColors = []swatch{
 		{"gemm", color.RGBA{31, 119, 180, 255}},
 		{"syrk", color.RGBA{44, 160, 44, 255}},
 		{"trsm", color.RGBA{148, 103, 189, 255}},
@@ -50,10 +53,7 @@ var (
 		{"larfb", color.RGBA{49, 130, 189, 255}},
 		{"spin", color.RGBA{82, 84, 163, 255}},
 	}
-	commColors = []struct {
-		name string
-		c    color.RGBA
-	}{
+	commColors = []swatch{
 		{"bcast", color.RGBA{255, 127, 14, 255}},
 		{"allreduce", color.RGBA{214, 39, 40, 255}},
 		{"reduce", color.RGBA{240, 170, 60, 255}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/session"
+	"gonum.org/v1/gonum/stat"
 )
 
 // termOutput prints command answers and, on a terminal, redraws a live area
@@ -89,11 +90,11 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 	}
 	for ; o.seen < len(sw.Results); o.seen++ {
 		r := sw.Results[o.seen]
-		desc := "full runs " + fmtSecs(meanOf(r.ReferenceS))
+		desc := "full runs " + fmtSecs(stat.Mean(r.ReferenceS, nil))
 		if r.PredictedS != nil {
 			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tolName(r.Tolerance), fmtSecs(*r.PredictedS))
 			if r.Error != nil {
-				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(meanOf(r.ReferenceS)), 100**r.Error)
+				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(stat.Mean(r.ReferenceS, nil)), 100**r.Error)
 			}
 		}
 		fmt.Fprintf(o.w, "  [%d/%d] %s  %s: %s\n", o.seen+1, p.Total, session.FormatDuration(p.Elapsed), r.Config.Label(), desc)
@@ -101,17 +102,6 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 	if p.Note != "" {
 		fmt.Fprintln(o.w, "  "+p.Note)
 	}
-}
-
-func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 func fmtSecs(x float64) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/approxtune/approxtune/mpiagent/sweep"
 	"github.com/approxtune/approxtune/plots"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Figure is a rendered figure with a text summary for text-only frontends.
@@ -69,7 +70,7 @@ func (o FigureOptions) defaults(sw *Sweep) FigureOptions {
 
 // interval is the mean of xs and its 95% Student t interval.
 func interval(xs []float64) (float64, float64, float64) {
-	m := mean(xs)
+	m := stat.Mean(xs, nil)
 	if len(xs) < 2 {
 		return m, m, m
 	}
@@ -258,7 +259,7 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		b := &bs[r.Index]
 		b.Comp, b.Comm, b.Idle = r.Path.CompS, r.Path.CommS, r.Path.IdleS
 		if len(r.ReferenceS) > 0 {
-			b.Ref = mean(r.ReferenceS)
+			b.Ref = stat.Mean(r.ReferenceS, nil)
 		}
 		fmt.Fprintf(sum, "%s: computation %.4fs, communication %.4fs, idle %.4fs, reference %.4fs\n", b.Label, b.Comp, b.Comm, b.Idle, b.Ref)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Sweep is one evaluate or tune (or reference) sweep and what came back.
@@ -163,7 +164,7 @@ func (s *Sweep) Summaries() []Summary {
 				if r.SelectiveS != nil {
 					sm.SelTotal += *r.SelectiveS
 				}
-				ref := mean(r.ReferenceS)
+				ref := stat.Mean(r.ReferenceS, nil)
 				if len(r.ReferenceS) > 0 {
 					sm.HasRef = true
 					sm.RefTotal += ref
@@ -177,7 +178,7 @@ func (s *Sweep) Summaries() []Summary {
 				}
 			}
 			if len(errs) > 0 {
-				sm.MeanError, sm.MaxError = mean(errs), maxOf(errs)
+				sm.MeanError, sm.MaxError = stat.Mean(errs, nil), maxOf(errs)
 				sm.Speedup = sm.RefTotal / sm.SelTotal
 				sm.Quality = bestRef / chosenRef
 			}
@@ -187,17 +188,6 @@ func (s *Sweep) Summaries() []Summary {
 		}
 	}
 	return out
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 func maxOf(xs []float64) float64 {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"gonum.org/v1/gonum/stat"
 )
 
 func pct(x float64) string {
@@ -70,7 +71,7 @@ func tableConfigs(sw *Sweep) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\terror\tselective s\tskipped\t")
 	for _, r := range sw.sortedResults() {
-		ref := mean(r.ReferenceS)
+		ref := stat.Mean(r.ReferenceS, nil)
 		skipped := "-"
 		if r.Executed != nil && r.Skipped != nil && *r.Executed+*r.Skipped > 0 {
 			skipped = pct(float64(*r.Skipped) / float64(*r.Executed+*r.Skipped))
@@ -158,7 +159,7 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 		}
 		ref := ""
 		if len(r.ReferenceS) > 0 {
-			ref = strconv.FormatFloat(mean(r.ReferenceS), 'g', -1, 64)
+			ref = strconv.FormatFloat(stat.Mean(r.ReferenceS, nil), 'g', -1, 64)
 		}
 		ints := func(p *int64) string {
 			if p == nil {

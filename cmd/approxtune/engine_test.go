@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/testenv"
+	"gonum.org/v1/gonum/stat"
 )
 
 // selectiveResult is the part of a selective run's result the tests read.
@@ -57,14 +58,6 @@ func runSweep(t *testing.T, bin, spec string) map[string][]selectiveResult {
 	return out
 }
 
-func mean(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
 // With one slow rank, the propagated prediction follows the slow rank's path
 // under every policy, while a prediction without propagation (rank 0's own
 // path) would miss it.
@@ -88,7 +81,7 @@ func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
 	var report []string
 	bad := false
 	for _, r := range res {
-		ref := mean(r.ReferenceS)
+		ref := stat.Mean(r.ReferenceS, nil)
 		errPred := math.Abs(r.PredictedS-ref) / ref
 		errLocal := math.Abs(r.LocalS-ref) / ref
 		report = append(report, fmt.Sprintf("%-11s reference %.4fs predicted %.4fs (error %.1f%%) without propagation %.4fs (error %.1f%%), skipped %d of %d",
@@ -119,7 +112,7 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 		if e := *r.Error; e > 0.03 {
 			t.Errorf("%s at 0: predicted %.4fs vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.ReferenceS, 100*e)
 		} else {
-			t.Logf("%s at 0: predicted %.4fs, reference %.4fs: error %.2f%%", r.Policy, r.PredictedS, mean(r.ReferenceS), 100*e)
+			t.Logf("%s at 0: predicted %.4fs, reference %.4fs: error %.2f%%", r.Policy, r.PredictedS, stat.Mean(r.ReferenceS, nil), 100*e)
 		}
 	}
 	if len(evs["result"]) != 5 {

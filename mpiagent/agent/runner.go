@@ -11,6 +11,7 @@ import (
 	"github.com/approxtune/approxtune/mpiagent/selective"
 	"github.com/approxtune/approxtune/mpiagent/sweep"
 	"github.com/approxtune/approxtune/mpiagent/workloads"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Emit receives the events of a sweep; only rank 0's is called.
@@ -318,7 +319,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		if refs, res, err = r.reference(ctx, pc, spec.ReferenceReps); err != nil {
 			return err
 		}
-		refMeans[i] = mean(refs)
+		refMeans[i] = stat.Mean(refs, nil)
 	}
 	if len(tallies) == 0 {
 		*done++
@@ -348,7 +349,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		t.predicted = append(t.predicted, o.predicted)
 		t.idx = append(t.idx, i)
 		if refs != nil {
-			m := mean(refs)
+			m := stat.Mean(refs, nil)
 			e := math.Abs(o.predicted-m) / m
 			ev.ReferenceS, ev.Residual, ev.Error = refs, &res, &e
 			t.errs = append(t.errs, e)
@@ -489,15 +490,4 @@ func argmin(xs []float64) int {
 		}
 	}
 	return bi
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }

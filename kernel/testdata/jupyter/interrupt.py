@@ -15,23 +15,33 @@ SWEEP = ("workload synthetic steps=50 count=8 mean_us=4000\n"
 SWEEP_LONG = SWEEP.replace("mean_us=4000", "mean_us=8000")
 
 
+def read_until(kc, msg_id, got, timeout, what, shown):
+    """Read the cell's iopub messages into got until a display update whose
+    text satisfies shown; fail with what if the cell ends or timeout
+    seconds pass first."""
+    deadline = time.time() + timeout
+    while True:
+        if time.time() > deadline:
+            fail("%s: %s" % (what, types(got)))
+        m = kc.get_iopub_msg(timeout=timeout)
+        if m["parent_header"].get("msg_id") != msg_id:
+            continue
+        got.append(m)
+        if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
+            fail("%s before the cell ended: %s" % (what, types(got)))
+        if m["msg_type"] == "update_display_data" and shown(m["content"]["data"]["text/plain"]):
+            return
+
+
 def sweep_then(kc, km, mode, interrupt, sweep=SWEEP):
     """Start a sweep, interrupt it once its first result is shown, and
     return the reply, the iopub messages and the seconds the cell took to
     end after the interrupt."""
     msg_id = kc.execute(sweep + mode)
     got = []
-    deadline = time.time() + 90
-    while True:
-        if time.time() > deadline:
-            fail("the sweep never showed a result: %s" % types(got))
-        m = kc.get_iopub_msg(timeout=90)
-        if m["parent_header"].get("msg_id") != msg_id:
-            continue
-        got.append(m)
-        # The progress line: "sweep N evaluate synthetic: DONE/TOTAL runs, ..."
-        if m["msg_type"] == "update_display_data" and ": 0/" not in m["content"]["data"]["text/plain"].split("\n")[0]:
-            break
+    # The progress line: "sweep N evaluate synthetic: DONE/TOTAL runs, ..."
+    read_until(kc, msg_id, got, 90, "the sweep never showed a result",
+               lambda text: ": 0/" not in text.split("\n")[0])
     time.sleep(0.2)  # into the next run (tolerance 0: every run is a full one)
     t = time.time()
     interrupt(msg_id, got)
@@ -70,18 +80,8 @@ try:
     # taken (the "cancelling" note), well before the run under way ends.
     def twice(msg_id, got):
         km.interrupt_kernel()
-        deadline = time.time() + 60
-        while True:
-            if time.time() > deadline:
-                fail("twice: the display never showed the first interrupt: %s" % types(got))
-            m = kc.get_iopub_msg(timeout=60)
-            if m["parent_header"].get("msg_id") != msg_id:
-                continue
-            got.append(m)
-            if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-                fail("twice: the cell ended before the first interrupt showed: %s" % types(got))
-            if m["msg_type"] == "update_display_data" and "cancelling: the sweep stops" in m["content"]["data"]["text/plain"]:
-                break
+        read_until(kc, msg_id, got, 60, "twice: the display never showed the first interrupt",
+                   lambda text: "cancelling: the sweep stops" in text)
         km.interrupt_kernel()
 
     r, got, took = sweep_then(kc, km, "evaluate", twice, sweep=SWEEP_LONG)
