@@ -173,6 +173,7 @@ type outcome struct {
 	local     float64 // rank 0's time without propagation
 	executed  int64
 	skipped   int64
+	settled   int64
 }
 
 // selectiveRun runs a configuration under a track's policy (apriori first
@@ -202,11 +203,11 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 			o.path = sweep.Path{CompS: all[3*p+1], CommS: all[3*p+2], IdleS: t - all[3*p+1] - all[3*p+2]}
 		}
 	}
-	counts := []int64{rs.Executed, rs.Skipped}
+	counts := []int64{rs.Executed, rs.Skipped, rs.Settled}
 	if err := mpi.Allreduce(r.world, counts, counts, mpi.Sum); err != nil {
 		return o, err
 	}
-	o.executed, o.skipped = counts[0], counts[1]
+	o.executed, o.skipped, o.settled = counts[0], counts[1], counts[2]
 	o.local = rs.Own
 	return o, nil
 }
@@ -344,7 +345,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		tol := t.tr.Tolerance
 		ev := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i, Config: c,
 			Policy: t.tr.Policy.String(), Tolerance: &tol, PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall),
-			LocalS: ptr(o.local), Executed: &o.executed, Skipped: &o.skipped, Path: &o.path, Done: *done, Total: total}
+			LocalS: ptr(o.local), Executed: &o.executed, Skipped: &o.skipped, Settled: &o.settled, Path: &o.path, Done: *done, Total: total}
 		t.selTot += o.wall
 		t.predicted = append(t.predicted, o.predicted)
 		t.idx = append(t.idx, i)

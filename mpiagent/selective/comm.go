@@ -37,6 +37,51 @@ type Comm struct {
 	shape   Shape
 	ranks   []int64 // world rank of each member
 	scratch []float64
+	id      commID // the communicator's name in the critical-path log
+
+	// State of this run (gen): collectives so far; records received per
+	// (source, tag) in posting order, as MPI matches them; this process's
+	// executed-kernel count at its last records here; whether records were
+	// exchanged here yet; whether at the last records every member had
+	// executed nothing since its previous ones here.
+	gen       uint64
+	colls     int64
+	recvSeq   map[[2]int64]int64
+	execMark  int64
+	exchanged bool
+	quiet     bool
+}
+
+// refresh is how often (in collectives on a communicator) a quiet
+// communicator exchanges records on a settled collective anyway: eager's
+// statistics keep travelling along the grid's axes, and a member that starts
+// executing kernels again is heard of.
+const refresh = 8
+
+// count restarts the communicator's state at a new run.
+func (c *Comm) count() {
+	if c.gen != c.e.gen {
+		c.gen, c.colls, c.execMark, c.exchanged, c.quiet = c.e.gen, 0, 0, false, false
+		clear(c.recvSeq)
+	}
+}
+
+// nextRecv numbers a record about to be received from partner with tag.
+func (c *Comm) nextRecv(partner, tag int) int64 {
+	c.count()
+	if c.recvSeq == nil {
+		c.recvSeq = map[[2]int64]int64{}
+	}
+	k := [2]int64{c.ranks[partner], int64(tag)}
+	s := c.recvSeq[k]
+	c.recvSeq[k] = s + 1
+	return s
+}
+
+// logP2P logs a record sent to (evSend) or received from (evRecv, with its
+// number) partner.
+func (c *Comm) logP2P(kind, partner, tag int, seq int64) {
+	c.e.logEvent(event{kind: kind, comm: c.id, peer: c.ranks[partner], tag: int64(tag), seq: seq})
 }
 
 // Rank is the calling process's rank in c.
@@ -60,11 +105,22 @@ func (e *Engine) wrap(c *mpi.Comm) (*Comm, error) {
 	if err := mpi.Allgather(c, []int64{int64(e.worldRank)}, ranks); err != nil {
 		return nil, fmt.Errorf("communicator shape: %w", err)
 	}
+	// An identifier no member has given out: two communicators that share
+	// a member never share one.
+	id := []int64{e.nextComm}
+	if err := mpi.Allreduce(c, id, id, mpi.Max); err != nil {
+		return nil, fmt.Errorf("communicator identifier: %w", err)
+	}
+	e.nextComm = id[0] + 1
 	in, err := c.Dup()
 	if err != nil {
 		return nil, fmt.Errorf("engine communicator: %w", err)
 	}
-	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks}, nil
+	low := ranks[0]
+	for _, r := range ranks {
+		low = min(low, r)
+	}
+	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks, id: commID{id[0], low}}, nil
 }
 
 // Split partitions c by color, ordering by key; mpi.Undefined as color gives nil.
@@ -116,7 +172,15 @@ func shapeOf(ranks []int64) Shape {
 
 // collective intercepts a collective of n elements per process: the members
 // exchange records (path, decision, shares), take the longest path, and run
-// the collective unless every member can skip it.
+// the collective unless every member can skip it. Once every member has
+// skipped it, it is settled on this communicator; while the communicator is
+// quiet (at its last records no member had executed a kernel since its
+// previous ones) its members skip settled collectives without exchanging
+// records, except every refresh-th collective, and End recovers the path
+// from the log. The records are synchronisations: on a node with more ranks
+// than cores, leaving them out while kernels still execute would let ranks
+// that used to take turns on a core compute at once, and the kernels would
+// be timed in a context the full run never has.
 func (c *Comm) collective(op Op, n int, do func() error) {
 	e := c.e
 	if !e.on {
@@ -124,27 +188,53 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		return
 	}
 	e.gap()
-	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
-	e.fill(e.rec, c.shape, !e.skippable(st), 0)
+	c.count()
+	seq := c.colls
+	c.colls++
 	size := c.c.Size()
+	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
+	sk := settleKey{c.id, st.hash}
+	coll := event{kind: evColl, comm: c.id, size: int64(size), seq: seq}
+	if e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
+		e.logEvent(coll)
+		e.settledSkips++
+		e.skippedFor(st, e.mean(st, 0), true)
+		e.resume()
+		return
+	}
+	e.fill(e.rec, c.shape, !e.skippable(st), 0)
+	if e.executed > c.execMark {
+		e.rec[recBusy] = 1
+	}
+	c.execMark = e.executed
+	e.logEvent(coll)
 	if len(c.scratch) < size*e.recLen {
 		c.scratch = make([]float64, size*e.recLen)
 	}
 	all := c.scratch[:size*e.recLen]
 	must(mpi.Allgather(c.in, e.rec, all))
-	exec := false
+	exec, busy := false, false
 	for r := 0; r < size; r++ {
 		rec := all[r*e.recLen : (r+1)*e.recLen]
 		exec = exec || rec[recExec] != 0
+		busy = busy || rec[recBusy] != 0
 		if r != c.c.Rank() {
 			e.absorb(rec, c.shape)
 		}
 	}
+	// The first records of a run cannot tell: a member may not have reached
+	// its first kernel yet.
+	c.quiet = c.exchanged && !busy && !exec
+	c.exchanged = true
 	if !exec {
+		if e.skip && e.tr.Policy != Online { // online's path counts travel with the records
+			e.tr.settled[sk] = true
+		}
 		e.skippedFor(st, e.mean(st, 0), true)
 		e.resume()
 		return
 	}
+	delete(e.tr.settled, sk)
 	t0 := mpi.Clock()
 	must(do())
 	t1 := mpi.Clock()
@@ -200,8 +290,11 @@ func (c *Comm) p2pKey(op Op, n, partner int) Key {
 func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
 	e := c.e
 	e.fill(e.rec, c.shape, exec, mean)
+	c.logP2P(evSend, partner, tag, 0)
+	seq := c.nextRecv(partner, tag)
 	_, err := mpi.Sendrecv(c.in, e.rec, partner, tag, e.peer, partner, tag)
 	must(err)
+	c.logP2P(evRecv, partner, tag, seq)
 	e.absorb(e.peer, c.shape)
 	return e.peer
 }
@@ -267,6 +360,9 @@ type Request struct {
 	rec    []float64
 	done   bool
 	direct bool
+	peer   int   // the partner's rank in c
+	tag    int   // the message's tag
+	seq    int64 // a receive's number from peer with tag (the critical-path log)
 }
 
 // Isend starts sending buf to dest. The sender decides whether it is skipped.
@@ -282,6 +378,7 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 	exec := !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen)}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
+	c.logP2P(evSend, dest, tag, 0)
 	var err error
 	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
 	must(err)
@@ -304,7 +401,7 @@ func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
 	}
 	e.gap()
 	st := e.stat(c.p2pKey(OpIrecv, len(buf), src))
-	r := &Request{c: c, st: st, rec: make([]float64, e.recLen)}
+	r := &Request{c: c, st: st, rec: make([]float64, e.recLen), peer: src, tag: tag, seq: c.nextRecv(src, tag)}
 	var err error
 	r.inner, err = mpi.Irecv(c.in, r.rec, src, tag)
 	must(err)
@@ -352,6 +449,7 @@ func (r *Request) Wait() {
 	// holds the time spent waiting for a late sender, which is neither the
 	// kernel's time nor, after max, on the path again; where the clocks
 	// agree, the sender's send time separates it out.
+	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
 	e.absorb(r.rec, r.c.shape)
 	if r.rec[recExec] == 0 {
 		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]), true)

@@ -59,6 +59,7 @@ const (
 	recCounts        // number of (hash, count) pairs that follow the shares
 	recShares        // number of eager shares
 	recClock         // the sender's mpi.Clock when it sent (point-to-point)
+	recBusy          // 1 if the process executed a kernel since its previous records on this communicator (collectives)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
 	maxShares = 4   // eager shares per message
@@ -86,11 +87,19 @@ type Track struct {
 	sentOn    map[uint64][]Shape // eager: communicator shapes each global kernel has crossed
 	agreed    map[uint64]bool    // eager: global kernels known across the whole grid: skipped
 	alphas    map[uint64]float64
+	settled   map[settleKey]bool // collectives every member of a communicator agreed to skip
+}
+
+// settleKey is a collective kernel on one communicator.
+type settleKey struct {
+	c commID
+	h uint64
 }
 
 // NewTrack starts a track.
 func NewTrack(p Policy, eps float64) *Track {
-	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{}, agreed: map[uint64]bool{}}
+	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
+		agreed: map[uint64]bool{}, settled: map[settleKey]bool{}}
 }
 
 // Engine is one process's engine. It must be used from the goroutine that
@@ -121,6 +130,14 @@ type Engine struct {
 	dirty             bool
 	executed, skipped int64
 	rec, peer, all    []float64 // scratch records
+
+	// The critical-path log (replay.go): time added since the last entry,
+	// the entries of this run, settled collectives skipped without records.
+	dT, dC, dM   float64
+	plog         []event
+	settledSkips int64
+	gen          uint64 // run number: communicators restart their counts
+	nextComm     int64  // lowest identifier a new communicator may take
 
 	// Timeline (SetTrace): tracing is the one branch the kernels pay when off.
 	tracing bool
@@ -221,6 +238,10 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
 	e.dirty = false
 	e.executed, e.skipped = 0, 0
+	e.dT, e.dC, e.dM = 0, 0, 0
+	e.plog = e.plog[:0]
+	e.settledSkips = 0
+	e.gen++
 	if e.tracing {
 		e.trace, e.dropped = e.trace[:0], 0
 	}
@@ -235,6 +256,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	}
 	if tr.Policy != Eager && mode == Selective {
 		tr.stats = map[Key]*kstat{}
+		tr.settled = map[settleKey]bool{}
 	}
 	for _, st := range tr.stats {
 		st.calls, st.skips = 0, 0
@@ -257,6 +279,7 @@ type RunStats struct {
 	Total, Comp, Comm float64 // this process's path
 	Own               float64 // its time without propagation from others
 	Executed, Skipped int64   // its kernel calls
+	Settled           int64   // of the skipped, collectives skipped without exchanging records
 }
 
 // End closes the run and returns this process's figures. After a Counting
@@ -264,8 +287,14 @@ type RunStats struct {
 func (e *Engine) End() (RunStats, error) {
 	if e.on {
 		e.gap()
+		if e.skip {
+			if err := e.replay(); err != nil {
+				e.on = false
+				return RunStats{}, err
+			}
+		}
 	}
-	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped}
+	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped, Settled: e.settledSkips}
 	if e.on && !e.skip && e.counts {
 		if err := e.criticalCounts(); err != nil {
 			return rs, err
@@ -310,6 +339,7 @@ func (e *Engine) gap() {
 	now := mpi.Clock()
 	d := now - e.last
 	e.total += d
+	e.dT += d
 	e.own += d
 	e.last = now
 }
@@ -409,13 +439,7 @@ func (e *Engine) executedFor(st *kstat, dt float64, isComm bool, t0, t1 float64)
 		e.span(st.key.Op, t0, t1, 0, false)
 	}
 	st.Add(dt)
-	e.total += dt
-	e.own += dt
-	if isComm {
-		e.comm += dt
-	} else {
-		e.comp += dt
-	}
+	e.add(dt, isComm)
 	e.executed++
 }
 
@@ -426,15 +450,23 @@ func (e *Engine) skippedFor(st *kstat, t float64, isComm bool) {
 		e.span(st.key.Op, e.last, e.last, t, true)
 	}
 	st.skips++
+	e.add(t, isComm)
+	e.skipped++
+	e.dirty = true
+}
+
+// add puts a kernel's time (executed or charged) on the path.
+func (e *Engine) add(t float64, isComm bool) {
 	e.total += t
+	e.dT += t
 	e.own += t
 	if isComm {
 		e.comm += t
+		e.dM += t
 	} else {
 		e.comp += t
+		e.dC += t
 	}
-	e.skipped++
-	e.dirty = true
 }
 
 // Kernel intercepts a computation kernel (kernels.Interceptor).
@@ -506,6 +538,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	}
 	rec[recMean] = mean
 	rec[recClock] = mpi.Clock()
+	rec[recBusy] = 0
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.Policy == Eager {

@@ -50,6 +50,7 @@ type Result struct {
 	LocalS     *float64  `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
 	Executed   *int64    `json:"executed,omitempty"`
 	Skipped    *int64    `json:"skipped,omitempty"`
+	Settled    *int64    `json:"settled,omitempty"` // of the skipped, collectives skipped without the engine's records (replayed at the end)
 	Path       *Path     `json:"path,omitempty"`
 	Done       int       `json:"done"`  // results emitted so far, this one included
 	Total      int       `json:"total"` // results the sweep will emit
