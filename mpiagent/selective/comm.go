@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 
 	"github.com/approxtune/approxtune/mpiagent/mpi"
 )
@@ -41,15 +42,13 @@ type Comm struct {
 
 	// State of this run (gen): collectives so far; records received per
 	// (source, tag) in posting order, as MPI matches them; this process's
-	// executed-kernel count at its last records here; whether records were
-	// exchanged here yet; whether at the last records every member had
-	// executed nothing since its previous ones here.
-	gen       uint64
-	colls     int64
-	recvSeq   map[[2]int64]int64
-	execMark  int64
-	exchanged bool
-	quiet     bool
+	// executed-kernel count at its last records here; whether at the last
+	// records every member had executed nothing since its previous ones here.
+	gen      uint64
+	colls    int64
+	recvSeq  map[[2]int64]int64
+	execMark int64
+	quiet    bool
 }
 
 // refresh is how often (in collectives on a communicator) a quiet
@@ -61,7 +60,7 @@ const refresh = 8
 // count restarts the communicator's state at a new run.
 func (c *Comm) count() {
 	if c.gen != c.e.gen {
-		c.gen, c.colls, c.execMark, c.exchanged, c.quiet = c.e.gen, 0, 0, false, false
+		c.gen, c.colls, c.execMark, c.quiet = c.e.gen, 0, 0, false
 		clear(c.recvSeq)
 	}
 }
@@ -116,11 +115,7 @@ func (e *Engine) wrap(c *mpi.Comm) (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine communicator: %w", err)
 	}
-	low := ranks[0]
-	for _, r := range ranks {
-		low = min(low, r)
-	}
-	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks, id: commID{id[0], low}}, nil
+	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks, id: commID{id[0], slices.Min(ranks)}}, nil
 }
 
 // Split partitions c by color, ordering by key; mpi.Undefined as color gives nil.
@@ -222,10 +217,10 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 			e.absorb(rec, c.shape)
 		}
 	}
-	// The first records of a run cannot tell: a member may not have reached
-	// its first kernel yet.
-	c.quiet = c.exchanged && !busy && !exec
-	c.exchanged = true
+	// The first records of a run (seq 0: a run's first collective always
+	// exchanges them) cannot tell: a member may not have reached its first
+	// kernel yet.
+	c.quiet = seq > 0 && !busy && !exec
 	if !exec {
 		if e.skip && e.tr.Policy != Online { // online's path counts travel with the records
 			e.tr.settled[sk] = true

@@ -45,8 +45,11 @@ const eventLen = 10
 type commID struct{ id, low int64 }
 
 // logEvent appends an entry for the meeting point, with the time added since
-// the previous one.
+// the previous one. Only selective runs are replayed, so only they log.
 func (e *Engine) logEvent(ev event) {
+	if !e.skip {
+		return
+	}
 	ev.dt, ev.dc, ev.dm = e.dT, e.dC, e.dM
 	e.dT, e.dC, e.dM = 0, 0, 0
 	e.plog = append(e.plog, ev)
@@ -59,103 +62,136 @@ type pathVal struct{ total, comp, comm float64 }
 // logs. It fails if the logs do not describe a run that completed (a
 // collective or a record whose partners never logged it).
 func replayPaths(logs [][]event) ([]pathVal, error) {
-	type collKey struct {
-		c   commID
-		seq int64
-	}
-	type msgKey struct {
-		c                  commID
-		src, dst, tag, seq int64
-	}
-	type meeting struct {
-		best    pathVal
-		arrived int64
-	}
-	n := len(logs)
-	p := make([]pathVal, n)
-	cur := make([]int, n)
-	arrived := make([]bool, n) // the current entry's time is added and the process has arrived
-	colls := map[collKey]*meeting{}
-	msgs := map[msgKey]pathVal{}
-	sendSeq := make([]map[msgKey]int64, n) // records sent so far, per destination and tag
-	for r := range logs {
-		sendSeq[r] = map[msgKey]int64{}
-	}
+	rp := &replayer{logs: logs, p: make([]pathVal, len(logs)), cur: make([]int, len(logs)), arrived: make([]bool, len(logs)),
+		colls: map[collKey]*meeting{}, msgs: map[msgKey]pathVal{}, sent: map[msgKey]int64{}}
 	for {
 		progress, done := false, true
-		for r := 0; r < n; r++ {
-			for cur[r] < len(logs[r]) {
-				ev := &logs[r][cur[r]]
-				if !arrived[r] {
-					p[r].total += ev.dt
-					p[r].comp += ev.dc
-					p[r].comm += ev.dm
-					arrived[r] = true
+		for r := range logs {
+			for rp.cur[r] < len(logs[r]) {
+				if !rp.arrived[r] {
+					if err := rp.arrive(r); err != nil {
+						return nil, err
+					}
 					progress = true
-					switch ev.kind {
-					case evColl:
-						k := collKey{ev.comm, ev.seq}
-						m := colls[k]
-						if m == nil {
-							m = &meeting{best: p[r]}
-							colls[k] = m
-						} else if p[r].total > m.best.total {
-							m.best = p[r]
-						}
-						m.arrived++
-						if m.arrived > ev.size {
-							return nil, fmt.Errorf("critical-path replay: collective %d on communicator %v has more than its %d members", ev.seq, ev.comm, ev.size)
-						}
-					case evSend:
-						k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag}
-						s := sendSeq[r][k]
-						sendSeq[r][k] = s + 1
-						k.seq = s
-						msgs[k] = p[r]
-					}
 				}
-				switch ev.kind {
-				case evColl:
-					m := colls[collKey{ev.comm, ev.seq}]
-					if m.arrived < ev.size {
-						goto blocked
-					}
-					if m.best.total > p[r].total {
-						p[r] = m.best
-					}
-				case evRecv:
-					k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
-					v, ok := msgs[k]
-					if !ok {
-						goto blocked
-					}
-					delete(msgs, k)
-					if v.total > p[r].total {
-						p[r] = v
-					}
+				if !rp.leave(r) {
+					done = false
+					break
 				}
-				cur[r]++
-				arrived[r] = false
 				progress = true
 			}
-			continue
-		blocked:
-			done = false
 		}
 		if done {
-			return p, nil
+			return rp.p, nil
 		}
 		if !progress {
-			for r := 0; r < n; r++ {
-				if cur[r] < len(logs[r]) {
-					ev := logs[r][cur[r]]
-					return nil, fmt.Errorf("critical-path replay: process %d waits forever at entry %d (kind %d, communicator %v, seq %d, peer %d, tag %d)",
-						r, cur[r], ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
-				}
-			}
-			return p, nil
+			return nil, rp.stall()
 		}
 	}
+}
+
+// collKey names a collective: its communicator and its number there.
+type collKey struct {
+	c   commID
+	seq int64
+}
+
+// msgKey names a record: communicator, sender, receiver, tag and its number
+// among the records with those.
+type msgKey struct {
+	c                  commID
+	src, dst, tag, seq int64
+}
+
+// meeting is a collective as its members arrive: the longest path so far.
+type meeting struct {
+	best    pathVal
+	arrived int64
+}
+
+// replayer walks the logs of every process at once.
+type replayer struct {
+	logs    [][]event
+	p       []pathVal
+	cur     []int  // each process's current entry
+	arrived []bool // the current entry's time is added and the process is at its meeting point
+	colls   map[collKey]*meeting
+	msgs    map[msgKey]pathVal // records sent and not yet received
+	sent    map[msgKey]int64   // records sent so far per (communicator, sender, receiver, tag)
+}
+
+// arrive adds process r's time up to its current entry and brings it to the
+// meeting point: a collective counts it in, a record leaves with its path.
+func (rp *replayer) arrive(r int) error {
+	ev := &rp.logs[r][rp.cur[r]]
+	p := &rp.p[r]
+	p.total += ev.dt
+	p.comp += ev.dc
+	p.comm += ev.dm
+	rp.arrived[r] = true
+	switch ev.kind {
+	case evColl:
+		k := collKey{ev.comm, ev.seq}
+		m := rp.colls[k]
+		if m == nil {
+			m = &meeting{best: *p}
+			rp.colls[k] = m
+		} else if p.total > m.best.total {
+			m.best = *p
+		}
+		m.arrived++
+		if m.arrived > ev.size {
+			return fmt.Errorf("critical-path replay: collective %d on communicator %v has more than its %d members", ev.seq, ev.comm, ev.size)
+		}
+	case evSend:
+		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag}
+		seq := rp.sent[k]
+		rp.sent[k] = seq + 1
+		k.seq = seq
+		rp.msgs[k] = *p
+	}
+	return nil
+}
+
+// leave moves process r past its meeting point, taking the longer path it
+// met there; it reports false while the meeting is not complete.
+func (rp *replayer) leave(r int) bool {
+	ev := &rp.logs[r][rp.cur[r]]
+	var met pathVal
+	switch ev.kind {
+	case evColl:
+		m := rp.colls[collKey{ev.comm, ev.seq}]
+		if m.arrived < ev.size {
+			return false
+		}
+		met = m.best
+	case evRecv:
+		k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
+		v, ok := rp.msgs[k]
+		if !ok {
+			return false
+		}
+		delete(rp.msgs, k)
+		met = v
+	}
+	if met.total > rp.p[r].total {
+		rp.p[r] = met
+	}
+	rp.cur[r]++
+	rp.arrived[r] = false
+	return true
+}
+
+// stall describes the first process that can never leave its meeting point.
+func (rp *replayer) stall() error {
+	for r, log := range rp.logs {
+		if rp.cur[r] < len(log) {
+			ev := log[rp.cur[r]]
+			return fmt.Errorf("critical-path replay: process %d waits forever at entry %d (kind %d, communicator %v, seq %d, peer %d, tag %d)",
+				r, rp.cur[r], ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
+		}
+	}
+	return fmt.Errorf("critical-path replay: no progress")
 }
 
 // encode writes a log as float64s (eventLen per entry).
@@ -192,20 +228,20 @@ func (e *Engine) replay() error {
 	e.logEvent(event{kind: evEnd})
 	buf := encodeLog(e.plog)
 	size := w.Size()
-	lens := make([]int64, size)
-	settled := []int64{e.settledSkips}
-	if err := mpi.Allreduce(w, settled, settled, mpi.Sum); err != nil {
+	// Each process's log length and settled skips; rank 0 sends back every
+	// path and the settled skips of all.
+	heads := make([]int64, 2*size)
+	if err := mpi.Gather(w, []int64{int64(len(buf)), e.settledSkips}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
-	if err := mpi.Gather(w, []int64{int64(len(buf))}, lens, 0); err != nil {
-		return fmt.Errorf("critical-path replay: %w", err)
-	}
-	final := make([]float64, 3*size)
+	final := make([]float64, 3*size+1)
 	if w.Rank() == 0 {
 		logs := make([][]event, size)
 		logs[0] = e.plog
+		final[3*size] = float64(heads[1])
 		for r := 1; r < size; r++ {
-			b := make([]float64, lens[r])
+			final[3*size] += float64(heads[2*r+1])
+			b := make([]float64, heads[2*r])
 			if _, err := mpi.Recv(w, b, r, replayTag); err != nil {
 				return fmt.Errorf("critical-path replay: log of process %d: %w", r, err)
 			}
@@ -233,7 +269,7 @@ func (e *Engine) replay() error {
 		return fmt.Errorf("critical-path replay failed on rank 0")
 	}
 	me := 3 * w.Rank()
-	if settled[0] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {
+	if final[3*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {
 		return fmt.Errorf("critical-path replay: %.9f s where the records carried %.9f s", final[me], e.total)
 	}
 	e.total, e.comp, e.comm = final[me], final[me+1], final[me+2]
