@@ -2,7 +2,6 @@ package selective
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 
@@ -193,7 +192,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	if e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
 		e.logEvent(coll)
 		e.settledSkips++
-		e.skippedFor(st, e.mean(st, 0), true)
+		e.skippedFor(st, e.mean(st, 0))
 		e.resume()
 		return
 	}
@@ -225,7 +224,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		if e.skip && e.tr.Policy != Online { // online's path counts travel with the records
 			e.tr.settled[sk] = true
 		}
-		e.skippedFor(st, e.mean(st, 0), true)
+		e.skippedFor(st, e.mean(st, 0))
 		e.resume()
 		return
 	}
@@ -233,8 +232,8 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	t0 := mpi.Clock()
 	must(do())
 	t1 := mpi.Clock()
-	e.executedFor(st, t1-t0, true, t0, t1)
-	e.last = t1
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
 }
 
 // Barrier synchronizes the communicator (never skipped).
@@ -308,15 +307,15 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 	c.exchange(dest, tag, exec, e.mean(st, 0))
 	if !exec {
 		must(mpi.Send(c.c, buf[:0], dest, tag))
-		e.skippedFor(st, e.mean(st, 0), true)
+		e.skippedFor(st, e.mean(st, 0))
 		e.resume()
 		return
 	}
 	t0 := mpi.Clock()
 	must(mpi.Send(c.c, buf, dest, tag))
 	t1 := mpi.Clock()
-	e.executedFor(st, t1-t0, true, t0, t1)
-	e.last = t1
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
 }
 
 // Recv receives into buf from src (blocking); src must be a rank, not AnySource.
@@ -336,12 +335,12 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	must(err)
 	t1 := mpi.Clock()
 	if !exec {
-		e.skippedFor(st, e.mean(st, sent), true)
+		e.skippedFor(st, e.mean(st, sent))
 		e.resume()
 		return
 	}
-	e.executedFor(st, t1-t0, true, t0, t1)
-	e.last = t1
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
 }
 
 // Request is a pending non-blocking operation started through the engine.
@@ -432,9 +431,9 @@ func (r *Request) Wait() {
 	must(err)
 	if r.send {
 		if r.exec {
-			e.executedFor(r.st, t1-t0, true, t0, t1)
+			e.executedFor(r.st, t1-t0, t0, t1)
 		} else {
-			e.skippedFor(r.st, e.mean(r.st, 0), true)
+			e.skippedFor(r.st, e.mean(r.st, 0))
 		}
 		e.resume()
 		return
@@ -447,7 +446,7 @@ func (r *Request) Wait() {
 	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
 	e.absorb(r.rec, r.c.shape)
 	if r.rec[recExec] == 0 {
-		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]), true)
+		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]))
 		e.resume()
 		return
 	}
@@ -455,29 +454,8 @@ func (r *Request) Wait() {
 	if e.sameClock {
 		transfer = t1 - math.Max(t0, r.rec[recClock])
 	}
-	e.executedFor(r.st, math.Max(transfer, 0), true, t0, t1)
+	e.executedFor(r.st, math.Max(transfer, 0), t0, t1)
 	e.resume()
-}
-
-// sameClock reports whether every rank of world reads the same mpi.Clock:
-// whether they all run on one host. (MPI_Wtime would not do even there:
-// Open MPI counts it from each process's first call.)
-func sameClock(world *mpi.Comm) (bool, error) {
-	name, err := mpi.ProcessorName()
-	if err != nil {
-		return false, err
-	}
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	v := int64(h.Sum64() >> 1)
-	lo, hi := []int64{v}, []int64{v}
-	if err := mpi.Allreduce(world, lo, lo, mpi.Min); err != nil {
-		return false, err
-	}
-	if err := mpi.Allreduce(world, hi, hi, mpi.Max); err != nil {
-		return false, err
-	}
-	return lo[0] == hi[0], nil
 }
 
 // Waitall completes every request in rs (nil entries are ignored).

@@ -112,9 +112,14 @@ type Engine struct {
 	nmin      int64
 
 	// sameClock: every rank reads the same mpi.Clock (one host), so a
-	// receiver can tell idle waiting from transfer. The engine times
-	// everything with mpi.Clock.
+	// receiver can tell idle waiting from transfer. Communication is timed
+	// with mpi.Clock; computation too, unless cpuTime: this process shares
+	// its cores with other processes, so computation and the code between
+	// kernels are timed in the thread's CPU time and the replay shares the
+	// cores out (placement.go).
 	sameClock bool
+	cpuTime   bool
+	place     placement
 
 	on     bool // a run is being intercepted
 	skip   bool // skipping allowed (false in apriori's counting run)
@@ -131,9 +136,12 @@ type Engine struct {
 	executed, skipped int64
 	rec, peer, all    []float64 // scratch records
 
-	// The critical-path log (replay.go): time added since the last entry,
-	// the entries of this run, settled collectives skipped without records.
+	// The critical-path log (replay.go): time added since the last entry
+	// (its computation, communication and fixed-duration parts: fixed time
+	// passes at the same pace however many processes share a core), the
+	// entries of this run, settled collectives skipped without records.
 	dT, dC, dM   float64
+	dF           float64
 	plog         []event
 	settledSkips int64
 	gen          uint64 // run number: communicators restart their counts
@@ -195,13 +203,23 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.world = w
-	if e.sameClock, err = sameClock(world); err != nil {
+	if e.place, err = placementOf(world); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	e.sameClock = e.place.oneHost
+	e.cpuTime = e.place.shared(e.place.group[e.worldRank]) && threadCPUWorks()
 	e.SetConfidence(0.95)
 	k.SetInterceptor(e)
 	return e, nil
 }
+
+// SetCPUTime chooses how computation is timed: in the thread's CPU time (on)
+// or in wall time (off). New chooses CPU time where this process shares its
+// cores with others; on a core of its own the two agree.
+func (e *Engine) SetCPUTime(on bool) { e.cpuTime = on && threadCPUWorks() }
+
+// CPUTime reports whether computation is timed in CPU time (SetCPUTime).
+func (e *Engine) CPUTime() bool { return e.cpuTime }
 
 // SetConfidence sets the confidence level of the intervals (0.95 by default).
 func (e *Engine) SetConfidence(c float64) {
@@ -238,7 +256,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
 	e.dirty = false
 	e.executed, e.skipped = 0, 0
-	e.dT, e.dC, e.dM = 0, 0, 0
+	e.dT, e.dC, e.dM, e.dF = 0, 0, 0, 0
 	e.plog = e.plog[:0]
 	e.settledSkips = 0
 	e.gen++
@@ -270,8 +288,8 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	}
 	e.rec = make([]float64, e.recLen)
 	e.peer = make([]float64, e.recLen)
-	e.last = mpi.Clock()
-	e.t0 = e.last
+	e.t0 = mpi.Clock()
+	e.last = e.now()
 }
 
 // RunStats is what a process knows at the end of a run.
@@ -334,18 +352,39 @@ func (e *Engine) criticalCounts() error {
 	return nil
 }
 
-// gap adds the time since the last intercepted event to the path.
-func (e *Engine) gap() {
-	now := mpi.Clock()
+// now reads the clock that times computation (cpuTime: the thread's CPU
+// time, else mpi.Clock).
+func (e *Engine) now() float64 {
+	if e.cpuTime {
+		return threadCPU()
+	}
+	return mpi.Clock()
+}
+
+// gap adds the time since the last intercepted event to the path and
+// returns the clock's reading.
+func (e *Engine) gap() float64 {
+	now := e.now()
 	d := now - e.last
 	e.total += d
 	e.dT += d
 	e.own += d
 	e.last = now
+	return now
 }
 
 // resume marks the end of the engine's own work, so it is not charged.
-func (e *Engine) resume() { e.last = mpi.Clock() }
+func (e *Engine) resume() { e.last = e.now() }
+
+// resumeAt is resume after a communication that ended at t1 (mpi.Clock):
+// reading the CPU clock again is needed only when computation is timed in it.
+func (e *Engine) resumeAt(t1 float64) {
+	if e.cpuTime {
+		e.last = threadCPU()
+		return
+	}
+	e.last = t1
+}
 
 func (e *Engine) stat(k Key) *kstat {
 	st := e.tr.stats[k]
@@ -433,39 +472,43 @@ func (e *Engine) mean(st *kstat, sent float64) float64 {
 }
 
 // executedFor records an executed kernel's time dt; it ran from t0 to t1
-// (for the timeline).
-func (e *Engine) executedFor(st *kstat, dt float64, isComm bool, t0, t1 float64) {
+// (mpi.Clock, for the timeline).
+func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	if e.tracing {
 		e.span(st.key.Op, t0, t1, 0, false)
 	}
 	st.Add(dt)
-	e.add(dt, isComm)
+	e.add(dt, st.key.Op)
 	e.executed++
 }
 
-// skippedFor charges a skipped kernel's predicted time. The kernel was
-// reached at e.last (the timeline's instant).
-func (e *Engine) skippedFor(st *kstat, t float64, isComm bool) {
+// skippedFor charges a skipped kernel's predicted time.
+func (e *Engine) skippedFor(st *kstat, t float64) {
 	if e.tracing {
-		e.span(st.key.Op, e.last, e.last, t, true)
+		now := mpi.Clock()
+		e.span(st.key.Op, now, now, t, true)
 	}
 	st.skips++
-	e.add(t, isComm)
+	e.add(t, st.key.Op)
 	e.skipped++
 	e.dirty = true
 }
 
 // add puts a kernel's time (executed or charged) on the path.
-func (e *Engine) add(t float64, isComm bool) {
+func (e *Engine) add(t float64, op Op) {
 	e.total += t
 	e.dT += t
 	e.own += t
-	if isComm {
+	if op.IsComm() {
 		e.comm += t
 		e.dM += t
-	} else {
-		e.comp += t
-		e.dC += t
+		e.dF += t
+		return
+	}
+	e.comp += t
+	e.dC += t
+	if op == Op(kernels.Spin) {
+		e.dF += t
 	}
 }
 
@@ -475,10 +518,14 @@ func (e *Engine) Kernel(c *kernels.Call) {
 		c.Run()
 		return
 	}
+	if e.cpuTime && c.Sig.Routine != kernels.Spin { // a spin lasts its time however the cores are shared
+		e.kernelCPU(c)
+		return
+	}
 	e.gap()
 	st := e.stat(compKey(c.Sig))
 	if e.skippable(st) {
-		e.skippedFor(st, e.mean(st, 0), false)
+		e.skippedFor(st, e.mean(st, 0))
 		e.resume()
 		return
 	}
@@ -488,7 +535,37 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	t0 := mpi.Clock()
 	c.Run()
 	t1 := mpi.Clock()
-	e.executedFor(st, t1-t0, false, t0, t1)
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
+}
+
+// kernelCPU is Kernel timed in the thread's CPU time (cpuTime). A CPU-clock
+// read costs more than the engine's bookkeeping it would leave out, so the
+// clock is read only around an executed kernel: the code since the previous
+// event, the bookkeeping included, is charged as the gap before it (or
+// before the next event, in the same log entry, when the kernel is skipped).
+func (e *Engine) kernelCPU(c *kernels.Call) {
+	st := e.stat(compKey(c.Sig))
+	if e.skippable(st) {
+		e.skippedFor(st, e.mean(st, 0))
+		return
+	}
+	t0 := e.gap()
+	if e.dirty && c.Resettable() {
+		c.Reset() // not timed, as in Kernel
+		t0 = threadCPU()
+		e.last = t0
+	}
+	var w0, w1 float64
+	if e.tracing {
+		w0 = mpi.Clock()
+	}
+	c.Run()
+	t1 := threadCPU()
+	if e.tracing {
+		w1 = mpi.Clock()
+	}
+	e.executedFor(st, t1-t0, w0, w1)
 	e.last = t1
 }
 

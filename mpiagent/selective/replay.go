@@ -25,11 +25,13 @@ const (
 	evEnd         // the end of the run
 )
 
-// event is one log entry: the path time (and its computation and
-// communication parts) added since the previous entry, then the meeting point.
+// event is one log entry: the path time (and its computation, communication
+// and fixed-duration parts) added since the previous entry, then the meeting
+// point.
 type event struct {
 	kind       int
 	dt, dc, dm float64
+	df         float64
 	comm       commID
 	size       int64 // evColl: the communicator's size
 	seq        int64 // evColl: the collective's number on comm in this run; evRecv: the receive's number from peer with tag (posting order, as MPI matches)
@@ -37,7 +39,7 @@ type event struct {
 }
 
 // eventLen is the number of float64 an event takes in the gathered log.
-const eventLen = 10
+const eventLen = 11
 
 // commID names a communicator across processes: an identifier agreed by its
 // members when it was created, and its lowest world rank (two communicators
@@ -50,8 +52,8 @@ func (e *Engine) logEvent(ev event) {
 	if !e.skip {
 		return
 	}
-	ev.dt, ev.dc, ev.dm = e.dT, e.dC, e.dM
-	e.dT, e.dC, e.dM = 0, 0, 0
+	ev.dt, ev.dc, ev.dm, ev.df = e.dT, e.dC, e.dM, e.dF
+	e.dT, e.dC, e.dM, e.dF = 0, 0, 0, 0
 	e.plog = append(e.plog, ev)
 }
 
@@ -198,7 +200,7 @@ func (rp *replayer) stall() error {
 func encodeLog(log []event) []float64 {
 	out := make([]float64, 0, len(log)*eventLen)
 	for _, ev := range log {
-		out = append(out, float64(ev.kind), ev.dt, ev.dc, ev.dm, float64(ev.comm.id), float64(ev.comm.low),
+		out = append(out, float64(ev.kind), ev.dt, ev.dc, ev.dm, ev.df, float64(ev.comm.id), float64(ev.comm.low),
 			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag))
 	}
 	return out
@@ -209,8 +211,8 @@ func decodeLog(buf []float64) []event {
 	log := make([]event, len(buf)/eventLen)
 	for i := range log {
 		b := buf[i*eventLen : (i+1)*eventLen]
-		log[i] = event{kind: int(b[0]), dt: b[1], dc: b[2], dm: b[3], comm: commID{int64(b[4]), int64(b[5])},
-			size: int64(b[6]), seq: int64(b[7]), peer: int64(b[8]), tag: int64(b[9])}
+		log[i] = event{kind: int(b[0]), dt: b[1], dc: b[2], dm: b[3], df: b[4], comm: commID{int64(b[5]), int64(b[6])},
+			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10])}
 	}
 	return log
 }
@@ -222,25 +224,29 @@ const replayTag = 7402
 // sets each process's path to its replayed value. It is collective over the
 // world. When no process skipped a settled collective, the records carried
 // every path already and the replay must agree with them: a disagreement is
-// reported as an error (it would be a bug in the engine).
+// reported as an error (it would be a bug in the engine). Where processes
+// share cores, each path's total is then the time simulate gives it (its
+// computation and communication parts stay those of the longest path; the
+// rest is waiting, for a partner or for the core).
 func (e *Engine) replay() error {
 	w := e.world.in
 	e.logEvent(event{kind: evEnd})
 	buf := encodeLog(e.plog)
 	size := w.Size()
 	// Each process's log length and settled skips; rank 0 sends back every
-	// path and the settled skips of all.
+	// path (total, computation, communication, simulated end) and the
+	// settled skips of all.
 	heads := make([]int64, 2*size)
 	if err := mpi.Gather(w, []int64{int64(len(buf)), e.settledSkips}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
-	final := make([]float64, 3*size+1)
+	final := make([]float64, 4*size+1)
 	if w.Rank() == 0 {
 		logs := make([][]event, size)
 		logs[0] = e.plog
-		final[3*size] = float64(heads[1])
+		final[4*size] = float64(heads[1])
 		for r := 1; r < size; r++ {
-			final[3*size] += float64(heads[2*r+1])
+			final[4*size] += float64(heads[2*r+1])
 			b := make([]float64, heads[2*r])
 			if _, err := mpi.Recv(w, b, r, replayTag); err != nil {
 				return fmt.Errorf("critical-path replay: log of process %d: %w", r, err)
@@ -248,6 +254,10 @@ func (e *Engine) replay() error {
 			logs[r] = decodeLog(b)
 		}
 		paths, err := replayPaths(logs)
+		var ends []float64
+		if err == nil && e.place.anyShared() {
+			ends, err = simulate(logs, e.place)
+		}
 		if err != nil {
 			// Keep the other processes from waiting on the broadcast.
 			final[0] = math.NaN()
@@ -257,7 +267,10 @@ func (e *Engine) replay() error {
 			return err
 		}
 		for r, v := range paths {
-			final[3*r], final[3*r+1], final[3*r+2] = v.total, v.comp, v.comm
+			final[4*r], final[4*r+1], final[4*r+2], final[4*r+3] = v.total, v.comp, v.comm, v.total
+			if ends != nil {
+				final[4*r+3] = math.Max(ends[r], v.total)
+			}
 		}
 	} else if err := mpi.Send(w, buf, 0, replayTag); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
@@ -268,10 +281,10 @@ func (e *Engine) replay() error {
 	if math.IsNaN(final[0]) {
 		return fmt.Errorf("critical-path replay failed on rank 0")
 	}
-	me := 3 * w.Rank()
-	if final[3*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {
+	me := 4 * w.Rank()
+	if final[4*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {
 		return fmt.Errorf("critical-path replay: %.9f s where the records carried %.9f s", final[me], e.total)
 	}
-	e.total, e.comp, e.comm = final[me], final[me+1], final[me+2]
+	e.total, e.comp, e.comm = final[me+3], final[me+1], final[me+2]
 	return nil
 }

@@ -1,0 +1,112 @@
+package selective
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/approxtune/approxtune/mpiagent/mpi"
+)
+
+// Where processes run. On a node with more ranks than cores (our 2-core
+// machines run 4-8 ranks) a kernel's wall time depends on what the ranks
+// sharing its core do at the time: in a full run they compute at once and
+// take turns (a 10 us gemm usually runs whole, now and then it waits out a
+// neighbour's time slice of milliseconds), in a selective run most of them
+// skip and the few kernels that execute run alone. Wall-time samples of the
+// one do not predict the other. So where a process shares its cores, the
+// engine times computation (kernels and the code between them) in the
+// thread's CPU time, what the work demands, and the replay at End runs the
+// logged work on the node's cores, the processes of a core set sharing it
+// (replay.go: simulate).
+
+// placement says which processes of the world share a set of cores: those
+// on one host bound to the same CPU set.
+type placement struct {
+	group    []int     // per world rank: its group
+	capacity []float64 // per group: CPUs in its set
+	members  []int     // per group: processes
+	oneHost  bool      // every process on one host (they read the same mpi.Clock)
+}
+
+// shared reports whether group g has more processes than CPUs.
+func (p placement) shared(g int) bool { return float64(p.members[g]) > p.capacity[g] }
+
+// anyShared reports whether some group has more processes than CPUs.
+func (p placement) anyShared() bool {
+	for g := range p.members {
+		if p.shared(g) {
+			return true
+		}
+	}
+	return false
+}
+
+// placementOf learns every process's host and CPU set (collective over world).
+func placementOf(world *mpi.Comm) (placement, error) {
+	name, err := mpi.ProcessorName()
+	if err != nil {
+		return placement{}, fmt.Errorf("placement: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	host := int64(h.Sum64() >> 1)
+	mask, ncpu := int64(0), int64(0)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil {
+		ncpu = int64(set.Count())
+		m := fnv.New64a()
+		for cpu := 0; cpu < len(set)*64; cpu++ {
+			if set.IsSet(cpu) {
+				fmt.Fprintf(m, "%d,", cpu)
+			}
+		}
+		mask = int64(m.Sum64() >> 1)
+	}
+	all := make([]int64, 3*world.Size())
+	if err := mpi.Allgather(world, []int64{host, mask, ncpu}, all); err != nil {
+		return placement{}, fmt.Errorf("placement: %w", err)
+	}
+	return groupPlacement(all), nil
+}
+
+// groupPlacement groups processes by (host, CPU set) from their triples
+// (host hash, CPU-set hash, CPUs). A process whose CPU set is unknown (0
+// CPUs) is a group of its own with one CPU.
+func groupPlacement(all []int64) placement {
+	n := len(all) / 3
+	p := placement{group: make([]int, n), oneHost: true}
+	ids := map[[2]int64]int{}
+	for r := 0; r < n; r++ {
+		host, mask, ncpu := all[3*r], all[3*r+1], all[3*r+2]
+		p.oneHost = p.oneHost && host == all[0]
+		k := [2]int64{host, mask}
+		g, ok := ids[k]
+		if !ok || ncpu == 0 {
+			g = len(p.members)
+			ids[k] = g
+			p.members = append(p.members, 0)
+			p.capacity = append(p.capacity, float64(max(ncpu, 1)))
+		}
+		p.group[r] = g
+		p.members[g]++
+	}
+	return p
+}
+
+// threadCPU is the calling thread's CPU time in seconds (the engine's
+// goroutine is locked to its thread).
+func threadCPU() float64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return float64(ts.Sec) + 1e-9*float64(ts.Nsec)
+}
+
+// threadCPUWorks reports whether the thread CPU clock can be read.
+func threadCPUWorks() bool {
+	var ts unix.Timespec
+	return unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) == nil
+}

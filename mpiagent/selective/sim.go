@@ -1,0 +1,186 @@
+package selective
+
+import (
+	"fmt"
+	"math"
+)
+
+// simulate runs the logged work of every process on the node's cores and
+// returns the time at which each process ends. Each log entry's work is its
+// fixed-duration part (communication, spins), which passes at its own pace,
+// then the rest (computation and the code between kernels, in CPU time),
+// which the processes of a placement group share: while k of them compute,
+// each advances at min(1, CPUs/k) (processor sharing; a waiting process
+// yields its core, as the agent makes Open MPI's waiting ranks do). Meeting
+// points complete as in the replay: a collective when its last member
+// arrives, a received record once it was sent. With every group at or under
+// its CPUs this is the replay's longest path; on a shared core it adds the
+// turns the processes take, which per-kernel CPU times leave out.
+func simulate(logs [][]event, place placement) ([]float64, error) {
+	n := len(logs)
+	s := &sim{logs: logs, place: place, cur: make([]int, n), fixed: make([]float64, n), work: make([]float64, n),
+		state: make([]int, n), end: make([]float64, n), colls: map[collKey][]int{}, posted: map[msgKey]bool{},
+		waiting: map[msgKey]int{}, sent: map[msgKey]int64{}, rate: make([]float64, len(place.members)),
+		computing: make([]int, len(place.members))}
+	for r := range logs {
+		s.load(r)
+	}
+	for {
+		// Processes whose entry's work is done reach its meeting point,
+		// which may release others at once.
+		for moved := true; moved; {
+			moved = false
+			for r := range logs {
+				if s.state[r] == running && s.fixed[r] <= 0 && s.work[r] <= 0 {
+					if err := s.meet(r); err != nil {
+						return nil, err
+					}
+					moved = true
+				}
+			}
+		}
+		active := false
+		clear(s.computing)
+		for r := range logs {
+			if s.state[r] == running {
+				active = true
+				if s.fixed[r] <= 0 {
+					s.computing[place.group[r]]++
+				}
+			}
+		}
+		if !active {
+			break
+		}
+		for g, k := range s.computing {
+			s.rate[g] = 1
+			if float64(k) > place.capacity[g] {
+				s.rate[g] = place.capacity[g] / float64(k)
+			}
+		}
+		// Advance to the first end of a fixed part or of a share of work.
+		step := math.Inf(1)
+		for r := range logs {
+			if s.state[r] == running {
+				step = math.Min(step, s.left(r))
+			}
+		}
+		s.now += step
+		for r := range logs {
+			if s.state[r] != running {
+				continue
+			}
+			done := s.left(r) <= step
+			switch {
+			case s.fixed[r] > 0 && done:
+				s.fixed[r] = 0
+			case s.fixed[r] > 0:
+				s.fixed[r] -= step
+			case done:
+				s.work[r] = 0
+			default:
+				s.work[r] -= step * s.rate[place.group[r]]
+			}
+		}
+	}
+	for r := range logs {
+		if s.state[r] != finished {
+			ev := logs[r][s.cur[r]]
+			return nil, fmt.Errorf("core-sharing replay: process %d waits forever at entry %d (kind %d, communicator %v, seq %d, peer %d, tag %d)",
+				r, s.cur[r], ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
+		}
+	}
+	return s.end, nil
+}
+
+// States of a simulated process.
+const (
+	running  = iota // working through its current entry
+	blocked         // at a meeting point that is not complete
+	finished        // past its end
+)
+
+// sim is simulate's state.
+type sim struct {
+	logs        [][]event
+	place       placement
+	now         float64
+	cur         []int
+	fixed, work []float64 // what is left of the current entry
+	state       []int
+	end         []float64
+	colls       map[collKey][]int // members arrived at a collective
+	posted      map[msgKey]bool   // records sent and not yet received
+	waiting     map[msgKey]int    // the process blocked on a record
+	sent        map[msgKey]int64
+	rate        []float64 // per group: pace of computing processes
+	computing   []int     // per group: processes computing now
+}
+
+// left is the time process r needs to finish its fixed part, or else its
+// work at its group's current pace.
+func (s *sim) left(r int) float64 {
+	if s.fixed[r] > 0 {
+		return s.fixed[r]
+	}
+	return s.work[r] / s.rate[s.place.group[r]]
+}
+
+// load starts process r's current entry.
+func (s *sim) load(r int) {
+	ev := s.logs[r][s.cur[r]]
+	s.fixed[r] = math.Max(ev.df, 0)
+	s.work[r] = math.Max(ev.dt-ev.df, 0)
+	s.state[r] = running
+}
+
+// next moves process r past its meeting point.
+func (s *sim) next(r int) {
+	s.cur[r]++
+	s.load(r)
+}
+
+// meet brings process r to its current entry's meeting point.
+func (s *sim) meet(r int) error {
+	ev := &s.logs[r][s.cur[r]]
+	switch ev.kind {
+	case evEnd:
+		s.state[r], s.end[r] = finished, s.now
+	case evColl:
+		k := collKey{ev.comm, ev.seq}
+		m := append(s.colls[k], r)
+		if int64(len(m)) > ev.size {
+			return fmt.Errorf("core-sharing replay: collective %d on communicator %v has more than its %d members", ev.seq, ev.comm, ev.size)
+		}
+		if int64(len(m)) < ev.size {
+			s.colls[k] = m
+			s.state[r] = blocked
+			return nil
+		}
+		delete(s.colls, k)
+		for _, q := range m {
+			s.next(q)
+		}
+	case evSend:
+		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag}
+		k.seq = s.sent[k]
+		s.sent[k] = k.seq + 1
+		if q, ok := s.waiting[k]; ok {
+			delete(s.waiting, k)
+			s.next(q)
+		} else {
+			s.posted[k] = true
+		}
+		s.next(r)
+	case evRecv:
+		k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
+		if s.posted[k] {
+			delete(s.posted, k)
+			s.next(r)
+			return nil
+		}
+		s.waiting[k] = r
+		s.state[r] = blocked
+	}
+	return nil
+}
