@@ -46,6 +46,7 @@ type Comm struct {
 	gen      uint64
 	colls    int64
 	recvSeq  map[[2]int64]int64
+	sendSeq  map[[2]int64]int64 // records sent per (destination, tag), as the replay numbers them
 	execMark int64
 	quiet    bool
 }
@@ -61,6 +62,7 @@ func (c *Comm) count() {
 	if c.gen != c.e.gen {
 		c.gen, c.colls, c.execMark, c.quiet = c.e.gen, 0, 0, false
 		clear(c.recvSeq)
+		clear(c.sendSeq)
 	}
 }
 
@@ -77,9 +79,21 @@ func (c *Comm) nextRecv(partner, tag int) int64 {
 }
 
 // logP2P logs a record sent to (evSend) or received from (evRecv, with its
-// number) partner.
-func (c *Comm) logP2P(kind, partner, tag int, seq int64) {
+// number) partner, a receive posted (evPost, with its number) or a send
+// waiting for its receive (evAck, with the send's number). It returns an
+// evSend's number among the records sent to partner with tag in this run.
+func (c *Comm) logP2P(kind, partner, tag int, seq int64) int64 {
+	if kind == evSend && c.e.skip {
+		c.count()
+		if c.sendSeq == nil {
+			c.sendSeq = map[[2]int64]int64{}
+		}
+		k := [2]int64{c.ranks[partner], int64(tag)}
+		seq = c.sendSeq[k]
+		c.sendSeq[k] = seq + 1
+	}
 	c.e.logEvent(event{kind: kind, comm: c.id, peer: c.ranks[partner], tag: int64(tag), seq: seq})
+	return seq
 }
 
 // Rank is the calling process's rank in c.
@@ -356,8 +370,14 @@ type Request struct {
 	direct bool
 	peer   int   // the partner's rank in c
 	tag    int   // the message's tag
-	seq    int64 // a receive's number from peer with tag (the critical-path log)
+	seq    int64 // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
+	rdv    bool  // a send that waits for its receive in a full run (rendezvous)
 }
+
+// rendezvousBytes is the largest message a send completes without its
+// receive posted: Open MPI's eager limit on one node (btl_vader_eager_limit).
+// Larger sends wait for their receiver, and the replay makes them.
+const rendezvousBytes = 4096
 
 // Isend starts sending buf to dest. The sender decides whether it is skipped.
 func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
@@ -370,18 +390,27 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 	e.gap()
 	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
 	exec := !e.skippable(st)
-	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen)}
+	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen), peer: dest, tag: tag, rdv: 8*len(buf) > rendezvousBytes}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
-	c.logP2P(evSend, dest, tag, 0)
+	r.seq = c.logP2P(evSend, dest, tag, 0)
 	var err error
 	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
 	must(err)
 	if !exec {
-		buf = buf[:0]
+		r.user, err = mpi.Isend(c.c, buf[:0], dest, tag)
+		must(err)
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return r
 	}
+	// The send's time is its start; its wait is for the receiver (the
+	// replay's evAck), and the receive carries the transfer.
+	t0 := mpi.Clock()
 	r.user, err = mpi.Isend(c.c, buf, dest, tag)
 	must(err)
-	e.resume()
+	t1 := mpi.Clock()
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
 	return r
 }
 
@@ -396,6 +425,7 @@ func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
 	e.gap()
 	st := e.stat(c.p2pKey(OpIrecv, len(buf), src))
 	r := &Request{c: c, st: st, rec: make([]float64, e.recLen), peer: src, tag: tag, seq: c.nextRecv(src, tag)}
+	c.logP2P(evPost, src, tag, r.seq)
 	var err error
 	r.inner, err = mpi.Irecv(c.in, r.rec, src, tag)
 	must(err)
@@ -405,8 +435,11 @@ func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
 	return r
 }
 
-// Wait completes r. Its time (the wait) is the kernel's time; a receive
-// also takes the sender's path if that is longer.
+// Wait completes r. A receive's wait is the kernel's time (less any wait for
+// a late sender), and the receive takes the sender's path if that is longer.
+// A send's wait is not: a large send waits for its receive to be posted,
+// which the replay makes it do (in a selective run the receiver may be far
+// ahead or behind of where the full run has it).
 func (r *Request) Wait() {
 	if r.done {
 		return
@@ -430,10 +463,8 @@ func (r *Request) Wait() {
 	_, err = mpi.Wait(r.inner)
 	must(err)
 	if r.send {
-		if r.exec {
-			e.executedFor(r.st, t1-t0, t0, t1)
-		} else {
-			e.skippedFor(r.st, e.mean(r.st, 0))
+		if r.rdv {
+			r.c.logP2P(evAck, r.peer, r.tag, r.seq)
 		}
 		e.resume()
 		return

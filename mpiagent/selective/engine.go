@@ -115,7 +115,7 @@ type Engine struct {
 	// receiver can tell idle waiting from transfer. Communication is timed
 	// with mpi.Clock; computation too, unless cpuTime: this process shares
 	// its cores with other processes, so computation and the code between
-	// kernels are timed in the thread's CPU time and the replay shares the
+	// kernels are timed in the process's CPU time and the replay shares the
 	// cores out (placement.go).
 	sameClock bool
 	cpuTime   bool
@@ -207,16 +207,16 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.sameClock = e.place.oneHost
-	e.cpuTime = e.place.shared(e.place.group[e.worldRank]) && threadCPUWorks()
+	e.cpuTime = e.place.shared(e.place.group[e.worldRank]) && cpuClockWorks()
 	e.SetConfidence(0.95)
 	k.SetInterceptor(e)
 	return e, nil
 }
 
-// SetCPUTime chooses how computation is timed: in the thread's CPU time (on)
+// SetCPUTime chooses how computation is timed: in the process's CPU time (on)
 // or in wall time (off). New chooses CPU time where this process shares its
 // cores with others; on a core of its own the two agree.
-func (e *Engine) SetCPUTime(on bool) { e.cpuTime = on && threadCPUWorks() }
+func (e *Engine) SetCPUTime(on bool) { e.cpuTime = on && cpuClockWorks() }
 
 // CPUTime reports whether computation is timed in CPU time (SetCPUTime).
 func (e *Engine) CPUTime() bool { return e.cpuTime }
@@ -352,11 +352,11 @@ func (e *Engine) criticalCounts() error {
 	return nil
 }
 
-// now reads the clock that times computation (cpuTime: the thread's CPU
+// now reads the clock that times computation (cpuTime: the process's CPU
 // time, else mpi.Clock).
 func (e *Engine) now() float64 {
 	if e.cpuTime {
-		return threadCPU()
+		return processCPU()
 	}
 	return mpi.Clock()
 }
@@ -380,7 +380,7 @@ func (e *Engine) resume() { e.last = e.now() }
 // reading the CPU clock again is needed only when computation is timed in it.
 func (e *Engine) resumeAt(t1 float64) {
 	if e.cpuTime {
-		e.last = threadCPU()
+		e.last = processCPU()
 		return
 	}
 	e.last = t1
@@ -539,7 +539,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	e.resumeAt(t1)
 }
 
-// kernelCPU is Kernel timed in the thread's CPU time (cpuTime). A CPU-clock
+// kernelCPU is Kernel timed in the process's CPU time (cpuTime). A CPU-clock
 // read costs more than the engine's bookkeeping it would leave out, so the
 // clock is read only around an executed kernel: the code since the previous
 // event, the bookkeeping included, is charged as the gap before it (or
@@ -553,7 +553,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 	t0 := e.gap()
 	if e.dirty && c.Resettable() {
 		c.Reset() // not timed, as in Kernel
-		t0 = threadCPU()
+		t0 = processCPU()
 		e.last = t0
 	}
 	var w0, w1 float64
@@ -561,7 +561,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 		w0 = mpi.Clock()
 	}
 	c.Run()
-	t1 := threadCPU()
+	t1 := processCPU()
 	if e.tracing {
 		w1 = mpi.Clock()
 	}

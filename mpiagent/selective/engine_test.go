@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 		"comm-agreement": commAgreement,
 		"eager-spread":   eagerSpread,
 		"p2p-skip":       p2pSkip,
+		"placement":      placementScenario,
 		"settled-replay": settledReplay,
 		"trace-timeline": traceTimeline,
 	})

@@ -17,9 +17,9 @@ import (
 // skip and the few kernels that execute run alone. Wall-time samples of the
 // one do not predict the other. So where a process shares its cores, the
 // engine times computation (kernels and the code between them) in the
-// thread's CPU time, what the work demands, and the replay at End runs the
+// process's CPU time, what the work demands, and the replay at End runs the
 // logged work on the node's cores, the processes of a core set sharing it
-// (replay.go: simulate).
+// (sim.go: simulate).
 
 // placement says which processes of the world share a set of cores: those
 // on one host bound to the same CPU set.
@@ -95,18 +95,18 @@ func groupPlacement(all []int64) placement {
 	return p
 }
 
-// threadCPU is the calling thread's CPU time in seconds (the engine's
-// goroutine is locked to its thread).
-func threadCPU() float64 {
+// processCPU is the process's CPU time in seconds: all its threads, so a
+// kernel that spreads over goroutines (gonum's large products) counts whole.
+func processCPU() float64 {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
 		return 0
 	}
 	return float64(ts.Sec) + 1e-9*float64(ts.Nsec)
 }
 
-// threadCPUWorks reports whether the thread CPU clock can be read.
-func threadCPUWorks() bool {
+// cpuClockWorks reports whether the process CPU clock can be read.
+func cpuClockWorks() bool {
 	var ts unix.Timespec
-	return unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) == nil
+	return unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) == nil
 }

@@ -23,6 +23,8 @@ const (
 	evSend        // a record sent to a peer: this path as it is now
 	evRecv        // a record received from a peer: take its path if longer
 	evEnd         // the end of the run
+	evPost        // a receive posted (simulate: a large send waits for it)
+	evAck         // a large send waits for its receive to be posted (simulate)
 )
 
 // event is one log entry: the path time (and its computation, communication
@@ -34,8 +36,8 @@ type event struct {
 	df         float64
 	comm       commID
 	size       int64 // evColl: the communicator's size
-	seq        int64 // evColl: the collective's number on comm in this run; evRecv: the receive's number from peer with tag (posting order, as MPI matches)
-	peer, tag  int64 // evSend/evRecv: the peer's world rank, the tag
+	seq        int64 // evColl: the collective's number on comm in this run; evRecv/evPost: the receive's number from peer with tag (posting order, as MPI matches); evSend/evAck: the send's number to peer with tag
+	peer, tag  int64 // point-to-point: the peer's world rank, the tag
 }
 
 // eventLen is the number of float64 an event takes in the gathered log.
@@ -224,10 +226,10 @@ const replayTag = 7402
 // sets each process's path to its replayed value. It is collective over the
 // world. When no process skipped a settled collective, the records carried
 // every path already and the replay must agree with them: a disagreement is
-// reported as an error (it would be a bug in the engine). Where processes
-// share cores, each path's total is then the time simulate gives it (its
-// computation and communication parts stay those of the longest path; the
-// rest is waiting, for a partner or for the core).
+// reported as an error (it would be a bug in the engine). Each path's total
+// is then the time simulate gives it, on shared cores and with large sends
+// waiting for their receives (its computation and communication parts stay
+// those of the longest path; the rest is waiting, for a partner or a core).
 func (e *Engine) replay() error {
 	w := e.world.in
 	e.logEvent(event{kind: evEnd})
@@ -255,7 +257,7 @@ func (e *Engine) replay() error {
 		}
 		paths, err := replayPaths(logs)
 		var ends []float64
-		if err == nil && e.place.anyShared() {
+		if err == nil {
 			ends, err = simulate(logs, e.place)
 		}
 		if err != nil {
@@ -267,10 +269,7 @@ func (e *Engine) replay() error {
 			return err
 		}
 		for r, v := range paths {
-			final[4*r], final[4*r+1], final[4*r+2], final[4*r+3] = v.total, v.comp, v.comm, v.total
-			if ends != nil {
-				final[4*r+3] = math.Max(ends[r], v.total)
-			}
+			final[4*r], final[4*r+1], final[4*r+2], final[4*r+3] = v.total, v.comp, v.comm, math.Max(ends[r], v.total)
 		}
 	} else if err := mpi.Send(w, buf, 0, replayTag); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)

@@ -13,14 +13,17 @@ import (
 // each advances at min(1, CPUs/k) (processor sharing; a waiting process
 // yields its core, as the agent makes Open MPI's waiting ranks do). Meeting
 // points complete as in the replay: a collective when its last member
-// arrives, a received record once it was sent. With every group at or under
-// its CPUs this is the replay's longest path; on a shared core it adds the
-// turns the processes take, which per-kernel CPU times leave out.
+// arrives, a received record once it was sent; and a large send's wait once
+// its receive was posted, which the records cannot carry (the sender does not
+// wait for the receiver's record: in a selective run it may be anywhere).
+// With every group at or under its CPUs and no large non-blocking send, this
+// is the replay's longest path; on a shared core it adds the turns the
+// processes take, which per-kernel CPU times leave out.
 func simulate(logs [][]event, place placement) ([]float64, error) {
 	n := len(logs)
 	s := &sim{logs: logs, place: place, cur: make([]int, n), fixed: make([]float64, n), work: make([]float64, n),
 		state: make([]int, n), end: make([]float64, n), colls: map[collKey][]int{}, posted: map[msgKey]bool{},
-		waiting: map[msgKey]int{}, sent: map[msgKey]int64{}, rate: make([]float64, len(place.members)),
+		waiting: map[msgKey]int{}, sent: map[msgKey]int64{}, receives: map[msgKey]bool{}, acking: map[msgKey]int{}, rate: make([]float64, len(place.members)),
 		computing: make([]int, len(place.members))}
 	for r := range logs {
 		s.load(r)
@@ -113,8 +116,10 @@ type sim struct {
 	posted      map[msgKey]bool   // records sent and not yet received
 	waiting     map[msgKey]int    // the process blocked on a record
 	sent        map[msgKey]int64
-	rate        []float64 // per group: pace of computing processes
-	computing   []int     // per group: processes computing now
+	receives    map[msgKey]bool // receives posted and not yet waited for by their sender
+	acking      map[msgKey]int  // the process (a large send's) blocked on a receive being posted
+	rate        []float64       // per group: pace of computing processes
+	computing   []int           // per group: processes computing now
 }
 
 // left is the time process r needs to finish its fixed part, or else its
@@ -180,6 +185,24 @@ func (s *sim) meet(r int) error {
 			return nil
 		}
 		s.waiting[k] = r
+		s.state[r] = blocked
+	case evPost:
+		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag, seq: ev.seq}
+		if q, ok := s.acking[k]; ok {
+			delete(s.acking, k)
+			s.next(q)
+		} else {
+			s.receives[k] = true
+		}
+		s.next(r)
+	case evAck:
+		k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
+		if s.receives[k] {
+			delete(s.receives, k)
+			s.next(r)
+			return nil
+		}
+		s.acking[k] = r
 		s.state[r] = blocked
 	}
 	return nil

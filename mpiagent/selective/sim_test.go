@@ -1,8 +1,11 @@
 package selective
 
 import (
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/internal/mpitest"
 )
 
 // Two processes on one CPU that compute at once take turns: each ends when
@@ -107,3 +110,54 @@ func TestGroupPlacement(t *testing.T) {
 		t.Errorf("two hosts: %+v", q)
 	}
 }
+
+// A large non-blocking send's wait ends when its receive is posted, which
+// the records cannot tell the sender: the simulation makes it wait.
+func TestSimulateLargeSendWaitsForItsReceive(t *testing.T) {
+	w := commID{id: 0, low: 0}
+	logs := [][]event{
+		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 3}, {kind: evAck, comm: w, peer: 1, tag: 3}, {kind: evEnd, dt: 0.5, dc: 0.5}},
+		{{kind: evPost, dt: 2, dc: 2, comm: w, peer: 0, tag: 3}, {kind: evRecv, comm: w, peer: 0, tag: 3}, {kind: evEnd, dt: 0.25, dm: 0.25, df: 0.25}},
+	}
+	own := placement{group: []int{0, 1}, capacity: []float64{1, 1}, members: []int{1, 1}}
+	ends, err := simulate(logs, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rank 0 sends at 1 and waits until rank 1 posts at 2: ends at 2.5.
+	// The replay, which follows the records only, has it end at 1.5.
+	if !near(ends[0], 2.5) || !near(ends[1], 2.25) {
+		t.Errorf("ends %v, want [2.5 2.25]", ends)
+	}
+	paths, err := replayPaths(logs)
+	if err != nil || !near(paths[0].total, 1.5) {
+		t.Errorf("replay: %v, %v; want rank 0 at 1.5", paths, err)
+	}
+}
+
+// Under mpirun on one host the engine learns where its processes run: with
+// more ranks than CPUs some share a CPU set, and those time computation in
+// CPU time.
+func placementScenario(r *mpitest.R) {
+	e := newEngine(r)
+	p := e.place
+	size := r.World.Size()
+	if !p.oneHost || !e.sameClock || len(p.group) != size {
+		r.Fatalf("placement %+v: want %d processes on one host", p, size)
+	}
+	members := 0
+	for g := range p.members {
+		members += p.members[g]
+	}
+	if members != size {
+		r.Errorf("groups hold %d processes, want %d", members, size)
+	}
+	if ncpu := runtime.NumCPU(); ncpu < size && !p.anyShared() {
+		r.Errorf("%d ranks on %d CPUs and no group shared: %+v", size, ncpu, p)
+	}
+	if e.CPUTime() != p.shared(p.group[r.Rank]) {
+		r.Errorf("CPU time %v on a group shared=%v", e.CPUTime(), p.shared(p.group[r.Rank]))
+	}
+}
+
+func TestPlacementUnderMPI(t *testing.T) { mpitest.Run(t, "placement", 4) }
