@@ -12,6 +12,7 @@ package selective
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/approxtune/approxtune/mpiagent/kernels"
@@ -444,14 +445,7 @@ func (e *Engine) agreedOn(h uint64) bool {
 		return true
 	}
 	for _, a := range e.axes {
-		found := false
-		for _, s := range tr.sentOn[h] {
-			if s == a {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(tr.sentOn[h], a) {
 			return false
 		}
 	}
@@ -574,6 +568,11 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 // other communicator.
 func (tr *Track) learn(h uint64, s Stat, from Shape) {
 	if _, ok := tr.global[h]; ok {
+		// Known already (found here, or heard of along another axis):
+		// it has now crossed this communicator too.
+		if from.Size > 0 && !slices.Contains(tr.sentOn[h], from) {
+			tr.sentOn[h] = append(tr.sentOn[h], from)
+		}
 		return
 	}
 	tr.global[h] = s
@@ -590,14 +589,7 @@ func (tr *Track) toShare(sh Shape, dst []uint64) []uint64 {
 		if len(dst) == maxShares {
 			break
 		}
-		seen := false
-		for _, s := range tr.sentOn[h] {
-			if s == sh {
-				seen = true
-				break
-			}
-		}
-		if !seen {
+		if !slices.Contains(tr.sentOn[h], sh) {
 			tr.sentOn[h] = append(tr.sentOn[h], sh)
 			dst = append(dst, h)
 		}

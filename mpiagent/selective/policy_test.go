@@ -61,3 +61,36 @@ func TestParsePolicy(t *testing.T) {
 		t.Fatalf("error %v does not name the valid policies", err)
 	}
 }
+
+// Eager: a kernel this process found predictable itself, then heard of from
+// a row partner, has crossed the row; once it also went out along the
+// column it is agreed on a 2x2 grid. (A share of a kernel already known used
+// to be dropped without noting where it came from, so a process that only
+// ever received along one axis never agreed: eager on cholesky2d executed
+// half of its kernels.)
+func TestEagerAgreesOnKernelsHeardOfAlongAnAxis(t *testing.T) {
+	row, col := Shape{Size: 2, Hash: 1}, Shape{Size: 2, Hash: 2}
+	tr := NewTrack(Eager, 0.1)
+	e := &Engine{tr: tr, axes: []Shape{row, col}}
+	const h = 42
+	tr.learn(h, Stat{N: 3, Mean: 1}, Shape{}) // found here
+	if e.agreedOn(h) {
+		t.Fatal("agreed before crossing any axis")
+	}
+	tr.learn(h, Stat{N: 5, Mean: 2}, row) // a row partner's share
+	if e.agreedOn(h) {
+		t.Fatal("agreed after crossing the row only")
+	}
+	if got := tr.toShare(row, nil); len(got) != 0 {
+		t.Errorf("shares %v back along the row it came from", got)
+	}
+	if got := tr.toShare(col, nil); len(got) != 1 || got[0] != h {
+		t.Errorf("shares %v along the column, want [%d]", got, h)
+	}
+	if !e.agreedOn(h) {
+		t.Errorf("not agreed after crossing row and column: %v", tr.sentOn[h])
+	}
+	if g := tr.global[h]; g.N != 3 {
+		t.Errorf("kept the share's statistics %+v, want this process's own (n=3)", g)
+	}
+}
