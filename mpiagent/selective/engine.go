@@ -120,6 +120,7 @@ type Engine struct {
 	// cores out (placement.go).
 	sameClock bool
 	cpuTime   bool
+	readCost  float64 // CPU time one CPU-clock read costs (cpuTime): not charged
 	place     placement
 
 	on     bool // a run is being intercepted
@@ -208,7 +209,7 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.sameClock = e.place.oneHost
-	e.cpuTime = e.place.shared(e.place.group[e.worldRank]) && cpuClockWorks()
+	e.SetCPUTime(e.place.shared(e.place.group[e.worldRank]))
 	e.SetConfidence(0.95)
 	k.SetInterceptor(e)
 	return e, nil
@@ -217,7 +218,13 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 // SetCPUTime chooses how computation is timed: in the process's CPU time (on)
 // or in wall time (off). New chooses CPU time where this process shares its
 // cores with others; on a core of its own the two agree.
-func (e *Engine) SetCPUTime(on bool) { e.cpuTime = on && cpuClockWorks() }
+func (e *Engine) SetCPUTime(on bool) {
+	e.cpuTime = on && cpuClockWorks()
+	e.readCost = 0
+	if e.cpuTime {
+		e.readCost = cpuReadCost()
+	}
+}
 
 // CPUTime reports whether computation is timed in CPU time (SetCPUTime).
 func (e *Engine) CPUTime() bool { return e.cpuTime }
@@ -366,7 +373,7 @@ func (e *Engine) now() float64 {
 // returns the clock's reading.
 func (e *Engine) gap() float64 {
 	now := e.now()
-	d := now - e.last
+	d := max(now-e.last-e.readCost, 0)
 	e.total += d
 	e.dT += d
 	e.own += d
@@ -559,7 +566,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 	if e.tracing {
 		w1 = mpi.Clock()
 	}
-	e.executedFor(st, t1-t0, w0, w1)
+	e.executedFor(st, max(t1-t0-e.readCost, 0), w0, w1)
 	e.last = t1
 }
 

@@ -161,3 +161,22 @@ func placementScenario(r *mpitest.R) {
 }
 
 func TestPlacementUnderMPI(t *testing.T) { mpitest.Run(t, "placement", 4) }
+
+// A CPU-clock read costs something and not much: the engine takes it off
+// every interval it measures.
+func TestCPUReadCost(t *testing.T) {
+	if !cpuClockWorks() {
+		t.Fatal("the process CPU clock cannot be read")
+	}
+	c := cpuReadCost()
+	if c <= 0 || c > 20e-6 {
+		t.Errorf("one CPU-clock read costs %v s, want between 0 and 20 us", c)
+	}
+	a := processCPU()
+	deadline := a + 2e-3
+	for processCPU() < deadline { // spin: 2 ms of CPU
+	}
+	if d := processCPU() - a; d < 2e-3 || d > 0.5 {
+		t.Errorf("2 ms of spinning read as %v s of CPU", d)
+	}
+}
