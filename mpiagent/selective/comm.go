@@ -80,8 +80,9 @@ func (c *Comm) nextRecv(partner, tag int) int64 {
 
 // logP2P logs a record sent to (evSend) or received from (evRecv, with its
 // number) partner, a receive posted (evPost, with its number) or a send
-// waiting for its receive (evAck, with the send's number). It returns an
-// evSend's number among the records sent to partner with tag in this run.
+// waiting for its receive (evAck, with the send's number). In a selective
+// run it returns an evSend's number among the records sent to partner with
+// tag in this run (what the replay numbers it), else 0.
 func (c *Comm) logP2P(kind, partner, tag int, seq int64) int64 {
 	if kind == evSend && c.e.skip {
 		c.count()
@@ -300,6 +301,7 @@ func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
 	e.fill(e.rec, c.shape, exec, mean)
 	c.logP2P(evSend, partner, tag, 0)
 	seq := c.nextRecv(partner, tag)
+	c.logP2P(evPost, partner, tag, seq) // a large send the partner waits on may be matched by this record's receive
 	_, err := mpi.Sendrecv(c.in, e.rec, partner, tag, e.peer, partner, tag)
 	must(err)
 	c.logP2P(evRecv, partner, tag, seq)
@@ -364,7 +366,6 @@ type Request struct {
 	inner  *mpi.Request
 	st     *kstat
 	send   bool
-	exec   bool
 	rec    []float64
 	done   bool
 	direct bool
@@ -376,7 +377,8 @@ type Request struct {
 
 // rendezvousBytes is the largest message a send completes without its
 // receive posted: Open MPI's eager limit on one node (btl_vader_eager_limit).
-// Larger sends wait for their receiver, and the replay makes them.
+// Larger sends wait for their receiver, and the simulation at End makes them
+// (sim.go).
 const rendezvousBytes = 4096
 
 // Isend starts sending buf to dest. The sender decides whether it is skipped.
@@ -390,7 +392,7 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 	e.gap()
 	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
 	exec := !e.skippable(st)
-	r := &Request{c: c, st: st, send: true, exec: exec, rec: make([]float64, e.recLen), peer: dest, tag: tag, rdv: 8*len(buf) > rendezvousBytes}
+	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), peer: dest, tag: tag, rdv: 8*len(buf) > rendezvousBytes}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
 	r.seq = c.logP2P(evSend, dest, tag, 0)
 	var err error
@@ -438,8 +440,8 @@ func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
 // Wait completes r. A receive's wait is the kernel's time (less any wait for
 // a late sender), and the receive takes the sender's path if that is longer.
 // A send's wait is not: a large send waits for its receive to be posted,
-// which the replay makes it do (in a selective run the receiver may be far
-// ahead or behind of where the full run has it).
+// which the simulation at End makes it do (in a selective run the receiver
+// may be far ahead of or behind where the full run has it).
 func (r *Request) Wait() {
 	if r.done {
 		return

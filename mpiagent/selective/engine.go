@@ -113,11 +113,11 @@ type Engine struct {
 	nmin      int64
 
 	// sameClock: every rank reads the same mpi.Clock (one host), so a
-	// receiver can tell idle waiting from transfer. Communication is timed
-	// with mpi.Clock; computation too, unless cpuTime: this process shares
-	// its cores with other processes, so computation and the code between
-	// kernels are timed in the process's CPU time and the replay shares the
-	// cores out (placement.go).
+	// receiver can tell idle waiting from transfer. Communication and
+	// spins are timed with mpi.Clock; computation too, unless cpuTime:
+	// this process shares its cores with other processes, so computation
+	// and the code between kernels are timed in the process's CPU time and
+	// the simulation at End shares the cores out (placement.go, sim.go).
 	sameClock bool
 	cpuTime   bool
 	readCost  float64 // CPU time one CPU-clock read costs (cpuTime): not charged
@@ -157,8 +157,8 @@ type Engine struct {
 }
 
 // Span is one intercepted kernel on a process's timeline: a computation
-// kernel, a collective, a blocking send or receive, or the wait of a
-// non-blocking one. Times are seconds since the run began. An executed
+// kernel, a collective, a blocking send or receive, the start of a
+// non-blocking send or the wait of a non-blocking receive. Times are seconds since the run began. An executed
 // kernel spans its execution; a skipped one is the instant it was skipped
 // (Start = End) with the time it was charged instead.
 type Span struct {
@@ -217,7 +217,8 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 
 // SetCPUTime chooses how computation is timed: in the process's CPU time (on)
 // or in wall time (off). New chooses CPU time where this process shares its
-// cores with others; on a core of its own the two agree.
+// cores with others; on a core of its own the two agree. Call it between
+// runs, not during one.
 func (e *Engine) SetCPUTime(on bool) {
 	e.cpuTime = on && cpuClockWorks()
 	e.readCost = 0

@@ -15,6 +15,8 @@ func TestMain(m *testing.M) {
 		"eager-spread":   eagerSpread,
 		"p2p-skip":       p2pSkip,
 		"placement":      placementScenario,
+		"p2p-large":      p2pLarge,
+		"cpu-kernels":    cpuKernels,
 		"settled-replay": settledReplay,
 		"trace-timeline": traceTimeline,
 	})

@@ -9,7 +9,9 @@ import (
 
 // The critical-path log. Every process logs what its path went through in a
 // selective run: the time added since the previous entry, then the point
-// where paths meet (a collective, a record sent, a record received). A
+// where paths meet (a collective, a record sent, a record received; and, for
+// the simulation of sim.go only, a receive posted and a large send waiting
+// for it). A
 // collective that every member has already agreed to skip on a communicator
 // ("settled") is then skipped without exchanging records, and End replays the
 // logs of all processes to recover the path exactly as the records would have
@@ -227,9 +229,10 @@ const replayTag = 7402
 // world. When no process skipped a settled collective, the records carried
 // every path already and the replay must agree with them: a disagreement is
 // reported as an error (it would be a bug in the engine). Each path's total
-// is then the time simulate gives it, on shared cores and with large sends
-// waiting for their receives (its computation and communication parts stay
-// those of the longest path; the rest is waiting, for a partner or a core).
+// is then the later of the replay's and the time simulate gives it, on shared
+// cores and with large sends waiting for their receives (its computation and
+// communication parts stay those of the longest path; the rest is waiting,
+// for a partner or a core).
 func (e *Engine) replay() error {
 	w := e.world.in
 	e.logEvent(event{kind: evEnd})

@@ -21,6 +21,16 @@ import (
 // processes take, which per-kernel CPU times leave out.
 func simulate(logs [][]event, place placement) ([]float64, error) {
 	n := len(logs)
+	for r, log := range logs {
+		if len(log) == 0 || log[len(log)-1].kind != evEnd {
+			return nil, fmt.Errorf("core-sharing replay: the log of process %d does not end with the run's end", r)
+		}
+		for i, ev := range log {
+			if math.IsNaN(ev.dt) || math.IsInf(ev.dt, 0) || math.IsNaN(ev.df) || math.IsInf(ev.df, 0) {
+				return nil, fmt.Errorf("core-sharing replay: process %d entry %d adds %v s (%v fixed)", r, i, ev.dt, ev.df)
+			}
+		}
+	}
 	s := &sim{logs: logs, place: place, cur: make([]int, n), fixed: make([]float64, n), work: make([]float64, n),
 		state: make([]int, n), end: make([]float64, n), colls: map[collKey][]int{}, posted: map[msgKey]bool{},
 		waiting: map[msgKey]int{}, sent: map[msgKey]int64{}, receives: map[msgKey]bool{}, acking: map[msgKey]int{}, rate: make([]float64, len(place.members)),
@@ -53,7 +63,17 @@ func simulate(logs [][]event, place placement) ([]float64, error) {
 			}
 		}
 		if !active {
-			break
+			// Sends waiting for a receive that was never posted (a
+			// record the receiver took in a way the log cannot pair)
+			// do not wait: the records already gave them their path.
+			if len(s.acking) == 0 {
+				break
+			}
+			for k, q := range s.acking {
+				delete(s.acking, k)
+				s.next(q)
+			}
+			continue
 		}
 		for g, k := range s.computing {
 			s.rate[g] = 1
@@ -168,8 +188,9 @@ func (s *sim) meet(r int) error {
 		}
 	case evSend:
 		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag}
-		k.seq = s.sent[k]
-		s.sent[k] = k.seq + 1
+		seq := s.sent[k]
+		s.sent[k] = seq + 1
+		k.seq = seq
 		if q, ok := s.waiting[k]; ok {
 			delete(s.waiting, k)
 			s.next(q)
