@@ -46,7 +46,7 @@ type Comm struct {
 	gen      uint64
 	colls    int64
 	recvSeq  map[[2]int64]int64
-	sendSeq  map[[2]int64]int64 // records sent per (destination, tag), as the replay numbers them
+	sendSeq  map[[2]int64]int64 // records sent per (destination, tag): the log numbers them
 	execMark int64
 	quiet    bool
 }
@@ -81,8 +81,8 @@ func (c *Comm) nextRecv(partner, tag int) int64 {
 // logP2P logs a record sent to (evSend) or received from (evRecv, with its
 // number) partner, a receive posted (evPost, with its number) or a send
 // waiting for its receive (evAck, with the send's number). In a selective
-// run it returns an evSend's number among the records sent to partner with
-// tag in this run (what the replay numbers it), else 0.
+// run it numbers an evSend among the records sent to partner with tag in this
+// run (posting order, as MPI matches them) and returns the number, else 0.
 func (c *Comm) logP2P(kind, partner, tag int, seq int64) int64 {
 	if kind == evSend && c.e.skip {
 		c.count()

@@ -34,16 +34,6 @@ type placement struct {
 // shared reports whether group g has more processes than CPUs.
 func (p placement) shared(g int) bool { return float64(p.members[g]) > p.capacity[g] }
 
-// anyShared reports whether some group has more processes than CPUs.
-func (p placement) anyShared() bool {
-	for g := range p.members {
-		if p.shared(g) {
-			return true
-		}
-	}
-	return false
-}
-
 // placementOf learns every process's host and CPU set (collective over world).
 func placementOf(world *mpi.Comm) (placement, error) {
 	name, err := mpi.ProcessorName()

@@ -69,7 +69,7 @@ type pathVal struct{ total, comp, comm float64 }
 // collective or a record whose partners never logged it).
 func replayPaths(logs [][]event) ([]pathVal, error) {
 	rp := &replayer{logs: logs, p: make([]pathVal, len(logs)), cur: make([]int, len(logs)), arrived: make([]bool, len(logs)),
-		colls: map[collKey]*meeting{}, msgs: map[msgKey]pathVal{}, sent: map[msgKey]int64{}}
+		colls: map[collKey]*meeting{}, msgs: map[msgKey]pathVal{}}
 	for {
 		progress, done := false, true
 		for r := range logs {
@@ -123,7 +123,6 @@ type replayer struct {
 	arrived []bool // the current entry's time is added and the process is at its meeting point
 	colls   map[collKey]*meeting
 	msgs    map[msgKey]pathVal // records sent and not yet received
-	sent    map[msgKey]int64   // records sent so far per (communicator, sender, receiver, tag)
 }
 
 // arrive adds process r's time up to its current entry and brings it to the
@@ -150,11 +149,7 @@ func (rp *replayer) arrive(r int) error {
 			return fmt.Errorf("critical-path replay: collective %d on communicator %v has more than its %d members", ev.seq, ev.comm, ev.size)
 		}
 	case evSend:
-		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag}
-		seq := rp.sent[k]
-		rp.sent[k] = seq + 1
-		k.seq = seq
-		rp.msgs[k] = *p
+		rp.msgs[msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag, seq: ev.seq}] = *p
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ func TestReplayRecordsMatchInPostingOrder(t *testing.T) {
 	w := commID{id: 0, low: 0}
 	logs := [][]event{
 		// rank 0 sends twice to rank 1 with tag 9: at path 1, then at path 5.
-		{{kind: evSend, dt: 1, comm: w, peer: 1, tag: 9}, {kind: evSend, dt: 4, comm: w, peer: 1, tag: 9}, {kind: evEnd}},
+		{{kind: evSend, dt: 1, comm: w, peer: 1, tag: 9}, {kind: evSend, dt: 4, comm: w, peer: 1, tag: 9, seq: 1}, {kind: evEnd}},
 		// rank 1 posted receive 0 then receive 1, and waits for receive 1 first.
 		{{kind: evRecv, dt: 2, comm: w, peer: 0, tag: 9, seq: 1}, {kind: evRecv, dt: 1, comm: w, peer: 0, tag: 9, seq: 0}, {kind: evEnd, dt: 1}},
 	}

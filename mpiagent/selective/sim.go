@@ -32,9 +32,8 @@ func simulate(logs [][]event, place placement) ([]float64, error) {
 		}
 	}
 	s := &sim{logs: logs, place: place, cur: make([]int, n), fixed: make([]float64, n), work: make([]float64, n),
-		state: make([]int, n), end: make([]float64, n), colls: map[collKey][]int{}, posted: map[msgKey]bool{},
-		waiting: map[msgKey]int{}, sent: map[msgKey]int64{}, receives: map[msgKey]bool{}, acking: map[msgKey]int{}, rate: make([]float64, len(place.members)),
-		computing: make([]int, len(place.members))}
+		state: make([]int, n), end: make([]float64, n), colls: map[collKey][]int{}, records: newSignals(), posts: newSignals(),
+		rate: make([]float64, len(place.members)), computing: make([]int, len(place.members))}
 	for r := range logs {
 		s.load(r)
 	}
@@ -66,11 +65,11 @@ func simulate(logs [][]event, place placement) ([]float64, error) {
 			// Sends waiting for a receive that was never posted (a
 			// record the receiver took in a way the log cannot pair)
 			// do not wait: the records already gave them their path.
-			if len(s.acking) == 0 {
+			if len(s.posts.waiter) == 0 {
 				break
 			}
-			for k, q := range s.acking {
-				delete(s.acking, k)
+			for k, q := range s.posts.waiter {
+				delete(s.posts.waiter, k)
 				s.next(q)
 			}
 			continue
@@ -133,13 +132,39 @@ type sim struct {
 	state       []int
 	end         []float64
 	colls       map[collKey][]int // members arrived at a collective
-	posted      map[msgKey]bool   // records sent and not yet received
-	waiting     map[msgKey]int    // the process blocked on a record
-	sent        map[msgKey]int64
-	receives    map[msgKey]bool // receives posted and not yet waited for by their sender
-	acking      map[msgKey]int  // the process (a large send's) blocked on a receive being posted
-	rate        []float64       // per group: pace of computing processes
-	computing   []int           // per group: processes computing now
+	records     signals           // records sent, and receivers waiting for them
+	posts       signals           // receives posted, and large sends waiting for them
+	rate        []float64         // per group: pace of computing processes
+	computing   []int             // per group: processes computing now
+}
+
+// signals pairs one process's signal (a record sent, a receive posted) with
+// another's wait for it, by key, whichever comes first.
+type signals struct {
+	ready  map[msgKey]bool // given and not yet taken
+	waiter map[msgKey]int  // the process blocked until it is given
+}
+
+func newSignals() signals { return signals{ready: map[msgKey]bool{}, waiter: map[msgKey]int{}} }
+
+// give signals k and returns the process that was waiting for it, if any.
+func (g signals) give(k msgKey) (int, bool) {
+	if q, ok := g.waiter[k]; ok {
+		delete(g.waiter, k)
+		return q, true
+	}
+	g.ready[k] = true
+	return 0, false
+}
+
+// take consumes k if it was given, or else records r as waiting for it.
+func (g signals) take(k msgKey, r int) bool {
+	if g.ready[k] {
+		delete(g.ready, k)
+		return true
+	}
+	g.waiter[k] = r
+	return false
 }
 
 // left is the time process r needs to finish its fixed part, or else its
@@ -186,45 +211,25 @@ func (s *sim) meet(r int) error {
 		for _, q := range m {
 			s.next(q)
 		}
-	case evSend:
-		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag}
-		seq := s.sent[k]
-		s.sent[k] = seq + 1
-		k.seq = seq
-		if q, ok := s.waiting[k]; ok {
-			delete(s.waiting, k)
+	case evSend, evPost: // a record sent to peer, a receive from peer posted
+		g := s.records
+		if ev.kind == evPost {
+			g = s.posts
+		}
+		if q, ok := g.give(msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag, seq: ev.seq}); ok {
 			s.next(q)
-		} else {
-			s.posted[k] = true
 		}
 		s.next(r)
-	case evRecv:
-		k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
-		if s.posted[k] {
-			delete(s.posted, k)
-			s.next(r)
-			return nil
+	case evRecv, evAck: // a record from peer awaited, a large send to peer waiting for its receive
+		g := s.records
+		if ev.kind == evAck {
+			g = s.posts
 		}
-		s.waiting[k] = r
-		s.state[r] = blocked
-	case evPost:
-		k := msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag, seq: ev.seq}
-		if q, ok := s.acking[k]; ok {
-			delete(s.acking, k)
-			s.next(q)
+		if g.take(msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}, r) {
+			s.next(r)
 		} else {
-			s.receives[k] = true
+			s.state[r] = blocked
 		}
-		s.next(r)
-	case evAck:
-		k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
-		if s.receives[k] {
-			delete(s.receives, k)
-			s.next(r)
-			return nil
-		}
-		s.acking[k] = r
-		s.state[r] = blocked
 	}
 	return nil
 }

@@ -95,6 +95,16 @@ func TestSimulateReportsStall(t *testing.T) {
 	}
 }
 
+// anyShared reports whether some group has more processes than CPUs.
+func (p placement) anyShared() bool {
+	for g := range p.members {
+		if p.shared(g) {
+			return true
+		}
+	}
+	return false
+}
+
 // Processes group by host and CPU set; a group is shared when it has more
 // processes than CPUs; one with an unknown set stands alone.
 func TestGroupPlacement(t *testing.T) {
@@ -179,13 +189,13 @@ func TestCPUReadCost(t *testing.T) {
 }
 
 // Several records from one sender to one receiver with one tag match in
-// order in the simulation as in the replay (a numbering slip once stalled
-// the third), and a large send whose receive cannot be paired does not wait.
+// order in the simulation as in the replay, and a large send whose receive
+// cannot be paired does not wait.
 func TestSimulateMatchesRecordsInOrder(t *testing.T) {
 	w := commID{id: 0, low: 0}
 	var send, recv []event
 	for i := 0; i < 4; i++ {
-		send = append(send, event{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 7})
+		send = append(send, event{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 7, seq: int64(i)})
 		recv = append(recv, event{kind: evRecv, dt: 0.5, dc: 0.5, comm: w, peer: 0, tag: 7, seq: int64(i)})
 	}
 	logs := [][]event{
