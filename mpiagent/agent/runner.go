@@ -129,40 +129,47 @@ func (r *runner) once(ctx context.Context, pc *config, tr *selective.Track, mode
 	return dt, rs, err
 }
 
-// reference runs a prepared configuration once to warm it up, then reps
-// times at full execution, and returns those wall times and the largest
-// residual.
-func (r *runner) reference(ctx context.Context, pc *config, reps int) ([]float64, float64, error) {
-	// One untimed run first: the configuration's buffers were just
-	// allocated, and their first touch (page faults), the first messages
-	// between new communicators' ranks and cold caches would otherwise
-	// land in the first reference only.
-	if _, _, err := r.once(ctx, pc, nil, selective.Off); err != nil {
-		return nil, 0, err
+// warmUp runs a prepared configuration once, untimed: its buffers were just
+// allocated, and their first touch (page faults), the first messages between
+// new communicators' ranks and cold caches would otherwise land in the first
+// timed run only.
+func (r *runner) warmUp(ctx context.Context, pc *config) error {
+	_, _, err := r.once(ctx, pc, nil, selective.Off)
+	return err
+}
+
+// reference runs a prepared configuration once at full execution with the
+// engine off, verifies the result, and returns the wall time and the largest
+// residual over the processes.
+func (r *runner) reference(ctx context.Context, pc *config) (float64, float64, error) {
+	dt, _, err := r.once(ctx, pc, nil, selective.Off)
+	if err != nil {
+		return 0, 0, err
 	}
-	times := make([]float64, 0, reps)
-	worst := 0.0
-	for rep := 0; rep < reps; rep++ {
-		dt, _, err := r.once(ctx, pc, nil, selective.Off)
-		if err != nil {
-			return nil, 0, err
-		}
-		times = append(times, dt)
-		res := 0.0
-		if pc.inst != nil {
-			if err := protect(func() error { res = pc.inst.Verify(); return nil }); err != nil {
-				return nil, 0, err
-			}
-		}
-		v := []float64{res}
-		if err := mpi.Allreduce(r.world, v, v, mpi.Max); err != nil {
-			return nil, 0, err
-		}
-		if math.IsNaN(v[0]) || v[0] > worst {
-			worst = v[0]
+	res := 0.0
+	if pc.inst != nil {
+		if err := protect(func() error { res = pc.inst.Verify(); return nil }); err != nil {
+			return 0, 0, err
 		}
 	}
-	return times, worst, nil
+	v := []float64{res}
+	if err := mpi.Allreduce(r.world, v, v, mpi.Max); err != nil {
+		return 0, 0, err
+	}
+	return dt, v[0], nil
+}
+
+// referenceSlots says where the reps reference runs of a configuration go
+// among its runs selective runs: reference k runs just before selective run
+// slots[k] (runs: after the last). They sit at the middles of reps equal
+// parts of the selective runs, so the references' mean is taken over the
+// same stretch of time as the runs it judges.
+func referenceSlots(reps, runs int) []int {
+	slots := make([]int, reps)
+	for k := range slots {
+		slots[k] = (2*k + 1) * runs / (2 * reps)
+	}
+	return slots
 }
 
 // outcome is a selective run as the sweep sees it.
@@ -309,27 +316,114 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	return nil
 }
 
-// configuration runs one configuration: its references (unless tuning) and
-// a selective run per policy x tolerance.
+// configuration runs one configuration: a selective run per wanted policy x
+// tolerance and, unless tuning, its reference runs.
+//
+// The references are interleaved with the selective runs (referenceSlots)
+// rather than all taken first. On a shared machine the speed of a whole run
+// drifts by 10% and more over a few seconds; references taken before fifteen
+// selective runs measured another machine than the last of them ran on, and
+// that difference, the same for every policy of the configuration, was most
+// of the prediction error. So an evaluated configuration's result lines wait
+// for its last reference (kernels and trace lines do not); if the sweep stops
+// or fails on the way, the runs done so far are still reported, judged
+// against the references taken so far, if any.
 func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
-	pc *config, tallies []*tally, done *int, total int, refMeans []float64) error {
-	var refs []float64
-	var res float64
+	pc *config, tallies []*tally, done *int, total int, refMeans []float64) (err error) {
+	var wanted []*tally
+	for _, t := range tallies {
+		if spec.Wants(i, t.tr.Policy.String(), t.tr.Tolerance) {
+			wanted = append(wanted, t)
+		}
+	}
+	reps := 0
 	if spec.Mode != sweep.ModeTune {
-		var err error
-		if refs, res, err = r.reference(ctx, pc, spec.ReferenceReps); err != nil {
+		reps = spec.ReferenceReps
+		if err := r.warmUp(ctx, pc); err != nil {
+			return err
+		}
+	}
+	var refs []float64
+	worst := 0.0
+	slots := referenceSlots(reps, len(wanted))
+	// referencesUpTo takes the references due before selective run j.
+	referencesUpTo := func(j int) error {
+		for len(refs) < reps && slots[len(refs)] <= j {
+			if len(refs) > 0 {
+				if err := r.boundary(); err != nil {
+					return err
+				}
+			}
+			dt, res, err := r.reference(ctx, pc)
+			if err != nil {
+				return err
+			}
+			refs = append(refs, dt)
+			if math.IsNaN(res) || res > worst {
+				worst = res
+			}
+		}
+		return nil
+	}
+	type ran struct {
+		t     *tally
+		ev    sweep.Result
+		o     outcome
+		after []any // its kernels and trace events, sent after it
+	}
+	var pending []ran
+	// report sends the runs waiting for their references.
+	report := func() error {
+		var m float64
+		if len(refs) > 0 {
+			m = stat.Mean(refs, nil)
+			refMeans[i] = m
+		}
+		for _, p := range pending {
+			*done++
+			p.ev.Done = *done
+			p.t.selTot += p.o.wall
+			p.t.predicted = append(p.t.predicted, p.o.predicted)
+			p.t.idx = append(p.t.idx, i)
+			if len(refs) > 0 {
+				e := math.Abs(p.o.predicted-m) / m
+				res := worst
+				p.ev.ReferenceS, p.ev.Residual, p.ev.Error = refs, &res, &e
+				p.t.errs = append(p.t.errs, e)
+				p.t.refMean = append(p.t.refMean, m)
+				p.t.refTotal += m
+			}
+			if err := r.send(p.ev); err != nil {
+				return err
+			}
+			for _, ev := range p.after {
+				if err := r.send(ev); err != nil {
+					return err
+				}
+			}
+		}
+		pending = nil
+		return nil
+	}
+	defer func() {
+		// Runs with no reference yet are left out: a resumed sweep runs
+		// them again, with their configuration's references.
+		if err != nil && len(pending) > 0 && len(refs) > 0 {
+			_ = report() // best effort: the sweep is ending with err anyway
+		}
+	}()
+	if len(tallies) == 0 {
+		if err := referencesUpTo(0); err != nil {
 			return err
 		}
 		refMeans[i] = stat.Mean(refs, nil)
-	}
-	if len(tallies) == 0 {
 		*done++
 		return r.send(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i,
-			Config: c, ReferenceS: refs, Residual: &res, Done: *done, Total: total})
+			Config: c, ReferenceS: refs, Residual: &worst, Done: *done, Total: total})
 	}
-	for _, t := range tallies {
-		if !spec.Wants(i, t.tr.Policy.String(), t.tr.Tolerance) {
-			continue
+	for j, t := range wanted {
+		if err := referencesUpTo(j); err != nil {
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -341,38 +435,35 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		if err != nil {
 			return fmt.Errorf("%s at %g: %w", t.tr.Policy, t.tr.Tolerance, err)
 		}
-		*done++
 		tol := t.tr.Tolerance
-		ev := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i, Config: c,
-			Policy: t.tr.Policy.String(), Tolerance: &tol, PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall),
-			LocalS: ptr(o.local), Executed: &o.executed, Skipped: &o.skipped, Settled: &o.settled, Path: &o.path, Done: *done, Total: total}
-		t.selTot += o.wall
-		t.predicted = append(t.predicted, o.predicted)
-		t.idx = append(t.idx, i)
-		if refs != nil {
-			m := stat.Mean(refs, nil)
-			e := math.Abs(o.predicted-m) / m
-			ev.ReferenceS, ev.Residual, ev.Error = refs, &res, &e
-			t.errs = append(t.errs, e)
-			t.refMean = append(t.refMean, m)
-			t.refTotal += m
-		}
-		if err := r.send(ev); err != nil {
-			return err
-		}
+		p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
+			Workload: w.Name(), Index: i, Config: c, Policy: t.tr.Policy.String(), Tolerance: &tol,
+			PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
+			Skipped: &o.skipped, Settled: &o.settled, Path: &o.path, Total: total}}
 		if spec.Kernels && r.root() {
-			if err := r.send(sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
-				Policy: ev.Policy, Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)}); err != nil {
+			p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
+				Policy: t.tr.Policy.String(), Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)})
+		}
+		if spec.Trace {
+			ev, err := r.gatherTrace(i, t.tr.Policy.String(), tol)
+			if err != nil {
+				return fmt.Errorf("%s at %g: trace: %w", t.tr.Policy, t.tr.Tolerance, err)
+			}
+			if ev != nil {
+				p.after = append(p.after, ev)
+			}
+		}
+		pending = append(pending, p)
+		if reps == 0 {
+			if err := report(); err != nil {
 				return err
 			}
 		}
-		if spec.Trace {
-			if err := r.sendTrace(i, ev.Policy, tol); err != nil {
-				return fmt.Errorf("%s at %g: trace: %w", t.tr.Policy, t.tr.Tolerance, err)
-			}
-		}
 	}
-	return nil
+	if err := referencesUpTo(len(wanted)); err != nil {
+		return err
+	}
+	return report()
 }
 
 // Caps of a run's timeline: spans per rank, and over all ranks, so that one
@@ -397,19 +488,19 @@ const traceTag = 7401
 // end, predicted.
 const spanLen = 5
 
-// sendTrace gathers the last run's timeline of every rank on rank 0, which
-// emits it as one trace event. It is collective over the world, and runs
-// after the run's timed region.
-func (r *runner) sendTrace(index int, policy string, tol float64) error {
+// gatherTrace gathers the last run's timeline of every rank on rank 0 and
+// returns it there as one trace event (nil elsewhere). It is collective over
+// the world, and runs after the run's timed region.
+func (r *runner) gatherTrace(index int, policy string, tol float64) (*sweep.TraceEvent, error) {
 	spans, dropped := r.eng.Trace()
 	size := r.world.Size()
 	heads := make([]int64, 2*size)
 	if err := mpi.Gather(r.world, []int64{int64(len(spans)), dropped}, heads, 0); err != nil {
-		return fmt.Errorf("gather span counts: %w", err)
+		return nil, fmt.Errorf("gather span counts: %w", err)
 	}
 	if !r.root() {
 		if len(spans) == 0 {
-			return nil
+			return nil, nil
 		}
 		buf := make([]float64, 0, spanLen*len(spans))
 		for _, s := range spans {
@@ -420,9 +511,9 @@ func (r *runner) sendTrace(index int, policy string, tol float64) error {
 			buf = append(buf, float64(s.Op), skipped, s.Start, s.End, s.Predicted)
 		}
 		if err := mpi.Send(r.world, buf, 0, traceTag); err != nil {
-			return fmt.Errorf("send spans: %w", err)
+			return nil, fmt.Errorf("send spans: %w", err)
 		}
-		return nil
+		return nil, nil
 	}
 	ev := sweep.TraceEvent{Type: sweep.TypeTrace, V: sweep.ProtocolVersion, Index: index, Policy: policy, Tolerance: tol,
 		Ranks: make([]sweep.RankTrace, size)}
@@ -436,7 +527,7 @@ func (r *runner) sendTrace(index int, policy string, tol float64) error {
 		if n > 0 {
 			buf := make([]float64, spanLen*n)
 			if _, err := mpi.Recv(r.world, buf, p, traceTag); err != nil {
-				return fmt.Errorf("receive rank %d's spans: %w", p, err)
+				return nil, fmt.Errorf("receive rank %d's spans: %w", p, err)
 			}
 			for k := 0; k < n; k++ {
 				b := buf[spanLen*k : spanLen*(k+1)]
@@ -445,7 +536,7 @@ func (r *runner) sendTrace(index int, policy string, tol float64) error {
 		}
 		ev.Ranks[p] = rt
 	}
-	return r.send(ev)
+	return &ev, nil
 }
 
 // toSpan converts a span for the event. Its times are rounded to 0.1 µs,
