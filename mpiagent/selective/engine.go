@@ -74,9 +74,6 @@ type kstat struct {
 	Stat               // samples measured on this process
 	calls, skips int64 // this run
 	alpha        float64
-	// first is this run's first execution, held out of Stat (firstCall).
-	first   float64
-	holding bool
 }
 
 // Track holds a policy x tolerance's statistics across the configurations of
@@ -289,7 +286,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 		tr.settled = map[settleKey]bool{}
 	}
 	for _, st := range tr.stats {
-		st.calls, st.skips, st.holding = 0, 0, false
+		st.calls, st.skips = 0, 0
 	}
 	e.recLen = recBase
 	if tr.Policy == Eager {
@@ -316,7 +313,6 @@ type RunStats struct {
 // run it also computes the track's critical-path counts (collective over world).
 func (e *Engine) End() (RunStats, error) {
 	if e.on {
-		e.holdOutFirst()
 		e.gap()
 		if e.skip {
 			if err := e.replay(); err != nil {
@@ -479,35 +475,13 @@ func (e *Engine) mean(st *kstat, sent float64) float64 {
 
 // executedFor records an executed kernel's time dt; it ran from t0 to t1
 // (mpi.Clock, for the timeline).
-//
-// A kernel's first call in a run is held out of its statistics: it pays for
-// cold caches and first-use set-up that its later calls do not (a 128x128
-// gemm's first call took 130-250 us here, the others 110), and with the two
-// or three samples a steady kernel needs at a loose tolerance it would
-// decide the mean. Its time still goes on the path. It joins the statistics
-// at the end of the run if the kernel was called only once (holdOutFirst).
 func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	if e.tracing {
 		e.span(st.key.Op, t0, t1, 0, false)
 	}
-	if st.calls == 1 {
-		st.first, st.holding = dt, true
-	} else {
-		st.Add(dt)
-	}
+	st.Add(dt)
 	e.add(dt, st.key.Op)
 	e.executed++
-}
-
-// holdOutFirst ends a run's hold on first calls: a kernel called once in the
-// run keeps its only sample.
-func (e *Engine) holdOutFirst() {
-	for _, st := range e.tr.stats {
-		if st.holding && st.calls == 1 {
-			st.Add(st.first)
-		}
-		st.holding = false
-	}
 }
 
 // skippedFor charges a skipped kernel's predicted time.
