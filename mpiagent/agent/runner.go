@@ -324,10 +324,11 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 // drifts by 10% and more over a few seconds; references taken before fifteen
 // selective runs measured another machine than the last of them ran on, and
 // that difference, the same for every policy of the configuration, was most
-// of the prediction error. So an evaluated configuration's result lines wait
-// for its last reference (kernels and trace lines do not); if the sweep stops
-// or fails on the way, the runs done so far are still reported, judged
-// against the references taken so far, if any.
+// of the prediction error. So an evaluated configuration's result lines (and
+// the kernels and trace lines that follow them, taken as their runs end)
+// wait for its last reference; if the sweep stops or fails on the way, the
+// runs done so far are still reported, judged against the references taken
+// so far, if any.
 func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
 	pc *config, tallies []*tally, done *int, total int, refMeans []float64) (err error) {
 	var wanted []*tally
