@@ -59,15 +59,6 @@ type Backend interface {
 	Dlarfb(s blas.Side, trans blas.Transpose, direct lapack.Direct, store lapack.StoreV, m, n, k int, v []float64, ldv int, t []float64, ldt int, c []float64, ldc int)
 }
 
-// OnCallingThread reports whether b computes every call entirely on the
-// calling OS thread, so that the thread's CPU clock measures it whole.
-// OpenBLAS with one thread does; gonum's products spread over goroutines,
-// and so over other threads.
-func OnCallingThread(b Backend) bool {
-	t, ok := b.(interface{ onCallingThread() bool })
-	return ok && t.onCallingThread()
-}
-
 // Backend names accepted by NewBackend and the BlasEnv variable.
 const (
 	OpenBLAS = "openblas"

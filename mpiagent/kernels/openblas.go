@@ -122,8 +122,6 @@ func newOpenBLASBackend() (Backend, error) {
 // openblasThreads returns OpenBLAS's current thread count.
 func openblasThreads() int { return int(C.openblas_get_num_threads()) }
 
-func (o *openblasBackend) onCallingThread() bool { return openblasThreads() == 1 }
-
 func (o *openblasBackend) Name() string {
 	threads := openblasThreads()
 	plural := "s"

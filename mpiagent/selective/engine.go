@@ -116,12 +116,10 @@ type Engine struct {
 	// receiver can tell idle waiting from transfer. Communication and
 	// spins are timed with mpi.Clock; computation too, unless cpuTime:
 	// this process shares its cores with other processes, so computation
-	// and the code between kernels are timed in CPU time (clock: the
-	// thread's or the process's, computeClock) and the simulation at End
-	// shares the cores out (placement.go, sim.go).
+	// and the code between kernels are timed in the process's CPU time and
+	// the simulation at End shares the cores out (placement.go, sim.go).
 	sameClock bool
 	cpuTime   bool
-	clock     int32   // the CPU clock (cpuTime)
 	readCost  float64 // CPU time one CPU-clock read costs (cpuTime): not charged
 	place     placement
 
@@ -217,18 +215,15 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 	return e, nil
 }
 
-// SetCPUTime chooses how computation is timed: in CPU time (on) or in wall
-// time (off). New chooses CPU time where this process shares its cores with
-// others; on a core of its own the two agree. The CPU clock is the calling
-// thread's where the kernels' backend computes on it, else the process's
-// (computeClock); the engine runs on one locked OS thread. Call it between
+// SetCPUTime chooses how computation is timed: in the process's CPU time (on)
+// or in wall time (off). New chooses CPU time where this process shares its
+// cores with others; on a core of its own the two agree. Call it between
 // runs, not during one.
 func (e *Engine) SetCPUTime(on bool) {
 	e.cpuTime = on && cpuClockWorks()
-	e.clock = computeClock(e.k.Backend())
 	e.readCost = 0
 	if e.cpuTime {
-		e.readCost = cpuReadCost(e.clock)
+		e.readCost = cpuReadCost()
 	}
 }
 
@@ -366,11 +361,11 @@ func (e *Engine) criticalCounts() error {
 	return nil
 }
 
-// now reads the clock that times computation (cpuTime: the CPU clock, else
-// mpi.Clock).
+// now reads the clock that times computation (cpuTime: the process's CPU
+// time, else mpi.Clock).
 func (e *Engine) now() float64 {
 	if e.cpuTime {
-		return cpuClock(e.clock)
+		return processCPU()
 	}
 	return mpi.Clock()
 }
@@ -394,7 +389,7 @@ func (e *Engine) resume() { e.last = e.now() }
 // reading the CPU clock again is needed only when computation is timed in it.
 func (e *Engine) resumeAt(t1 float64) {
 	if e.cpuTime {
-		e.last = cpuClock(e.clock)
+		e.last = processCPU()
 		return
 	}
 	e.last = t1
@@ -546,7 +541,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	e.resumeAt(t1)
 }
 
-// kernelCPU is Kernel timed in CPU time (cpuTime, e.clock). A CPU-clock
+// kernelCPU is Kernel timed in the process's CPU time (cpuTime). A CPU-clock
 // read costs more than the engine's bookkeeping it would leave out, so the
 // clock is read only around an executed kernel: the code since the previous
 // event, the bookkeeping included, is charged as the gap before it (or
@@ -560,7 +555,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 	t0 := e.gap()
 	if e.dirty && c.Resettable() {
 		c.Reset() // not timed, as in Kernel
-		t0 = cpuClock(e.clock)
+		t0 = processCPU()
 		e.last = t0
 	}
 	var w0, w1 float64
@@ -568,7 +563,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 		w0 = mpi.Clock()
 	}
 	c.Run()
-	t1 := cpuClock(e.clock)
+	t1 := processCPU()
 	if e.tracing {
 		w1 = mpi.Clock()
 	}

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/approxtune/approxtune/mpiagent/kernels"
 	"github.com/approxtune/approxtune/mpiagent/mpi"
 )
 
@@ -87,27 +86,14 @@ func groupPlacement(all []int64) placement {
 	return p
 }
 
-// cpuClock reads the CPU-time clock id (unix.CLOCK_THREAD_CPUTIME_ID or
-// unix.CLOCK_PROCESS_CPUTIME_ID) in seconds.
-func cpuClock(id int32) float64 {
+// processCPU is the process's CPU time in seconds: all its threads, so a
+// kernel that spreads over goroutines (gonum's large products) counts whole.
+func processCPU() float64 {
 	var ts unix.Timespec
-	if err := unix.ClockGettime(id, &ts); err != nil {
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
 		return 0
 	}
 	return float64(ts.Sec) + 1e-9*float64(ts.Nsec)
-}
-
-// computeClock is the CPU clock that measures a backend's kernels whole: the
-// calling thread's where the backend computes on it (OpenBLAS on one
-// thread), so that the Go runtime's other threads (the garbage collector's
-// background workers, which ran beside 4% of cholesky2d's kernels and added
-// up to 5% to its computation) are not counted; else the process's, which
-// counts every thread (gonum's products spread over goroutines).
-func computeClock(b kernels.Backend) int32 {
-	if kernels.OnCallingThread(b) {
-		return unix.CLOCK_THREAD_CPUTIME_ID
-	}
-	return unix.CLOCK_PROCESS_CPUTIME_ID
 }
 
 // cpuClockWorks reports whether the process CPU clock can be read.
@@ -116,21 +102,21 @@ func cpuClockWorks() bool {
 	return unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) == nil
 }
 
-// cpuReadCost measures what one read of CPU clock id costs in CPU time (a system
+// cpuReadCost measures what one CPU-clock read costs in CPU time (a system
 // call: about 0.7 us on our VMs, where a monotonic-clock read is 0.05 us).
 // Every interval the engine measures holds about one read (half of the read
 // that starts it, half of the one that ends it), which it takes off, so a
 // run of small kernels is not charged the engine's own clock. The least of
 // a few batches: a batch that was interrupted costs more.
-func cpuReadCost(id int32) float64 {
+func cpuReadCost() float64 {
 	const n = 100
 	best := math.Inf(1)
 	for b := 0; b < 5; b++ {
-		t0 := cpuClock(id)
+		t0 := processCPU()
 		for i := 0; i < n; i++ {
-			cpuClock(id)
+			processCPU()
 		}
-		best = math.Min(best, (cpuClock(id)-t0)/(n+1))
+		best = math.Min(best, (processCPU()-t0)/(n+1))
 	}
 	return best
 }
