@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/approxtune/approxtune/mpiagent/kernels"
 	"github.com/approxtune/approxtune/mpiagent/mpi"
@@ -103,6 +104,12 @@ func (r *runner) prepare(w workloads.Workload, c sweep.Config, seed int64) (*con
 			return nil, fmt.Errorf("setup %s: %w", c.Label(), err)
 		}
 	}
+	// Collect now, untimed: the set-up just allocated this configuration's
+	// matrices and left the previous one's to the collector, whose cycle
+	// would otherwise run beside the first timed runs (reference or
+	// selective). Its workers are threads of this process, which the
+	// engine's CPU clock counts.
+	runtime.GC()
 	return pc, nil
 }
 
