@@ -26,6 +26,7 @@ type Sweep struct {
 	Ranks     int
 	BLAS      string
 	resumedAt int // results present when the last resume started
+	pending   int // runs made whose results have not come yet (progress events)
 }
 
 // KernelsEvent is a "kernels" event: one process's kernel statistics after a run.
@@ -72,6 +73,12 @@ func (s *Sweep) apply(e Event) {
 		var r sweep.Result
 		if e.Decode(&r) == nil {
 			s.Results = append(s.Results, r)
+			s.pending = max(s.pending-1, 0)
+		}
+	case sweep.TypeProgress:
+		var p sweep.ProgressEvent
+		if e.Decode(&p) == nil {
+			s.pending = p.Pending
 		}
 	case sweep.TypeKernels:
 		var k KernelsEvent

@@ -36,7 +36,8 @@ type Options struct {
 type Output interface {
 	// Print shows a block of text (a command's answer).
 	Print(text string)
-	// Update reports a sweep's progress: when it starts, after every result,
+	// Update reports a sweep's progress: when it starts, after every run
+	// (its result, or in evaluate mode the progress event that precedes it),
 	// and at its end (Final).
 	Update(p Progress)
 }
@@ -269,8 +270,14 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	// mu orders the agent's events and the escalation's notes: both read
 	// the sweep and call out.Update.
 	var mu sync.Mutex
+	// Done counts the runs made: those reported and, in evaluate mode, those
+	// whose results wait for their configuration's last reference run.
+	sw.pending = 0
 	progress := func(final bool, note string) {
-		out.Update(Progress{Sweep: sw, Done: len(sw.Results), Total: total, Elapsed: time.Since(start), Final: final, Note: note})
+		if final {
+			sw.pending = 0 // runs never reported are missing, for resume
+		}
+		out.Update(Progress{Sweep: sw, Done: len(sw.Results) + sw.pending, Total: total, Elapsed: time.Since(start), Final: final, Note: note})
 	}
 	note := func(n string) {
 		mu.Lock()
@@ -329,7 +336,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		mu.Lock()
 		defer mu.Unlock()
 		sw.apply(e)
-		if e.Type == sweep.TypeResult {
+		if e.Type == sweep.TypeResult || e.Type == sweep.TypeProgress {
 			progress(false, "")
 		}
 	})

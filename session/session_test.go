@@ -17,14 +17,23 @@ import (
 	"github.com/approxtune/approxtune/mpiagent/protocol"
 )
 
-// hookOut calls onResult with the number of results after each one.
+// hookOut calls onResult with the number of results after each one, and
+// notes every count of runs done that a progress update showed ahead of the
+// results.
 type hookOut struct {
 	textOut
 	onResult func(n int)
 	seen     int
+	ahead    map[int]bool
 }
 
 func (o *hookOut) Update(p Progress) {
+	if o.ahead == nil {
+		o.ahead = map[int]bool{}
+	}
+	if p.Done > len(p.Sweep.Results) {
+		o.ahead[p.Done] = true
+	}
 	for ; o.seen < len(p.Sweep.Results); o.seen++ {
 		if o.onResult != nil {
 			o.onResult(o.seen + 1)
@@ -101,7 +110,7 @@ func TestKilledRankThenResume(t *testing.T) {
 		t.Fatalf("missing %d, total %d, finished %d", missing, sw.Total(), finished)
 	}
 
-	out.onResult = nil
+	out.onResult, out.ahead = nil, nil
 	if err := s.Exec(ctx, "resume", out); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -125,6 +134,17 @@ func TestKilledRankThenResume(t *testing.T) {
 	}
 	if !strings.Contains(out.b.String(), "resuming sweep 1: "+itoa(missing)+" of "+itoa(sw.Total())) {
 		t.Errorf("resume did not say what it reruns:\n%s", out.b.String())
+	}
+	// Progress moved run by run, though evaluate's results come a
+	// configuration at a time (after its last reference run): the updates
+	// counted runs whose results had not come yet.
+	if len(out.ahead) == 0 {
+		t.Errorf("no progress update counted a run ahead of its result")
+	}
+	for n := range out.ahead {
+		if n <= finished || n > sw.Total() {
+			t.Errorf("progress showed %d runs done, outside %d-%d", n, finished+1, sw.Total())
+		}
 	}
 }
 

@@ -333,7 +333,8 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 // that difference, the same for every policy of the configuration, was most
 // of the prediction error. So an evaluated configuration's result lines (and
 // the kernels and trace lines that follow them, taken as their runs end)
-// wait for its last reference; if the sweep stops or fails on the way, the
+// wait for its last reference, and a progress line tells of each run as it
+// ends; if the sweep stops or fails on the way, the
 // runs done so far are still reported, judged against the references taken
 // so far, if any.
 func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
@@ -466,6 +467,9 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 			if err := report(); err != nil {
 				return err
 			}
+		} else if err := r.send(sweep.ProgressEvent{Type: sweep.TypeProgress, V: sweep.ProtocolVersion, Index: i,
+			Pending: len(pending)}); err != nil {
+			return err
 		}
 	}
 	if err := referencesUpTo(len(wanted)); err != nil {

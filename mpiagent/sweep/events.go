@@ -6,12 +6,13 @@ const ProtocolVersion = 1
 
 // Event types.
 const (
-	TypeStart   = "start"
-	TypeResult  = "result"
-	TypeSummary = "summary"
-	TypeKernels = "kernels"
-	TypeTrace   = "trace"
-	TypeError   = "error"
+	TypeStart    = "start"
+	TypeResult   = "result"
+	TypeSummary  = "summary"
+	TypeKernels  = "kernels"
+	TypeTrace    = "trace"
+	TypeError    = "error"
+	TypeProgress = "progress"
 )
 
 // Start announces a sweep: the normalized spec and the number of runs ahead.
@@ -119,6 +120,16 @@ type Span struct {
 	PredictedS float64 `json:"predicted_s,omitempty"` // skipped: the time charged
 	Skipped    bool    `json:"skipped"`
 	Comm       bool    `json:"comm"`
+}
+
+// ProgressEvent says that a selective run ended whose result line waits for
+// its configuration's last reference run (evaluate mode). Pending counts the
+// runs made and not yet reported; the result lines that follow report them.
+type ProgressEvent struct {
+	Type    string `json:"type"`
+	V       int    `json:"v"`
+	Index   int    `json:"index"` // configuration index in the sweep
+	Pending int    `json:"pending"`
 }
 
 // ErrorEvent reports a failure of the agent or of a run.
