@@ -331,12 +331,12 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 // drifts by 10% and more over a few seconds; references taken before fifteen
 // selective runs measured another machine than the last of them ran on, and
 // that difference, the same for every policy of the configuration, was most
-// of the prediction error. So an evaluated configuration's result lines (and
-// the kernels and trace lines that follow them, taken as their runs end)
-// wait for its last reference, and a progress line tells of each run as it
-// ends; if the sweep stops or fails on the way, the
-// runs done so far are still reported, judged against the references taken
-// so far, if any.
+// of the prediction error. So the result lines of the runs made before a
+// configuration's last reference (and the kernels and trace lines that
+// follow them, taken as their runs end) wait for it, and a progress line
+// tells of each such run as it ends; if the sweep stops or fails on the
+// way, the runs done so far are still reported, judged against the
+// references taken so far, if any.
 func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
 	pc *config, tallies []*tally, done *int, total int, refMeans []float64) (err error) {
 	var wanted []*tally
@@ -463,7 +463,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 			}
 		}
 		pending = append(pending, p)
-		if reps == 0 {
+		if len(refs) == reps { // every reference taken (or none to take)
 			if err := report(); err != nil {
 				return err
 			}
