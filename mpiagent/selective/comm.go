@@ -66,17 +66,21 @@ func (c *Comm) count() {
 	}
 }
 
-// nextRecv numbers a record about to be received from partner with tag.
-func (c *Comm) nextRecv(partner, tag int) int64 {
+// number returns the next number of (partner, tag) in seqs, a run's count
+// of the records received from or sent to each partner with each tag.
+func (c *Comm) number(seqs *map[[2]int64]int64, partner, tag int) int64 {
 	c.count()
-	if c.recvSeq == nil {
-		c.recvSeq = map[[2]int64]int64{}
+	if *seqs == nil {
+		*seqs = map[[2]int64]int64{}
 	}
 	k := [2]int64{c.ranks[partner], int64(tag)}
-	s := c.recvSeq[k]
-	c.recvSeq[k] = s + 1
-	return s
+	n := (*seqs)[k]
+	(*seqs)[k] = n + 1
+	return n
 }
+
+// nextRecv numbers a record about to be received from partner with tag.
+func (c *Comm) nextRecv(partner, tag int) int64 { return c.number(&c.recvSeq, partner, tag) }
 
 // logP2P logs a record sent to (evSend) or received from (evRecv, with its
 // number) partner, a receive posted (evPost, with its number) or a send
@@ -85,13 +89,7 @@ func (c *Comm) nextRecv(partner, tag int) int64 {
 // run (posting order, as MPI matches them) and returns the number, else 0.
 func (c *Comm) logP2P(kind, partner, tag int, seq int64) int64 {
 	if kind == evSend && c.e.skip {
-		c.count()
-		if c.sendSeq == nil {
-			c.sendSeq = map[[2]int64]int64{}
-		}
-		k := [2]int64{c.ranks[partner], int64(tag)}
-		seq = c.sendSeq[k]
-		c.sendSeq[k] = seq + 1
+		seq = c.number(&c.sendSeq, partner, tag)
 	}
 	c.e.logEvent(event{kind: kind, comm: c.id, peer: c.ranks[partner], tag: int64(tag), seq: seq})
 	return seq

@@ -187,12 +187,17 @@ func (rp *replayer) leave(r int) bool {
 func (rp *replayer) stall() error {
 	for r, log := range rp.logs {
 		if rp.cur[r] < len(log) {
-			ev := log[rp.cur[r]]
-			return fmt.Errorf("critical-path replay: process %d waits forever at entry %d (kind %d, communicator %v, seq %d, peer %d, tag %d)",
-				r, rp.cur[r], ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
+			return waitsForever("critical-path replay", r, rp.cur[r], log[rp.cur[r]])
 		}
 	}
 	return fmt.Errorf("critical-path replay: no progress")
+}
+
+// waitsForever is the error of a replay (what) whose process r can never
+// leave entry i of its log.
+func waitsForever(what string, r, i int, ev event) error {
+	return fmt.Errorf("%s: process %d waits forever at entry %d (kind %d, communicator %v, seq %d, peer %d, tag %d)",
+		what, r, i, ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
 }
 
 // encode writes a log as float64s (eventLen per entry).
@@ -231,13 +236,12 @@ const replayTag = 7402
 func (e *Engine) replay() error {
 	w := e.world.in
 	e.logEvent(event{kind: evEnd})
-	buf := encodeLog(e.plog)
 	size := w.Size()
 	// Each process's log length and settled skips; rank 0 sends back every
 	// path (total, computation, communication, simulated end) and the
 	// settled skips of all.
 	heads := make([]int64, 2*size)
-	if err := mpi.Gather(w, []int64{int64(len(buf)), e.settledSkips}, heads, 0); err != nil {
+	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
 	final := make([]float64, 4*size+1)
@@ -269,7 +273,7 @@ func (e *Engine) replay() error {
 		for r, v := range paths {
 			final[4*r], final[4*r+1], final[4*r+2], final[4*r+3] = v.total, v.comp, v.comm, math.Max(ends[r], v.total)
 		}
-	} else if err := mpi.Send(w, buf, 0, replayTag); err != nil {
+	} else if err := mpi.Send(w, encodeLog(e.plog), 0, replayTag); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
 	if err := mpi.Bcast(w, final, 0); err != nil {

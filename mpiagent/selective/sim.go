@@ -107,9 +107,7 @@ func simulate(logs [][]event, place placement) ([]float64, error) {
 	}
 	for r := range logs {
 		if s.state[r] != finished {
-			ev := logs[r][s.cur[r]]
-			return nil, fmt.Errorf("core-sharing replay: process %d waits forever at entry %d (kind %d, communicator %v, seq %d, peer %d, tag %d)",
-				r, s.cur[r], ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
+			return nil, waitsForever("core-sharing replay", r, s.cur[r], logs[r][s.cur[r]])
 		}
 	}
 	return s.end, nil

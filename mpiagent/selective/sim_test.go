@@ -28,9 +28,9 @@ func TestSimulateSharesACore(t *testing.T) {
 		// 0-0.5: rank 0 computes alone (rank 1 is in its fixed part);
 		// then they share: rank 0's last 0.5 s of work takes until 1.5,
 		// rank 1 gets 0.5 s of its work done by then and the rest alone.
-		{"one CPU", placement{group: []int{0, 0}, capacity: []float64{1}, members: []int{2}}, []float64{1.5, 2}},
-		{"two CPUs", placement{group: []int{0, 0}, capacity: []float64{2}, members: []int{2}}, []float64{1, 1.5}},
-		{"own CPUs", placement{group: []int{0, 1}, capacity: []float64{1, 1}, members: []int{1, 1}}, []float64{1, 1.5}},
+		{"one CPU", shareCPUs(2, 1), []float64{1.5, 2}},
+		{"two CPUs", shareCPUs(2, 2), []float64{1, 1.5}},
+		{"own CPUs", ownCPUs(2), []float64{1, 1.5}},
 	}
 	for _, c := range cases {
 		ends, err := simulate(logs, c.place)
@@ -54,7 +54,7 @@ func TestSimulateWaitingYieldsTheCore(t *testing.T) {
 		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 4}, {kind: evColl, dt: 2, dc: 2, comm: w, size: 2, seq: 0}, {kind: evEnd}},
 		{{kind: evRecv, comm: w, peer: 0, tag: 4}, {kind: evColl, dt: 1, dc: 1, comm: w, size: 2, seq: 0}, {kind: evEnd, dt: 0.5, dc: 0.5}},
 	}
-	place := placement{group: []int{0, 0}, capacity: []float64{1}, members: []int{2}}
+	place := shareCPUs(2, 1)
 	ends, err := simulate(logs, place)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestSimulateWaitingYieldsTheCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := placement{group: []int{0, 1}, capacity: []float64{1, 1}, members: []int{1, 1}}
+	own := ownCPUs(2)
 	ends, err = simulate(logs, own)
 	if err != nil {
 		t.Fatal(err)
@@ -89,10 +89,24 @@ func TestSimulateReportsStall(t *testing.T) {
 		{{kind: evRecv, dt: 1, comm: w, peer: 1, tag: 2}, {kind: evEnd}},
 		{{kind: evEnd, dt: 1}},
 	}
-	_, err := simulate(logs, placement{group: []int{0, 0}, capacity: []float64{1}, members: []int{2}})
+	_, err := simulate(logs, shareCPUs(2, 1))
 	if err == nil || !strings.Contains(err.Error(), "process 0 waits forever") {
 		t.Fatalf("err = %v, want process 0 waiting forever", err)
 	}
+}
+
+// shareCPUs places n processes in one group of cpus CPUs.
+func shareCPUs(n int, cpus float64) placement {
+	return placement{group: make([]int, n), capacity: []float64{cpus}, members: []int{n}}
+}
+
+// ownCPUs gives each of n processes a CPU of its own.
+func ownCPUs(n int) placement {
+	p := placement{group: make([]int, n), capacity: make([]float64, n), members: make([]int, n)}
+	for r := range n {
+		p.group[r], p.capacity[r], p.members[r] = r, 1, 1
+	}
+	return p
 }
 
 // anyShared reports whether some group has more processes than CPUs.
@@ -133,7 +147,7 @@ func TestSimulateLargeSendWaitsForItsReceive(t *testing.T) {
 		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 3}, {kind: evAck, comm: w, peer: 1, tag: 3}, {kind: evEnd, dt: 0.5, dc: 0.5}},
 		{{kind: evPost, dt: 2, dc: 2, comm: w, peer: 0, tag: 3}, {kind: evRecv, comm: w, peer: 0, tag: 3}, {kind: evEnd, dt: 0.25, dm: 0.25, df: 0.25}},
 	}
-	own := placement{group: []int{0, 1}, capacity: []float64{1, 1}, members: []int{1, 1}}
+	own := ownCPUs(2)
 	ends, err := simulate(logs, own)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +216,7 @@ func TestSimulateMatchesRecordsInOrder(t *testing.T) {
 		append(send, event{kind: evAck, comm: w, peer: 1, tag: 9}, event{kind: evEnd}), // no receive with tag 9 was posted
 		append(recv, event{kind: evEnd}),
 	}
-	own := placement{group: []int{0, 1}, capacity: []float64{1, 1}, members: []int{1, 1}}
+	own := ownCPUs(2)
 	ends, err := simulate(logs, own)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +239,7 @@ func TestSimulateMatchesRecordsInOrder(t *testing.T) {
 
 // A log the simulation cannot run is an error, not a hang.
 func TestSimulateRejectsBadLogs(t *testing.T) {
-	one := placement{group: []int{0}, capacity: []float64{1}, members: []int{1}}
+	one := ownCPUs(1)
 	for name, log := range map[string][]event{
 		"NaN time":  {{kind: evEnd, dt: math.NaN()}},
 		"no end":    {{kind: evColl, dt: 1, size: 1}},
