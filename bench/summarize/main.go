@@ -3,6 +3,12 @@
 //
 //	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | go run ./bench/summarize
 //	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
+//	go run ./bench/summarize -paired round1/summa.jsonl round2/summa.jsonl ...
+//
+// -paired pools several evaluate sweeps of one space and compares, per
+// policy, each configuration's error at the tightest tolerance with its
+// error at the loosest in the same sweep (the machine's drift is shared by
+// the two), with the standard error of the mean difference.
 package main
 
 import (
@@ -36,12 +42,22 @@ type event struct {
 	Spec         json.RawMessage `json:"spec"`
 	ElapsedS     float64         `json:"elapsed_s"`
 	Message      string          `json:"message"`
+	Index        int             `json:"index"`
+	Error        *float64        `json:"error"`
 	Chosen, Best json.RawMessage
 }
 
 func main() {
 	overhead := flag.Bool("overhead", false, "print the engine-overhead table (tolerance-0 runs against references)")
+	paired := flag.Bool("paired", false, "pool the evaluate sweeps named as arguments: per policy, the error at the tightest tolerance minus that at the loosest, paired by sweep and configuration")
 	flag.Parse()
+	if *paired {
+		if err := pairedMain(flag.Args(), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	evs, err := read(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// pairKey names one configuration of one policy in one sweep.
+type pairKey struct {
+	sweep  int
+	policy string
+	index  int
+}
+
+// pairedRow is one policy's pooled comparison of its loosest and tightest
+// tolerance.
+type pairedRow struct {
+	Policy       string
+	Pairs        int
+	Loose, Tight float64 // mean errors
+	Diff, SE     float64 // mean of tight minus loose, and its standard error
+}
+
+// pairErrors pools the result events of several sweeps (one slice per
+// sweep) and pairs, per policy, each configuration's error at the tightest
+// tolerance of its sweep with its error at the loosest. Policies come in
+// the order they first appear.
+func pairErrors(sweeps [][]event) ([]pairedRow, float64, float64, error) {
+	errs := map[pairKey]map[float64]float64{}
+	var policies []string
+	loose, tight := math.Inf(-1), math.Inf(1)
+	for s, evs := range sweeps {
+		for _, e := range evs {
+			if e.Type != "result" || e.Error == nil || e.Tolerance == nil || *e.Tolerance <= 0 {
+				continue
+			}
+			t := *e.Tolerance
+			loose, tight = math.Max(loose, t), math.Min(tight, t)
+			k := pairKey{s, e.Policy, e.Index}
+			if errs[k] == nil {
+				errs[k] = map[float64]float64{}
+			}
+			errs[k][t] = *e.Error
+			if !slices.Contains(policies, e.Policy) {
+				policies = append(policies, e.Policy)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil, 0, 0, fmt.Errorf("no evaluate results with an error and a tolerance above 0")
+	}
+	if loose == tight {
+		return nil, 0, 0, fmt.Errorf("every result has tolerance %g: want at least two tolerances to compare", loose)
+	}
+	var rows []pairedRow
+	for _, p := range policies {
+		var l, t, d []float64
+		for k, m := range errs {
+			el, okl := m[loose]
+			et, okt := m[tight]
+			if k.policy != p || !okl || !okt {
+				continue
+			}
+			l, t, d = append(l, el), append(t, et), append(d, et-el)
+		}
+		r := pairedRow{Policy: p, Pairs: len(d), SE: math.NaN()}
+		if len(d) > 0 {
+			r.Loose, r.Tight, r.Diff = stat.Mean(l, nil), stat.Mean(t, nil), stat.Mean(d, nil)
+		}
+		if len(d) > 1 {
+			r.SE = stat.StdErr(stat.StdDev(d, nil), float64(len(d)))
+		}
+		rows = append(rows, r)
+	}
+	return rows, loose, tight, nil
+}
+
+// pairedMain reads the sweeps in files and prints the pooled comparison as
+// a markdown table.
+func pairedMain(files []string, w io.Writer) error {
+	if len(files) == 0 {
+		return fmt.Errorf("-paired: name the sweeps' output files (one evaluate sweep each)")
+	}
+	var sweeps [][]event
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return fmt.Errorf("-paired: %w", err)
+		}
+		evs, err := read(fh)
+		fh.Close()
+		if err != nil {
+			return fmt.Errorf("-paired: %s: %w", f, err)
+		}
+		sweeps = append(sweeps, evs)
+	}
+	rows, loose, tight, err := pairErrors(sweeps)
+	if err != nil {
+		return fmt.Errorf("-paired: %w", err)
+	}
+	fmt.Fprintf(w, "| policy | pairs | mean error %s | mean error %s | %s minus %s | standard error | |\n", pow2(loose), pow2(tight), pow2(tight), pow2(loose))
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+	for _, r := range rows {
+		verdict := "no larger"
+		switch {
+		case r.Pairs == 0:
+			verdict = "no pairs"
+		case r.Diff > 0 && r.Diff <= r.SE:
+			verdict = "larger, within one standard error"
+		case r.Diff > 0:
+			verdict = "larger"
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %.2f points | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, 100*r.SE, verdict)
+	}
+	return nil
+}
