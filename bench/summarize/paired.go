@@ -1,11 +1,13 @@
 package main
 
 import (
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/stat"
 )
@@ -88,14 +90,9 @@ func pairedMain(files []string, w io.Writer) error {
 	}
 	var sweeps [][]event
 	for _, f := range files {
-		fh, err := os.Open(f)
+		evs, err := readFile(f)
 		if err != nil {
 			return fmt.Errorf("-paired: %w", err)
-		}
-		evs, err := read(fh)
-		fh.Close()
-		if err != nil {
-			return fmt.Errorf("-paired: %s: %w", f, err)
 		}
 		sweeps = append(sweeps, evs)
 	}
@@ -118,4 +115,28 @@ func pairedMain(files []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %.2f points | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, 100*r.SE, verdict)
 	}
 	return nil
+}
+
+// readFile reads one sweep's events from a file, gunzipping it if its name
+// ends in .gz (as bench/rounds stores them).
+func readFile(name string) ([]event, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	evs, err := read(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return evs, nil
 }

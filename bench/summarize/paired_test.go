@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"math"
 	"os"
 	"path/filepath"
@@ -81,6 +82,19 @@ func TestPairedMain(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+	// The same events gzipped, as bench/rounds stores them.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(lines))
+	zw.Close()
+	b := filepath.Join(dir, "b.jsonl.gz")
+	if err := os.WriteFile(b, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out2 bytes.Buffer
+	if err := pairedMain([]string{b}, &out2); err != nil || out2.String() != got {
+		t.Errorf("gzipped: err %v, output\n%s\nwant\n%s", err, out2.String(), got)
 	}
 	if err := pairedMain(nil, &out); err == nil {
 		t.Error("no files: want an error")
