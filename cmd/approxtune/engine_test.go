@@ -161,8 +161,17 @@ func TestPathWithinOwnWallTime(t *testing.T) {
 		if r.Skipped != 0 {
 			t.Errorf("%v %s at 0: skipped %d", r.Config, r.Policy, r.Skipped)
 		}
-		// 2% and 1 ms for the final barrier and clock reads outside the path.
-		if r.PredictedS > 1.02*r.SelectiveS+1e-3 {
+		// Where ranks share cores (4 on 2 here) the prediction is the
+		// logged work run on the cores (simulate), not a measured chain:
+		// the process CPU clock also counts the process's other threads
+		// (the Go runtime's), which may have run on the other core, and
+		// the simulation shares a core evenly where the scheduler did not.
+		// It ran 0.3-17% under the run's wall time in six sweeps of this
+		// spec, and once 5.2% over (3.6 ms of a 68 ms run, b=128, on a
+		// busy 2-core CI machine). 8% and 1 ms (the final barrier, clock
+		// reads outside the path) leave room for that and still catch the
+		// cross-rank clock comparison (+38%).
+		if r.PredictedS > 1.08*r.SelectiveS+1e-3 {
 			t.Errorf("%v %s: path %.4fs longer than the run's own wall time %.4fs (%+.1f%%)",
 				r.Config, r.Policy, r.PredictedS, r.SelectiveS, 100*(r.PredictedS/r.SelectiveS-1))
 		}
