@@ -3,7 +3,7 @@
 //
 //	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | go run ./bench/summarize
 //	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
-//	go run ./bench/summarize -paired round1/summa.jsonl round2/summa.jsonl ...
+//	go run ./bench/summarize -paired bench/rounds/r*/summa.jsonl.gz
 //
 // -paired pools several evaluate sweeps of one space and compares, per
 // policy, each configuration's error at the tightest tolerance with its
