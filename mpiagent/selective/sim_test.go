@@ -54,11 +54,7 @@ func TestSimulateWaitingYieldsTheCore(t *testing.T) {
 		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 4}, {kind: evColl, dt: 2, dc: 2, comm: w, size: 2, seq: 0}, {kind: evEnd}},
 		{{kind: evRecv, comm: w, peer: 0, tag: 4}, {kind: evColl, dt: 1, dc: 1, comm: w, size: 2, seq: 0}, {kind: evEnd, dt: 0.5, dc: 0.5}},
 	}
-	place := shareCPUs(2, 1)
-	ends, err := simulate(logs, place)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ends := mustSimulate(t, logs, shareCPUs(2, 1))
 	// 0-1: rank 0 alone (rank 1 waits for the record). 1-3: both compute,
 	// rank 1's 1 s is done at 3, rank 0 has 1 s left, alone: 4. The
 	// collective completes at 4; rank 1's 0.5 s alone ends at 4.5.
@@ -70,11 +66,7 @@ func TestSimulateWaitingYieldsTheCore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := ownCPUs(2)
-	ends, err = simulate(logs, own)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ends = mustSimulate(t, logs, ownCPUs(2))
 	for r := range ends {
 		if !near(ends[r], paths[r].total) {
 			t.Errorf("rank %d: simulated %v, replayed %v", r, ends[r], paths[r].total)
@@ -98,6 +90,16 @@ func TestSimulateReportsStall(t *testing.T) {
 // shareCPUs places n processes in one group of cpus CPUs.
 func shareCPUs(n int, cpus float64) placement {
 	return placement{group: make([]int, n), capacity: []float64{cpus}, members: []int{n}}
+}
+
+// mustSimulate is simulate, failing the test on an error.
+func mustSimulate(t *testing.T, logs [][]event, place placement) []float64 {
+	t.Helper()
+	ends, err := simulate(logs, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ends
 }
 
 // ownCPUs gives each of n processes a CPU of its own.
@@ -147,11 +149,7 @@ func TestSimulateLargeSendWaitsForItsReceive(t *testing.T) {
 		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 3}, {kind: evAck, comm: w, peer: 1, tag: 3}, {kind: evEnd, dt: 0.5, dc: 0.5}},
 		{{kind: evPost, dt: 2, dc: 2, comm: w, peer: 0, tag: 3}, {kind: evRecv, comm: w, peer: 0, tag: 3}, {kind: evEnd, dt: 0.25, dm: 0.25, df: 0.25}},
 	}
-	own := ownCPUs(2)
-	ends, err := simulate(logs, own)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ends := mustSimulate(t, logs, ownCPUs(2))
 	// Rank 0 sends at 1 and waits until rank 1 posts at 2: ends at 2.5.
 	// The replay, which follows the records only, has it end at 1.5.
 	if !near(ends[0], 2.5) || !near(ends[1], 2.25) {
@@ -216,11 +214,7 @@ func TestSimulateMatchesRecordsInOrder(t *testing.T) {
 		append(send, event{kind: evAck, comm: w, peer: 1, tag: 9}, event{kind: evEnd}), // no receive with tag 9 was posted
 		append(recv, event{kind: evEnd}),
 	}
-	own := ownCPUs(2)
-	ends, err := simulate(logs, own)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ends := mustSimulate(t, logs, ownCPUs(2))
 	paths, err := replayPaths(logs)
 	if err != nil {
 		t.Fatal(err)
