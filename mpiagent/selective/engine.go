@@ -59,7 +59,7 @@ const (
 	recMean          // the sender's mean for the kernel (point-to-point)
 	recCounts        // number of (hash, count) pairs that follow the shares
 	recShares        // number of eager shares
-	recClock         // the sender's mpi.Clock when it sent (point-to-point)
+	recClock         // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
 	recBusy          // 1 if the process executed a kernel since its previous records on this communicator (collectives)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
