@@ -158,9 +158,10 @@ type Engine struct {
 
 // Span is one intercepted kernel on a process's timeline: a computation
 // kernel, a collective, a blocking send or receive, the start of a
-// non-blocking send or the wait of a non-blocking receive. Times are seconds since the run began. An executed
-// kernel spans its execution; a skipped one is the instant it was skipped
-// (Start = End) with the time it was charged instead.
+// non-blocking send or the wait of a non-blocking receive. Times are
+// seconds since the run began. An executed kernel spans its execution; a
+// skipped one is the instant it was skipped (Start = End) with the time it
+// was charged instead.
 type Span struct {
 	Op         Op
 	Start, End float64

@@ -11,13 +11,12 @@ import (
 // selective run: the time added since the previous entry, then the point
 // where paths meet (a collective, a record sent, a record received; and, for
 // the simulation of sim.go only, a receive posted and a large send waiting
-// for it). A
-// collective that every member has already agreed to skip on a communicator
-// ("settled") is then skipped without exchanging records, and End replays the
-// logs of all processes to recover the path exactly as the records would have
-// carried it: the engine's messages cost as much as the small collectives
-// they let a run skip on an oversubscribed node, and a settled collective
-// needs none.
+// for it). A collective that every member has already agreed to skip on a
+// communicator ("settled") is then skipped without exchanging records, and
+// End replays the logs of all processes to recover the path exactly as the
+// records would have carried it: the engine's messages cost as much as the
+// small collectives they let a run skip on an oversubscribed node, and a
+// settled collective needs none.
 
 // Kinds of log entries.
 const (
