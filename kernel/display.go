@@ -184,7 +184,11 @@ func tableBundle(sw *session.Sweep, text string) bundle {
 			b.WriteString("<tr>" + cell(s.Policy) + cell(tolName(s.Tolerance)) + cell(fmtX(s.Speedup)) + cell(pct(s.MeanError)) +
 				cell(pct(s.MaxError)) + cell(fmtF(s.Quality, 3)) + cell(s.Chosen) + "</tr>")
 		}
-		fmt.Fprintf(&b, `</tbody></table><div>best configuration (least reference time): %s</div></div>`, html.EscapeString(sums[0].Best))
+		fmt.Fprintf(&b, `</tbody></table><div>best configuration (least reference time): %s</div>`, html.EscapeString(sums[0].Best))
+		if l := sw.NoiseLine(); l != "" {
+			fmt.Fprintf(&b, `<div>%s</div>`, html.EscapeString(l))
+		}
+		b.WriteString(`</div>`)
 	} else {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>selective s</th><th>chosen</th><th>predicted s</th></tr></thead><tbody>`)
 		for _, s := range sums {

@@ -207,8 +207,11 @@ const errFloor = 1e-4
 
 // Error draws the mean prediction error against tolerance, a line per policy,
 // the maximum error as hollow markers, and the ideal error = tolerance as a
-// dashed diagonal, on log axes.
-func Error(pts []PolicyPoint) (*plot.Plot, error) {
+// dashed diagonal, on log axes. A noise floor above 0 (a full run's error
+// against its configuration's other full runs, sweep.RunError) is drawn as
+// a dotted grey line: mean errors on or under it are as close as the
+// machine allows. Pass NaN or 0 for none.
+func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	p := newPlot("Prediction error", "tolerance ε", "relative error of the predicted time")
 	p.X.Tick.Marker = tolTicks{}
 	p.Y.Scale = plot.LogScale{}
@@ -262,6 +265,16 @@ func Error(pts []PolicyPoint) (*plot.Plot, error) {
 	d.Color, d.Dashes, d.Width = color.RGBA{200, 30, 30, 255}, []vg.Length{vg.Points(5), vg.Points(4)}, vg.Points(1.5)
 	p.Add(d)
 	p.Legend.Add("ideal: error = ε", d)
+	if noise > 0 {
+		n, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: noise}, {X: xmax, Y: noise}})
+		if err != nil {
+			return nil, err
+		}
+		n.Color, n.Dashes, n.Width = color.Gray{110}, []vg.Length{vg.Points(2), vg.Points(3)}, vg.Points(2)
+		p.Add(n)
+		p.Legend.Add(fmt.Sprintf("noise: full run vs others (%.1f%%)", 100*noise), n)
+		ymin, ymax = math.Min(ymin, noise), math.Max(ymax, noise)
+	}
 	hollow, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ymin}})
 	hollow.Shape, hollow.Color, hollow.Radius = draw.RingGlyph{}, color.Gray{60}, vg.Points(4)
 	p.Legend.Add("max error (rings)", hollow)

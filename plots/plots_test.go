@@ -42,13 +42,21 @@ func TestSpeedupMapping(t *testing.T) {
 }
 
 func TestErrorMapping(t *testing.T) {
-	p, err := Error(pts)
+	p, err := Error(pts, 0.03)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A zero mean error is drawn at the floor, not lost or NaN on the log axis.
 	if p.Y.Min <= 0 || p.Y.Min > errFloor || p.Y.Max < 0.5 {
 		t.Errorf("y range [%v, %v]: want the floor below and the ideal 2^-1 = 50%% inside", p.Y.Min, p.Y.Max)
+	}
+	// The noise floor's line is inside the range, however high it is.
+	high, err := Error(pts, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if high.Y.Max < 2 || high.Y.Max <= p.Y.Max {
+		t.Errorf("noise floor 200%%: y up to %v (with 3%%: %v); want the line at 2 inside", high.Y.Max, p.Y.Max)
 	}
 	if got := (percentLogTicks{}).Ticks(0.01, 0.5); len(got) == 0 || got[0].Label != "1%" || got[len(got)-1].Label != "50%" {
 		t.Errorf("percent ticks %v", got)
@@ -62,7 +70,7 @@ func TestDegenerateData(t *testing.T) {
 	} else if _, err := Encode(p, "png"); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := Error([]PolicyPoint{{Policy: "x", Tolerance: 0, MeanError: math.NaN()}}); err != nil {
+	if p, err := Error([]PolicyPoint{{Policy: "x", Tolerance: 0, MeanError: math.NaN()}}, math.NaN()); err != nil {
 		t.Fatal(err)
 	} else if _, err := Encode(p, "svg"); err != nil {
 		t.Fatal(err)

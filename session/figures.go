@@ -102,10 +102,17 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 		if name == "speedup" {
 			p, err = plots.Speedup(pts)
 		} else {
-			p, err = plots.Error(pts)
+			noise, n := sw.ReferenceError()
+			if n == 0 {
+				noise = math.NaN()
+			}
+			p, err = plots.Error(pts, noise)
 		}
 		for _, q := range pts {
 			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, formatTolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
+		}
+		if l := sw.NoiseLine(); l != "" {
+			sum.WriteString(l + "\n")
 		}
 	case "configs":
 		p, err = configsFigure(sw, o, &sum)

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -220,6 +221,20 @@ func TestFigureMapping(t *testing.T) {
 	if !strings.Contains(f.Summary, "conditional 2^-1   speed-up  3.00x  mean error  42.5%  max error  75.0%") {
 		t.Errorf("speedup summary:\n%s", f.Summary)
 	}
+	// The noise floor: configuration 0's runs 0.19 and 0.21 miss each
+	// other's by 0.02/0.21 and 0.02/0.19 (configuration 1 has one run).
+	noise := "noise floor: a full run misses the mean of its configuration's other full runs by 10.0% on average (2 runs)"
+	if e, n := sw.ReferenceError(); n != 2 || math.Abs(e-(0.02/0.21+0.02/0.19)/2) > 1e-12 {
+		t.Errorf("ReferenceError = %v over %d runs", e, n)
+	}
+	if f, err := MakeFigure(sw, "error", FigureOptions{}); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(f.Summary, noise) {
+		t.Errorf("error figure summary without the noise floor:\n%s", f.Summary)
+	}
+	if tb := TableBest(sw); !strings.Contains(tb, noise) {
+		t.Errorf("table best without the noise floor:\n%s", tb)
+	}
 	f, err = MakeFigure(sw, "configs", FigureOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +272,7 @@ func knownSweep(t *testing.T) *Sweep {
 	f := func(x float64) *float64 { return &x }
 	tol := 0.5
 	return &Sweep{ID: 1, Spec: spec, Configs: cs, Status: "ok", Results: []sweep.Result{
-		{Index: 0, Config: cs[0], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.2, 0.2}, PredictedS: f(0.22), SelectiveS: f(0.1), Error: f(0.1)},
+		{Index: 0, Config: cs[0], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.19, 0.21}, PredictedS: f(0.22), SelectiveS: f(0.1), Error: f(0.1)},
 		{Index: 1, Config: cs[1], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.4}, PredictedS: f(0.1), SelectiveS: f(0.1), Error: f(0.75)},
 	}}
 }

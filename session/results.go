@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -252,4 +253,33 @@ func ChartScale(sums []Summary) (maxSpeedup, maxError float64) {
 		maxError = math.Max(maxError, s.Tolerance)
 	}
 	return maxSpeedup, maxError
+}
+
+// ReferenceError is sweep.RunError over the sweep's reference runs (each
+// configuration's longest list, should a resume have taken them twice): how
+// far one full run lands from its configuration's other full runs, on
+// average. A mean error at or below it is as close to the references as one
+// more full run would be. n is 0 when no configuration has two references.
+func (s *Sweep) ReferenceError() (mean float64, n int) {
+	refs := map[int][]float64{}
+	for _, r := range s.Results {
+		if len(r.ReferenceS) > len(refs[r.Index]) {
+			refs[r.Index] = r.ReferenceS
+		}
+	}
+	all := make([][]float64, 0, len(refs))
+	for _, r := range refs {
+		all = append(all, r)
+	}
+	return sweep.RunError(all)
+}
+
+// NoiseLine says what ReferenceError means, for the tables and figures of an
+// evaluate sweep; it is empty when there is no such figure.
+func (s *Sweep) NoiseLine() string {
+	e, n := s.ReferenceError()
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("noise floor: a full run misses the mean of its configuration's other full runs by %.1f%% on average (%d runs); mean errors at or below that are as close as this machine allows", 100*e, n)
 }

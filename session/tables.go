@@ -55,6 +55,9 @@ func tableBest(sw *Sweep) string {
 		}
 		tw.Flush()
 		fmt.Fprintf(&b, "best configuration (least reference time): %s\n", sums[0].Best)
+		if l := sw.NoiseLine(); l != "" {
+			b.WriteString(l + "\n")
+		}
 		return b.String()
 	}
 	fmt.Fprintln(tw, "policy\ttolerance\tselective s\tchosen\tpredicted s\t")

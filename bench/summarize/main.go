@@ -21,6 +21,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/approxtune/approxtune/mpiagent/sweep"
 )
 
 type event struct {
@@ -112,6 +114,27 @@ func policyTable(evs []event) {
 		fmt.Printf("| %s | %s | %.2fx | %.1f%% | %.1f%% | %.3f | %.2f | %.2f |\n", e.Policy, pow2(*e.Tolerance), e.Speedup,
 			100**e.MeanError, 100**e.MaxError, *e.Quality, e.SelTotal, e.RefTotal)
 	}
+	if floor, n := runError(evs); n > 0 {
+		fmt.Printf("\nA full run against its configuration's other full runs: %.1f%% mean error (%d runs), the noise floor of the errors above.\n", 100*floor, n)
+	}
+}
+
+// runError is sweep.RunError over the references of the result events (the
+// first result of each configuration carries them).
+func runError(evs []event) (float64, int) {
+	refs := map[int][]float64{}
+	for _, e := range evs {
+		if e.Type == "result" && len(e.ReferenceS) > 0 {
+			if _, ok := refs[e.Index]; !ok {
+				refs[e.Index] = e.ReferenceS
+			}
+		}
+	}
+	var all [][]float64
+	for _, r := range refs {
+		all = append(all, r)
+	}
+	return sweep.RunError(all)
 }
 
 func median(xs []float64) float64 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/mpiagent/sweep"
 )
 
 type event struct {
@@ -20,6 +22,7 @@ type event struct {
 	Residual   *float64        `json:"residual"`
 	Configs    json.RawMessage `json:"configs"` // a list in "start", a count in "summary"
 	Best       map[string]any  `json:"best"`
+	RefError   *float64        `json:"reference_error"` // summary
 }
 
 func decodeEvents(t *testing.T, out string) []event {
@@ -78,6 +81,13 @@ func TestAgentReferenceSweepSUMMA(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Type != "summary" || string(last.Configs) != "9" || last.Best == nil {
 		t.Errorf("last event %+v, want a summary of 9 configurations with a best one", last)
+	}
+	var refs [][]float64
+	for _, e := range results {
+		refs = append(refs, e.ReferenceS)
+	}
+	if want, n := sweep.RunError(refs); n != 27 || last.RefError == nil || math.Abs(*last.RefError-want) > 1e-9 || !(want > 0) {
+		t.Errorf("summary reference_error %v, want %v over the 27 reference runs (%d)", last.RefError, want, n)
 	}
 }
 

@@ -28,6 +28,7 @@ type selectiveResult struct {
 	Executed   int64          `json:"executed"`
 	Skipped    int64          `json:"skipped"`
 	Settled    int64          `json:"settled"`
+	RefError   *float64       `json:"reference_error"` // summary
 	Kernels    []struct {
 		Key     string  `json:"key"`
 		Count   int64   `json:"count"`
@@ -97,6 +98,20 @@ func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
 		t.Fatalf("want every prediction within 2%% of the reference and every unpropagated one off by more than 20%%, with kernels skipped:\n%s", strings.Join(report, "\n"))
 	}
 	t.Logf("\n%s", strings.Join(report, "\n"))
+	// Every policy's summary carries the noise floor of the sweep's
+	// references: with one configuration of two runs, their difference
+	// over their mean taken each way.
+	r0, r1 := res[0].ReferenceS[0], res[0].ReferenceS[1]
+	floor := (math.Abs(r0-r1)/r1 + math.Abs(r1-r0)/r0) / 2
+	if sums := evs["summary"]; len(sums) != 5 {
+		t.Errorf("%d summaries, want 5", len(sums))
+	} else {
+		for _, sm := range sums {
+			if sm.RefError == nil || math.Abs(*sm.RefError-floor) > 1e-9 {
+				t.Errorf("%s summary: reference_error %v, want %v from the references %v", sm.Policy, sm.RefError, floor, res[0].ReferenceS)
+			}
+		}
+	}
 }
 
 // Tolerance 0 skips nothing, and then the prediction is the measured run.

@@ -274,6 +274,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	done := 0
 	var refTotal float64
 	refMeans := make([]float64, len(configs))
+	refRuns := make([][]float64, len(configs)) // each configuration's reference times
 	for i := range refMeans {
 		refMeans[i] = math.NaN() // configurations not run (resumed sweeps) stay NaN
 	}
@@ -291,7 +292,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err != nil {
 			return err
 		}
-		err = r.configuration(ctx, spec, w, i, c, pc, tallies, &done, total, refMeans)
+		err = r.configuration(ctx, spec, w, i, c, pc, tallies, &done, total, refMeans, refRuns)
 		pc.grid.Free()
 		if errors.Is(err, errCancelled) {
 			return err
@@ -304,9 +305,13 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		}
 	}
 	elapsed := mpi.Wtime() - t0
+	var runErr *float64
+	if e, n := sweep.RunError(refRuns); n > 0 {
+		runErr = &e
+	}
 	if len(tallies) == 0 {
 		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: w.Name(), Mode: spec.Mode,
-			Configs: len(configs), ReferenceTotalS: refTotal, ElapsedS: elapsed}
+			Configs: len(configs), ReferenceTotalS: refTotal, ReferenceError: runErr, ElapsedS: elapsed}
 		if b := argmin(refMeans); b >= 0 {
 			s.Best = &configs[b]
 		}
@@ -316,7 +321,11 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if len(t.predicted) == 0 {
 			continue
 		}
-		if err := r.send(t.summary(spec, w.Name(), configs, elapsed)); err != nil {
+		s := t.summary(spec, w.Name(), configs, elapsed)
+		if s.MeanError != nil {
+			s.ReferenceError = runErr
+		}
+		if err := r.send(s); err != nil {
 			return err
 		}
 	}
@@ -338,7 +347,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 // way, the runs done so far are still reported, judged against the
 // references taken so far, if any.
 func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
-	pc *config, tallies []*tally, done *int, total int, refMeans []float64) (err error) {
+	pc *config, tallies []*tally, done *int, total int, refMeans []float64, refRuns [][]float64) (err error) {
 	var wanted []*tally
 	for _, t := range tallies {
 		if spec.Wants(i, t.tr.Policy.String(), t.tr.Tolerance) {
@@ -386,7 +395,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		var m float64
 		if len(refs) > 0 {
 			m = stat.Mean(refs, nil)
-			refMeans[i] = m
+			refMeans[i], refRuns[i] = m, refs
 		}
 		for _, p := range pending {
 			*done++
@@ -425,7 +434,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		if err := referencesUpTo(0); err != nil {
 			return err
 		}
-		refMeans[i] = stat.Mean(refs, nil)
+		refMeans[i], refRuns[i] = stat.Mean(refs, nil), refs
 		*done++
 		return r.send(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i,
 			Config: c, ReferenceS: refs, Residual: &worst, Done: *done, Total: total})

@@ -74,7 +74,14 @@ type Summary struct {
 	Chosen          *Config  `json:"chosen,omitempty"`
 	Best            *Config  `json:"best,omitempty"`
 	Quality         *float64 `json:"quality,omitempty"`
-	ElapsedS        float64  `json:"elapsed_s"`
+	// ReferenceError is RunError over the sweep's references: how far a
+	// full run lands from its configuration's other full runs, on average.
+	// A mean error at or below it is as close to the references as one more
+	// full run would be. Set in evaluate (every policy's summary carries
+	// the sweep's figure) and reference sweeps, with two references or more
+	// for some configuration.
+	ReferenceError *float64 `json:"reference_error,omitempty"`
+	ElapsedS       float64  `json:"elapsed_s"`
 }
 
 // KernelsEvent lists one process's kernel statistics after a selective run
