@@ -209,8 +209,8 @@ const errFloor = 1e-4
 // the maximum error as hollow markers, and the ideal error = tolerance as a
 // dashed diagonal, on log axes. A noise floor above 0 (a full run's error
 // against its configuration's other full runs, sweep.RunError) is drawn as
-// a dotted grey line: mean errors on or under it are as close as the
-// machine allows. Pass NaN or 0 for none.
+// a dotted grey line: a mean error on or under it is as close to the
+// references as one more full run would be. Pass NaN or 0 for none.
 func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	p := newPlot("Prediction error", "tolerance ε", "relative error of the predicted time")
 	p.X.Tick.Marker = tolTicks{}

@@ -281,5 +281,5 @@ func (s *Sweep) NoiseLine() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("noise floor: a full run misses the mean of its configuration's other full runs by %.1f%% on average (%d runs); mean errors at or below that are as close as this machine allows", 100*e, n)
+	return fmt.Sprintf("noise floor: a full run misses the mean of its configuration's other full runs by %.1f%% on average (%d runs); a mean error at or below it is as close as one more full run would be", 100*e, n)
 }
