@@ -267,11 +267,7 @@ func (s *Sweep) ReferenceError() (mean float64, n int) {
 			refs[r.Index] = r.ReferenceS
 		}
 	}
-	all := make([][]float64, 0, len(refs))
-	for _, r := range refs {
-		all = append(all, r)
-	}
-	return sweep.RunError(all)
+	return sweep.RunErrorByIndex(refs)
 }
 
 // NoiseLine says what ReferenceError means, for the tables and figures of an

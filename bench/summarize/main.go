@@ -130,11 +130,7 @@ func runError(evs []event) (float64, int) {
 			}
 		}
 	}
-	var all [][]float64
-	for _, r := range refs {
-		all = append(all, r)
-	}
-	return sweep.RunError(all)
+	return sweep.RunErrorByIndex(refs)
 }
 
 func median(xs []float64) float64 {

@@ -1,6 +1,9 @@
 package sweep
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // RunError is the machine's noise as a prediction error: how far one full
 // run of a configuration is from the mean of that configuration's other full
@@ -33,4 +36,20 @@ func RunError(refs [][]float64) (mean float64, n int) {
 		return math.NaN(), 0
 	}
 	return sum / float64(n), n
+}
+
+// RunErrorByIndex is RunError over each configuration's references keyed by
+// its index, taken in index order (so the sum, and its last digits, are the
+// same every time).
+func RunErrorByIndex(refs map[int][]float64) (mean float64, n int) {
+	idx := make([]int, 0, len(refs))
+	for i := range refs {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	all := make([][]float64, 0, len(refs))
+	for _, i := range idx {
+		all = append(all, refs[i])
+	}
+	return RunError(all)
 }

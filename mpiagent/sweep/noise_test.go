@@ -17,6 +17,9 @@ func TestRunError(t *testing.T) {
 	if got, n := RunError([][]float64{{3, 3, 3}}); n != 3 || got != 0 {
 		t.Errorf("identical runs: RunError = %v over %d; want 0 over 3", got, n)
 	}
+	if got2, n := RunErrorByIndex(map[int][]float64{7: {2, 2, 2.6}, 2: {1.0, 1.1}, 9: {5}}); n != 5 || math.Abs(got2-want) > 1e-12 {
+		t.Errorf("RunErrorByIndex = %v over %d runs; want %v over 5", got2, n, want)
+	}
 	if got, n := RunError([][]float64{{1}, nil}); n != 0 || !math.IsNaN(got) {
 		t.Errorf("no configuration with two runs: RunError = %v over %d; want NaN over 0", got, n)
 	}
