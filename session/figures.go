@@ -99,20 +99,17 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 			return nil, fmt.Errorf("%s needs an evaluate sweep (reference times); the last sweep is %s", name, sw.Spec.Mode)
 		}
 		pts := policyPoints(sw)
+		noise, n := sw.ReferenceError() // NaN when n is 0: no line
 		if name == "speedup" {
 			p, err = plots.Speedup(pts)
 		} else {
-			noise, n := sw.ReferenceError()
-			if n == 0 {
-				noise = math.NaN()
-			}
 			p, err = plots.Error(pts, noise)
 		}
 		for _, q := range pts {
 			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, formatTolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
 		}
-		if l := sw.NoiseLine(); l != "" {
-			sum.WriteString(l + "\n")
+		if name == "error" && n > 0 {
+			sum.WriteString(noiseLine(noise, n) + "\n")
 		}
 	case "configs":
 		p, err = configsFigure(sw, o, &sum)

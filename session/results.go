@@ -277,5 +277,10 @@ func (s *Sweep) NoiseLine() string {
 	if n == 0 {
 		return ""
 	}
+	return noiseLine(e, n)
+}
+
+// noiseLine words a noise floor of e over n reference runs.
+func noiseLine(e float64, n int) string {
 	return fmt.Sprintf("noise floor: a full run misses the mean of its configuration's other full runs by %.1f%% on average (%d runs); a mean error at or below it is as close as one more full run would be", 100*e, n)
 }
