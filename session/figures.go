@@ -108,7 +108,7 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 		for _, q := range pts {
 			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, formatTolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
 		}
-		if name == "error" && n > 0 {
+		if n > 0 {
 			sum.WriteString(noiseLine(noise, n) + "\n")
 		}
 	case "configs":
