@@ -483,6 +483,16 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	st.Add(dt)
 	e.add(dt, st.key.Op)
 	e.executed++
+	// Eager shares a kernel as soon as an execution makes it predictable,
+	// so its statistics travel with the run's next records: a kernel that
+	// runs once per run (the top of a recursion) is then agreed on by the
+	// next run, instead of being found predictable only when next reached
+	// and executed once more while its statistics travel.
+	if e.skip && e.tr.Policy == Eager && !st.key.Op.IsComm() {
+		if _, ok := e.tr.global[st.hash]; !ok && e.qs.Predictable(st.Stat, e.tr.Tolerance, 1, e.nmin) {
+			e.tr.learn(st.hash, st.Stat, Shape{})
+		}
+	}
 }
 
 // skippedFor charges a skipped kernel's predicted time.

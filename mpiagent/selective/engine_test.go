@@ -13,6 +13,7 @@ func TestMain(m *testing.M) {
 	mpitest.Main(m, map[string]func(*mpitest.R){
 		"comm-agreement": commAgreement,
 		"eager-spread":   eagerSpread,
+		"eager-once":     eagerOncePerRun,
 		"p2p-skip":       p2pSkip,
 		"placement":      placementScenario,
 		"p2p-large":      p2pLarge,
@@ -125,6 +126,38 @@ func eagerSpread(r *mpitest.R) {
 	g.Free()
 }
 
+// Eager: a kernel called once per run (the top of a recursion) is shared
+// as soon as its second execution makes it predictable, so the next run
+// skips it from its first call: it runs twice, not three times.
+func eagerOncePerRun(r *mpitest.R) {
+	e := newEngine(r)
+	g, err := e.NewGrid([]int{2, 2})
+	if err != nil {
+		r.Fatalf("grid: %v", err)
+	}
+	tr := NewTrack(Eager, 1) // two 20 ms spins within 15% of each other are predictable
+	k := e.Kernels()
+	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 6})
+	buf := make([]float64, 4)
+	var took [3]time.Duration
+	for run := range took {
+		e.Begin(tr, Selective)
+		t0 := time.Now()
+		k.Spin(6, 0.02)
+		took[run] = time.Since(t0)
+		g.Along(1).Bcast(buf, 0)
+		g.Along(0).Bcast(buf, 0)
+		if _, err := e.End(); err != nil {
+			r.Fatalf("run %d: end: %v", run+1, err)
+		}
+	}
+	st := tr.stats[spinKey]
+	if st == nil || st.N != 2 || st.skips != 1 || took[2] > 10*time.Millisecond {
+		r.Errorf("eager, a kernel once per run: spin took %v in three runs, stats %+v; want it executed in the first two runs and skipped in the third", took, st)
+	}
+	g.Free()
+}
+
 // Point-to-point: the sender decides; a skipped message arrives empty and
 // leaves the receive buffer as it was; non-blocking requests complete.
 func p2pSkip(r *mpitest.R) {
@@ -162,4 +195,5 @@ func p2pSkip(r *mpitest.R) {
 
 func TestCommKernelNeedsEveryRank(t *testing.T)   { mpitest.Run(t, "comm-agreement", 4) }
 func TestEagerSpreadsAndCarriesOver(t *testing.T) { mpitest.Run(t, "eager-spread", 4) }
+func TestEagerSharesOnExecution(t *testing.T)     { mpitest.Run(t, "eager-once", 4) }
 func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4) }
