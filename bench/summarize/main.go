@@ -4,11 +4,18 @@
 //	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | go run ./bench/summarize
 //	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
 //	go run ./bench/summarize -paired bench/rounds/r*/summa.jsonl.gz
+//	go run ./bench/summarize -ranking lookahead -policies conditional,eager bench/rounds/r*/cholesky2d.jsonl.gz
 //
 // -paired pools several evaluate sweeps of one space and compares, per
 // policy, each configuration's error at the tightest tolerance with its
 // error at the loosest in the same sweep (the machine's drift is shared by
 // the two), with the standard error of the mean difference.
+//
+// -ranking PARAM pools several evaluate sweeps and compares the
+// configurations that differ only in PARAM: per policy and tolerance, how
+// many such pairs the predictions order as their references do, and the
+// prediction error at each value of PARAM. -policies and -tolerances
+// (comma-separated, like 2^-1,2^-5) keep only some of the results.
 package main
 
 import (
@@ -52,7 +59,25 @@ type event struct {
 func main() {
 	overhead := flag.Bool("overhead", false, "print the engine-overhead table (tolerance-0 runs against references)")
 	paired := flag.Bool("paired", false, "pool the evaluate sweeps named as arguments: per policy, the error at the tightest tolerance minus that at the loosest, paired by sweep and configuration")
+	ranking := flag.String("ranking", "", "pool the evaluate sweeps named as arguments and compare the configurations that differ only in this parameter")
+	policies := flag.String("policies", "", "with -ranking: keep only these policies (comma-separated)")
+	tolerances := flag.String("tolerances", "", "with -ranking: keep only these tolerances (comma-separated, like 2^-1,2^-5)")
 	flag.Parse()
+	if *ranking != "" {
+		f, err := parseRankFilter(*policies, *tolerances)
+		if err == nil {
+			err = rankingMain(flag.Args(), *ranking, f, os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *policies != "" || *tolerances != "" {
+		fmt.Fprintln(os.Stderr, "summarize: -policies and -tolerances go with -ranking")
+		os.Exit(2)
+	}
 	if *paired {
 		if err := pairedMain(flag.Args(), os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "summarize:", err)
