@@ -85,16 +85,9 @@ func pairErrors(sweeps [][]event) ([]pairedRow, float64, float64, error) {
 // pairedMain reads the sweeps in files and prints the pooled comparison as
 // a markdown table.
 func pairedMain(files []string, w io.Writer) error {
-	if len(files) == 0 {
-		return fmt.Errorf("-paired: name the sweeps' output files (one evaluate sweep each)")
-	}
-	var sweeps [][]event
-	for _, f := range files {
-		evs, err := readFile(f)
-		if err != nil {
-			return fmt.Errorf("-paired: %w", err)
-		}
-		sweeps = append(sweeps, evs)
+	sweeps, err := readSweeps(files)
+	if err != nil {
+		return fmt.Errorf("-paired: %w", err)
 	}
 	rows, loose, tight, err := pairErrors(sweeps)
 	if err != nil {
@@ -115,6 +108,22 @@ func pairedMain(files []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %.2f points | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, 100*r.SE, verdict)
 	}
 	return nil
+}
+
+// readSweeps reads the events of the sweeps in files, one slice per file.
+func readSweeps(files []string) ([][]event, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("name the sweeps' output files (one evaluate sweep each)")
+	}
+	var sweeps [][]event
+	for _, f := range files {
+		evs, err := readFile(f)
+		if err != nil {
+			return nil, err
+		}
+		sweeps = append(sweeps, evs)
+	}
+	return sweeps, nil
 }
 
 // readFile reads one sweep's events from a file, gunzipping it if its name

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"gonum.org/v1/gonum/stat"
 )
 
 // rankFilter keeps the results of some policies and tolerances (empty: all).
@@ -95,12 +96,7 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 			}
 			v, ok := cfg[param]
 			if !ok {
-				names := make([]string, 0, len(cfg))
-				for n := range cfg {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				return nil, nil, fmt.Errorf("the configurations have no parameter %q: they have %s", param, strings.Join(names, ", "))
+				return nil, nil, fmt.Errorf("the configurations have no parameter %q: they have %s", param, strings.Join(slices.Sorted(maps.Keys(cfg)), ", "))
 			}
 			val := fmt.Sprint(v)
 			delete(cfg, param)
@@ -110,11 +106,7 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 				groups[k] = map[string]point{}
 				gorder = append(gorder, k)
 			}
-			ref := 0.0
-			for _, r := range e.ReferenceS {
-				ref += r
-			}
-			ref /= float64(len(e.ReferenceS))
+			ref := stat.Mean(e.ReferenceS, nil)
 			groups[k][val] = point{e.PredictedS, ref}
 			if !slices.Contains(values, val) {
 				values = append(values, val)
@@ -129,17 +121,18 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 		policy    string
 		tolerance float64
 	}
-	rowOf := map[rowKey]*rankRow{}
-	var rows []*rankRow
+	rowOf := map[rowKey]int{} // index in rows
+	var rows []rankRow
 	for _, k := range gorder {
 		g := groups[k]
 		rk := rowKey{k.policy, k.tolerance}
-		r := rowOf[rk]
-		if r == nil {
-			r = &rankRow{Policy: k.policy, Tolerance: k.tolerance}
-			rowOf[rk] = r
-			rows = append(rows, r)
+		i, ok := rowOf[rk]
+		if !ok {
+			i = len(rows)
+			rowOf[rk] = i
+			rows = append(rows, rankRow{Policy: k.policy, Tolerance: k.tolerance})
 		}
+		r := &rows[i]
 		for i, a := range values {
 			for _, b := range values[i+1:] {
 				pa, oka := g[a]
@@ -154,10 +147,6 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 			}
 		}
 	}
-	out := make([]rankRow, len(rows))
-	for i, r := range rows {
-		out[i] = *r
-	}
 	var vals []valueRow
 	for _, v := range values {
 		s := signed[v]
@@ -170,22 +159,15 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 		}
 		vals = append(vals, vr)
 	}
-	return out, vals, nil
+	return rows, vals, nil
 }
 
 // rankingMain reads the sweeps in files and prints the comparison of the
 // values of param as two markdown tables.
 func rankingMain(files []string, param string, f rankFilter, w io.Writer) error {
-	if len(files) == 0 {
-		return fmt.Errorf("-ranking: name the sweeps' output files (one evaluate sweep each)")
-	}
-	var sweeps [][]event
-	for _, name := range files {
-		evs, err := readFile(name)
-		if err != nil {
-			return fmt.Errorf("-ranking: %w", err)
-		}
-		sweeps = append(sweeps, evs)
+	sweeps, err := readSweeps(files)
+	if err != nil {
+		return fmt.Errorf("-ranking: %w", err)
 	}
 	rows, vals, err := rankValues(sweeps, param, f)
 	if err != nil {

@@ -1,8 +1,11 @@
 package sweep
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // RunError is the machine's noise as a prediction error: how far one full
@@ -19,10 +22,7 @@ func RunError(refs [][]float64) (mean float64, n int) {
 		if k < 2 {
 			continue
 		}
-		var total float64
-		for _, r := range rs {
-			total += r
-		}
+		total := floats.Sum(rs)
 		for _, r := range rs {
 			others := (total - r) / float64(k-1)
 			if others <= 0 {
@@ -42,13 +42,8 @@ func RunError(refs [][]float64) (mean float64, n int) {
 // its index, taken in index order (so the sum, and its last digits, are the
 // same every time).
 func RunErrorByIndex(refs map[int][]float64) (mean float64, n int) {
-	idx := make([]int, 0, len(refs))
-	for i := range refs {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
 	all := make([][]float64, 0, len(refs))
-	for _, i := range idx {
+	for _, i := range slices.Sorted(maps.Keys(refs)) {
 		all = append(all, refs[i])
 	}
 	return RunError(all)
