@@ -49,6 +49,7 @@ type Comm struct {
 	sendSeq  map[[2]int64]int64 // records sent per (destination, tag): the log numbers them
 	execMark int64
 	quiet    bool
+	promised map[uint64]int64 // collectives' calls left that run without records on a member's promise
 }
 
 // refresh is how often (in collectives on a communicator) a quiet
@@ -61,6 +62,7 @@ const refresh = 8
 func (c *Comm) count() {
 	if c.gen != c.e.gen {
 		c.gen, c.colls, c.execMark, c.quiet = c.e.gen, 0, 0, false
+		clear(c.promised)
 		clear(c.recvSeq)
 		clear(c.sendSeq)
 	}
@@ -202,6 +204,19 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
 	sk := settleKey{c.id, st.hash}
 	coll := event{kind: evColl, comm: c.id, size: int64(size), seq: seq}
+	if e.skip && c.promised[st.hash] > 0 {
+		// A member promised to execute it: no decision to make.
+		c.promised[st.hash]--
+		e.logEvent(coll)
+		t0 := mpi.Clock()
+		must(do())
+		t1 := mpi.Clock()
+		ev := &e.plog[len(e.plog)-1]
+		ev.in, ev.out = t0, t1
+		e.promisedFor(st, t0, t1)
+		e.resumeAt(t1)
+		return
+	}
 	if e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
 		e.logEvent(coll)
 		e.settledSkips++
@@ -214,6 +229,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		e.rec[recBusy] = 1
 	}
 	c.execMark = e.executed
+	e.rec[recPromise] = e.promise(st)
 	e.logEvent(coll)
 	if len(c.scratch) < size*e.recLen {
 		c.scratch = make([]float64, size*e.recLen)
@@ -223,9 +239,11 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	exchanged := mpi.Clock()
 	lastIn := 0.0 // when the last member reached the collective
 	exec, busy := false, false
+	promise := 0.0
 	for r := 0; r < size; r++ {
 		rec := all[r*e.recLen : (r+1)*e.recLen]
 		lastIn = math.Max(lastIn, rec[recClock])
+		promise = math.Max(promise, rec[recPromise])
 		exec = exec || rec[recExec] != 0
 		busy = busy || rec[recBusy] != 0
 		if r != c.c.Rank() {
@@ -245,6 +263,12 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		return
 	}
 	delete(e.tr.settled, sk)
+	if promise >= 1 {
+		if c.promised == nil {
+			c.promised = map[uint64]int64{}
+		}
+		c.promised[st.hash] = int64(promise)
+	}
 	t0 := mpi.Clock()
 	must(do())
 	t1 := mpi.Clock()

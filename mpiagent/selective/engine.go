@@ -52,15 +52,16 @@ func ParsePolicy(s string) (Policy, error) {
 
 // Sizes of the internal record that travels with every communication.
 const (
-	recTotal  = iota // path time
-	recComp          // its computation part
-	recComm          // its communication part
-	recExec          // 1 if the sender/process wants the kernel executed
-	recMean          // the sender's mean for the kernel (point-to-point)
-	recCounts        // number of (hash, count) pairs that follow the shares
-	recShares        // number of eager shares
-	recClock         // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
-	recBusy          // 1 if the process executed a kernel since its previous records on this communicator (collectives)
+	recTotal   = iota // path time
+	recComp           // its computation part
+	recComm           // its communication part
+	recExec           // 1 if the sender/process wants the kernel executed
+	recMean           // the sender's mean for the kernel (point-to-point)
+	recCounts         // number of (hash, count) pairs that follow the shares
+	recShares         // number of eager shares
+	recClock          // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
+	recBusy           // 1 if the process executed a kernel since its previous records on this communicator (collectives)
+	recPromise        // calls of the collective after this one that the process will execute whatever it learns (promise)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
 	maxShares = 4   // eager shares per message
@@ -146,6 +147,7 @@ type Engine struct {
 	dF           float64
 	plog         []event
 	settledSkips int64
+	promisedRuns int64  // collectives executed without records, on a member's promise (comm.go)
 	gen          uint64 // run number: communicators restart their counts
 	nextComm     int64  // lowest identifier a new communicator may take
 
@@ -268,7 +270,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.executed, e.skipped = 0, 0
 	e.dT, e.dC, e.dM, e.dF = 0, 0, 0, 0
 	e.plog = e.plog[:0]
-	e.settledSkips = 0
+	e.settledSkips, e.promisedRuns = 0, 0
 	e.gen++
 	if e.tracing {
 		e.trace, e.dropped = e.trace[:0], 0
@@ -308,6 +310,7 @@ type RunStats struct {
 	Own               float64 // its time without propagation from others
 	Executed, Skipped int64   // its kernel calls
 	Settled           int64   // of the skipped, collectives skipped without exchanging records
+	Promised          int64   // of the executed, collectives run without records on a member's promise
 }
 
 // End closes the run and returns this process's figures. After a Counting
@@ -322,7 +325,8 @@ func (e *Engine) End() (RunStats, error) {
 			}
 		}
 	}
-	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped, Settled: e.settledSkips}
+	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped,
+		Settled: e.settledSkips, Promised: e.promisedRuns}
 	if e.on && !e.skip && e.counts {
 		if err := e.criticalCounts(); err != nil {
 			return rs, err
@@ -498,6 +502,74 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	}
 }
 
+// maxPromise is the promise of a process that will never find a kernel
+// predictable in this run (tolerance 0): more calls than any run makes.
+const maxPromise = 1 << 20
+
+// farCalls is how far (in calls, each sampled) a kernel must be from
+// predictable before its process promises to execute it without records.
+// A run calls one collective a few hundred times at most (cholesky3d at
+// b=24: 320 on rank 0), so such a kernel would not have become predictable
+// in the run anyway, and the calls the promise leaves unsampled cost it
+// nothing.
+const farCalls = 256
+
+// promise is how many calls of a collective, after this one, this process
+// will execute whatever the others say. While one member's promise lasts,
+// every member runs the collective without exchanging records (comm.go):
+// on a node with more ranks than cores each records exchange costs as much
+// as a small collective. Those calls are timed and charged at End (their
+// cost needs every member's arrival), but add no sample, so a process
+// promises only where its statistics are hopeless: at tolerance 0, or a
+// kernel farCalls sampled calls or more from predictable (one of a few
+// microseconds, timed within the clock's noise, at 2^-5), and then an
+// eighth of that distance. Eager and online promise nothing: their records
+// carry what others decide by (statistics shared along the grid,
+// critical-path counts); nor does apriori's counting run, whose records
+// are its path.
+func (e *Engine) promise(st *kstat) float64 {
+	tr := e.tr
+	if !e.skip || tr.Policy == Eager || tr.Policy == Online {
+		return 0
+	}
+	if tr.Tolerance <= 0 {
+		return maxPromise
+	}
+	if st.N < max(e.nmin, 2) || st.Mean <= 0 {
+		return 0
+	}
+	// The rule is z·s/(sqrt(n)·mean·sqrt(alpha)) <= tolerance (z below t:
+	// the distance comes out shorter), so n·alpha >= q.
+	zs := e.qs.z * math.Sqrt(st.Var()) / (st.Mean * tr.Tolerance)
+	q, n := zs*zs, float64(st.N)
+	var far float64
+	switch tr.Policy {
+	case Local: // alpha is the calls, which grow with the samples: (n+k)(calls+k) >= q
+		c := float64(st.calls)
+		far = (math.Sqrt((n-c)*(n-c)+4*q) - (n + c)) / 2
+	case Apriori:
+		far = q/math.Max(st.alpha, 1) - n
+	default:
+		far = q - n
+	}
+	if far < farCalls {
+		return 0
+	}
+	return math.Min(math.Floor(far/8), maxPromise)
+}
+
+// promisedFor counts a collective executed on a promise. Its cost goes on
+// the path at End (chargePromised), from the members' logs; here it only
+// counts as this process's own time.
+func (e *Engine) promisedFor(st *kstat, t0, t1 float64) {
+	if e.tracing {
+		e.span(st.key.Op, t0, t1, 0, false)
+	}
+	e.own += t1 - t0
+	e.executed++
+	e.promisedRuns++
+}
+
 // skippedFor charges a skipped kernel's predicted time.
 func (e *Engine) skippedFor(st *kstat, t float64) {
 	if e.tracing {
@@ -630,6 +702,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	rec[recMean] = mean
 	rec[recClock] = mpi.Clock()
 	rec[recBusy] = 0
+	rec[recPromise] = 0
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.Policy == Eager {

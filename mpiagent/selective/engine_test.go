@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 		"cpu-kernels":    cpuKernels,
 		"settled-replay": settledReplay,
 		"trace-timeline": traceTimeline,
+		"promised-runs":  promisedRuns,
 	})
 }
 

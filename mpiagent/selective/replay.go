@@ -36,13 +36,14 @@ type event struct {
 	dt, dc, dm float64
 	df         float64
 	comm       commID
-	size       int64 // evColl: the communicator's size
-	seq        int64 // evColl: the collective's number on comm in this run; evRecv/evPost: the receive's number from peer with tag (posting order, as MPI matches); evSend/evAck: the send's number to peer with tag
-	peer, tag  int64 // point-to-point: the peer's world rank, the tag
+	size       int64   // evColl: the communicator's size
+	seq        int64   // evColl: the collective's number on comm in this run; evRecv/evPost: the receive's number from peer with tag (posting order, as MPI matches); evSend/evAck: the send's number to peer with tag
+	peer, tag  int64   // point-to-point: the peer's world rank, the tag
+	in, out    float64 // evColl run on a promise: when this process reached it and left it (mpi.Clock); else 0
 }
 
 // eventLen is the number of float64 an event takes in the gathered log.
-const eventLen = 11
+const eventLen = 13
 
 // commID names a communicator across processes: an identifier agreed by its
 // members when it was created, and its lowest world rank (two communicators
@@ -204,7 +205,7 @@ func encodeLog(log []event) []float64 {
 	out := make([]float64, 0, len(log)*eventLen)
 	for _, ev := range log {
 		out = append(out, float64(ev.kind), ev.dt, ev.dc, ev.dm, ev.df, float64(ev.comm.id), float64(ev.comm.low),
-			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag))
+			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag), ev.in, ev.out)
 	}
 	return out
 }
@@ -215,9 +216,45 @@ func decodeLog(buf []float64) []event {
 	for i := range log {
 		b := buf[i*eventLen : (i+1)*eventLen]
 		log[i] = event{kind: int(b[0]), dt: b[1], dc: b[2], dm: b[3], df: b[4], comm: commID{int64(b[5]), int64(b[6])},
-			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10])}
+			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10]), in: b[11], out: b[12]}
 	}
 	return log
+}
+
+// chargePromised gives every collective run on a promise (comm.go) its cost,
+// now that every member's log is here: from the last member's arrival to
+// this member's end (one host's clocks agree), the measure the records
+// exchange gives a collective otherwise. The cost joins the entry after
+// the collective, as an executed collective's time would have; the run's
+// end entry follows every collective, so there is one. Without one clock
+// for all (members on several hosts) a member is charged its own time in
+// the collective, its wait for the others included.
+func chargePromised(logs [][]event, sameClock bool) {
+	lastIn := map[collKey]float64{}
+	for _, log := range logs {
+		for _, ev := range log {
+			if ev.kind == evColl && ev.out > 0 {
+				k := collKey{ev.comm, ev.seq}
+				lastIn[k] = math.Max(lastIn[k], ev.in)
+			}
+		}
+	}
+	for _, log := range logs {
+		for i, ev := range log {
+			if ev.kind != evColl || ev.out <= 0 || i+1 == len(log) {
+				continue
+			}
+			from := ev.in
+			if sameClock {
+				from = math.Max(from, lastIn[collKey{ev.comm, ev.seq}])
+			}
+			t := math.Max(ev.out-from, 0)
+			next := &log[i+1]
+			next.dt += t
+			next.dm += t
+			next.df += t
+		}
+	}
 }
 
 // replayTag is the tag of the log messages on the engine's world communicator.
@@ -236,11 +273,12 @@ func (e *Engine) replay() error {
 	w := e.world.in
 	e.logEvent(event{kind: evEnd})
 	size := w.Size()
-	// Each process's log length and settled skips; rank 0 sends back every
-	// path (total, computation, communication, simulated end) and the
-	// settled skips of all.
+	// Each process's log length and its collectives that exchanged no
+	// records (settled skips, promised runs); rank 0 sends back every path
+	// (total, computation, communication, simulated end) and the sum of
+	// those: when it is 0, the replay must give what the records carried.
 	heads := make([]int64, 2*size)
-	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips}, heads, 0); err != nil {
+	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips + e.promisedRuns}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
 	final := make([]float64, 4*size+1)
@@ -256,6 +294,7 @@ func (e *Engine) replay() error {
 			}
 			logs[r] = decodeLog(b)
 		}
+		chargePromised(logs, e.sameClock)
 		paths, err := replayPaths(logs)
 		var ends []float64
 		if err == nil {

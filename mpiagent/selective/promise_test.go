@@ -1,0 +1,136 @@
+package selective
+
+import (
+	"math"
+	"testing"
+
+	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/mpiagent/mpi"
+)
+
+// A process promises to execute a collective without records only where its
+// statistics cannot become predictable soon: at tolerance 0, or when the
+// kernel is farCalls sampled calls or more from predictable.
+func TestPromise(t *testing.T) {
+	qs := newQuantiles(0.95)
+	noisy := Stat{N: 20, Mean: 3e-6, M2: 19 * 25e-12}  // CV 1.7: ~11,000 samples at 2^-5
+	steady := Stat{N: 20, Mean: 3e-3, M2: 19 * 1e-10}  // CV 0.003: predictable already
+	close := Stat{N: 20, Mean: 1e-3, M2: 19 * 0.01e-6} // CV 0.1: ~40 samples at 2^-5
+	cases := []struct {
+		name   string
+		policy Policy
+		tol    float64
+		st     Stat
+		calls  int64
+		want   func(float64) bool
+		what   string
+	}{
+		{"tolerance 0", Conditional, 0, Stat{}, 1, func(p float64) bool { return p == maxPromise }, "maxPromise"},
+		{"hopeless kernel", Conditional, 1.0 / 32, noisy, 20, func(p float64) bool { return p > 1000 && p < 2000 }, "an eighth of ~11,000 calls"},
+		{"steady kernel", Conditional, 1.0 / 32, steady, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"close to predictable", Conditional, 1.0 / 32, close, 20, func(p float64) bool { return p == 0 }, "0 (under farCalls away)"},
+		{"one sample", Conditional, 1.0 / 32, Stat{N: 1, Mean: 1e-6}, 1, func(p float64) bool { return p == 0 }, "0"},
+		{"local: its calls count too", Local, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0 (about 84 calls away)"},
+		{"local, far", Local, 1.0 / 128, noisy, 20, func(p float64) bool { return p > 30 && p < 70 }, "an eighth of ~400 calls"},
+		{"local, many calls already", Local, 1.0 / 2, noisy, 5000, func(p float64) bool { return p == 0 }, "0"},
+		{"eager shares with its records", Eager, 0, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"online counts with its records", Online, 0, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(c.policy, c.tol)}
+			st := &kstat{Stat: c.st, calls: c.calls}
+			if got := e.promise(st); !c.want(got) {
+				t.Fatalf("%v at %v: promise %v, want %s", c.policy, c.tol, got, c.what)
+			}
+		})
+	}
+	e := &Engine{qs: qs, nmin: 2, skip: false, tr: NewTrack(Apriori, 0)}
+	if p := e.promise(&kstat{Stat: noisy}); p != 0 {
+		t.Fatalf("counting run: promise %v, want 0", p)
+	}
+}
+
+// A collective run on a promise is charged at the end from every member's
+// log: from the last member's arrival to its own end, on the entry after it.
+func TestChargePromised(t *testing.T) {
+	c := commID{id: 1, low: 0}
+	logs := func() [][]event {
+		return [][]event{
+			{{kind: evColl, comm: c, size: 2, seq: 0, in: 10.0, out: 10.5}, {kind: evColl, comm: c, size: 2, seq: 1}, {kind: evEnd, dt: 1}},
+			{{kind: evColl, comm: c, size: 2, seq: 0, in: 10.2, out: 10.3}, {kind: evColl, comm: c, size: 2, seq: 1}, {kind: evEnd, dt: 1}},
+		}
+	}
+	l := logs()
+	chargePromised(l, true)
+	for r, want := range []float64{0.3, 0.1} {
+		if ev := l[r][1]; !near(ev.dt, want) || !near(ev.dm, want) || !near(ev.df, want) || ev.dc != 0 {
+			t.Errorf("one clock, rank %d: entry after the collective %+v, want %v of communication", r, ev, want)
+		}
+		if !near(l[r][2].dt, 1) {
+			t.Errorf("rank %d: the end entry changed to %v", r, l[r][2].dt)
+		}
+	}
+	l = logs()
+	chargePromised(l, false)
+	for r, want := range []float64{0.5, 0.1} {
+		if ev := l[r][1]; !near(ev.dt, want) {
+			t.Errorf("several clocks, rank %d: %v, want its own time %v", r, ev.dt, want)
+		}
+	}
+}
+
+// At tolerance 0, after a collective's first call every call runs on a
+// promise, without records, on every rank; the replay still follows the
+// slow rank, and the collectives' cost is on the path: each step's
+// allreduce of 512 KiB costs every member its transfer after the last
+// arrival, so the path holds about steps transfers (none without the
+// charge at End but the first call's).
+func promisedRuns(r *mpitest.R) {
+	e := newEngine(r)
+	w := e.World()
+	const steps = 30
+	buf, out := make([]float64, 1<<16), make([]float64, 1<<16)
+	transfer := math.Inf(1) // the allreduce with every member there
+	for i := 0; i < 5; i++ {
+		if err := r.World.Barrier(); err != nil {
+			r.Fatalf("barrier: %v", err)
+		}
+		t0 := mpi.Clock()
+		if err := mpi.Allreduce(r.World, buf, out, mpi.Sum); err != nil {
+			r.Fatalf("allreduce: %v", err)
+		}
+		transfer = math.Min(transfer, mpi.Clock()-t0)
+	}
+	tr := NewTrack(Conditional, 0)
+	if err := r.World.Barrier(); err != nil {
+		r.Fatalf("barrier: %v", err)
+	}
+	e.Begin(tr, Selective)
+	t0 := mpi.Clock()
+	for s := 0; s < steps; s++ {
+		spin := 2e-4
+		if r.Rank == s%4 {
+			spin = 3e-3
+		}
+		e.Kernels().Spin(0, spin)
+		w.Allreduce(buf, out, mpi.Sum)
+	}
+	wall := mpi.Clock() - t0
+	rs, err := e.End()
+	if err != nil {
+		r.Fatalf("end: %v", err)
+	}
+	if rs.Executed != 2*steps || rs.Skipped != 0 || rs.Promised != steps-1 {
+		r.Errorf("executed %d skipped %d promised %d, want %d, 0, %d", rs.Executed, rs.Skipped, rs.Promised, 2*steps, steps-1)
+	}
+	// Each step waits for that step's slow rank: 30 spins of 3 ms.
+	if rs.Total < steps*3e-3 || math.Abs(rs.Total-wall) > 0.15*wall {
+		r.Errorf("path %.4fs, want at least %.3fs and within 15%% of the run's %.4fs", rs.Total, steps*3e-3, wall)
+	}
+	if rs.Comm < steps/2*transfer {
+		r.Errorf("communication on the path %.4fs, want at least %d allreduces of %.6fs: the promised ones were not charged", rs.Comm, steps/2, transfer)
+	}
+}
+
+func TestPromisedCollectivesReplayed(t *testing.T) { mpitest.Run(t, "promised-runs", 4) }
