@@ -523,17 +523,20 @@ const farCalls = 256
 // promises only where its statistics are hopeless: at tolerance 0, or a
 // kernel farCalls sampled calls or more from predictable (one of a few
 // microseconds, timed within the clock's noise, at 2^-5), and then an
-// eighth of that distance. Eager and online promise nothing: their records
-// carry what others decide by (statistics shared along the grid,
-// critical-path counts); nor does apriori's counting run, whose records
-// are its path.
+// eighth of that distance. Above tolerance 0, eager and online promise
+// nothing: their records carry what others decide by (statistics shared
+// along the grid, critical-path counts); at tolerance 0 nothing is decided.
+// Apriori's counting run promises nothing: its records are its path.
 func (e *Engine) promise(st *kstat) float64 {
 	tr := e.tr
-	if !e.skip || tr.Policy == Eager || tr.Policy == Online {
+	if !e.skip {
 		return 0
 	}
 	if tr.Tolerance <= 0 {
 		return maxPromise
+	}
+	if tr.Policy == Eager || tr.Policy == Online {
+		return 0
 	}
 	if st.N < max(e.nmin, 2) || st.Mean <= 0 {
 		return 0

@@ -9,8 +9,9 @@ import (
 )
 
 // A process promises to execute a collective without records only where its
-// statistics cannot become predictable soon: at tolerance 0, or when the
-// kernel is farCalls sampled calls or more from predictable.
+// statistics cannot become predictable soon: at tolerance 0 (every policy),
+// or when the kernel is farCalls sampled calls or more from predictable
+// (not eager or online, whose records carry what others decide by).
 func TestPromise(t *testing.T) {
 	qs := newQuantiles(0.95)
 	noisy := Stat{N: 20, Mean: 3e-6, M2: 19 * 25e-12}  // CV 1.7: ~11,000 samples at 2^-5
@@ -33,8 +34,10 @@ func TestPromise(t *testing.T) {
 		{"local: its calls count too", Local, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0 (about 84 calls away)"},
 		{"local, far", Local, 1.0 / 128, noisy, 20, func(p float64) bool { return p > 30 && p < 70 }, "an eighth of ~400 calls"},
 		{"local, many calls already", Local, 1.0 / 2, noisy, 5000, func(p float64) bool { return p == 0 }, "0"},
-		{"eager shares with its records", Eager, 0, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
-		{"online counts with its records", Online, 0, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"eager shares with its records", Eager, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"online counts with its records", Online, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"eager at tolerance 0", Eager, 0, noisy, 20, func(p float64) bool { return p == maxPromise }, "maxPromise"},
+		{"online at tolerance 0", Online, 0, noisy, 20, func(p float64) bool { return p == maxPromise }, "maxPromise"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
