@@ -508,10 +508,11 @@ const maxPromise = 1 << 20
 
 // farCalls is how far (in calls, each sampled) a kernel must be from
 // predictable before its process promises to execute it without records.
-// A run calls one collective a few hundred times at most (cholesky3d at
-// b=24: 320 on rank 0), so such a kernel would not have become predictable
-// in the run anyway, and the calls the promise leaves unsampled cost it
-// nothing.
+// The workloads here call one collective a few hundred times a run at most
+// (cholesky3d at b=24: 320 on rank 0), so such a kernel would not have
+// become predictable in the run anyway. A promise costs a run that calls a
+// collective far more often: sampled once every far/8 calls, a kernel far
+// calls away needs about far²/16 calls instead of far to get there.
 const farCalls = 256
 
 // promise is how many calls of a collective, after this one, this process
@@ -555,20 +556,23 @@ func (e *Engine) promise(st *kstat) float64 {
 	default:
 		far = q - n
 	}
-	if far < farCalls {
+	if !(far >= farCalls) { // NaN too: a promise must be a number every member can compare
 		return 0
 	}
 	return math.Min(math.Floor(far/8), maxPromise)
 }
 
 // promisedFor counts a collective executed on a promise. Its cost goes on
-// the path at End (chargePromised), from the members' logs; here it only
-// counts as this process's own time.
+// the path at End (chargePromised), from the members' logs. This process's
+// own time (its path without propagation) cannot wait for that: it takes
+// the kernel's mean, which its executions with records measured from the
+// last member's arrival, as the path would have (its time t1-t0 holds its
+// wait for the others).
 func (e *Engine) promisedFor(st *kstat, t0, t1 float64) {
 	if e.tracing {
 		e.span(st.key.Op, t0, t1, 0, false)
 	}
-	e.own += t1 - t0
+	e.own += st.Mean
 	e.executed++
 	e.promisedRuns++
 }

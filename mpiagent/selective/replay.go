@@ -225,30 +225,39 @@ func decodeLog(buf []float64) []event {
 // now that every member's log is here: from the last member's arrival to
 // this member's end (one host's clocks agree), the measure the records
 // exchange gives a collective otherwise. The cost joins the entry after
-// the collective, as an executed collective's time would have; the run's
-// end entry follows every collective, so there is one. Without one clock
-// for all (members on several hosts) a member is charged its own time in
-// the collective, its wait for the others included.
+// the collective, as an executed collective's time would have (the run's
+// end entry follows every collective). Without one clock for all (members
+// on several hosts) arrivals cannot be compared, and every member is
+// charged the shortest time a member spent in the collective: the last to
+// arrive waits for no one, so its time is the transfer alone (a member's
+// own time would hold its wait, which the replay adds again).
 func chargePromised(logs [][]event, sameClock bool) {
-	lastIn := map[collKey]float64{}
+	type span struct{ lastIn, least float64 }
+	spans := map[collKey]span{}
 	for _, log := range logs {
 		for _, ev := range log {
 			if ev.kind == evColl && ev.out > 0 {
 				k := collKey{ev.comm, ev.seq}
-				lastIn[k] = math.Max(lastIn[k], ev.in)
+				sp, ok := spans[k]
+				if !ok {
+					sp = span{lastIn: ev.in, least: ev.out - ev.in}
+				}
+				sp.lastIn, sp.least = math.Max(sp.lastIn, ev.in), math.Min(sp.least, ev.out-ev.in)
+				spans[k] = sp
 			}
 		}
 	}
 	for _, log := range logs {
-		for i, ev := range log {
-			if ev.kind != evColl || ev.out <= 0 || i+1 == len(log) {
+		for i, ev := range log[:len(log)-1] {
+			if ev.kind != evColl || ev.out <= 0 {
 				continue
 			}
-			from := ev.in
+			sp := spans[collKey{ev.comm, ev.seq}]
+			t := sp.least
 			if sameClock {
-				from = math.Max(from, lastIn[collKey{ev.comm, ev.seq}])
+				t = ev.out - math.Max(ev.in, sp.lastIn)
 			}
-			t := math.Max(ev.out-from, 0)
+			t = math.Max(t, 0)
 			next := &log[i+1]
 			next.dt += t
 			next.dm += t
