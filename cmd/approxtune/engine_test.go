@@ -28,6 +28,7 @@ type selectiveResult struct {
 	Executed   int64          `json:"executed"`
 	Skipped    int64          `json:"skipped"`
 	Settled    int64          `json:"settled"`
+	Promised   int64          `json:"promised"`
 	RefError   *float64       `json:"reference_error"` // summary
 	Kernels    []struct {
 		Key     string  `json:"key"`
@@ -126,6 +127,11 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	for _, r := range evs["result"] {
 		if r.Skipped != 0 || r.Executed == 0 {
 			t.Errorf("%s at 0: skipped %d executed %d, want nothing skipped", r.Policy, r.Skipped, r.Executed)
+		}
+		// Nothing is decided at 0: after its first call, a collective runs
+		// without records, on a promise, under every policy.
+		if r.Promised == 0 || r.Promised >= r.Executed {
+			t.Errorf("%s at 0: %d of %d executed calls ran on a promise, want most collectives", r.Policy, r.Promised, r.Executed)
 		}
 		if e := *r.Error; e > 0.03 {
 			t.Errorf("%s at 0: predicted %.4fs vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.ReferenceS, 100*e)

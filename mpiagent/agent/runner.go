@@ -189,6 +189,7 @@ type outcome struct {
 	executed  int64
 	skipped   int64
 	settled   int64
+	promised  int64
 }
 
 // selectiveRun runs a configuration under a track's policy (apriori first
@@ -218,11 +219,11 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 			o.path = sweep.Path{CompS: all[3*p+1], CommS: all[3*p+2], IdleS: t - all[3*p+1] - all[3*p+2]}
 		}
 	}
-	counts := []int64{rs.Executed, rs.Skipped, rs.Settled}
+	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}
 	if err := mpi.Allreduce(r.world, counts, counts, mpi.Sum); err != nil {
 		return o, err
 	}
-	o.executed, o.skipped, o.settled = counts[0], counts[1], counts[2]
+	o.executed, o.skipped, o.settled, o.promised = counts[0], counts[1], counts[2], counts[3]
 	o.local = rs.Own
 	return o, nil
 }
@@ -458,7 +459,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
 			Workload: w.Name(), Index: i, Config: c, Policy: t.tr.Policy.String(), Tolerance: &tol,
 			PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
-			Skipped: &o.skipped, Settled: &o.settled, Path: &o.path, Total: total}}
+			Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: total}}
 		if spec.Kernels && r.root() {
 			p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
 				Policy: t.tr.Policy.String(), Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)})

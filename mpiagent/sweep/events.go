@@ -51,7 +51,8 @@ type Result struct {
 	LocalS     *float64  `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
 	Executed   *int64    `json:"executed,omitempty"`
 	Skipped    *int64    `json:"skipped,omitempty"`
-	Settled    *int64    `json:"settled,omitempty"` // of the skipped, collectives skipped without the engine's records (replayed at the end)
+	Settled    *int64    `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
+	Promised   *int64    `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
 	Path       *Path     `json:"path,omitempty"`
 	Done       int       `json:"done"`  // results emitted so far, this one included
 	Total      int       `json:"total"` // results the sweep will emit
