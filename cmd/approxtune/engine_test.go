@@ -121,8 +121,9 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	// Spins of 6 ms: the scheduler's wake-up jitter (a rank waking behind a
 	// neighbour that polls in MPI on the same core) is small beside them;
 	// with 3 ms and 10 steps one run on a busy 2-core CI machine came out
-	// 4.7% long (a 12 ms stall); 20 steps of 6 ms make such a stall 1%.
-	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","steps":20,"mean_us":6000},
+	// 4.7% long (a 12 ms stall), and with 20 steps of 6 ms one in about 20
+	// came out 3.7% long (a 40 ms stall); 40 steps make that 1.9%.
+	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","steps":40,"mean_us":6000},
 		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0],"mode":"evaluate","reference_reps":3,"kernels":true}`)
 	for _, r := range evs["result"] {
 		if r.Skipped != 0 || r.Executed == 0 {
@@ -142,8 +143,8 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	if len(evs["result"]) != 5 {
 		t.Fatalf("%d results, want 5", len(evs["result"]))
 	}
-	// "kernels": true lists each kernel: the two spin kinds ran 20·8/2 = 80 times each on rank 0.
-	// Their means: draws of 6 ms ±10% average within 0.1 ms of 6 ms over 80
+	// "kernels": true lists each kernel: the two spin kinds ran 40·8/2 = 160 times each on rank 0.
+	// Their means: draws of 6 ms ±10% average within 0.1 ms of 6 ms over 160
 	// calls, and a spin never ends early but can end late when its rank
 	// wakes behind a neighbour, hence the one-sided slack.
 	ks := evs["kernels"]
@@ -154,8 +155,8 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	for _, k := range ks[0].Kernels {
 		if strings.HasPrefix(k.Key, "spin") {
 			found++
-			if k.Count != 80 || k.State != "executing" || k.Skipped != 0 || k.MeanS < 5.8e-3 || k.MeanS > 6.9e-3 {
-				t.Errorf("kernel %+v, want 80 executions of about 6 ms, none skipped", k)
+			if k.Count != 160 || k.State != "executing" || k.Skipped != 0 || k.MeanS < 5.8e-3 || k.MeanS > 6.9e-3 {
+				t.Errorf("kernel %+v, want 160 executions of about 6 ms, none skipped", k)
 			}
 		}
 	}
