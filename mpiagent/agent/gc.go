@@ -14,14 +14,21 @@ import (
 // ranks, 20 cholesky3d references went through four collections, 20
 // selective runs through one.
 func collectIfDue(frac float64) bool {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return false
-	}
-	if float64(s[0].Value.Uint64()) < frac*float64(s[1].Value.Uint64()) {
+	if heapShare() < frac {
 		return false
 	}
 	runtime.GC()
 	return true
+}
+
+// heapShare is the heap's live and unswept objects over the heap size at
+// which the runtime starts its next collection (0 if the runtime does not
+// report them).
+func heapShare() float64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 || s[1].Value.Uint64() == 0 {
+		return 0
+	}
+	return float64(s[0].Value.Uint64()) / float64(s[1].Value.Uint64())
 }

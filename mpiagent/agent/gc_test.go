@@ -12,12 +12,6 @@ func forcedCycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
-func heapShare() float64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}}
-	metrics.Read(s)
-	return float64(s[0].Value.Uint64()) / float64(s[1].Value.Uint64())
-}
-
 // Right after a collection the heap is far from the next one, and nothing
 // runs; once garbage fills it to 80% of the goal, a collection runs.
 func TestCollectIfDue(t *testing.T) {
