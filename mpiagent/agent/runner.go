@@ -140,9 +140,13 @@ func (r *runner) once(ctx context.Context, pc *config, tr *selective.Track, mode
 // warmUp runs a prepared configuration once, untimed: its buffers were just
 // allocated, and their first touch (page faults), the first messages between
 // new communicators' ranks and cold caches would otherwise land in the first
-// timed run only.
+// timed run only. It runs through the engine, at tolerance 0 on a track of
+// its own (so every kernel executes and no policy's statistics change):
+// the engine's first run on a configuration meets its communicators' record
+// channels, its kernel keys and its logs for the first time, and that cost
+// used to land in the first selective run only.
 func (r *runner) warmUp(ctx context.Context, pc *config) error {
-	_, _, err := r.once(ctx, pc, nil, selective.Off)
+	_, _, err := r.once(ctx, pc, selective.NewTrack(selective.Conditional, 0), selective.Selective)
 	return err
 }
 
