@@ -121,7 +121,7 @@ type Engine struct {
 	// the simulation at End shares the cores out (placement.go, sim.go).
 	sameClock bool
 	cpuTime   bool
-	readCost  float64 // CPU time one CPU-clock read costs (cpuTime): not charged
+	cpu       *cpuClock // cpuTime: the clock computation is timed in
 	place     placement
 
 	on     bool // a run is being intercepted
@@ -224,9 +224,9 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 // runs, not during one.
 func (e *Engine) SetCPUTime(on bool) {
 	e.cpuTime = on && cpuClockWorks()
-	e.readCost = 0
+	e.cpu = nil
 	if e.cpuTime {
-		e.readCost = cpuReadCost()
+		e.cpu = newCPUClock()
 	}
 }
 
@@ -370,7 +370,7 @@ func (e *Engine) criticalCounts() error {
 // time, else mpi.Clock).
 func (e *Engine) now() float64 {
 	if e.cpuTime {
-		return processCPU()
+		return e.cpu.now()
 	}
 	return mpi.Clock()
 }
@@ -379,7 +379,7 @@ func (e *Engine) now() float64 {
 // returns the clock's reading.
 func (e *Engine) gap() float64 {
 	now := e.now()
-	d := max(now-e.last-e.readCost, 0)
+	d := max(now-e.last, 0)
 	e.total += d
 	e.dT += d
 	e.own += d
@@ -394,7 +394,7 @@ func (e *Engine) resume() { e.last = e.now() }
 // reading the CPU clock again is needed only when computation is timed in it.
 func (e *Engine) resumeAt(t1 float64) {
 	if e.cpuTime {
-		e.last = processCPU()
+		e.last = e.cpu.now()
 		return
 	}
 	e.last = t1
@@ -648,7 +648,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 	t0 := e.gap()
 	if e.dirty && c.Resettable() {
 		c.Reset() // not timed, as in Kernel
-		t0 = processCPU()
+		t0 = e.cpu.now()
 		e.last = t0
 	}
 	var w0, w1 float64
@@ -656,11 +656,11 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 		w0 = mpi.Clock()
 	}
 	c.Run()
-	t1 := processCPU()
+	t1 := e.cpu.now()
 	if e.tracing {
 		w1 = mpi.Clock()
 	}
-	e.executedFor(st, max(t1-t0-e.readCost, 0), w0, w1)
+	e.executedFor(st, max(t1-t0, 0), w0, w1)
 	e.last = t1
 }
 

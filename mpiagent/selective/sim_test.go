@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 
@@ -197,6 +198,46 @@ func TestCPUReadCost(t *testing.T) {
 	c := cpuReadCost()
 	if c <= 0 || c > 20e-6 {
 		t.Errorf("one CPU-clock read costs %v s, want between 0 and 20 us", c)
+	}
+}
+
+// The engine's CPU clock makes one system call for a burst of readings,
+// follows the process's CPU time over busy work, and does not count a
+// sleep: a reading after a pause reads the kernel's clock again.
+func TestCPUClock(t *testing.T) {
+	c := newCPUClock()
+	prev := c.now()
+	for i := 0; i < 1000; i++ {
+		v := c.now()
+		if v < prev {
+			t.Fatalf("reading %d went back: %v after %v", i, v, prev)
+		}
+		prev = v
+	}
+	if c.reads > 100 {
+		t.Errorf("1000 back-to-back readings made %d system calls, want at most 100", c.reads)
+	}
+
+	var r0 int64
+	v0, p0 := c.now(), processCPU()
+	for x := 0.0; processCPU()-p0 < 0.05; x++ { // 50 ms of work, this thread
+	}
+	v1, p1 := c.now(), processCPU()
+	if got, want := v1-v0, p1-p0; math.Abs(got-want) > 0.05*want {
+		t.Errorf("busy work: the clock advanced %v s where the process CPU time advanced %v s", got, want)
+	}
+
+	// After a pause the kernel's clock is read again, and the reading
+	// follows the process's CPU time (other threads, such as a BLAS
+	// library's, may run meanwhile), not the 20 ms that passed.
+	v0, r0, p0 = c.now(), c.reads, processCPU()
+	time.Sleep(20 * time.Millisecond)
+	v1, p1 = c.now(), processCPU()
+	if c.reads != r0+1 {
+		t.Errorf("the reading after a 20 ms pause made %d system calls, want 1", c.reads-r0)
+	}
+	if got, want := v1-v0, p1-p0; math.Abs(got-want) > 1e-3 {
+		t.Errorf("20 ms pause: the clock advanced %v s where the process CPU time advanced %v s", got, want)
 	}
 }
 
