@@ -140,12 +140,17 @@ func (r *runner) once(ctx context.Context, pc *config, tr *selective.Track, mode
 // warmUp runs a prepared configuration once, untimed: its buffers were just
 // allocated, and their first touch (page faults), the first messages between
 // new communicators' ranks and cold caches would otherwise land in the first
-// timed run only. It runs through the engine, at tolerance 0 on a track of
-// its own (so every kernel executes and no policy's statistics change):
-// the engine's first run on a configuration meets its communicators' record
-// channels, its kernel keys and its logs for the first time, and that cost
-// used to land in the first selective run only.
-func (r *runner) warmUp(ctx context.Context, pc *config) error {
+// timed run only. When selective runs follow (engine), it runs through the
+// engine, at tolerance 0 on a track of its own (so every kernel executes and
+// no policy's statistics change): the engine's first run on a configuration
+// meets its communicators' record channels, its kernel keys and its logs for
+// the first time, and that cost used to land in the first selective run
+// only. Otherwise (references only) it runs as they do, with the engine off.
+func (r *runner) warmUp(ctx context.Context, pc *config, engine bool) error {
+	if !engine {
+		_, _, err := r.once(ctx, pc, nil, selective.Off)
+		return err
+	}
 	_, _, err := r.once(ctx, pc, selective.NewTrack(selective.Conditional, 0), selective.Selective)
 	return err
 }
@@ -363,8 +368,8 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 	reps := 0
 	if spec.Mode != sweep.ModeTune {
 		reps = spec.ReferenceReps
-		if err := r.warmUp(ctx, pc); err != nil {
-			return err
+		if err := r.warmUp(ctx, pc, len(wanted) > 0); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	var refs []float64

@@ -121,9 +121,11 @@ func cpuReadCost() float64 {
 
 // cpuDerive is how long after a reading of the CPU clock the next one is
 // derived from the monotonic clock instead. A process that has to wait for
-// its core waits out a neighbour's time slice, milliseconds; within a few
-// microseconds of a reading its CPU time and wall time advance together,
-// and a derived reading is off by at most this much when they do not.
+// its core usually waits out a neighbour's time slice, milliseconds; within
+// a few microseconds of a reading its CPU time and wall time advance
+// together. When they do not (a neighbour woken for a moment), a derived
+// reading is off by at most this much, and the next real reading puts the
+// clock right again: the error stays with one interval and does not add up.
 const cpuDerive = 10e-6
 
 // cpuClock is the process's CPU time at less than a system call a reading,
@@ -149,7 +151,9 @@ type cpuClock struct {
 }
 
 // newCPUClock measures what a read of the kernel's clock costs and starts
-// a clock.
+// a clock (the zero cpuClock has no origin: use this). Its readings fall
+// behind the process's CPU time by the reads' cost, so compare readings of
+// one clock only.
 func newCPUClock() *cpuClock { return &cpuClock{cost: cpuReadCost(), base: time.Now()} }
 
 // now returns the CPU time in seconds (an origin of its own: use differences).

@@ -189,8 +189,8 @@ func placementScenario(r *mpitest.R) {
 
 func TestPlacementUnderMPI(t *testing.T) { mpitest.Run(t, "placement", 4) }
 
-// A CPU-clock read costs something and not much: the engine takes it off
-// every interval it measures.
+// A CPU-clock read costs something and not much: the engine's clock
+// (cpuClock) takes each real read's cost off its readings.
 func TestCPUReadCost(t *testing.T) {
 	if !cpuClockWorks() {
 		t.Fatal("the process CPU clock cannot be read")
@@ -230,7 +230,8 @@ func TestCPUClock(t *testing.T) {
 	// After a pause the kernel's clock is read again, and the reading
 	// follows the process's CPU time (other threads, such as a BLAS
 	// library's, may run meanwhile), not the 20 ms that passed.
-	v0, r0, p0 = c.now(), c.reads, processCPU()
+	v0 = c.now()
+	r0, p0 = c.reads, processCPU()
 	time.Sleep(20 * time.Millisecond)
 	v1, p1 = c.now(), processCPU()
 	if c.reads != r0+1 {
