@@ -99,19 +99,19 @@ func (cholesky2d) Setup(env *Env, c sweep.Config) (Instance, error) {
 		I := s.myr + li*s.pr
 		for lj := 0; lj < s.ntl; lj++ {
 			if J := s.myc + lj*s.pc; I >= J {
-				s.tiles[li*s.ntl+lj] = make([]float64, s.sz(I)*s.sz(J))
+				s.tiles[li*s.ntl+lj] = buffer(s.sz(I) * s.sz(J))
 			}
 		}
 	}
 	for sl := 0; sl < 2; sl++ {
-		s.diag[sl] = make([]float64, b*b)
+		s.diag[sl] = buffer(b * b)
 		s.rowbuf[sl] = make([][]float64, s.mt)
 		for li := range s.rowbuf[sl] {
-			s.rowbuf[sl][li] = make([]float64, s.sz(s.myr+li*s.pr)*b)
+			s.rowbuf[sl][li] = buffer(s.sz(s.myr+li*s.pr) * b)
 		}
 		s.colbuf[sl] = make([][]float64, s.ntl)
 		for lj := range s.colbuf[sl] {
-			s.colbuf[sl][lj] = make([]float64, s.sz(s.myc+lj*s.pc)*b)
+			s.colbuf[sl][lj] = buffer(s.sz(s.myc+lj*s.pc) * b)
 		}
 		s.rrow[sl] = make([]*selective.Request, s.mt)
 		s.rcol[sl] = make([]*selective.Request, s.ntl)

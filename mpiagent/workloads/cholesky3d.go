@@ -112,20 +112,20 @@ func (cholesky3d) Setup(env *Env, c sweep.Config) (Instance, error) {
 	if s.strategy, err = strconv.Atoi(c.String("strategy")); err != nil || s.strategy < 1 || s.strategy > 3 {
 		return nil, fmt.Errorf("strategy %q: want 1, 2 or 3", c.String("strategy"))
 	}
-	s.a = make([]float64, s.m*s.m)
-	s.l = make([]float64, s.m*s.m)
-	s.li = make([]float64, s.m*s.m)
+	s.a = buffer(s.m * s.m)
+	s.l = buffer(s.m * s.m)
+	s.li = buffer(s.m * s.m)
 	half := s.m / 2
 	for _, p := range []*[]float64{&s.pa, &s.pb, &s.pc, &s.pt} {
-		*p = make([]float64, half*half)
+		*p = buffer(half * half)
 	}
 	kb := b / cc
-	s.send = make([]float64, kb*kb)
-	s.recv = make([]float64, 2*kb*kb)
-	s.gat = make([]float64, b*b)
-	s.f = make([]float64, b*b)
-	s.g = make([]float64, b*b)
-	s.sc = make([]float64, 2*b*b)
+	s.send = buffer(kb * kb)
+	s.recv = buffer(2 * kb * kb)
+	s.gat = buffer(b * b)
+	s.f = buffer(b * b)
+	s.g = buffer(b * b)
+	s.sc = buffer(2 * b * b)
 	return s, nil
 }
 

@@ -133,20 +133,20 @@ func (qr2d) Setup(env *Env, c sweep.Config) (Instance, error) {
 	for c := range s.gcol {
 		s.gcol[c] = ((c/b)*s.pc+s.q)*b + c%b
 	}
-	s.a = make([]float64, s.mloc*s.nloc)
-	s.pan = make([]float64, s.mloc*b)
-	s.tau, s.tauTop, s.sign = make([]float64, b), make([]float64, b), make([]float64, b)
-	s.rbuf, s.qpiece = make([]float64, b*b), make([]float64, b*b)
-	s.ttop, s.tloc = make([]float64, b*b), make([]float64, b*b)
-	s.ut = make([]float64, 2*b*b)
+	s.a = buffer(s.mloc * s.nloc)
+	s.pan = buffer(s.mloc * b)
+	s.tau, s.tauTop, s.sign = buffer(b), buffer(b), buffer(b)
+	s.rbuf, s.qpiece = buffer(b*b), buffer(b*b)
+	s.ttop, s.tloc = buffer(b*b), buffer(b*b)
+	s.ut = buffer(2 * b * b)
 	if s.pr > 1 {
-		s.stack, s.e = make([]float64, s.pr*b*b), make([]float64, s.pr*b*b)
+		s.stack, s.e = buffer(s.pr*b*b), buffer(s.pr*b*b)
 	}
 	for i := range s.slots {
-		s.slots[i] = make([]float64, s.mloc*b+b*b)
+		s.slots[i] = buffer(s.mloc*b + b*b)
 	}
-	s.w = make([]float64, b*s.nloc)
-	s.ts = make([]float64, s.nb*b*b)
+	s.w = buffer(b * s.nloc)
+	s.ts = buffer(s.nb * b * b)
 	return s, nil
 }
 

@@ -66,11 +66,11 @@ func (summa) Setup(env *Env, c sweep.Config) (Instance, error) {
 	n, g, b := c.Int("n"), c.Grid("grid"), c.Int("b")
 	s := &summaRun{env: env, n: n, b: b, pr: g[0], pc: g[1], mr: n / g[0], mc: n / g[1],
 		i: env.Grid.Coords[0], j: env.Grid.Coords[1]}
-	s.a = make([]float64, s.mr*s.mc)
-	s.bm = make([]float64, s.mr*s.mc)
-	s.c = make([]float64, s.mr*s.mc)
-	s.ap = make([]float64, s.mr*b)
-	s.bp = make([]float64, b*s.mc)
+	s.a = buffer(s.mr * s.mc)
+	s.bm = buffer(s.mr * s.mc)
+	s.c = buffer(s.mr * s.mc)
+	s.ap = buffer(s.mr * b)
+	s.bp = buffer(b * s.mc)
 	return s, nil
 }
 

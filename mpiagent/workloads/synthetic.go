@@ -57,7 +57,7 @@ type syntheticRun struct {
 func (synthetic) Setup(env *Env, c sweep.Config) (Instance, error) {
 	s := &syntheticRun{env: env, steps: c.Int("steps"), count: c.Int("count"), kinds: c.Int("kinds"),
 		mean: float64(c.Int("mean_us")) * 1e-6, spread: float64(c.Int("spread")) / 100, factor: 1,
-		buf: make([]float64, c.Int("msg")), out: make([]float64, c.Int("msg")), rank: env.Grid.Comm.Rank()}
+		buf: buffer(c.Int("msg")), out: buffer(c.Int("msg")), rank: env.Grid.Comm.Rank()}
 	if c.Int("slow_rank") == s.rank {
 		s.factor = float64(c.Int("slow_pct")) / 100
 	}
