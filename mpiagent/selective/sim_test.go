@@ -218,7 +218,6 @@ func TestCPUClock(t *testing.T) {
 		t.Errorf("1000 back-to-back readings made %d system calls, want at most 100", c.reads)
 	}
 
-	var r0 int64
 	v0, p0 := c.now(), processCPU()
 	for x := 0.0; processCPU()-p0 < 0.05; x++ { // 50 ms of work, this thread
 	}
@@ -231,7 +230,8 @@ func TestCPUClock(t *testing.T) {
 	// follows the process's CPU time (other threads, such as a BLAS
 	// library's, may run meanwhile), not the 20 ms that passed.
 	v0 = c.now()
-	r0, p0 = c.reads, processCPU()
+	r0 := c.reads // after now returns: one assignment would not order them
+	p0 = processCPU()
 	time.Sleep(20 * time.Millisecond)
 	v1, p1 = c.now(), processCPU()
 	if c.reads != r0+1 {
