@@ -372,3 +372,67 @@ func TestResetWellConditioned(t *testing.T) {
 		}
 	}
 }
+
+// suspectRecorder records Suspect for every call and runs none.
+type suspectRecorder struct{ got []bool }
+
+func (s *suspectRecorder) Kernel(c *Call) { s.got = append(s.got, c.Suspect()) }
+
+// TestSuspect checks which values make a factorization's input suspect, and
+// that only the part Reset would write is read.
+func TestSuspect(t *testing.T) {
+	be, err := NewBackend(Gonum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := New(be)
+	rec := &suspectRecorder{}
+	k.SetInterceptor(rec)
+	const n = 6
+	clean := func(r, c int) mat { // well-scaled entries, padding 0
+		m := mat{r: r, c: c, ld: c + 2, d: make([]float64, r*(c+2))}
+		for i := 0; i < r; i++ {
+			for j := 0; j < c; j++ {
+				m.d[i*m.ld+j] = 1 / float64(1+i+j)
+			}
+		}
+		return m
+	}
+	values := []struct {
+		v       float64
+		suspect bool
+	}{
+		{0, false}, {1e100, false}, {-1e-100, false}, {0x1p500, false}, {0x1p-500, false},
+		{math.NaN(), true}, {math.Inf(1), true}, {math.Inf(-1), true}, {1e200, true}, {-1e200, true}, {1e-200, true},
+	}
+	for _, tc := range values {
+		cases := []struct {
+			name    string
+			i, j    int // where the value goes (j may be in the padding)
+			run     func(m mat)
+			suspect bool
+		}{
+			{"potrf L below the diagonal", 4, 1, func(m mat) { k.Potrf(blas.Lower, n, m.d, m.ld) }, tc.suspect},
+			{"potrf L above the diagonal", 1, 4, func(m mat) { k.Potrf(blas.Lower, n, m.d, m.ld) }, false},
+			{"potrf U above the diagonal", 1, 4, func(m mat) { k.Potrf(blas.Upper, n, m.d, m.ld) }, tc.suspect},
+			{"potrf L padding", 2, n + 1, func(m mat) { k.Potrf(blas.Lower, n, m.d, m.ld) }, false},
+			{"trtri LU diagonal", 3, 3, func(m mat) { k.Trtri(blas.Lower, blas.Unit, n, m.d, m.ld) }, false},
+			{"trtri LN diagonal", 3, 3, func(m mat) { k.Trtri(blas.Lower, blas.NonUnit, n, m.d, m.ld) }, tc.suspect},
+			{"trtri UU above", 2, 5, func(m mat) { k.Trtri(blas.Upper, blas.Unit, n, m.d, m.ld) }, tc.suspect},
+			{"geqrf last entry", n - 1, n - 1, func(m mat) { k.Geqrf(n, n, m.d, m.ld, make([]float64, n)) }, tc.suspect},
+			{"geqrf padding", 0, n, func(m mat) { k.Geqrf(n, n, m.d, m.ld, make([]float64, n)) }, false},
+			{"gemm (not resettable)", 0, 0, func(m mat) {
+				k.Gemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, m.d, m.ld, m.d, m.ld, 0, make([]float64, n*n), n)
+			}, false},
+		}
+		for _, c := range cases {
+			m := clean(n, n)
+			m.d[c.i*m.ld+c.j] = tc.v
+			rec.got = rec.got[:0]
+			c.run(m)
+			if len(rec.got) != 1 || rec.got[0] != c.suspect {
+				t.Errorf("%s holding %v: Suspect = %v, want %v", c.name, tc.v, rec.got, c.suspect)
+			}
+		}
+	}
+}

@@ -624,7 +624,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 		e.resume()
 		return
 	}
-	if e.dirty && c.Resettable() {
+	if e.mustReset(c) {
 		c.Reset() // inputs may hold what skipped kernels left: not timed
 	}
 	t0 := mpi.Clock()
@@ -632,6 +632,18 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	t1 := mpi.Clock()
 	e.executedFor(st, t1-t0, t0, t1)
 	e.resumeAt(t1)
+}
+
+// mustReset reports whether an executed factorization's input must be reset
+// first: after this process skipped a kernel in the run, or in a selective
+// run when the input holds values that only skipped kernels elsewhere can
+// have produced (kernels.Call.Suspect), which change the factorization's
+// time.
+func (e *Engine) mustReset(c *kernels.Call) bool {
+	if !c.Resettable() {
+		return false
+	}
+	return e.dirty || (e.skip && c.Suspect())
 }
 
 // kernelCPU is Kernel timed in the process's CPU time (cpuTime). A CPU-clock
@@ -646,7 +658,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 		return
 	}
 	t0 := e.gap()
-	if e.dirty && c.Resettable() {
+	if e.mustReset(c) {
 		c.Reset() // not timed, as in Kernel
 		t0 = e.cpu.now()
 		e.last = t0

@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 		"settled-replay": settledReplay,
 		"trace-timeline": traceTimeline,
 		"promised-runs":  promisedRuns,
+		"stale-input":    staleInput,
 	})
 }
 
