@@ -45,3 +45,24 @@ func TestArgsAndEnvWhenOversubscribed(t *testing.T) {
 		t.Errorf("MPICH args %v env %v", a, m.Env(4))
 	}
 }
+
+// TestWarningsOnSingleCopyOff: Open MPI's single-copy transfers turned off
+// in the environment draw a warning that names the variable; on, unset, or
+// under MPICH, none.
+func TestWarningsOnSingleCopyOff(t *testing.T) {
+	const v = "OMPI_MCA_btl_vader_single_copy_mechanism"
+	l := &Launcher{Path: "mpirun", Flavor: OpenMPI, Cores: 2}
+	t.Setenv("OMPI_MCA_btl_sm_single_copy_mechanism", "")
+	for val, want := range map[string]int{"none": 1, " NONE ": 1, "cma": 0, "": 0} {
+		t.Setenv(v, val)
+		w := l.Warnings()
+		if len(w) != want || (want == 1 && !strings.HasPrefix(w[0], v+"=none:")) {
+			t.Errorf("%s=%q: warnings %q, want %d naming the variable", v, val, w, want)
+		}
+	}
+	t.Setenv(v, "none")
+	m := &Launcher{Path: "mpiexec.mpich", Flavor: MPICH, Cores: 2}
+	if w := m.Warnings(); len(w) != 0 {
+		t.Errorf("MPICH with %s=none: warnings %q, want none (an Open MPI setting)", v, w)
+	}
+}
