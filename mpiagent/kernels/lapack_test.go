@@ -421,6 +421,11 @@ func TestSuspect(t *testing.T) {
 			{"trtri UU above", 2, 5, func(m mat) { k.Trtri(blas.Upper, blas.Unit, n, m.d, m.ld) }, tc.suspect},
 			{"geqrf last entry", n - 1, n - 1, func(m mat) { k.Geqrf(n, n, m.d, m.ld, make([]float64, n)) }, tc.suspect},
 			{"geqrf padding", 0, n, func(m mat) { k.Geqrf(n, n, m.d, m.ld, make([]float64, n)) }, false},
+			{"geqrf 6x4 last entry", n - 1, 3, func(m mat) { k.Geqrf(n, 4, m.d, m.ld, make([]float64, 4)) }, tc.suspect},
+			{"geqrf 6x4 column 4", 0, 4, func(m mat) { k.Geqrf(n, 4, m.d, m.ld, make([]float64, 4)) }, false},
+			{"potrf U below the diagonal", 4, 1, func(m mat) { k.Potrf(blas.Upper, n, m.d, m.ld) }, false},
+			{"trtri UU diagonal", 3, 3, func(m mat) { k.Trtri(blas.Upper, blas.Unit, n, m.d, m.ld) }, false},
+			{"trtri LU below", 4, 2, func(m mat) { k.Trtri(blas.Lower, blas.Unit, n, m.d, m.ld) }, tc.suspect},
 			{"gemm (not resettable)", 0, 0, func(m mat) {
 				k.Gemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, m.d, m.ld, m.d, m.ld, 0, make([]float64, n*n), n)
 			}, false},

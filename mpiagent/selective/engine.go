@@ -624,7 +624,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 		e.resume()
 		return
 	}
-	if e.mustReset(c) {
+	if e.checksInputs(c) && e.mustReset(c) {
 		c.Reset() // inputs may hold what skipped kernels left: not timed
 	}
 	t0 := mpi.Clock()
@@ -634,16 +634,21 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	e.resumeAt(t1)
 }
 
-// mustReset reports whether an executed factorization's input must be reset
-// first: after this process skipped a kernel in the run, or in a selective
-// run when the input holds values that only skipped kernels elsewhere can
-// have produced (kernels.Call.Suspect), which change the factorization's
-// time.
+// checksInputs reports whether an executed factorization's input is checked
+// (and so may be reset) before it runs: before any kernel of the run was
+// skipped here (after, it is reset anyway), and only in a selective run
+// that can skip (tolerance above 0), where another process's skipped
+// kernels can have left in it values a full run never holds.
+func (e *Engine) checksInputs(c *kernels.Call) bool {
+	return c.Resettable() && (e.dirty || (e.skip && e.tr.Tolerance > 0))
+}
+
+// mustReset reports whether a factorization that checksInputs accepted must
+// have its input reset first: after this process skipped a kernel in the
+// run, or when the input holds NaN, Inf or an extreme magnitude
+// (kernels.Call.Suspect), on which the factorization takes another time.
 func (e *Engine) mustReset(c *kernels.Call) bool {
-	if !c.Resettable() {
-		return false
-	}
-	return e.dirty || (e.skip && c.Suspect())
+	return e.dirty || c.Suspect()
 }
 
 // kernelCPU is Kernel timed in the process's CPU time (cpuTime). A CPU-clock
@@ -658,9 +663,11 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 		return
 	}
 	t0 := e.gap()
-	if e.mustReset(c) {
-		c.Reset() // not timed, as in Kernel
-		t0 = e.cpu.now()
+	if e.checksInputs(c) {
+		if e.mustReset(c) {
+			c.Reset()
+		}
+		t0 = e.cpu.now() // neither the check nor the reset is timed, as in Kernel
 		e.last = t0
 	}
 	var w0, w1 float64
