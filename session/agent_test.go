@@ -184,3 +184,27 @@ func TestAnnouncedSchemasValidate(t *testing.T) {
 		t.Fatalf("invalid space with the agent's schemas: %v", err)
 	}
 }
+
+// TestLocalAgentWarnsOfSingleCopyOff: a session that starts its agent with
+// Open MPI's single-copy transfers off says so in its output, naming the
+// variable.
+func TestLocalAgentWarnsOfSingleCopyOff(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	const v = "OMPI_MCA_btl_vader_single_copy_mechanism"
+	t.Setenv(v, "none")
+	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := &textOut{}
+	for _, l := range []string{"workload synthetic steps=4 count=2", "policy conditional", "tolerance 2^-1", "tune"} {
+		if err := s.Exec(context.Background(), l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	if !strings.Contains(out.b.String(), "warning: "+v+"=none:") {
+		t.Errorf("output of a session started with %s=none:\n%s\nwant a warning naming it", v, out.b.String())
+	}
+}

@@ -204,6 +204,9 @@ func (s *Session) ensureAgent(ctx context.Context, out Output) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range a.Warnings() {
+		out.Print("warning: " + w)
+	}
 	s.agent = a
 	return a, nil
 }
