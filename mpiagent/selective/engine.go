@@ -624,9 +624,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 		e.resume()
 		return
 	}
-	if e.checksInputs(c) && e.mustReset(c) {
-		c.Reset() // inputs may hold what skipped kernels left: not timed
-	}
+	e.prepareInput(c) // not timed
 	t0 := mpi.Clock()
 	c.Run()
 	t1 := mpi.Clock()
@@ -634,21 +632,28 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	e.resumeAt(t1)
 }
 
-// checksInputs reports whether an executed factorization's input is checked
-// (and so may be reset) before it runs: before any kernel of the run was
-// skipped here (after, it is reset anyway), and only in a selective run
-// that can skip (tolerance above 0), where another process's skipped
-// kernels can have left in it values a full run never holds.
-func (e *Engine) checksInputs(c *kernels.Call) bool {
-	return c.Resettable() && (e.dirty || (e.skip && e.tr.Tolerance > 0))
-}
-
-// mustReset reports whether a factorization that checksInputs accepted must
-// have its input reset first: after this process skipped a kernel in the
-// run, or when the input holds NaN, Inf or an extreme magnitude
-// (kernels.Call.Suspect), on which the factorization takes another time.
-func (e *Engine) mustReset(c *kernels.Call) bool {
-	return e.dirty || c.Suspect()
+// prepareInput resets an executed factorization's input where it may hold
+// what skipped kernels left, and reports whether it looked at the input at
+// all (so the caller leaves that time out). After this process skipped a
+// kernel in the run, the input is reset. Before, in a selective run that
+// can skip (tolerance above 0), it is reset only if it holds NaN, Inf or an
+// extreme magnitude (kernels.Call.Suspect): another process's skipped
+// kernels can have left those, and the factorization takes another time
+// on them. Full runs, and selective runs at tolerance 0, leave it alone.
+func (e *Engine) prepareInput(c *kernels.Call) bool {
+	switch {
+	case !c.Resettable():
+		return false
+	case e.dirty:
+		c.Reset()
+	case e.skip && e.tr.Tolerance > 0:
+		if c.Suspect() {
+			c.Reset()
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 // kernelCPU is Kernel timed in the process's CPU time (cpuTime). A CPU-clock
@@ -663,10 +668,7 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 		return
 	}
 	t0 := e.gap()
-	if e.checksInputs(c) {
-		if e.mustReset(c) {
-			c.Reset()
-		}
+	if e.prepareInput(c) {
 		t0 = e.cpu.now() // neither the check nor the reset is timed, as in Kernel
 		e.last = t0
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/mpiagent/kernels"
 )
 
 // staleInput: a process that skipped nothing itself resets a factorization's
@@ -21,17 +22,11 @@ func staleInput(r *mpitest.R) {
 		k.Backend().Dgeqrf(m, n, out, n, make([]float64, n))
 		return out
 	}
-	// What geqrf gives on the reset input, I + E (kernels.Call.Reset).
-	ie := make([]float64, m*n)
-	for i := 0; i < m; i++ {
-		for j := 0; j < n; j++ {
-			ie[i*n+j] = 1 / float64(m*(2+i+j))
-		}
-		if i < n {
-			ie[i*n+i]++
-		}
-	}
-	afterReset := geqrf(ie)
+	// What geqrf gives on the reset input (kernels.Call.Reset).
+	rk := kernels.New(k.Backend())
+	rk.SetInterceptor(resetAndRun{})
+	afterReset := make([]float64, m*n)
+	rk.Geqrf(m, n, afterReset, n, make([]float64, n))
 	for _, c := range []struct {
 		mode      RunMode
 		eps       float64
@@ -71,6 +66,14 @@ func staleInput(r *mpitest.R) {
 			r.Errorf("mode %d tolerance %v, NaN in the input %v: geqrf's result is not %s", c.mode, c.eps, c.bad, what)
 		}
 	}
+}
+
+// resetAndRun resets every call's input and runs it.
+type resetAndRun struct{}
+
+func (resetAndRun) Kernel(c *kernels.Call) {
+	c.Reset()
+	c.Run()
 }
 
 func TestStaleInputReset(t *testing.T) { mpitest.Run(t, "stale-input", 4) }
