@@ -147,13 +147,12 @@ type Agent struct {
 	nextID int64
 	proc   *process // set for agents this session started
 	closed bool     // the session closed the connection itself
-	warns  []string // what the launcher warned of (StartLocal)
 }
 
-// Warnings returns what the launcher found in the environment that makes
-// predictions unreliable (launch.Launcher.Warnings); nil for an agent that
-// dialed in.
-func (a *Agent) Warnings() []string { return a.warns }
+// Warnings returns what the agent found in its environment that makes its
+// timings or predictions unreliable (protocol.Hello.Warnings), whether the
+// session started it or it dialed in.
+func (a *Agent) Warnings() []string { return a.Hello.Warnings }
 
 func (a *Agent) read(rd *protocol.Reader) {
 	defer close(a.gone)
@@ -427,6 +426,5 @@ func StartLocal(ctx context.Context, binary string, ranks int, timeout time.Dura
 		return nil, fmt.Errorf("the local agent did not say hello within %v: %w; %s", timeout, err, p.describe())
 	}
 	a.proc = p
-	a.warns = l.Warnings()
 	return a, nil
 }

@@ -197,6 +197,7 @@ func (s *Session) ensureAgent(ctx context.Context, out Output) (*Agent, error) {
 		}
 		s.agent = a
 		out.Print("agent connected: " + describeAgent(a))
+		printWarnings(a, out)
 		return a, nil
 	}
 	out.Print(fmt.Sprintf("starting a local agent: %d ranks under mpirun", s.st.Ranks))
@@ -204,11 +205,16 @@ func (s *Session) ensureAgent(ctx context.Context, out Output) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	printWarnings(a, out)
+	s.agent = a
+	return a, nil
+}
+
+// printWarnings shows what the agent found wrong with its environment.
+func printWarnings(a *Agent, out Output) {
 	for _, w := range a.Warnings() {
 		out.Print("warning: " + w)
 	}
-	s.agent = a
-	return a, nil
 }
 
 // stopAgent shuts the current agent down (ranks changed, or the session ends).

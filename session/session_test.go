@@ -193,6 +193,62 @@ func TestListenRefusesWrongToken(t *testing.T) {
 	}
 }
 
+// TestDialedAgentWarns: an agent started by hand under the user's own
+// mpirun, whose environment turns Open MPI's single-copy transfers off and
+// forces OpenBLAS onto its SSE-only kernels, dials in and the session
+// prints its warnings (the kernels' on a CPU with AVX2 and FMA), though the
+// session's own environment has neither setting.
+func TestDialedAgentWarns(t *testing.T) {
+	l := testenv.Launcher(t)
+	bin := testenv.Build(t)
+	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "listen 127.0.0.1:0", out); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`--connect (\S+)`).FindStringSubmatch(out.b.String())
+	tok := regexp.MustCompile(protocol.TokenEnv + `=([0-9a-f]{64})`).FindStringSubmatch(out.b.String())
+	if m == nil || tok == nil {
+		t.Fatalf("listen printed no command with a token:\n%s", out.b.String())
+	}
+	const v = "OMPI_MCA_btl_vader_single_copy_mechanism"
+	cmd := l.Command(context.Background(), 4, bin, "agent", "--connect", m[1])
+	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+tok[1], v+"=none", "OPENBLAS_CORETYPE=Prescott")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer s.Close() // first, so that the agent is told to shut down before the wait
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, line := range []string{"workload synthetic steps=2 count=2", "tune"} {
+		if err := s.Exec(ctx, line, out); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out.b.String())
+		}
+	}
+	a := s.Agent()
+	if a == nil {
+		t.Fatalf("no agent after tune:\n%s", out.b.String())
+	}
+	want := []string{"warning: " + v + "=none:"}
+	f := testenv.CPUFlags(t)
+	if strings.Contains(a.Hello.BLAS, "Prescott") && f["avx2"] && f["fma"] {
+		want = append(want, "warning: OPENBLAS_CORETYPE=Prescott gives OpenBLAS's Prescott kernels")
+	}
+	if len(a.Warnings()) != len(want) {
+		t.Errorf("agent's warnings %q (BLAS %q), want %d", a.Warnings(), a.Hello.BLAS, len(want))
+	}
+	for _, w := range want {
+		if strings.Count(out.b.String(), w) != 1 {
+			t.Errorf("session output does not hold %q once:\n%s", w, out.b.String())
+		}
+	}
+}
+
 // A cancel also ends the wait for a cluster agent that never dials in.
 func TestCancelWhileWaitingForAgent(t *testing.T) {
 	s := newSession(t)

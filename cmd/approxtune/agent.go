@@ -80,9 +80,6 @@ func selfLaunch(ctx context.Context, n int, sweepPath string, stdout, stderr io.
 			return 1
 		}
 	}
-	for _, w := range l.Warnings() {
-		fmt.Fprintf(stderr, "approxtune agent: warning: %s\n", w)
-	}
 	cmd := l.Command(ctx, n, self, "agent", "--sweep", sweepPath)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	if err := cmd.Run(); err != nil {

@@ -133,6 +133,43 @@ func TestAgentRejectsBadSpecs(t *testing.T) {
 	}
 }
 
+// TestAgentWarnsOfItsEnvironment: an agent whose environment turns Open
+// MPI's single-copy transfers off and forces OpenBLAS onto its SSE-only
+// Prescott kernels says so on its standard error and in its start event:
+// the transport always, the kernels on a CPU with AVX2 and FMA.
+func TestAgentWarnsOfItsEnvironment(t *testing.T) {
+	bin := testenv.Build(t)
+	const v = "OMPI_MCA_btl_vader_single_copy_mechanism"
+	spec := `{"workload":"summa","space":{"n":256,"grid":"2x2","b":64},"mode":"reference","reference_reps":1}`
+	r := testenv.MPIRun(t, time.Minute, 4, []string{v + "=none", "OPENBLAS_CORETYPE=Prescott"}, spec, bin, "agent", "--sweep", "-")
+	if r.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s", r.ExitCode, r.Stderr)
+	}
+	var start struct {
+		BLAS     string   `json:"blas"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(r.Stdout, "\n", 2)[0]), &start); err != nil {
+		t.Fatalf("first event: %v\n%s", err, r.Stdout)
+	}
+	want := []string{v + "=none:"}
+	f := testenv.CPUFlags(t)
+	if strings.Contains(start.BLAS, "Prescott") && f["avx2"] && f["fma"] {
+		want = append(want, "OPENBLAS_CORETYPE=Prescott gives OpenBLAS's Prescott kernels")
+	}
+	if len(start.Warnings) != len(want) {
+		t.Fatalf("start event warnings %q (BLAS %q), want %d: %q", start.Warnings, start.BLAS, len(want), want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(start.Warnings[i], w) {
+			t.Errorf("warning %d: %q, want it to start with %q", i, start.Warnings[i], w)
+		}
+		if line := "approxtune agent: warning: " + start.Warnings[i]; strings.Count(r.Stderr, line) != 1 {
+			t.Errorf("stderr does not hold %q once:\n%s", line, r.Stderr)
+		}
+	}
+}
+
 // The spec can come on standard input, which mpirun forwards to rank 0.
 func TestAgentSpecFromStdin(t *testing.T) {
 	bin := testenv.Build(t)

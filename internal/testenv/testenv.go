@@ -142,3 +142,25 @@ func NoneLeft(t testing.TB, bin string, subcommands ...string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// CPUFlags returns the feature flags /proc/cpuinfo lists for the first
+// processor (avx2, fma, avx512f ...), or fails t when it cannot be read:
+// tests compare what the code under test detects with what the kernel says.
+func CPUFlags(t testing.TB) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Fatalf("CPU flags: %v", err)
+	}
+	flags := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "flags" {
+			for _, f := range strings.Fields(v) {
+				flags[f] = true
+			}
+			break
+		}
+	}
+	return flags
+}

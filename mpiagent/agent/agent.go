@@ -88,6 +88,12 @@ func run(ctx context.Context, o Options) int {
 	}
 	enc := json.NewEncoder(o.Stdout)
 	r := &runner{world: world, eng: eng, backend: backend, emit: func(ev any) error { return enc.Encode(ev) }}
+	if world.Rank() == 0 {
+		r.warnings = environmentWarnings(backend)
+		for _, w := range r.warnings {
+			fmt.Fprintf(o.Stderr, "approxtune agent: warning: %s\n", w)
+		}
+	}
 	if err := r.sweep(ctx, spec, configs); err != nil {
 		if world.Rank() == 0 {
 			enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})

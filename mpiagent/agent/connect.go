@@ -175,11 +175,13 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 		return ExitUsage
 	}
 	var s *session
+	var warnings []string
 	status := []int64{ExitOK}
 	if world.Rank() == 0 {
+		warnings = environmentWarnings(backend)
 		hello := protocol.Hello{Type: protocol.TypeHello, V: protocol.Version, Token: os.Getenv(protocol.TokenEnv),
 			Version: o.Version, Ranks: world.Size(), Hosts: hosts, MPI: firstLine(mpi.LibraryVersion()), BLAS: backend.Name(),
-			PID: os.Getpid(), PIDs: pids, Workloads: schemas()}
+			PID: os.Getpid(), PIDs: pids, Workloads: schemas(), Warnings: warnings}
 		var rd *protocol.Reader
 		if s, rd, err = open(o.Connect, hello); err != nil {
 			fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
@@ -201,7 +203,7 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
 		return ExitFailure
 	}
-	r := &runner{world: world, eng: eng, backend: backend}
+	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings}
 	if s != nil {
 		r.emit = s.w.Write
 	}

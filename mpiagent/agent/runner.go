@@ -24,6 +24,8 @@ type runner struct {
 	eng     *selective.Engine
 	backend kernels.Backend
 	emit    Emit
+	// warnings go into the start event (environmentWarnings, rank 0).
+	warnings []string
 	// stop, when set, is the collective check made at every run boundary:
 	// true ends the sweep with errCancelled.
 	stop func() (bool, error)
@@ -279,7 +281,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		total = len(spec.Runs)
 	}
 	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
-		Runs: total, Ranks: r.world.Size(), BLAS: r.backend.Name()}); err != nil {
+		Runs: total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings}); err != nil {
 		return err
 	}
 	done := 0

@@ -10,6 +10,22 @@ package kernels
 // The wrappers take the BLAS/LAPACK character flags (already validated on
 // the Go side) and plain ints (range-checked on the Go side).
 
+// kern_simd says which of the vector extensions OpenBLAS's x86-64 kernel
+// sets are written for this CPU and its OS support: 2 for AVX-512 (F, BW, DQ
+// and VL, SkylakeX's kernels), 1 for AVX2 with FMA (Haswell's), 0 for
+// neither or another architecture.
+static int kern_simd(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+			__builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+		return 2;
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return 1;
+#endif
+	return 0;
+}
+
 static CBLAS_TRANSPOSE kern_trans(char t) { return t == 'N' ? CblasNoTrans : CblasTrans; }
 static CBLAS_UPLO kern_uplo(char u) { return u == 'U' ? CblasUpper : CblasLower; }
 static CBLAS_SIDE kern_side(char s) { return s == 'L' ? CblasLeft : CblasRight; }
@@ -102,6 +118,7 @@ const haveOpenBLAS = true
 // the backend is not safe for concurrent use.
 type openblasBackend struct {
 	config string
+	core   string    // openblas_get_corename: the kernel set in use
 	work   []float64 // dgelqf / dlarfb workspace
 	tbuf   []float64 // k×k column-major copy of T
 
@@ -116,8 +133,13 @@ func newOpenBLASBackend() (Backend, error) {
 	if n := int(C.openblas_get_num_threads()); n != 1 {
 		return nil, fmt.Errorf("kernels: openblas_set_num_threads(1) left %d threads", n)
 	}
-	return &openblasBackend{config: strings.TrimSpace(C.GoString(C.openblas_get_config()))}, nil
+	return &openblasBackend{config: strings.TrimSpace(C.GoString(C.openblas_get_config())),
+		core: strings.TrimSpace(C.GoString(C.openblas_get_corename()))}, nil
 }
+
+// coreChoice returns the name of the kernel set OpenBLAS uses and what the
+// CPU could run.
+func (o *openblasBackend) coreChoice() (string, simd) { return o.core, simd(C.kern_simd()) }
 
 // openblasThreads returns OpenBLAS's current thread count.
 func openblasThreads() int { return int(C.openblas_get_num_threads()) }

@@ -3,12 +3,16 @@
 package kernels
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/testenv"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -53,5 +57,88 @@ func TestOpenBLASSingleThread(t *testing.T) {
 	t.Logf("3 dgemm n=%d: cpu %v, wall %v (ratio %.2f)", n, cpu, wall, cpu.Seconds()/wall.Seconds())
 	if cpu.Seconds() > 1.3*wall.Seconds()+0.02 {
 		t.Errorf("dgemm used %v CPU in %v wall time: more than one thread", cpu, wall)
+	}
+}
+
+// wantSIMD is what /proc/cpuinfo says OpenBLAS's kernels could use here.
+func wantSIMD(t *testing.T) simd {
+	f := testenv.CPUFlags(t)
+	switch {
+	case f["avx512f"] && f["avx512bw"] && f["avx512dq"] && f["avx512vl"]:
+		return simdAVX512
+	case f["avx2"] && f["fma"]:
+		return simdAVX2
+	}
+	return simdNone
+}
+
+// coreChildEnv marks the process TestOpenBLASCoreWarning starts: it reports
+// what its backend detected instead of testing.
+const coreChildEnv = "APPROXTUNE_TEST_CORE_CHILD"
+
+// TestOpenBLASCoreWarning: OpenBLAS forced onto its Prescott kernels, the
+// set it falls back to on CPUs it does not know, draws a warning on a CPU
+// with AVX2 and FMA (one naming the kernels, the variable and the value to
+// set) and none on an older CPU; OpenBLAS's own choice draws none; the
+// extension the backend detects is the one /proc/cpuinfo lists. OpenBLAS
+// reads OPENBLAS_CORETYPE when it is loaded, so a child process of this
+// test binary runs with it.
+func TestOpenBLASCoreWarning(t *testing.T) {
+	if os.Getenv(coreChildEnv) == "1" {
+		b, err := NewBackend(OpenBLAS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		core, cpu := b.(*openblasBackend).coreChoice()
+		fmt.Printf("core=%s\nsimd=%d\n", core, cpu)
+		for _, w := range Warnings(b) {
+			fmt.Printf("warning=%s\n", w)
+		}
+		return
+	}
+	b, err := NewBackend(OpenBLAS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.Name(), "DYNAMIC_ARCH") {
+		testenv.Missing(t, "an OpenBLAS built with DYNAMIC_ARCH (OPENBLAS_CORETYPE has no effect on %q)", b.Name())
+	}
+	want := wantSIMD(t)
+	core, cpu := b.(*openblasBackend).coreChoice()
+	if cpu != want {
+		t.Errorf("detected %s, /proc/cpuinfo says %s", cpu, want)
+	}
+	if w := Warnings(b); len(w) != 0 && !sseOnlyCore(core) {
+		t.Errorf("OpenBLAS's own choice %s on a CPU with %s: warnings %q, want none", core, cpu, w)
+	}
+	t.Logf("OpenBLAS's own kernels: %s; CPU: %s", core, cpu)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenBLASCoreWarning$", "-test.count=1")
+	cmd.Env = append(os.Environ(), coreChildEnv+"=1", "OPENBLAS_CORETYPE=Prescott")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var gotCore string
+	var warnings []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "core="); ok {
+			gotCore = v
+		} else if v, ok := strings.CutPrefix(line, "warning="); ok {
+			warnings = append(warnings, v)
+		}
+	}
+	if gotCore != "Prescott" {
+		t.Fatalf("child with OPENBLAS_CORETYPE=Prescott reports kernels %q:\n%s", gotCore, out)
+	}
+	if want == simdNone {
+		if len(warnings) != 0 {
+			t.Errorf("Prescott kernels on a CPU without AVX2: warnings %q, want none", warnings)
+		}
+		return
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "OPENBLAS_CORETYPE=Prescott gives OpenBLAS's Prescott kernels") ||
+		!strings.Contains(warnings[0], "set OPENBLAS_CORETYPE="+want.coreType()+" instead") {
+		t.Errorf("Prescott kernels on a CPU with %s: warnings %q, want one naming them and OPENBLAS_CORETYPE=%s", want, warnings, want.coreType())
 	}
 }

@@ -101,20 +101,22 @@ func (l *Launcher) Env(n int) []string {
 	return env
 }
 
-// Warnings returns what in the caller's environment makes the engine's
-// predictions unreliable on this node, one sentence each. Open MPI's
-// shared-memory transport with single-copy transfers turned off (container
-// images often set it so) moves a message over its 4 KiB eager limit only
-// while both processes are inside MPI calls; a full run then waits for
-// senders that a selective run, skipping their computation, does not wait
-// for (docs/benchmarks.md section 13: cholesky2d predicted 14-62% low).
-func (l *Launcher) Warnings() []string {
-	if l.Flavor != OpenMPI {
+// TransportWarnings returns what in a rank's environment makes the engine's
+// predictions unreliable on its node, one sentence each; lib names the MPI
+// library (MPI_Get_library_version, or mpirun --version's output) and getenv
+// reads the environment (os.Getenv). Open MPI's shared-memory transport
+// with single-copy transfers turned off (container images often set it so)
+// moves a message over its 4 KiB eager limit only while both processes are
+// inside MPI calls; a full run then waits for senders that a selective run,
+// skipping their computation, does not wait for (docs/benchmarks.md section
+// 13: cholesky2d predicted 14-62% low).
+func TransportWarnings(lib string, getenv func(string) string) []string {
+	if flavorOf(lib) != OpenMPI {
 		return nil
 	}
 	var w []string
 	for _, v := range []string{"OMPI_MCA_btl_vader_single_copy_mechanism", "OMPI_MCA_btl_sm_single_copy_mechanism"} {
-		if strings.EqualFold(strings.TrimSpace(os.Getenv(v)), "none") {
+		if strings.EqualFold(strings.TrimSpace(getenv(v)), "none") {
 			w = append(w, fmt.Sprintf("%s=none: messages over 4 KiB between ranks on this node move only while both ranks are inside MPI, which predictions of selective runs do not model (cholesky2d came out 14-62%% low); unset it, or set it to cma where processes may ptrace each other (docs/benchmarks.md section 13)", v))
 		}
 	}

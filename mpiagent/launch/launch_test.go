@@ -51,18 +51,19 @@ func TestArgsAndEnvWhenOversubscribed(t *testing.T) {
 // under MPICH, none.
 func TestWarningsOnSingleCopyOff(t *testing.T) {
 	const v = "OMPI_MCA_btl_vader_single_copy_mechanism"
-	l := &Launcher{Path: "mpirun", Flavor: OpenMPI, Cores: 2}
-	t.Setenv("OMPI_MCA_btl_sm_single_copy_mechanism", "")
+	const ompi = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4, May 26, 2022"
 	for val, want := range map[string]int{"none": 1, " NONE ": 1, "cma": 0, "": 0} {
-		t.Setenv(v, val)
-		w := l.Warnings()
+		env := map[string]string{v: val}
+		w := TransportWarnings(ompi, func(k string) string { return env[k] })
 		if len(w) != want || (want == 1 && !strings.HasPrefix(w[0], v+"=none:")) {
 			t.Errorf("%s=%q: warnings %q, want %d naming the variable", v, val, w, want)
 		}
 	}
-	t.Setenv(v, "none")
-	m := &Launcher{Path: "mpiexec.mpich", Flavor: MPICH, Cores: 2}
-	if w := m.Warnings(); len(w) != 0 {
+	both := func(k string) string { return "none" }
+	if w := TransportWarnings("mpirun (Open MPI) 4.1.4", both); len(w) != 2 {
+		t.Errorf("vader and sm both none: warnings %q, want 2", w)
+	}
+	if w := TransportWarnings("MPICH Version: 4.0.2", both); len(w) != 0 {
 		t.Errorf("MPICH with %s=none: warnings %q, want none (an Open MPI setting)", v, w)
 	}
 }

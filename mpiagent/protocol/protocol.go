@@ -56,6 +56,10 @@ type Hello struct {
 	PID       int        `json:"pid"` // rank 0's process id
 	PIDs      []int      `json:"pids"`
 	Workloads []Workload `json:"workloads"`
+	// Warnings says what in rank 0's environment makes timings or
+	// predictions unreliable, one sentence each (an SSE-only OpenBLAS
+	// kernel set on an AVX2 CPU, Open MPI's single-copy transfers off).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Reply is the session's answer to a Hello: Welcome, or Refused with a reason.

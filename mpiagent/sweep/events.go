@@ -24,6 +24,10 @@ type Start struct {
 	Runs    int      `json:"runs"` // result events to expect
 	Ranks   int      `json:"ranks"`
 	BLAS    string   `json:"blas"`
+	// Warnings says what in rank 0's environment makes timings or
+	// predictions unreliable (as protocol.Hello's); the agent also prints
+	// them on its standard error.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Path is a critical-path time broken down.
