@@ -60,6 +60,7 @@ type Session struct {
 	agent   *Agent
 	ln      *Listener
 	sweeps  []*Sweep
+	closed  bool // Close ran
 
 	mu         sync.Mutex
 	cancels    chan struct{} // the running sweep's cancel requests
@@ -111,8 +112,13 @@ func (s *Session) Last() *Sweep {
 // Agent is the connected agent, or nil.
 func (s *Session) Agent() *Agent { return s.agent }
 
-// Close shuts the agent down cleanly and closes the journal.
+// Close shuts the agent down cleanly and closes the journal. Calls after
+// the first do nothing.
 func (s *Session) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	if s.agent != nil {
 		s.agent.Shutdown(5 * time.Second)
 		s.agent = nil

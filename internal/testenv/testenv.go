@@ -164,3 +164,35 @@ func CPUFlags(t testing.TB) map[string]bool {
 	}
 	return flags
 }
+
+// SingleCopyVar is the Open MPI setting whose value none draws the agent's
+// transport warning.
+const SingleCopyVar = "OMPI_MCA_btl_vader_single_copy_mechanism"
+
+// WarnedEnv returns the environment entries that make an agent warn twice:
+// Open MPI's single-copy transfers off, and OpenBLAS forced onto its
+// SSE-only Prescott kernels. It removes the other single-copy variable from
+// this process's environment for the test, so that no third warning comes
+// from outside.
+func WarnedEnv(t testing.TB) []string {
+	t.Helper()
+	const other = "OMPI_MCA_btl_sm_single_copy_mechanism"
+	t.Setenv(other, "")
+	os.Unsetenv(other)
+	return []string{SingleCopyVar + "=none", "OPENBLAS_CORETYPE=Prescott"}
+}
+
+// WantedWarnings returns how the warnings of an agent started with
+// WarnedEnv begin, in order, given the BLAS library its hello or start
+// event names: the transport's always; the kernels' where OpenBLAS took the
+// forced kernels (a DYNAMIC_ARCH build) and the CPU has AVX2 and FMA
+// (/proc/cpuinfo).
+func WantedWarnings(t testing.TB, blas string) []string {
+	t.Helper()
+	want := []string{SingleCopyVar + "=none:"}
+	f := CPUFlags(t)
+	if strings.Contains(blas, "Prescott") && f["avx2"] && f["fma"] {
+		want = append(want, "OPENBLAS_CORETYPE=Prescott gives OpenBLAS's Prescott kernels")
+	}
+	return want
+}

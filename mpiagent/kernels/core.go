@@ -39,33 +39,48 @@ func (s simd) coreType() string {
 	return ""
 }
 
-// sseOnlyCore reports whether name is one of the kernel sets of a
-// DYNAMIC_ARCH OpenBLAS on x86-64 that use SSE only (no AVX of any kind):
-// the ones it falls back to on a CPU it does not recognise, Prescott
-// usually.
+// sseOnlyCore reports whether name, as openblas_get_corename returns it,
+// is one of OpenBLAS's x86-64 kernel sets that use SSE only (no AVX of any
+// kind). A DYNAMIC_ARCH build falls back to Prescott's on new Intel models
+// it does not recognise; builds with a DYNAMIC_LIST report Prescott's
+// kernels as Katmai; older releases spell Opteron_SSE3 "Opteron(SSE3)".
 func sseOnlyCore(name string) bool {
 	switch strings.ToLower(name) {
 	case "prescott", "core2", "penryn", "dunnington", "nehalem", "atom",
-		"opteron", "opteron_sse3", "barcelona", "nano", "bobcat":
+		"opteron", "opteron_sse3", "opteron(sse3)", "barcelona", "nano", "bobcat",
+		"katmai", "coppermine", "northwood", "banias", "athlon":
 		return true
 	}
 	return false
 }
 
+// coreChoice is what a backend that can tell says about its kernels: the
+// name of the kernel set in use, what the CPU could run, and whether the
+// library holds kernels for several CPUs (OpenBLAS's DYNAMIC_ARCH, where
+// OPENBLAS_CORETYPE picks one).
+type coreChooser interface {
+	coreChoice() (core string, cpu simd, dynamic bool)
+}
+
 // coreWarning says, in one sentence, that OpenBLAS runs SSE-only kernels
 // on a CPU with AVX2 or AVX-512: core is openblas_get_corename, cpu what the
-// CPU supports, coreTypeEnv the value of OPENBLAS_CORETYPE. It returns ""
-// when there is nothing to say.
+// CPU supports, dynamic whether the library is a DYNAMIC_ARCH build, and
+// coreTypeEnv the value of OPENBLAS_CORETYPE. It returns "" when there is
+// nothing to say.
 //
 // OpenBLAS 0.3.21 does not recognise some newer CPUs and then picks its
 // Prescott kernels: a 512x512 dgemm ran at 13 GFLOP/s on a Xeon with
 // AVX-512, 45-54 with OPENBLAS_CORETYPE=SkylakeX. On this project's AMD EPYC
 // VM the SSE-only kernel sets ran it at 11-21 GFLOP/s, its own at 47-50
-// (docs/benchmarks.md section 14). Kernel times measured so tune for a
-// machine slower than the one the user has.
-func coreWarning(core string, cpu simd, coreTypeEnv string) string {
+// (docs/benchmarks.md section 14). Kernel times measured with them describe
+// a machine slower than the one the user has.
+func coreWarning(core string, cpu simd, dynamic bool, coreTypeEnv string) string {
 	if cpu == simdNone || !sseOnlyCore(core) {
 		return ""
+	}
+	const effect = "dgemm runs 2-4 times slower with them, and so do the kernel times measured"
+	if !dynamic {
+		return fmt.Sprintf("OpenBLAS was built for %s kernels only, which use SSE only, on a CPU with %s: %s; use an OpenBLAS built with DYNAMIC_ARCH (Debian's and Ubuntu's are) or for this CPU (docs/benchmarks.md section 14)", core, cpu, effect)
 	}
 	why := fmt.Sprintf("OpenBLAS chose its %s kernels", core)
 	fix := "set OPENBLAS_CORETYPE=" + cpu.coreType()
@@ -73,20 +88,20 @@ func coreWarning(core string, cpu simd, coreTypeEnv string) string {
 		why = fmt.Sprintf("OPENBLAS_CORETYPE=%s gives OpenBLAS's %s kernels", coreTypeEnv, core)
 		fix += " instead"
 	}
-	return fmt.Sprintf("%s, which use SSE only, on a CPU with %s: dgemm runs 2-4 times slower with them, and so do the kernel times measured; %s (docs/benchmarks.md section 14)", why, cpu, fix)
+	return fmt.Sprintf("%s, which use SSE only, on a CPU with %s: %s; %s for every rank (mpirun -x passes it to other nodes) (docs/benchmarks.md section 14)", why, cpu, effect, fix)
 }
 
 // Warnings returns what about the backend makes kernels run much slower
 // than the CPU allows, one sentence each: for OpenBLAS, an SSE-only kernel
-// set on a CPU with AVX2 or AVX-512. nil when there is
-// nothing to say, and for the gonum backend.
+// set on a CPU with AVX2 or AVX-512. It returns nil when there is nothing
+// to say, and for the gonum backend.
 func Warnings(b Backend) []string {
-	c, ok := b.(interface{ coreChoice() (string, simd) })
+	c, ok := b.(coreChooser)
 	if !ok {
 		return nil
 	}
-	core, cpu := c.coreChoice()
-	if w := coreWarning(core, cpu, os.Getenv("OPENBLAS_CORETYPE")); w != "" {
+	core, cpu, dynamic := c.coreChoice()
+	if w := coreWarning(core, cpu, dynamic, os.Getenv("OPENBLAS_CORETYPE")); w != "" {
 		return []string{w}
 	}
 	return nil

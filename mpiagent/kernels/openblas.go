@@ -16,7 +16,6 @@ package kernels
 // neither or another architecture.
 static int kern_simd(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_cpu_init();
 	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 			__builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
 		return 2;
@@ -137,9 +136,11 @@ func newOpenBLASBackend() (Backend, error) {
 		core: strings.TrimSpace(C.GoString(C.openblas_get_corename()))}, nil
 }
 
-// coreChoice returns the name of the kernel set OpenBLAS uses and what the
-// CPU could run.
-func (o *openblasBackend) coreChoice() (string, simd) { return o.core, simd(C.kern_simd()) }
+// coreChoice returns the name of the kernel set OpenBLAS uses, what the CPU
+// could run, and whether OpenBLAS is a DYNAMIC_ARCH build (coreChooser).
+func (o *openblasBackend) coreChoice() (string, simd, bool) {
+	return o.core, simd(C.kern_simd()), strings.Contains(o.config, "DYNAMIC_ARCH")
+}
 
 // openblasThreads returns OpenBLAS's current thread count.
 func openblasThreads() int { return int(C.openblas_get_num_threads()) }

@@ -25,8 +25,8 @@ type Start struct {
 	Ranks   int      `json:"ranks"`
 	BLAS    string   `json:"blas"`
 	// Warnings says what in rank 0's environment makes timings or
-	// predictions unreliable (as protocol.Hello's); the agent also prints
-	// them on its standard error.
+	// predictions unreliable (as protocol.Hello's); an agent running a
+	// sweep file (--sweep) also prints them on its standard error.
 	Warnings []string `json:"warnings,omitempty"`
 }
 
