@@ -88,7 +88,7 @@ func coreWarning(core string, cpu simd, dynamic bool, coreTypeEnv string) string
 		why = fmt.Sprintf("OPENBLAS_CORETYPE=%s gives OpenBLAS's %s kernels", coreTypeEnv, core)
 		fix += " instead"
 	}
-	return fmt.Sprintf("%s, which use SSE only, on a CPU with %s: %s; %s for every rank (mpirun -x passes it to other nodes) (docs/benchmarks.md section 14)", why, cpu, effect, fix)
+	return fmt.Sprintf("%s, which use SSE only, on a CPU with %s: %s; %s (mpirun -x passes it to other nodes; docs/benchmarks.md section 14)", why, cpu, effect, fix)
 }
 
 // Warnings returns what about the backend makes kernels run much slower

@@ -17,8 +17,8 @@ func TestCoreWarning(t *testing.T) {
 		env     string
 		want    []string // substrings; nil: no warning
 	}{
-		{"Prescott", simdAVX512, true, "", []string{"OpenBLAS chose its Prescott kernels", "CPU with AVX-512", "set OPENBLAS_CORETYPE=SkylakeX for every rank"}},
-		{"Nehalem", simdAVX2, true, "", []string{"its Nehalem kernels", "CPU with AVX2", "set OPENBLAS_CORETYPE=Haswell for every rank"}},
+		{"Prescott", simdAVX512, true, "", []string{"OpenBLAS chose its Prescott kernels", "CPU with AVX-512", "set OPENBLAS_CORETYPE=SkylakeX (mpirun -x"}},
+		{"Nehalem", simdAVX2, true, "", []string{"its Nehalem kernels", "CPU with AVX2", "set OPENBLAS_CORETYPE=Haswell (mpirun -x"}},
 		{"Katmai", simdAVX2, true, "", []string{"its Katmai kernels", "OPENBLAS_CORETYPE=Haswell"}},
 		{"Prescott", simdAVX2, true, "prescott", []string{"OPENBLAS_CORETYPE=prescott gives OpenBLAS's Prescott kernels", "set OPENBLAS_CORETYPE=Haswell instead"}},
 		{"PRESCOTT", simdAVX512, false, "SkylakeX", []string{"OpenBLAS was built for PRESCOTT kernels only", "CPU with AVX-512", "DYNAMIC_ARCH"}},
