@@ -151,16 +151,17 @@ func TestKilledRankThenResume(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // An agent with a wrong token is refused and nothing it sent is recorded.
-func TestListenRefusesWrongToken(t *testing.T) {
-	l := testenv.Launcher(t)
-	bin := testenv.Build(t)
-	dir := t.TempDir()
+// listening returns a session in dir that runs bin and listens on a free
+// local port, with its output so far and the address and token that
+// 'listen' printed for agents to dial in with.
+func listening(t *testing.T, dir, bin string) (s *Session, out *textOut, addr, token string) {
+	t.Helper()
 	s, err := New(Options{Dir: dir, Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	out := &textOut{}
+	t.Cleanup(func() { s.Close() })
+	out = &textOut{}
 	if err := s.Exec(context.Background(), "listen 127.0.0.1:0", out); err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +170,17 @@ func TestListenRefusesWrongToken(t *testing.T) {
 	if m == nil || tok == nil {
 		t.Fatalf("listen printed no command with a token:\n%s", out.b.String())
 	}
+	return s, out, m[1], tok[1]
+}
+
+func TestListenRefusesWrongToken(t *testing.T) {
+	l := testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	s, out, addr, _ := listening(t, dir, bin)
 	var refused []string
 	s.ln.Refused = func(_, reason string) { refused = append(refused, reason) }
-	cmd := l.Command(context.Background(), 2, bin, "agent", "--connect", m[1])
+	cmd := l.Command(context.Background(), 2, bin, "agent", "--connect", addr)
 	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+strings.Repeat("0", 64))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -181,7 +190,7 @@ func TestListenRefusesWrongToken(t *testing.T) {
 	defer cancel()
 	go func() { cmd.Wait(); time.Sleep(500 * time.Millisecond); cancel() }()
 	s.Exec(ctx, "workload synthetic steps=2", out)
-	err = s.Exec(ctx, "tune", out)
+	err := s.Exec(ctx, "tune", out)
 	if err == nil || !strings.Contains(err.Error(), "no agent dialed in") {
 		t.Fatalf("tune with only a wrong agent: %v", err)
 	}
@@ -201,23 +210,10 @@ func TestListenRefusesWrongToken(t *testing.T) {
 func TestDialedAgentWarns(t *testing.T) {
 	l := testenv.Launcher(t)
 	bin := testenv.Build(t)
-	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	out := &textOut{}
-	if err := s.Exec(context.Background(), "listen 127.0.0.1:0", out); err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`--connect (\S+)`).FindStringSubmatch(out.b.String())
-	tok := regexp.MustCompile(protocol.TokenEnv + `=([0-9a-f]{64})`).FindStringSubmatch(out.b.String())
-	if m == nil || tok == nil {
-		t.Fatalf("listen printed no command with a token:\n%s", out.b.String())
-	}
+	s, out, addr, token := listening(t, t.TempDir(), bin)
 	env := testenv.WarnedEnv(t)
-	cmd := l.Command(context.Background(), 4, bin, "agent", "--connect", m[1])
-	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+tok[1])
+	cmd := l.Command(context.Background(), 4, bin, "agent", "--connect", addr)
+	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+token)
 	cmd.Env = append(cmd.Env, env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
