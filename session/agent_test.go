@@ -191,7 +191,7 @@ func TestAnnouncedSchemasValidate(t *testing.T) {
 func TestLocalAgentWarnsOfSingleCopyOff(t *testing.T) {
 	testenv.Launcher(t)
 	bin := testenv.Build(t)
-	const v = "OMPI_MCA_btl_vader_single_copy_mechanism"
+	const v = testenv.SingleCopyVar
 	t.Setenv(v, "none")
 	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
 	if err != nil {

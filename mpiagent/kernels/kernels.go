@@ -150,21 +150,28 @@ func (c *Call) Suspect() bool {
 	return false
 }
 
+// triangleCols returns the columns [lo, hi) of row i that the ul triangle
+// of an n×n matrix references: the diagonal included, unless unit.
+func triangleCols(ul blas.Uplo, unit bool, i, n int) (lo, hi int) {
+	lo, hi = 0, i+1
+	if ul == blas.Upper {
+		lo, hi = i, n
+	}
+	if unit {
+		if ul == blas.Upper {
+			lo++
+		} else {
+			hi--
+		}
+	}
+	return lo, hi
+}
+
 // suspectTriangle is Suspect on the ul triangle of the n×n a (the diagonal
 // left out when unit).
 func suspectTriangle(ul blas.Uplo, unit bool, n int, a []float64, lda int) bool {
 	for i := 0; i < n; i++ {
-		lo, hi := 0, i+1 // row i of the lower triangle
-		if ul == blas.Upper {
-			lo, hi = i, n
-		}
-		if unit {
-			if ul == blas.Upper {
-				lo++
-			} else {
-				hi--
-			}
-		}
+		lo, hi := triangleCols(ul, unit, i, n)
 		if suspectRow(a[i*lda+lo : i*lda+hi]) {
 			return true
 		}
@@ -197,20 +204,18 @@ func resetTriangle(ul blas.Uplo, unit bool, n int, a []float64, lda int) {
 		scale = 1 / diag
 	}
 	for i := 0; i < n; i++ {
-		lo, hi := 0, i // strictly lower part of row i
-		if ul == blas.Upper {
-			lo, hi = i+1, n
-		}
+		lo, hi := triangleCols(ul, unit, i, n)
 		row := a[i*lda : i*lda+n]
 		for j := lo; j < hi; j++ {
+			if j == i {
+				row[j] = diag
+				continue
+			}
 			d := i - j
 			if d < 0 {
 				d = -d
 			}
 			row[j] = scale / float64(1+d)
-		}
-		if !unit {
-			row[i] = diag
 		}
 	}
 }
