@@ -18,9 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/approxtune/approxtune/mpiagent/launch"
-	"github.com/approxtune/approxtune/mpiagent/protocol"
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/internal/launch"
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // NewToken returns a random 256-bit token, hex encoded.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/testenv"
-	"github.com/approxtune/approxtune/mpiagent/protocol"
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 func spec(t *testing.T, js string) *sweep.Spec {

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // Complete proposes completions for the word that ends at byte offset pos of

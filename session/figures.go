@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
-	"github.com/approxtune/approxtune/plots"
+	"github.com/approxtune/approxtune/internal/plots"
+	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
 

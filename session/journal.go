@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // JournalName is the journal's file name in a session directory.

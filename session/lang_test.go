@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 func TestParse(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/approxtune/approxtune/mpiagent/protocol"
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // Options configure a Session.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/testenv"
-	"github.com/approxtune/approxtune/mpiagent/protocol"
 )
 
 // hookOut calls onResult with the number of results after each one, and

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/protocol"
-	"github.com/approxtune/approxtune/mpiagent/sweep"
-	"github.com/approxtune/approxtune/mpiagent/workloads"
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // State is what the commands have set: the workload, its space, and how to sweep it.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // figOut is an Output that shows figures.

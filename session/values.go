@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // splitList splits "a,b,c" into its items with their columns; empty items are errors.

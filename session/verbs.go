@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/protocol"
-	"github.com/approxtune/approxtune/mpiagent/selective"
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // verb is one command of the language.

@@ -29,7 +29,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 type event struct {

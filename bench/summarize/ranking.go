@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
 

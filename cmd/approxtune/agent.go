@@ -9,9 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/approxtune/approxtune/mpiagent/launch"
+	"github.com/approxtune/approxtune/internal/launch"
 
-	"github.com/approxtune/approxtune/mpiagent/agent"
+	"github.com/approxtune/approxtune/internal/agent"
 )
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int {

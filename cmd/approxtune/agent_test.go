@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/testenv"
-	"github.com/approxtune/approxtune/mpiagent/sweep"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 type event struct {

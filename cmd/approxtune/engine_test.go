@@ -64,7 +64,7 @@ func runSweep(t *testing.T, bin, spec string) map[string][]selectiveResult {
 // With one slow rank, the propagated prediction follows the slow rank's path
 // under every policy, while a prediction without propagation (rank 0's own
 // path) would miss it. (Its collectives never become predictable at this
-// tolerance; mpiagent/selective's TestSettledCollectivesReplayed follows a
+// tolerance; internal/selective's TestSettledCollectivesReplayed follows a
 // slow rank through collectives skipped without records.)
 func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
 	bin := testenv.Build(t)

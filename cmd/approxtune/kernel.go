@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/approxtune/approxtune/kernel"
+	"github.com/approxtune/approxtune/internal/jupyter"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -31,7 +31,7 @@ shutdown_request (or SIGTERM) stops the agent cleanly and exits.`, stderr)
 		return 2
 	}
 	logger := log.New(stderr, "approxtune kernel: ", log.LstdFlags)
-	info, err := kernel.ReadConnectionFile(fs.Arg(0))
+	info, err := jupyter.ReadConnectionFile(fs.Arg(0))
 	if err != nil {
 		logger.Print(err)
 		return 1
@@ -41,7 +41,7 @@ shutdown_request (or SIGTERM) stops the agent cleanly and exits.`, stderr)
 		logger.Print(err)
 		return 1
 	}
-	k, err := kernel.New(info, s, kernel.Options{Version: version, Log: logger})
+	k, err := jupyter.New(info, s, jupyter.Options{Version: version, Log: logger})
 	if err != nil {
 		s.Close()
 		logger.Print(err)
@@ -135,14 +135,14 @@ kernelspec list' finds it:
 	case *prefix != "":
 		data = filepath.Join(*prefix, "share", "jupyter")
 	case *sysPrefix:
-		p, err := kernel.SysPrefix(ctx)
+		p, err := jupyter.SysPrefix(ctx)
 		if err != nil {
 			fmt.Fprintf(stderr, "approxtune install --sys-prefix: %v\n", err)
 			return 1
 		}
 		data = filepath.Join(p, "share", "jupyter")
 	default:
-		d, err := kernel.UserDataDir()
+		d, err := jupyter.UserDataDir()
 		if err != nil {
 			fmt.Fprintf(stderr, "approxtune install: %v\n", err)
 			return 1
@@ -157,12 +157,12 @@ kernelspec list' finds it:
 		fmt.Fprintf(stderr, "approxtune install: locate this binary: %v\n", err)
 		return 1
 	}
-	dir, err := kernel.InstallSpec(filepath.Join(data, "kernels"), exe)
+	dir, err := jupyter.InstallSpec(filepath.Join(data, "kernels"), exe)
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune install: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "installed the Jupyter kernelspec %q in %s (runs %s)\n", kernel.SpecName, dir, exe)
+	fmt.Fprintf(stdout, "installed the Jupyter kernelspec %q in %s (runs %s)\n", jupyter.SpecName, dir, exe)
 	if *prefix != "" {
 		fmt.Fprintf(stdout, "Jupyter finds it with JUPYTER_PATH=%s\n", data)
 	}

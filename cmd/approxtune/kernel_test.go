@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/jupyter"
 	"github.com/approxtune/approxtune/internal/testenv"
-	"github.com/approxtune/approxtune/kernel"
 )
 
 // jupyterSetup is the approxtune binary, its kernelspec installed under a
@@ -30,7 +30,7 @@ type jupyterSetup struct {
 func setupJupyter(t *testing.T) jupyterSetup {
 	t.Helper()
 	testenv.Tool(t, "jupyter")
-	py, err := kernel.JupyterPython()
+	py, err := jupyter.JupyterPython()
 	if err != nil {
 		testenv.Missing(t, "the Python of jupyter: %v", err)
 	}
@@ -48,7 +48,7 @@ func setupJupyter(t *testing.T) jupyterSetup {
 		"JUPYTER_RUNTIME_DIR="+filepath.Join(dir, "runtime"),
 		"JUPYTER_CONFIG_DIR="+filepath.Join(dir, "config"),
 		"APPROXTUNE_SESSION_DIR="+filepath.Join(dir, "session"),
-		"PYTHONPATH="+filepath.Join(testenv.Root(t), "kernel", "testdata", "jupyter"),
+		"PYTHONPATH="+filepath.Join(testenv.Root(t), "internal", "jupyter", "testdata", "jupyter"),
 		"PYTHONDONTWRITEBYTECODE=1",
 		"PYDEVD_DISABLE_FILE_VALIDATION=1",
 	)
@@ -90,11 +90,11 @@ func (js jupyterSetup) run(t *testing.T, timeout time.Duration, stdin string, na
 	return out.String(), code
 }
 
-// script runs one of kernel/testdata/jupyter's scripts with jupyter's Python;
+// script runs one of internal/jupyter/testdata/jupyter's scripts with jupyter's Python;
 // it prints OK when every check passed.
 func (js jupyterSetup) script(t *testing.T, timeout time.Duration, name string) string {
 	t.Helper()
-	path := filepath.Join(testenv.Root(t), "kernel", "testdata", "jupyter", name)
+	path := filepath.Join(testenv.Root(t), "internal", "jupyter", "testdata", "jupyter", name)
 	out, code := js.run(t, timeout, "", js.python[0], append(append([]string{}, js.python[1:]...), "-u", path)...)
 	if code != 0 || !strings.Contains(out, "\nOK\n") {
 		t.Fatalf("%s: exit %d\n%s", name, code, out)
@@ -256,7 +256,7 @@ func TestInstallKernelspec(t *testing.T) {
 		var l struct {
 			Kernelspecs map[string]struct {
 				ResourceDir string `json:"resource_dir"`
-				Spec        kernel.Spec
+				Spec        jupyter.Spec
 			}
 		}
 		if i := strings.Index(out, "{"); i >= 0 {
@@ -295,7 +295,7 @@ func TestInstallKernelspec(t *testing.T) {
 		t.Error(err)
 	}
 	// --sys-prefix: its directory is one of Jupyter's data paths.
-	prefix, err := kernel.SysPrefix(context.Background())
+	prefix, err := jupyter.SysPrefix(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

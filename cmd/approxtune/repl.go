@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/approxtune/approxtune/repl"
+	"github.com/approxtune/approxtune/internal/repl"
 	"github.com/approxtune/approxtune/session"
 )
 

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/approxtune/approxtune/kernel"
-	"github.com/approxtune/approxtune/notebook"
+	"github.com/approxtune/approxtune/internal/jupyter"
+	"github.com/approxtune/approxtune/internal/notebook"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -65,14 +65,14 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 	} else if name, _ := ks["name"].(string); name != notebook.KernelName {
 		fmt.Fprintf(stderr, "approxtune run: note: the notebook's kernel is %q; its cells run as approxtune commands\n", name)
 	}
-	nb.Metadata["language_info"] = kernel.NotebookMetadata()["language_info"]
+	nb.Metadata["language_info"] = jupyter.NotebookMetadata()["language_info"]
 
 	s, err := session.New(session.Options{Dir: *dir})
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
 		return 1
 	}
-	e := kernel.NewExecutor(s)
+	e := jupyter.NewExecutor(s)
 	fmt.Fprintf(stderr, "approxtune run: %s, session journal in %s\n", in, s.Dir())
 
 	// Ctrl-C interrupts the running cell as in the kernel (twice: mpirun)
@@ -118,7 +118,7 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 // runCells executes the code cells of nb in order, reporting each on
 // stderr, and returns the exit status: 1 at the first failing cell, or
 // when stopped is set before a cell.
-func runCells(nb *notebook.Notebook, e *kernel.Executor, stopped *atomic.Bool, stderr io.Writer) int {
+func runCells(nb *notebook.Notebook, e *jupyter.Executor, stopped *atomic.Bool, stderr io.Writer) int {
 	total := 0
 	for _, c := range nb.Cells {
 		if c.Type == notebook.Code && strings.TrimSpace(c.Source) != "" {
@@ -146,7 +146,7 @@ func runCells(nb *notebook.Notebook, e *kernel.Executor, stopped *atomic.Bool, s
 		took := time.Since(start).Seconds()
 		if err != nil {
 			fmt.Fprintf(stderr, "[%d/%d] cell %d: %s ... failed %.1f s\n", n, total, i+1, head, took)
-			var ce *kernel.CellError
+			var ce *jupyter.CellError
 			what := err.Error()
 			if errors.As(err, &ce) {
 				what = strings.ReplaceAll(ce.EValue, "\n", "\n  ")

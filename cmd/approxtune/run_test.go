@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/jupyter"
+	"github.com/approxtune/approxtune/internal/notebook"
 	"github.com/approxtune/approxtune/internal/testenv"
-	"github.com/approxtune/approxtune/kernel"
-	"github.com/approxtune/approxtune/notebook"
 )
 
 // sweepNotebook is a small notebook: a markdown cell, a cell that sets up
@@ -69,7 +69,7 @@ func runApproxtune(t *testing.T, dir, bin string, args ...string) (string, strin
 func validate(t *testing.T, path string) {
 	t.Helper()
 	var cands [][]string
-	if py, err := kernel.JupyterPython(); err == nil {
+	if py, err := jupyter.JupyterPython(); err == nil {
 		cands = append(cands, py)
 	}
 	cands = append(cands, []string{"/usr/bin/python3"}, []string{"python3"})

@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/approxtune/approxtune/mpiagent/kernels"
-	"github.com/approxtune/approxtune/mpiagent/mpi"
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/mpi"
 )
 
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/testenv"
-	"github.com/approxtune/approxtune/mpiagent/mpi"
 )
 
 const childEnv = "APPROXTUNE_MPITEST_CHILD"

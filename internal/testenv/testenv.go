@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approxtune/approxtune/mpiagent/launch"
+	"github.com/approxtune/approxtune/internal/launch"
 )
 
 // RequireAll reports whether APPROXTUNE_REQUIRE_ALL=1, under which a missing

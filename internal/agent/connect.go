@@ -1,0 +1,284 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// ExitRefused is the agent's exit status when the session refuses it.
+const ExitRefused = 3
+
+// errCancelled ends a sweep that the session cancelled.
+var errCancelled = errors.New("cancelled by the session")
+
+// dialTimeout bounds how long rank 0 keeps trying to reach the session.
+const dialTimeout = 30 * time.Second
+
+// hostsAndPIDs gathers every rank's host name and process id on rank 0.
+func hostsAndPIDs(world *mpi.Comm) ([]string, []int, error) {
+	const width = 256
+	name, err := mpi.ProcessorName()
+	if err != nil {
+		return nil, nil, err
+	}
+	mine := make([]byte, width)
+	copy(mine, name)
+	all := make([]byte, width*world.Size())
+	if err := mpi.Gather(world, mine, all, 0); err != nil {
+		return nil, nil, fmt.Errorf("gather host names: %w", err)
+	}
+	pids := make([]int64, world.Size())
+	if err := mpi.Gather(world, []int64{int64(os.Getpid())}, pids, 0); err != nil {
+		return nil, nil, fmt.Errorf("gather pids: %w", err)
+	}
+	hosts := make([]string, world.Size())
+	ps := make([]int, world.Size())
+	for i := range hosts {
+		hosts[i] = string(bytes.TrimRight(all[i*width:(i+1)*width], "\x00"))
+		ps[i] = int(pids[i])
+	}
+	return hosts, ps, nil
+}
+
+func schemas() []protocol.Workload {
+	var out []protocol.Workload
+	for _, w := range workloads.All() {
+		out = append(out, protocol.Workload{Name: w.Name(), Doc: w.Doc(), Params: w.Params()})
+	}
+	return out
+}
+
+// dial reaches the session, retrying while it is not listening yet.
+func dial(addr string) (net.Conn, error) {
+	deadline := time.Now().Add(dialTimeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("connect to the session at %s: %w", addr, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// bcastBytes broadcasts a byte string of any length from rank 0.
+func bcastBytes(world *mpi.Comm, data []byte) ([]byte, error) {
+	n := []int64{int64(len(data))}
+	if err := mpi.Bcast(world, n, 0); err != nil {
+		return nil, err
+	}
+	if world.Rank() != 0 {
+		data = make([]byte, n[0])
+	}
+	if err := mpi.Bcast(world, data, 0); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// session is rank 0's side of the connection.
+type session struct {
+	conn      net.Conn
+	w         *protocol.Writer
+	cmds      chan []byte
+	cancelled atomic.Bool
+}
+
+// open dials, says hello and waits for the session's answer.
+func open(addr string, hello protocol.Hello) (*session, *protocol.Reader, error) {
+	conn, err := dial(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &session{conn: conn, w: protocol.NewWriter(conn), cmds: make(chan []byte, 4)}
+	if err := s.w.Write(hello); err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	rd := protocol.NewReader(conn)
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, typ, err := rd.Next()
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("waiting for the session's answer: %w", err)
+	}
+	conn.SetReadDeadline(time.Time{})
+	var rep protocol.Reply
+	json.Unmarshal(line, &rep)
+	if typ != protocol.TypeWelcome {
+		conn.Close()
+		return nil, nil, fmt.Errorf("the session refused this agent: %s", rep.Message)
+	}
+	return s, rd, nil
+}
+
+// read runs in its own goroutine on rank 0: it answers pings and records
+// cancels at once (the MPI goroutine may be busy), and queues the rest. The
+// end of the connection queues a shutdown.
+func (s *session) read(rd *protocol.Reader) {
+	defer func() {
+		s.cancelled.Store(true)
+		b, _ := json.Marshal(protocol.Command{Type: protocol.TypeShutdown, V: protocol.Version})
+		s.cmds <- b
+	}()
+	for {
+		line, typ, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				fmt.Fprintf(os.Stderr, "approxtune agent: %v\n", err)
+			}
+			return
+		}
+		switch typ {
+		case protocol.TypeCancel:
+			s.cancelled.Store(true)
+		case protocol.TypePing:
+			var c protocol.Command
+			json.Unmarshal(line, &c)
+			s.w.Write(protocol.Pong{Type: protocol.TypePong, V: protocol.Version, ID: c.ID})
+		case protocol.TypeRun, protocol.TypeShutdown:
+			s.cmds <- line
+		default:
+			fmt.Fprintf(os.Stderr, "approxtune agent: ignoring a %q message from the session\n", typ)
+		}
+	}
+}
+
+// connect is the agent's life when it dials a session: hello, then commands
+// until shutdown or the end of the connection.
+func connect(ctx context.Context, world *mpi.Comm, o Options) int {
+	hosts, pids, err := hostsAndPIDs(world)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+		return ExitFailure
+	}
+	backend, err := kernels.DefaultBackend()
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+		return ExitUsage
+	}
+	var s *session
+	var warnings []string
+	status := []int64{ExitOK}
+	if world.Rank() == 0 {
+		warnings = environmentWarnings(backend)
+		hello := protocol.Hello{Type: protocol.TypeHello, V: protocol.Version, Token: os.Getenv(protocol.TokenEnv),
+			Version: o.Version, Ranks: world.Size(), Hosts: hosts, MPI: firstLine(mpi.LibraryVersion()), BLAS: backend.Name(),
+			PID: os.Getpid(), PIDs: pids, Workloads: schemas(), Warnings: warnings}
+		var rd *protocol.Reader
+		if s, rd, err = open(o.Connect, hello); err != nil {
+			fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+			status[0] = ExitRefused
+		} else {
+			go s.read(rd)
+			defer s.conn.Close()
+		}
+	}
+	if err := mpi.Bcast(world, status, 0); err != nil {
+		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+		return ExitFailure
+	}
+	if status[0] != ExitOK {
+		return int(status[0])
+	}
+	eng, err := selective.New(world, kernels.New(backend))
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+		return ExitFailure
+	}
+	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings}
+	if s != nil {
+		r.emit = s.w.Write
+	}
+	// stop is the collective check at run boundaries: rank 0's flag, agreed by all.
+	r.stop = func() (bool, error) {
+		v := []int64{0}
+		if s != nil && s.cancelled.Load() {
+			v[0] = 1
+		}
+		if err := mpi.Bcast(world, v, 0); err != nil {
+			return false, err
+		}
+		return v[0] == 1, nil
+	}
+	for {
+		var line []byte
+		if s != nil {
+			line = <-s.cmds
+		}
+		line, err := bcastBytes(world, line)
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+			return ExitFailure
+		}
+		var c protocol.Command
+		if err := json.Unmarshal(line, &c); err != nil {
+			fmt.Fprintf(o.Stderr, "approxtune agent: bad command: %v\n", err)
+			continue
+		}
+		if c.Type == protocol.TypeShutdown {
+			return ExitOK
+		}
+		if s != nil {
+			s.cancelled.Store(false)
+		}
+		done := protocol.Done{Type: protocol.TypeDone, V: protocol.Version, ID: c.ID, Status: protocol.StatusOK}
+		configs, err := validate(c.Spec, world.Size())
+		if err == nil {
+			err = r.sweep(ctx, c.Spec, configs)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, errCancelled):
+			done.Status, done.Message = protocol.StatusCancelled, "cancelled at a run boundary"
+		default:
+			done.Status, done.Message = protocol.StatusFailed, err.Error()
+			if world.Rank() == 0 {
+				r.send(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
+			}
+		}
+		if world.Rank() == 0 {
+			s.w.Write(done)
+		}
+		var fl selective.Failure
+		if errors.As(err, &fl) {
+			// An MPI failure may leave ranks in different places: end the job.
+			mpi.Abort(world, ExitFailure)
+			return ExitFailure
+		}
+	}
+}
+
+// validate checks a spec the session sent (the same on every rank).
+func validate(s *sweep.Spec, ranks int) ([]sweep.Config, error) {
+	if s == nil {
+		return nil, errors.New("run command without a spec")
+	}
+	return s.Validate(workloads.Schema, workloads.Names(), ranks)
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' || c == ',' {
+			return s[:i]
+		}
+	}
+	return s
+}

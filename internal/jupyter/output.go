@@ -1,0 +1,275 @@
+package jupyter
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/approxtune/approxtune/session"
+)
+
+// printDelay is how long the last command of a cell may hold what it
+// printed before it goes out as a stream: a command that finishes sooner
+// makes it the cell's execute_result; a slow one (waiting for an agent to
+// dial in, say) shows it while it waits. A second keeps a scheduler stall
+// on a loaded machine (ranks polling in MPI) from turning a quick command's
+// result into a stream.
+const printDelay = time.Second
+
+// publisher sends the messages of a cell's output (stream, display_data,
+// update_display_data, execute_result, error) with their content: the live
+// kernel's iopub (iopubPublisher), or a collector that stores them as
+// notebook outputs (the headless Executor, ExportNotebook).
+type publisher interface {
+	publish(typ string, content map[string]any)
+}
+
+// iopubPublisher publishes on the kernel's iopub, in answer to parent.
+type iopubPublisher struct {
+	k      *Kernel
+	parent *Message
+}
+
+func (p iopubPublisher) publish(typ string, content map[string]any) {
+	p.k.publish(typ, p.parent, content)
+}
+
+// outputEnv is what a cell's output needs from what runs the cell.
+type outputEnv struct {
+	// last is the session's most recent sweep; end calls it, on the
+	// goroutine that runs the cell.
+	last func() *session.Sweep
+	// displayID makes a fresh display_id.
+	displayID func() string
+	// interval is the least time between two updates of a live display;
+	// 0 sends every update.
+	interval time.Duration
+	// printDelay is how long the last command may hold what it printed
+	// (see the constant); 0 holds it until the command ends or its sweep
+	// starts (a replay, where no time passes).
+	printDelay time.Duration
+}
+
+// cellOutput is the session.Output of one cell. What commands print goes
+// to iopub as stream stdout, except the last command's answer, which is
+// the execute_result (text/plain, and text/html). A sweep's progress is a
+// live display: display_data with a display_id at the start, then
+// update_display_data at most every UpdateInterval, and always the final one.
+// Its methods may be called from several goroutines.
+type cellOutput struct {
+	pub    publisher
+	env    outputEnv
+	silent bool
+	count  int
+
+	mu      sync.Mutex
+	last    bool        // the running command is the cell's last
+	pending string      // what it printed that has not gone out yet
+	flush   *time.Timer // sends pending as a stream after printDelay
+	final   *session.Sweep
+	disp    *liveDisplay
+	result  *string // the execute_result's text, once sent
+	closed  bool
+}
+
+// liveDisplay is one sweep's display.
+type liveDisplay struct {
+	id      string
+	sweep   *session.Sweep
+	notes   []string
+	rows    []chartRow // the chart as last computed
+	sent    time.Time
+	pending bundle // rendered, waiting for the interval to pass
+	timer   *time.Timer
+	final   bool
+}
+
+func newCellOutput(pub publisher, env outputEnv, silent bool, count int) *cellOutput {
+	return &cellOutput{pub: pub, env: env, silent: silent, count: count}
+}
+
+// begin starts a command; last says whether it is the cell's last.
+func (o *cellOutput) begin(last bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.last, o.final = last, nil
+}
+
+// end finishes a command: what it printed and still holds becomes the
+// execute_result when the command was the cell's last and succeeded.
+func (o *cellOutput) end(ok bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stopFlush()
+	text := o.pending
+	o.pending = ""
+	if text == "" || o.silent || o.closed {
+		return
+	}
+	if !ok || !o.last {
+		o.stream(text)
+		return
+	}
+	// The best table ('table best', or what ends a sweep) is also an HTML
+	// table. end runs on the shell goroutine, where the session may be read.
+	sw := o.final
+	if sw == nil {
+		sw = o.env.last()
+	}
+	var b bundle
+	if sw != nil && isTableBest(sw, text) {
+		b = tableBundle(sw, text)
+	} else {
+		b = textBundle(strings.TrimRight(text, "\n"))
+	}
+	o.pub.publish("execute_result", map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
+	o.result = &text
+}
+
+// close sends a display update still held back and stops the timers.
+func (o *cellOutput) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stopFlush()
+	if o.pending != "" && !o.silent {
+		o.stream(o.pending)
+		o.pending = ""
+	}
+	if d := o.disp; d != nil {
+		if d.timer != nil {
+			d.timer.Stop()
+			d.timer = nil
+		}
+		if d.pending != nil {
+			o.sendDisplay(d, "update_display_data", d.pending)
+		}
+	}
+	o.closed = true
+}
+
+// resultText is the execute_result's text (for history), or nil.
+func (o *cellOutput) resultText() any {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.result == nil {
+		return nil
+	}
+	return strings.TrimRight(*o.result, "\n")
+}
+
+// Print shows a command's text.
+func (o *cellOutput) Print(text string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.silent || o.closed {
+		return
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	if !o.last {
+		o.stream(text)
+		return
+	}
+	o.pending += text
+	if o.flush == nil && o.env.printDelay > 0 {
+		o.flush = time.AfterFunc(o.env.printDelay, o.flushPending)
+	}
+}
+
+func (o *cellOutput) flushPending() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.flush = nil
+	if o.pending != "" && !o.closed {
+		o.stream(o.pending)
+		o.pending = ""
+	}
+}
+
+func (o *cellOutput) stopFlush() {
+	if o.flush != nil {
+		o.flush.Stop()
+		o.flush = nil
+	}
+}
+
+// Update shows a sweep's progress in its live display.
+func (o *cellOutput) Update(p session.Progress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.silent || o.closed || p.Sweep == nil {
+		return
+	}
+	// What the command printed before its sweep started goes out first.
+	o.stopFlush()
+	if o.pending != "" {
+		o.stream(o.pending)
+		o.pending = ""
+	}
+	d := o.disp
+	fresh := d == nil || d.sweep != p.Sweep || d.final
+	if fresh {
+		d = &liveDisplay{id: o.env.displayID(), sweep: p.Sweep}
+		o.disp = d
+	}
+	if p.Note != "" {
+		d.notes = append(d.notes, p.Note)
+	}
+	// A note may come from the session's cancel goroutine while results
+	// are being applied: keep the chart as it was and show the note.
+	if fresh || p.Note == "" || p.Final {
+		d.rows = chartRows(p.Sweep)
+	}
+	b := progressBundle(p, d.notes, d.rows)
+	if p.Final {
+		d.final, o.final = true, p.Sweep
+	}
+	switch {
+	case fresh:
+		o.sendDisplay(d, "display_data", b)
+	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.interval:
+		if d.timer != nil {
+			d.timer.Stop()
+			d.timer = nil
+		}
+		d.pending = nil
+		o.sendDisplay(d, "update_display_data", b)
+	default:
+		d.pending = b
+		if d.timer == nil {
+			d.timer = time.AfterFunc(o.env.interval-time.Since(d.sent), func() { o.flushDisplay(d) })
+		}
+	}
+}
+
+// flushDisplay sends an update held back by the interval.
+func (o *cellOutput) flushDisplay(d *liveDisplay) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	d.timer = nil
+	if d.pending != nil && !o.closed {
+		o.sendDisplay(d, "update_display_data", d.pending)
+		d.pending = nil
+	}
+}
+
+func (o *cellOutput) sendDisplay(d *liveDisplay, typ string, b bundle) {
+	o.pub.publish(typ, map[string]any{"data": b, "metadata": map[string]any{}, "transient": map[string]any{"display_id": d.id}})
+	d.sent = time.Now()
+}
+
+func (o *cellOutput) stream(text string) {
+	o.pub.publish("stream", map[string]any{"name": "stdout", "text": text})
+}
+
+// Figure shows a figure (session.FigureOutput): PNG, SVG and its text summary.
+func (o *cellOutput) Figure(f *session.Figure) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.silent || o.closed {
+		return
+	}
+	o.pub.publish("display_data", map[string]any{"data": figureBundle(f), "metadata": map[string]any{
+		"image/png": map[string]any{"width": 800, "height": 450}}, "transient": map[string]any{}})
+}

@@ -1,0 +1,11 @@
+//go:build mpich && !mpicustom
+
+package mpi_test
+
+import "github.com/approxtune/approxtune/internal/launch"
+
+// The MPI implementation this test binary is linked against (see cmpi.go).
+const (
+	libFlavor = launch.MPICH
+	libName   = "MPICH" // what MPI_Get_library_version contains
+)

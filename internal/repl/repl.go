@@ -1,0 +1,177 @@
+// Package repl is approxtune's terminal face: a readline prompt over a
+// session (history, completion, Ctrl-C to clear the line or cancel a sweep,
+// Ctrl-D to leave), live progress with a terminal chart while a sweep runs,
+// and a script mode for standard input that is not a terminal.
+package repl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/chzyer/readline"
+
+	"github.com/approxtune/approxtune/internal/jupyter"
+	"github.com/approxtune/approxtune/session"
+)
+
+// Options configure a REPL.
+type Options struct {
+	In          io.Reader
+	Out, Err    io.Writer
+	Interactive bool   // a terminal: prompt, line editing, live redraws
+	Color       bool   // ANSI colours
+	HistoryFile string // "" for none
+}
+
+// HistoryPath is $XDG_STATE_HOME/approxtune/history (or ~/.local/state/...).
+func HistoryPath() string {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "approxtune", "history")
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
+
+// Run runs the REPL over s until the input ends (Ctrl-D), and returns the
+// exit status: in script mode 1 after the first failing command. Unless
+// the session has one, it gives it the kernel's notebook writer, so that
+// 'export notebook' writes what the session ran as the Jupyter kernel shows it.
+func Run(ctx context.Context, s *session.Session, o Options) int {
+	s.SetDefaultNotebook(jupyter.ExportNotebook)
+	out := &termOutput{w: o.Out, live: o.Interactive, color: o.Color}
+	if o.Interactive {
+		return interactive(ctx, s, o, out)
+	}
+	return script(ctx, s, o, out)
+}
+
+// execCancelable runs one command; SIGINT (Ctrl-C) during it cancels the
+// running sweep (twice: interrupts mpirun) instead of killing the session.
+func execCancelable(ctx context.Context, s *session.Session, line string, out *termOutput) error {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-sig:
+				if s.Cancel() == "" {
+					out.Print("(nothing to cancel)")
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	err := s.Exec(ctx, line, out)
+	close(stop)
+	wg.Wait()
+	out.endLive()
+	return err
+}
+
+func interactive(ctx context.Context, s *session.Session, o Options, out *termOutput) int {
+	prompt := "approxtune> "
+	if o.Color {
+		prompt = "\033[1;36mapproxtune\033[0m> "
+	}
+	if o.HistoryFile != "" {
+		os.MkdirAll(filepath.Dir(o.HistoryFile), 0o755)
+	}
+	rl, err := readline.NewEx(&readline.Config{
+		Prompt:          prompt,
+		HistoryFile:     o.HistoryFile,
+		AutoComplete:    completer{s},
+		InterruptPrompt: "^C",
+		EOFPrompt:       "",
+		Stdout:          o.Out,
+		Stderr:          o.Err,
+	})
+	if err != nil {
+		fmt.Fprintf(o.Err, "approxtune repl: %v\n", err)
+		return 1
+	}
+	defer rl.Close()
+	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D leaves.\nsession journal: %s\n", s.Dir())
+	for {
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			continue // Ctrl-C at the prompt clears the line
+		}
+		if err != nil { // io.EOF: Ctrl-D
+			break
+		}
+		if err := execCancelable(ctx, s, line, out); err != nil {
+			out.Error(err.Error())
+		}
+	}
+	fmt.Fprintln(out.w, "stopping the agent...")
+	s.Close()
+	return 0
+}
+
+func script(ctx context.Context, s *session.Session, o Options, out *termOutput) int {
+	defer s.Close()
+	sc := bufio.NewScanner(o.In)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trim := strings.TrimSpace(line)
+		if trim == "" {
+			continue
+		}
+		fmt.Fprintf(o.Out, "> %s\n", trim)
+		if strings.HasPrefix(trim, "#") {
+			// Nothing runs; the session keeps it for 'export notebook'.
+			s.Exec(ctx, line, out)
+			continue
+		}
+		if err := execCancelable(ctx, s, line, out); err != nil {
+			msg := strings.ReplaceAll(err.Error(), "\n", "\n  ")
+			fmt.Fprintf(o.Err, "line %d: %s\n", n, msg)
+			return 1
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(o.Err, "approxtune repl: reading the script: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// completer adapts Session.Complete to readline.
+type completer struct{ s *session.Session }
+
+func (c completer) Do(line []rune, pos int) ([][]rune, int) {
+	str := string(line[:pos])
+	cands, start := c.s.Complete(str, len(str))
+	typed := []rune(str[start:])
+	var out [][]rune
+	for _, cand := range cands {
+		rest := []rune(cand)[len(typed):]
+		if !strings.HasSuffix(cand, "=") {
+			rest = append(rest, ' ')
+		}
+		out = append(out, rest)
+	}
+	return out, len(typed)
+}

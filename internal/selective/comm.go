@@ -1,0 +1,548 @@
+package selective
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/approxtune/approxtune/internal/mpi"
+)
+
+// Failure is the panic value with which Comm methods report an MPI error. The
+// agent's runner recovers it at the run boundary and turns it back into an
+// error, so workload code reads like the algorithm it implements instead of
+// checking an error after every message.
+type Failure struct{ Err error }
+
+func (f Failure) Error() string { return f.Err.Error() }
+func (f Failure) Unwrap() error { return f.Err }
+
+func must(err error) {
+	if err != nil {
+		panic(Failure{err})
+	}
+}
+
+// Comm is a communicator as workloads see it. Every call goes through the
+// engine, which executes it, or skips it (only when every process of the
+// communicator agrees; for point-to-point, when the sender decides) and
+// charges its predicted time. The engine's own messages travel on a duplicate
+// communicator, so the workload's messages are never changed or mismatched.
+// Create communicators only through Split/Dup (or Engine.NewGrid), so the
+// engine knows each one's shape. Methods panic with Failure on MPI errors.
+type Comm struct {
+	e       *Engine
+	c       *mpi.Comm
+	in      *mpi.Comm // the engine's messages
+	shape   Shape
+	ranks   []int64 // world rank of each member
+	scratch []float64
+	id      commID // the communicator's name in the critical-path log
+
+	// State of this run (gen): collectives so far; records received per
+	// (source, tag) in posting order, as MPI matches them; this process's
+	// executed-kernel count at its last records here; whether at the last
+	// records every member had executed nothing since its previous ones here.
+	gen      uint64
+	colls    int64
+	recvSeq  map[[2]int64]int64
+	sendSeq  map[[2]int64]int64 // records sent per (destination, tag): the log numbers them
+	execMark int64
+	quiet    bool
+	promised map[uint64]int64 // collectives' calls left that run without records on a member's promise
+}
+
+// refresh is how often (in collectives on a communicator) a quiet
+// communicator exchanges records on a settled collective anyway: eager's
+// statistics keep travelling along the grid's axes, and a member that starts
+// executing kernels again is heard of.
+const refresh = 8
+
+// count restarts the communicator's state at a new run.
+func (c *Comm) count() {
+	if c.gen != c.e.gen {
+		c.gen, c.colls, c.execMark, c.quiet = c.e.gen, 0, 0, false
+		clear(c.promised)
+		clear(c.recvSeq)
+		clear(c.sendSeq)
+	}
+}
+
+// number returns the next number of (partner, tag) in seqs, a run's count
+// of the records received from or sent to each partner with each tag.
+func (c *Comm) number(seqs *map[[2]int64]int64, partner, tag int) int64 {
+	c.count()
+	if *seqs == nil {
+		*seqs = map[[2]int64]int64{}
+	}
+	k := [2]int64{c.ranks[partner], int64(tag)}
+	n := (*seqs)[k]
+	(*seqs)[k] = n + 1
+	return n
+}
+
+// nextRecv numbers a record about to be received from partner with tag.
+func (c *Comm) nextRecv(partner, tag int) int64 { return c.number(&c.recvSeq, partner, tag) }
+
+// logP2P logs a record sent to (evSend) or received from (evRecv, with its
+// number) partner, a receive posted (evPost, with its number) or a send
+// waiting for its receive (evAck, with the send's number). In a selective
+// run it numbers an evSend among the records sent to partner with tag in this
+// run (posting order, as MPI matches them) and returns the number, else 0.
+func (c *Comm) logP2P(kind, partner, tag int, seq int64) int64 {
+	if kind == evSend && c.e.skip {
+		seq = c.number(&c.sendSeq, partner, tag)
+	}
+	c.e.logEvent(event{kind: kind, comm: c.id, peer: c.ranks[partner], tag: int64(tag), seq: seq})
+	return seq
+}
+
+// Rank is the calling process's rank in c.
+func (c *Comm) Rank() int { return c.c.Rank() }
+
+// Size is the number of processes in c.
+func (c *Comm) Size() int { return c.c.Size() }
+
+// Shape is the communicator's shape (DESIGN §2).
+func (c *Comm) Shape() Shape { return c.shape }
+
+// Raw returns the underlying MPI communicator, for code that must not be
+// intercepted (verification, the engine's own use).
+func (c *Comm) Raw() *mpi.Comm { return c.c }
+
+func (e *Engine) wrap(c *mpi.Comm) (*Comm, error) {
+	if c == nil {
+		return nil, nil
+	}
+	ranks := make([]int64, c.Size())
+	if err := mpi.Allgather(c, []int64{int64(e.worldRank)}, ranks); err != nil {
+		return nil, fmt.Errorf("communicator shape: %w", err)
+	}
+	// An identifier no member has given out: two communicators that share
+	// a member never share one.
+	id := []int64{e.nextComm}
+	if err := mpi.Allreduce(c, id, id, mpi.Max); err != nil {
+		return nil, fmt.Errorf("communicator identifier: %w", err)
+	}
+	e.nextComm = id[0] + 1
+	in, err := c.Dup()
+	if err != nil {
+		return nil, fmt.Errorf("engine communicator: %w", err)
+	}
+	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks, id: commID{id[0], slices.Min(ranks)}}, nil
+}
+
+// Split partitions c by color, ordering by key; mpi.Undefined as color gives nil.
+func (c *Comm) Split(color, key int) *Comm {
+	nc, err := c.c.Split(color, key)
+	must(err)
+	w, err := c.e.wrap(nc)
+	must(err)
+	return w
+}
+
+// Dup returns a communicator with the same group and its own message space.
+func (c *Comm) Dup() *Comm {
+	nc, err := c.c.Dup()
+	must(err)
+	w, err := c.e.wrap(nc)
+	must(err)
+	return w
+}
+
+// Free releases the communicator.
+func (c *Comm) Free() {
+	must(c.in.Free())
+	must(c.c.Free())
+}
+
+// Shape identifies a communicator's layout independent of its position: its
+// size and a hash of its members' world ranks relative to the first. The row
+// communicators of a grid share a shape, so they share kernel statistics.
+type Shape struct {
+	Size int
+	Hash uint32
+}
+
+func (s Shape) String() string { return fmt.Sprintf("%d/%08x", s.Size, s.Hash) }
+
+func shapeOf(ranks []int64) Shape {
+	h := uint32(2166136261) // FNV-1a over the offsets
+	for _, r := range ranks {
+		off := uint32(r - ranks[0])
+		for i := 0; i < 4; i++ {
+			h ^= off & 0xff
+			h *= 16777619
+			off >>= 8
+		}
+	}
+	return Shape{Size: len(ranks), Hash: h}
+}
+
+// collective intercepts a collective of n elements per process: the members
+// exchange records (path, decision, shares), take the longest path, and run
+// the collective unless every member can skip it. Once every member has
+// skipped it, it is settled on this communicator; while the communicator is
+// quiet (at its last records no member had executed a kernel since its
+// previous ones) its members skip settled collectives without exchanging
+// records, except every refresh-th collective, and End recovers the path
+// from the log. The records are synchronisations: on a node with more ranks
+// than cores, leaving them out while kernels still execute would let ranks
+// that used to take turns on a core compute at once, and the kernels would
+// be timed in a context the full run never has.
+func (c *Comm) collective(op Op, n int, do func() error) {
+	e := c.e
+	if !e.on {
+		must(do())
+		return
+	}
+	e.gap()
+	c.count()
+	seq := c.colls
+	c.colls++
+	size := c.c.Size()
+	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
+	sk := settleKey{c.id, st.hash}
+	coll := event{kind: evColl, comm: c.id, size: int64(size), seq: seq}
+	if e.skip && c.promised[st.hash] > 0 {
+		// A member promised to execute it: no decision to make.
+		c.promised[st.hash]--
+		e.logEvent(coll)
+		t0 := mpi.Clock()
+		must(do())
+		t1 := mpi.Clock()
+		ev := &e.plog[len(e.plog)-1]
+		ev.in, ev.out = t0, t1
+		e.promisedFor(st, t0, t1)
+		e.resumeAt(t1)
+		return
+	}
+	if e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
+		e.logEvent(coll)
+		e.settledSkips++
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return
+	}
+	e.fill(e.rec, c.shape, !e.skippable(st), 0)
+	if e.executed > c.execMark {
+		e.rec[recBusy] = 1
+	}
+	c.execMark = e.executed
+	e.rec[recPromise] = e.promise(st)
+	e.logEvent(coll)
+	if len(c.scratch) < size*e.recLen {
+		c.scratch = make([]float64, size*e.recLen)
+	}
+	all := c.scratch[:size*e.recLen]
+	must(mpi.Allgather(c.in, e.rec, all))
+	exchanged := mpi.Clock()
+	lastIn := 0.0 // when the last member reached the collective
+	exec, busy := false, false
+	promise := 0.0
+	for r := 0; r < size; r++ {
+		rec := all[r*e.recLen : (r+1)*e.recLen]
+		lastIn = math.Max(lastIn, rec[recClock])
+		promise = math.Max(promise, rec[recPromise])
+		exec = exec || rec[recExec] != 0
+		busy = busy || rec[recBusy] != 0
+		if r != c.c.Rank() {
+			e.absorb(rec, c.shape)
+		}
+	}
+	// The first records of a run (seq 0: a run's first collective always
+	// exchanges them) cannot tell: a member may not have reached its first
+	// kernel yet.
+	c.quiet = seq > 0 && !busy && !exec
+	if !exec {
+		if e.skip && e.tr.Policy != Online { // online's path counts travel with the records
+			e.tr.settled[sk] = true
+		}
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return
+	}
+	delete(e.tr.settled, sk)
+	if promise >= 1 {
+		if c.promised == nil {
+			c.promised = map[uint64]int64{}
+		}
+		c.promised[st.hash] = int64(promise)
+	}
+	t0 := mpi.Clock()
+	must(do())
+	t1 := mpi.Clock()
+	e.executedFor(st, collectiveTime(n, t1-t0, exchanged-lastIn), t0, t1)
+	e.resumeAt(t1)
+}
+
+// collectiveTime is what an executed collective of n elements per process
+// costs this member on the path, given its timed run (ran) and the time from
+// the last member's arrival to this member's end of the records exchange
+// (exchange). A collective whose messages fit the eager limit is a latency:
+// in a full run the last member to arrive finds the others' messages and
+// leaves at once, and only the early members wait to get a core back. The
+// records exchange is such a collective, over the same members arriving as
+// the run brought them, so its time from the last arrival is the cost. The
+// run that follows it is timed in a context the full run never has: the
+// exchange has just made the members leave together, so the run holds a
+// member's wait for a core (on eight ranks sharing two cores, 150 µs where
+// the exchange takes 4 µs for the last member and 90 µs for an early one,
+// and charging it over-predicted a base case of 24 by 10 to 30%). A larger
+// collective is a transfer that needs every member on a core: its timed run
+// is its cost.
+func collectiveTime(n int, ran, exchange float64) float64 {
+	if 8*n <= rendezvousBytes {
+		return math.Max(exchange, 0)
+	}
+	return ran
+}
+
+// Barrier synchronizes the communicator (never skipped).
+func (c *Comm) Barrier() {
+	if !c.e.on {
+		must(c.c.Barrier())
+		return
+	}
+	c.collective(OpBarrier, 0, c.c.Barrier)
+}
+
+// Bcast broadcasts buf from root.
+func (c *Comm) Bcast(buf []float64, root int) {
+	c.collective(OpBcast, len(buf), func() error { return mpi.Bcast(c.c, buf, root) })
+}
+
+// Reduce combines send into recv on root with op.
+func (c *Comm) Reduce(send, recv []float64, op mpi.Op, root int) {
+	c.collective(OpReduce, len(send), func() error { return mpi.Reduce(c.c, send, recv, op, root) })
+}
+
+// Allreduce combines send into recv on every process.
+func (c *Comm) Allreduce(send, recv []float64, op mpi.Op) {
+	c.collective(OpAllreduce, len(send), func() error { return mpi.Allreduce(c.c, send, recv, op) })
+}
+
+// Gather collects every process's send into recv on root, in rank order.
+func (c *Comm) Gather(send, recv []float64, root int) {
+	c.collective(OpGather, len(send), func() error { return mpi.Gather(c.c, send, recv, root) })
+}
+
+// Allgather collects every process's send into recv everywhere, in rank order.
+func (c *Comm) Allgather(send, recv []float64) {
+	c.collective(OpAllgather, len(send), func() error { return mpi.Allgather(c.c, send, recv) })
+}
+
+// Scatter sends the i-th len(recv)-element piece of send on root to rank i.
+func (c *Comm) Scatter(send, recv []float64, root int) {
+	c.collective(OpScatter, len(recv), func() error { return mpi.Scatter(c.c, send, recv, root) })
+}
+
+func (c *Comm) p2pKey(op Op, n, partner int) Key {
+	return Key{Op: op, M: int32(n), Shape: c.shape, Partner: int32(c.ranks[partner] - c.ranks[c.c.Rank()])}
+}
+
+// exchange swaps records with a partner for a blocking point-to-point call:
+// both sides leave with the longer path. It returns the partner's record.
+func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
+	e := c.e
+	e.fill(e.rec, c.shape, exec, mean)
+	c.logP2P(evSend, partner, tag, 0)
+	seq := c.nextRecv(partner, tag)
+	c.logP2P(evPost, partner, tag, seq) // a large send the partner waits on may be matched by this record's receive
+	_, err := mpi.Sendrecv(c.in, e.rec, partner, tag, e.peer, partner, tag)
+	must(err)
+	c.logP2P(evRecv, partner, tag, seq)
+	e.absorb(e.peer, c.shape)
+	return e.peer
+}
+
+// Send sends buf to dest (blocking). The sender decides whether it is skipped;
+// a skipped message goes out empty, so the receive still matches.
+func (c *Comm) Send(buf []float64, dest, tag int) {
+	e := c.e
+	if !e.on {
+		must(mpi.Send(c.c, buf, dest, tag))
+		return
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpSend, len(buf), dest))
+	exec := !e.skippable(st)
+	c.exchange(dest, tag, exec, e.mean(st, 0))
+	if !exec {
+		must(mpi.Send(c.c, buf[:0], dest, tag))
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return
+	}
+	t0 := mpi.Clock()
+	must(mpi.Send(c.c, buf, dest, tag))
+	t1 := mpi.Clock()
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
+}
+
+// Recv receives into buf from src (blocking); src must be a rank, not AnySource.
+func (c *Comm) Recv(buf []float64, src, tag int) {
+	e := c.e
+	if !e.on {
+		_, err := mpi.Recv(c.c, buf, src, tag)
+		must(err)
+		return
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpRecv, len(buf), src))
+	peer := c.exchange(src, tag, true, e.mean(st, 0))
+	exec, sent := peer[recExec] != 0, peer[recMean]
+	t0 := mpi.Clock()
+	_, err := mpi.Recv(c.c, buf, src, tag)
+	must(err)
+	t1 := mpi.Clock()
+	if !exec {
+		e.skippedFor(st, e.mean(st, sent))
+		e.resume()
+		return
+	}
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
+}
+
+// Request is a pending non-blocking operation started through the engine.
+type Request struct {
+	c      *Comm
+	user   *mpi.Request
+	inner  *mpi.Request
+	st     *kstat
+	send   bool
+	rec    []float64
+	done   bool
+	direct bool
+	peer   int   // the partner's rank in c
+	tag    int   // the message's tag
+	seq    int64 // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
+	rdv    bool  // a send that waits for its receive in a full run (rendezvous)
+}
+
+// rendezvousBytes is the largest message a send completes without its
+// receive posted: Open MPI's eager limit on one node (btl_vader_eager_limit).
+// Larger sends wait for their receiver, and the simulation at End makes them
+// (sim.go).
+const rendezvousBytes = 4096
+
+// Isend starts sending buf to dest. The sender decides whether it is skipped.
+func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
+	e := c.e
+	if !e.on {
+		q, err := mpi.Isend(c.c, buf, dest, tag)
+		must(err)
+		return &Request{c: c, user: q, direct: true}
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
+	exec := !e.skippable(st)
+	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), peer: dest, tag: tag, rdv: 8*len(buf) > rendezvousBytes}
+	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
+	r.seq = c.logP2P(evSend, dest, tag, 0)
+	var err error
+	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
+	must(err)
+	if !exec {
+		r.user, err = mpi.Isend(c.c, buf[:0], dest, tag)
+		must(err)
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return r
+	}
+	// The send's time is its start; its wait is for the receiver (the
+	// replay's evAck), and the receive carries the transfer.
+	t0 := mpi.Clock()
+	r.user, err = mpi.Isend(c.c, buf, dest, tag)
+	must(err)
+	t1 := mpi.Clock()
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
+	return r
+}
+
+// Irecv starts receiving into buf from src (a rank, not AnySource).
+func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
+	e := c.e
+	if !e.on {
+		q, err := mpi.Irecv(c.c, buf, src, tag)
+		must(err)
+		return &Request{c: c, user: q, direct: true}
+	}
+	e.gap()
+	st := e.stat(c.p2pKey(OpIrecv, len(buf), src))
+	r := &Request{c: c, st: st, rec: make([]float64, e.recLen), peer: src, tag: tag, seq: c.nextRecv(src, tag)}
+	c.logP2P(evPost, src, tag, r.seq)
+	var err error
+	r.inner, err = mpi.Irecv(c.in, r.rec, src, tag)
+	must(err)
+	r.user, err = mpi.Irecv(c.c, buf, src, tag)
+	must(err)
+	e.resume()
+	return r
+}
+
+// Wait completes r. A receive's wait is the kernel's time (less any wait for
+// a late sender), and the receive takes the sender's path if that is longer.
+// A send's wait is not: a large send waits for its receive to be posted,
+// which the simulation at End makes it do (in a selective run the receiver
+// may be far ahead of or behind where the full run has it).
+func (r *Request) Wait() {
+	if r.done {
+		return
+	}
+	r.done = true
+	e := r.c.e
+	if r.direct || !e.on {
+		_, err := mpi.Wait(r.user)
+		must(err)
+		if r.inner != nil {
+			_, err = mpi.Wait(r.inner)
+			must(err)
+		}
+		return
+	}
+	e.gap()
+	t0 := mpi.Clock()
+	_, err := mpi.Wait(r.user)
+	must(err)
+	t1 := mpi.Clock()
+	_, err = mpi.Wait(r.inner)
+	must(err)
+	if r.send {
+		if r.rdv {
+			r.c.logP2P(evAck, r.peer, r.tag, r.seq)
+		}
+		e.resume()
+		return
+	}
+	// A receive ends when both sides are there plus the transfer: take the
+	// longer path first, then add the transfer time. The wait itself also
+	// holds the time spent waiting for a late sender, which is neither the
+	// kernel's time nor, after max, on the path again; where the clocks
+	// agree, the sender's send time separates it out.
+	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
+	e.absorb(r.rec, r.c.shape)
+	if r.rec[recExec] == 0 {
+		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]))
+		e.resume()
+		return
+	}
+	transfer := t1 - t0
+	if e.sameClock {
+		transfer = t1 - math.Max(t0, r.rec[recClock])
+	}
+	e.executedFor(r.st, math.Max(transfer, 0), t0, t1)
+	e.resume()
+}
+
+// Waitall completes every request in rs (nil entries are ignored).
+func Waitall(rs []*Request) {
+	for _, r := range rs {
+		if r != nil {
+			r.Wait()
+		}
+	}
+}

@@ -1,0 +1,832 @@
+// Package selective is approxtune's approximate-autotuning engine (the method
+// of ../shared/papers/000, DESIGN §2). It intercepts every computation kernel
+// (through kernels.Interceptor) and every communication (through Comm) a
+// workload issues, keeps per-process statistics of each kernel signature,
+// skips kernels whose mean time is known to the tolerance under the run's
+// policy, and carries each process's critical-path time along every message.
+//
+// A Track holds the statistics of one policy x tolerance across the
+// configurations of a sweep; a run is bracketed by Begin and End.
+package selective
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/mpi"
+)
+
+// Policy is a selective-execution policy.
+type Policy int
+
+// The five policies of the paper.
+const (
+	Conditional Policy = iota // alpha = 1
+	Local                     // alpha = this process's count of the kernel in the run
+	Online                    // alpha = the kernel's count along the current sub-critical path
+	Apriori                   // alpha = the critical-path count of an extra full run
+	Eager                     // predictable anywhere: shared and skipped everywhere; kept across configurations
+)
+
+var policyNames = [...]string{"conditional", "local", "online", "apriori", "eager"}
+
+func (p Policy) String() string {
+	if p >= 0 && int(p) < len(policyNames) {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// ParsePolicy reads a policy name.
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if n == s {
+			return Policy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown policy %q: want one of conditional, local, online, apriori, eager", s)
+}
+
+// Sizes of the internal record that travels with every communication.
+const (
+	recTotal   = iota // path time
+	recComp           // its computation part
+	recComm           // its communication part
+	recExec           // 1 if the sender/process wants the kernel executed
+	recMean           // the sender's mean for the kernel (point-to-point)
+	recCounts         // number of (hash, count) pairs that follow the shares
+	recShares         // number of eager shares
+	recClock          // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
+	recBusy           // 1 if the process executed a kernel since its previous records on this communicator (collectives)
+	recPromise        // calls of the collective after this one that the process will execute whatever it learns (promise)
+	recBase
+	shareLen  = 4   // hash, n, mean, m2
+	maxShares = 4   // eager shares per message
+	maxCounts = 128 // path counts per message (online, apriori's counting run)
+)
+
+// kstat is one kernel signature's state on this process within a track.
+type kstat struct {
+	key          Key
+	hash         uint64
+	Stat               // samples measured on this process
+	calls, skips int64 // this run
+	alpha        float64
+}
+
+// Track holds a policy x tolerance's statistics across the configurations of
+// a sweep. Eager keeps them from one configuration to the next; the other
+// policies start every run afresh.
+type Track struct {
+	Policy    Policy
+	Tolerance float64
+	stats     map[Key]*kstat
+	global    map[uint64]Stat    // eager: kernels predictable somewhere, with the sharer's sample
+	order     []uint64           // eager: global kernels in the order they became known
+	sentOn    map[uint64][]Shape // eager: communicator shapes each global kernel has crossed
+	agreed    map[uint64]bool    // eager: global kernels known across the whole grid: skipped
+	alphas    map[uint64]float64
+	settled   map[settleKey]bool // collectives every member of a communicator agreed to skip
+}
+
+// settleKey is a collective kernel on one communicator.
+type settleKey struct {
+	c commID
+	h uint64
+}
+
+// NewTrack starts a track.
+func NewTrack(p Policy, eps float64) *Track {
+	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
+		agreed: map[uint64]bool{}, settled: map[settleKey]bool{}}
+}
+
+// Engine is one process's engine. It must be used from the goroutine that
+// initialised MPI.
+type Engine struct {
+	world     *Comm
+	worldRank int
+	k         *kernels.Kernels
+	qs        *quantiles
+	nmin      int64
+
+	// sameClock: every rank reads the same mpi.Clock (one host), so a
+	// receiver can tell idle waiting from transfer. Communication and
+	// spins are timed with mpi.Clock; computation too, unless cpuTime:
+	// this process shares its cores with other processes, so computation
+	// and the code between kernels are timed in the process's CPU time and
+	// the simulation at End shares the cores out (placement.go, sim.go).
+	sameClock bool
+	cpuTime   bool
+	cpu       *cpuClock // cpuTime: the clock computation is timed in
+	place     placement
+
+	on     bool // a run is being intercepted
+	skip   bool // skipping allowed (false in apriori's counting run)
+	counts bool // propagate path counts
+	tr     *Track
+	recLen int
+	axes   []Shape // shapes of the current grid's axis communicators (eager agreement)
+
+	total, comp, comm float64 // path: time and its parts
+	own               float64 // this process's time without propagation
+	pathCounts        map[uint64]float64
+	last              float64
+	dirty             bool
+	executed, skipped int64
+	rec, peer, all    []float64 // scratch records
+
+	// The critical-path log (replay.go): time added since the last entry
+	// (its computation, communication and fixed-duration parts: fixed time
+	// passes at the same pace however many processes share a core), the
+	// entries of this run, settled collectives skipped without records.
+	dT, dC, dM   float64
+	dF           float64
+	plog         []event
+	settledSkips int64
+	promisedRuns int64  // collectives executed without records, on a member's promise (comm.go)
+	gen          uint64 // run number: communicators restart their counts
+	nextComm     int64  // lowest identifier a new communicator may take
+
+	// Timeline (SetTrace): tracing is the one branch the kernels pay when off.
+	tracing bool
+	trace   []Span  // this run's spans; its capacity is the limit
+	dropped int64   // spans past the limit this run
+	t0      float64 // the run's start (mpi.Clock)
+}
+
+// Span is one intercepted kernel on a process's timeline: a computation
+// kernel, a collective, a blocking send or receive, the start of a
+// non-blocking send or the wait of a non-blocking receive. Times are
+// seconds since the run began. An executed kernel spans its execution; a
+// skipped one is the instant it was skipped (Start = End) with the time it
+// was charged instead.
+type Span struct {
+	Op         Op
+	Start, End float64
+	Predicted  float64 // skipped: the predicted time charged
+	Skipped    bool
+}
+
+// SetTrace turns the timeline on, keeping at most limit spans per run (the
+// first ones; the rest are counted), or off with limit <= 0. The spans'
+// memory is allocated here, once, so tracing allocates nothing during runs.
+func (e *Engine) SetTrace(limit int) {
+	if limit <= 0 {
+		e.tracing, e.trace, e.dropped = false, nil, 0
+		return
+	}
+	if cap(e.trace) != limit {
+		e.trace = make([]Span, 0, limit)
+	}
+	e.tracing = true
+}
+
+// Trace returns the last run's spans, in time order, and how many were
+// dropped past the limit (nil and 0 when tracing is off). The spans are valid
+// until the next Begin.
+func (e *Engine) Trace() ([]Span, int64) { return e.trace, e.dropped }
+
+// span records one kernel on the timeline (tracing only).
+func (e *Engine) span(op Op, t0, t1, predicted float64, skipped bool) {
+	if len(e.trace) == cap(e.trace) {
+		e.dropped++
+		return
+	}
+	e.trace = append(e.trace, Span{Op: op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped})
+}
+
+// New creates the engine for this process over MPI_COMM_WORLD and routes the
+// kernels of k through it.
+func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
+	e := &Engine{worldRank: world.Rank(), k: k, nmin: 2}
+	w, err := e.wrap(world)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.world = w
+	if e.place, err = placementOf(world); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.sameClock = e.place.oneHost
+	e.SetCPUTime(e.place.shared(e.place.group[e.worldRank]))
+	e.SetConfidence(0.95)
+	k.SetInterceptor(e)
+	return e, nil
+}
+
+// SetCPUTime chooses how computation is timed: in the process's CPU time (on)
+// or in wall time (off). New chooses CPU time where this process shares its
+// cores with others; on a core of its own the two agree. Call it between
+// runs, not during one.
+func (e *Engine) SetCPUTime(on bool) {
+	e.cpuTime = on && cpuClockWorks()
+	e.cpu = nil
+	if e.cpuTime {
+		e.cpu = newCPUClock()
+	}
+}
+
+// CPUTime reports whether computation is timed in CPU time (SetCPUTime).
+func (e *Engine) CPUTime() bool { return e.cpuTime }
+
+// SetConfidence sets the confidence level of the intervals (0.95 by default).
+func (e *Engine) SetConfidence(c float64) {
+	if e.qs == nil || e.qs.conf != c {
+		e.qs = newQuantiles(c)
+	}
+}
+
+// SetNMin sets the least number of samples before a kernel may be skipped.
+func (e *Engine) SetNMin(n int) { e.nmin = int64(n) }
+
+// World is MPI_COMM_WORLD through the engine.
+func (e *Engine) World() *Comm { return e.world }
+
+// Kernels is the computation-kernel entry point through the engine.
+func (e *Engine) Kernels() *kernels.Kernels { return e.k }
+
+// RunMode says how a run is intercepted.
+type RunMode int
+
+// Run modes.
+const (
+	Off       RunMode = iota // full execution, no interception (reference runs)
+	Selective                // intercept and skip by the track's policy
+	Counting                 // intercept, skip nothing, count kernels on the critical path (apriori's extra run)
+)
+
+// Begin starts a run on the track (nil with Off). Call it on every world rank
+// right after a barrier.
+func (e *Engine) Begin(tr *Track, mode RunMode) {
+	e.on = mode != Off
+	e.tr = tr
+	e.skip = mode == Selective
+	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
+	e.dirty = false
+	e.executed, e.skipped = 0, 0
+	e.dT, e.dC, e.dM, e.dF = 0, 0, 0, 0
+	e.plog = e.plog[:0]
+	e.settledSkips, e.promisedRuns = 0, 0
+	e.gen++
+	if e.tracing {
+		e.trace, e.dropped = e.trace[:0], 0
+	}
+	if !e.on {
+		return
+	}
+	e.counts = mode == Counting || tr.Policy == Online
+	if e.counts {
+		e.pathCounts = map[uint64]float64{}
+	} else {
+		e.pathCounts = nil
+	}
+	if tr.Policy != Eager && mode == Selective {
+		tr.stats = map[Key]*kstat{}
+		tr.settled = map[settleKey]bool{}
+	}
+	for _, st := range tr.stats {
+		st.calls, st.skips = 0, 0
+	}
+	e.recLen = recBase
+	if tr.Policy == Eager {
+		e.recLen += maxShares * shareLen
+	}
+	if e.counts {
+		e.recLen += 2 * maxCounts
+	}
+	e.rec = make([]float64, e.recLen)
+	e.peer = make([]float64, e.recLen)
+	e.t0 = mpi.Clock()
+	e.last = e.now()
+}
+
+// RunStats is what a process knows at the end of a run.
+type RunStats struct {
+	Total, Comp, Comm float64 // this process's path
+	Own               float64 // its time without propagation from others
+	Executed, Skipped int64   // its kernel calls
+	Settled           int64   // of the skipped, collectives skipped without exchanging records
+	Promised          int64   // of the executed, collectives run without records on a member's promise
+}
+
+// End closes the run and returns this process's figures. After a Counting
+// run it also computes the track's critical-path counts (collective over world).
+func (e *Engine) End() (RunStats, error) {
+	if e.on {
+		e.gap()
+		if e.skip {
+			if err := e.replay(); err != nil {
+				e.on = false
+				return RunStats{}, err
+			}
+		}
+	}
+	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped,
+		Settled: e.settledSkips, Promised: e.promisedRuns}
+	if e.on && !e.skip && e.counts {
+		if err := e.criticalCounts(); err != nil {
+			return rs, err
+		}
+	}
+	e.on = false
+	return rs, nil
+}
+
+// criticalCounts broadcasts the counts of the process with the longest path
+// and stores them as the track's alphas.
+func (e *Engine) criticalCounts() error {
+	w := e.world.c
+	_, who, err := mpi.AllreduceMaxLoc(w, e.total)
+	if err != nil {
+		return fmt.Errorf("apriori counts: %w", err)
+	}
+	n := []int64{int64(len(e.pathCounts))}
+	if err := mpi.Bcast(w, n, who); err != nil {
+		return fmt.Errorf("apriori counts: %w", err)
+	}
+	buf := make([]float64, 2*n[0])
+	if w.Rank() == who {
+		i := 0
+		for h, c := range e.pathCounts {
+			buf[i], buf[i+1] = math.Float64frombits(h), c
+			i += 2
+		}
+	}
+	if err := mpi.Bcast(w, buf, who); err != nil {
+		return fmt.Errorf("apriori counts: %w", err)
+	}
+	e.tr.alphas = make(map[uint64]float64, n[0])
+	for i := 0; i < len(buf); i += 2 {
+		e.tr.alphas[math.Float64bits(buf[i])] = buf[i+1]
+	}
+	return nil
+}
+
+// now reads the clock that times computation (cpuTime: the process's CPU
+// time, else mpi.Clock).
+func (e *Engine) now() float64 {
+	if e.cpuTime {
+		return e.cpu.now()
+	}
+	return mpi.Clock()
+}
+
+// gap adds the time since the last intercepted event to the path and
+// returns the clock's reading.
+func (e *Engine) gap() float64 {
+	now := e.now()
+	d := max(now-e.last, 0)
+	e.total += d
+	e.dT += d
+	e.own += d
+	e.last = now
+	return now
+}
+
+// resume marks the end of the engine's own work, so it is not charged.
+func (e *Engine) resume() { e.last = e.now() }
+
+// resumeAt is resume after a communication that ended at t1 (mpi.Clock):
+// reading the CPU clock again is needed only when computation is timed in it.
+func (e *Engine) resumeAt(t1 float64) {
+	if e.cpuTime {
+		e.last = e.cpu.now()
+		return
+	}
+	e.last = t1
+}
+
+func (e *Engine) stat(k Key) *kstat {
+	st := e.tr.stats[k]
+	if st == nil {
+		st = &kstat{key: k, hash: k.hash()}
+		if e.tr.alphas != nil {
+			st.alpha = e.tr.alphas[st.hash]
+		}
+		e.tr.stats[k] = st
+	}
+	st.calls++
+	if e.counts {
+		e.pathCounts[st.hash]++
+	}
+	return st
+}
+
+// skippable applies the track's policy to a kernel about to run.
+func (e *Engine) skippable(st *kstat) bool {
+	if !e.skip {
+		return false
+	}
+	tr := e.tr
+	if tr.Policy == Eager {
+		if _, ok := tr.global[st.hash]; ok {
+			return e.agreedOn(st.hash)
+		}
+	}
+	alpha := 1.0
+	switch tr.Policy {
+	case Local:
+		alpha = float64(st.calls)
+	case Online:
+		alpha = e.pathCounts[st.hash]
+	case Apriori:
+		alpha = st.alpha
+	}
+	if !e.qs.Predictable(st.Stat, tr.Tolerance, alpha, e.nmin) {
+		return false
+	}
+	if tr.Policy == Eager {
+		tr.learn(st.hash, st.Stat, Shape{})
+		return e.agreedOn(st.hash)
+	}
+	return true
+}
+
+// agreedOn reports whether an eager kernel's statistics have crossed a
+// communicator along every axis of the grid from this process, so every
+// process knows it and the decision to skip is the same everywhere (the
+// paper's aggregate channels; skipping before agreement would let ranks that
+// share a node run the others' kernels in a different context). Agreement is
+// kept for later configurations.
+func (e *Engine) agreedOn(h uint64) bool {
+	tr := e.tr
+	if tr.agreed[h] {
+		return true
+	}
+	for _, a := range e.axes {
+		if !slices.Contains(tr.sentOn[h], a) {
+			return false
+		}
+	}
+	tr.agreed[h] = true
+	return true
+}
+
+// mean is the time charged for a skipped kernel: this process's mean, or the
+// mean another process shared (eager) or sent along (point-to-point).
+func (e *Engine) mean(st *kstat, sent float64) float64 {
+	if st.N > 0 {
+		return st.Mean
+	}
+	if g, ok := e.tr.global[st.hash]; ok && g.N > 0 {
+		return g.Mean
+	}
+	return sent
+}
+
+// executedFor records an executed kernel's time dt; it ran from t0 to t1
+// (mpi.Clock, for the timeline).
+func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
+	if e.tracing {
+		e.span(st.key.Op, t0, t1, 0, false)
+	}
+	st.Add(dt)
+	e.add(dt, st.key.Op)
+	e.executed++
+	// Eager shares a kernel as soon as an execution makes it predictable,
+	// so its statistics travel with the run's next records: a kernel that
+	// runs once per run (the top of a recursion) is then agreed on by the
+	// next run, instead of being found predictable only when next reached
+	// and executed once more while its statistics travel. Communication
+	// kernels wait until next reached: shared after their first samples,
+	// taken while the members arrive out of step, their means came out
+	// several times too high.
+	if e.skip && e.tr.Policy == Eager && !st.key.Op.IsComm() {
+		if _, ok := e.tr.global[st.hash]; !ok && e.qs.Predictable(st.Stat, e.tr.Tolerance, 1, e.nmin) {
+			e.tr.learn(st.hash, st.Stat, Shape{})
+		}
+	}
+}
+
+// maxPromise is the promise of a process that will never find a kernel
+// predictable in this run (tolerance 0): more calls than any run makes.
+const maxPromise = 1 << 20
+
+// farCalls is how far (in calls, each sampled) a kernel must be from
+// predictable before its process promises to execute it without records.
+// The workloads here call one collective a few hundred times a run at most
+// (cholesky3d at b=24: 320 on rank 0), so such a kernel would not have
+// become predictable in the run anyway. A promise costs a run that calls a
+// collective far more often: sampled once every far/8 calls, a kernel far
+// calls away needs about far²/16 calls instead of far to get there.
+const farCalls = 256
+
+// promise is how many calls of a collective, after this one, this process
+// will execute whatever the others say. While one member's promise lasts,
+// every member runs the collective without exchanging records (comm.go):
+// on a node with more ranks than cores each records exchange costs as much
+// as a small collective. Those calls are timed and charged at End (their
+// cost needs every member's arrival), but add no sample, so a process
+// promises only where its statistics are hopeless: at tolerance 0, or a
+// kernel farCalls sampled calls or more from predictable (one of a few
+// microseconds, timed within the clock's noise, at 2^-5), and then an
+// eighth of that distance. Above tolerance 0, eager and online promise
+// nothing: their records carry what others decide by (statistics shared
+// along the grid, critical-path counts); at tolerance 0 nothing is decided.
+// Apriori's counting run promises nothing: its records are its path.
+func (e *Engine) promise(st *kstat) float64 {
+	tr := e.tr
+	if !e.skip {
+		return 0
+	}
+	if tr.Tolerance <= 0 {
+		return maxPromise
+	}
+	if tr.Policy == Eager || tr.Policy == Online {
+		return 0
+	}
+	if st.N < max(e.nmin, 2) || st.Mean <= 0 {
+		return 0
+	}
+	// The rule is z·s/(sqrt(n)·mean·sqrt(alpha)) <= tolerance (z below t:
+	// the distance comes out shorter), so n·alpha >= q.
+	zs := e.qs.z * math.Sqrt(st.Var()) / (st.Mean * tr.Tolerance)
+	q, n := zs*zs, float64(st.N)
+	var far float64
+	switch tr.Policy {
+	case Local: // alpha is the calls, which grow with the samples: (n+k)(calls+k) >= q
+		c := float64(st.calls)
+		far = (math.Sqrt((n-c)*(n-c)+4*q) - (n + c)) / 2
+	case Apriori:
+		far = q/math.Max(st.alpha, 1) - n
+	default:
+		far = q - n
+	}
+	if !(far >= farCalls) { // NaN too: a promise must be a number every member can compare
+		return 0
+	}
+	return math.Min(math.Floor(far/8), maxPromise)
+}
+
+// promisedFor counts a collective executed on a promise. Its cost goes on
+// the path at End (chargePromised), from the members' logs. This process's
+// own time (its path without propagation) cannot wait for that: it takes
+// the kernel's mean, which its executions with records measured from the
+// last member's arrival, as the path would have (its time t1-t0 holds its
+// wait for the others).
+func (e *Engine) promisedFor(st *kstat, t0, t1 float64) {
+	if e.tracing {
+		e.span(st.key.Op, t0, t1, 0, false)
+	}
+	e.own += st.Mean
+	e.executed++
+	e.promisedRuns++
+}
+
+// skippedFor charges a skipped kernel's predicted time.
+func (e *Engine) skippedFor(st *kstat, t float64) {
+	if e.tracing {
+		now := mpi.Clock()
+		e.span(st.key.Op, now, now, t, true)
+	}
+	st.skips++
+	e.add(t, st.key.Op)
+	e.skipped++
+	e.dirty = true
+}
+
+// add puts a kernel's time (executed or charged) on the path.
+func (e *Engine) add(t float64, op Op) {
+	e.total += t
+	e.dT += t
+	e.own += t
+	if op.IsComm() {
+		e.comm += t
+		e.dM += t
+		e.dF += t
+		return
+	}
+	e.comp += t
+	e.dC += t
+	if op == Op(kernels.Spin) {
+		e.dF += t
+	}
+}
+
+// Kernel intercepts a computation kernel (kernels.Interceptor).
+func (e *Engine) Kernel(c *kernels.Call) {
+	if !e.on {
+		c.Run()
+		return
+	}
+	if e.cpuTime && c.Sig.Routine != kernels.Spin { // a spin lasts its time however the cores are shared
+		e.kernelCPU(c)
+		return
+	}
+	e.gap()
+	st := e.stat(compKey(c.Sig))
+	if e.skippable(st) {
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return
+	}
+	e.prepareInput(c) // not timed
+	t0 := mpi.Clock()
+	c.Run()
+	t1 := mpi.Clock()
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
+}
+
+// prepareInput resets an executed factorization's input where it may hold
+// what skipped kernels left, and reports whether it looked at the input at
+// all (so the caller leaves that time out). After this process skipped a
+// kernel in the run, the input is reset. Before, in a selective run that
+// can skip (tolerance above 0), it is reset only if it holds NaN, Inf or an
+// extreme magnitude (kernels.Call.Suspect): another process's skipped
+// kernels can have left those, and the factorization takes another time
+// on them. Full runs, and selective runs at tolerance 0, leave it alone.
+func (e *Engine) prepareInput(c *kernels.Call) bool {
+	switch {
+	case !c.Resettable():
+		return false
+	case e.dirty:
+		c.Reset()
+	case e.skip && e.tr.Tolerance > 0:
+		if c.Suspect() {
+			c.Reset()
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// kernelCPU is Kernel timed in the process's CPU time (cpuTime). A CPU-clock
+// read costs more than the engine's bookkeeping it would leave out, so the
+// clock is read only around an executed kernel: the code since the previous
+// event, the bookkeeping included, is charged as the gap before it (or
+// before the next event, in the same log entry, when the kernel is skipped).
+func (e *Engine) kernelCPU(c *kernels.Call) {
+	st := e.stat(compKey(c.Sig))
+	if e.skippable(st) {
+		e.skippedFor(st, e.mean(st, 0))
+		return
+	}
+	t0 := e.gap()
+	if e.prepareInput(c) {
+		t0 = e.cpu.now() // neither the check nor the reset is timed, as in Kernel
+		e.last = t0
+	}
+	var w0, w1 float64
+	if e.tracing {
+		w0 = mpi.Clock()
+	}
+	c.Run()
+	t1 := e.cpu.now()
+	if e.tracing {
+		w1 = mpi.Clock()
+	}
+	e.executedFor(st, max(t1-t0, 0), w0, w1)
+	e.last = t1
+}
+
+// learn records a kernel found predictable (here, or by another process whose
+// record came over a communicator of shape from), to be passed on over every
+// other communicator.
+func (tr *Track) learn(h uint64, s Stat, from Shape) {
+	if _, ok := tr.global[h]; ok {
+		// Known already (found here, or heard of along another axis):
+		// it has now crossed this communicator too.
+		if from.Size > 0 && !slices.Contains(tr.sentOn[h], from) {
+			tr.sentOn[h] = append(tr.sentOn[h], from)
+		}
+		return
+	}
+	tr.global[h] = s
+	tr.order = append(tr.order, h)
+	if from.Size > 0 {
+		tr.sentOn[h] = []Shape{from}
+	}
+}
+
+// toShare picks up to maxShares global kernels not yet passed over a
+// communicator of shape sh, and marks them passed.
+func (tr *Track) toShare(sh Shape, dst []uint64) []uint64 {
+	for _, h := range tr.order {
+		if len(dst) == maxShares {
+			break
+		}
+		if !slices.Contains(tr.sentOn[h], sh) {
+			tr.sentOn[h] = append(tr.sentOn[h], sh)
+			dst = append(dst, h)
+		}
+	}
+	return dst
+}
+
+// fill writes this process's record for a message on a communicator of shape
+// sh: path, decision, eager shares and path counts.
+func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
+	rec[recTotal], rec[recComp], rec[recComm] = e.total, e.comp, e.comm
+	rec[recExec] = 0
+	if exec {
+		rec[recExec] = 1
+	}
+	rec[recMean] = mean
+	rec[recClock] = mpi.Clock()
+	rec[recBusy] = 0
+	rec[recPromise] = 0
+	off := recBase
+	rec[recShares] = 0
+	if e.tr.Policy == Eager {
+		var buf [maxShares]uint64
+		hs := e.tr.toShare(sh, buf[:0])
+		for _, h := range hs {
+			g := e.tr.global[h]
+			rec[off], rec[off+1], rec[off+2], rec[off+3] = math.Float64frombits(h), float64(g.N), g.Mean, g.M2
+			off += shareLen
+		}
+		rec[recShares] = float64(len(hs))
+		off = recBase + maxShares*shareLen
+	}
+	rec[recCounts] = 0
+	if e.counts {
+		rec[recCounts] = float64(e.packCounts(rec[off : off+2*maxCounts]))
+	}
+}
+
+// packCounts writes up to maxCounts (hash, count) pairs, the largest counts
+// first, and returns how many it wrote.
+func (e *Engine) packCounts(dst []float64) int {
+	hs := make([]uint64, 0, len(e.pathCounts))
+	for h := range e.pathCounts {
+		hs = append(hs, h)
+	}
+	if len(hs) > maxCounts {
+		sort.Slice(hs, func(i, j int) bool { return e.pathCounts[hs[i]] > e.pathCounts[hs[j]] })
+		hs = hs[:maxCounts]
+	}
+	for i, h := range hs {
+		dst[2*i], dst[2*i+1] = math.Float64frombits(h), e.pathCounts[h]
+	}
+	return len(hs)
+}
+
+// absorb takes in another process's record, received over a communicator of
+// shape sh: its eager shares always, and its path (with its counts) if that
+// is longer than this process's.
+func (e *Engine) absorb(r []float64, sh Shape) {
+	if e.tr.Policy == Eager {
+		for i := 0; i < int(r[recShares]); i++ {
+			o := recBase + i*shareLen
+			e.tr.learn(math.Float64bits(r[o]), Stat{N: int64(r[o+1]), Mean: r[o+2], M2: r[o+3]}, sh)
+		}
+	}
+	if r[recTotal] <= e.total {
+		return
+	}
+	e.total, e.comp, e.comm = r[recTotal], r[recComp], r[recComm]
+	if e.counts {
+		off := recBase
+		if e.tr.Policy == Eager {
+			off += maxShares * shareLen
+		}
+		clear(e.pathCounts)
+		for i := 0; i < int(r[recCounts]); i++ {
+			e.pathCounts[math.Float64bits(r[off+2*i])] = r[off+2*i+1]
+		}
+	}
+}
+
+// KernelReport is one kernel's state on this process after a run.
+type KernelReport struct {
+	Key       string  `json:"key"`
+	Routine   string  `json:"routine"`
+	Count     int64   `json:"count"`       // samples measured (executions), all runs of the track
+	MeanS     float64 `json:"mean_s"`      // their mean
+	HalfS     float64 `json:"halfwidth_s"` // confidence half-width of the mean (+Inf as -1)
+	Calls     int64   `json:"calls"`       // calls in the last run
+	Skipped   int64   `json:"skipped"`     // of which skipped
+	State     string  `json:"state"`       // "executing" or "predictable"
+	Predicted bool    `json:"-"`
+}
+
+// Report lists this process's kernels on the track, most called first.
+func (e *Engine) Report(tr *Track) []KernelReport {
+	out := make([]KernelReport, 0, len(tr.stats))
+	for _, st := range tr.stats {
+		h := e.qs.HalfWidth(st.Stat)
+		if math.IsInf(h, 0) || math.IsNaN(h) {
+			h = -1
+		}
+		state := "executing"
+		_, global := tr.global[st.hash]
+		if global || st.skips > 0 || e.qs.Predictable(st.Stat, tr.Tolerance, 1, e.nmin) {
+			state = "predictable"
+		}
+		out = append(out, KernelReport{Key: st.key.String(), Routine: st.key.Op.String(), Count: st.N, MeanS: st.Mean,
+			HalfS: h, Calls: st.calls, Skipped: st.skips, State: state})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Calls != out[j].Calls {
+			return out[i].Calls > out[j].Calls
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}

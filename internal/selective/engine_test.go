@@ -1,0 +1,202 @@
+package selective
+
+import (
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/mpitest"
+)
+
+func TestMain(m *testing.M) {
+	mpitest.Main(m, map[string]func(*mpitest.R){
+		"comm-agreement": commAgreement,
+		"eager-spread":   eagerSpread,
+		"eager-once":     eagerOncePerRun,
+		"p2p-skip":       p2pSkip,
+		"placement":      placementScenario,
+		"p2p-large":      p2pLarge,
+		"cpu-kernels":    cpuKernels,
+		"settled-replay": settledReplay,
+		"trace-timeline": traceTimeline,
+		"promised-runs":  promisedRuns,
+		"stale-input":    staleInput,
+	})
+}
+
+func newEngine(r *mpitest.R) *Engine {
+	b, err := kernels.NewBackend(kernels.Gonum)
+	if err != nil {
+		r.Fatalf("backend: %v", err)
+	}
+	e, err := New(r.World, kernels.New(b))
+	if err != nil {
+		r.Fatalf("engine: %v", err)
+	}
+	return e
+}
+
+// predictable is a sample that any tolerance of 1% accepts.
+var predictable = Stat{N: 50, Mean: 1e-3, M2: 49 * 1e-12}
+
+// A communication predictable on three ranks but not the fourth runs on all
+// four; predictable on all four, it is skipped on all four.
+func commAgreement(r *mpitest.R) {
+	e := newEngine(r)
+	tr := NewTrack(Conditional, 0.01)
+	w := e.World()
+	buf := make([]float64, 16)
+	key := Key{Op: OpBcast, M: 16, Shape: w.Shape()}
+	for round, predictOn := range []int{3, 4} { // ranks 0..predictOn-1 find it predictable
+		e.Begin(tr, Selective)
+		if r.Rank < predictOn {
+			tr.stats[key] = &kstat{key: key, hash: key.hash(), Stat: predictable}
+		}
+		for i := range buf {
+			buf[i] = -1
+			if r.Rank == 0 {
+				buf[i] = float64(100*round + i)
+			}
+		}
+		w.Bcast(buf, 0)
+		rs, err := e.End()
+		if err != nil {
+			r.Fatalf("end: %v", err)
+		}
+		if predictOn < 4 {
+			if rs.Executed != 1 || rs.Skipped != 0 || buf[5] != float64(100*round+5) {
+				r.Errorf("predictable on %d of 4: executed %d skipped %d buf[5]=%v, want executed everywhere", predictOn, rs.Executed, rs.Skipped, buf[5])
+			}
+		} else {
+			want := -1.0
+			if r.Rank == 0 {
+				want = float64(100*round + 5)
+			}
+			if rs.Executed != 0 || rs.Skipped != 1 || buf[5] != want {
+				r.Errorf("predictable on all 4: executed %d skipped %d buf[5]=%v, want skipped everywhere", rs.Executed, rs.Skipped, buf[5])
+			}
+			if rs.Total < 1e-3 {
+				r.Errorf("skipped bcast charged %v, want its mean 1e-3 on the path", rs.Total)
+			}
+		}
+	}
+}
+
+// Eager: a kernel predictable on rank 0 alone reaches every rank of a 2x2
+// grid through the grid's row and column messages and is skipped everywhere;
+// in the next configuration it is skipped from its first call.
+func eagerSpread(r *mpitest.R) {
+	e := newEngine(r)
+	g, err := e.NewGrid([]int{2, 2})
+	if err != nil {
+		r.Fatalf("grid: %v", err)
+	}
+	tr := NewTrack(Eager, 0.05)
+	k := e.Kernels()
+	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 5})
+	e.Begin(tr, Selective)
+	if r.Rank == 0 {
+		tr.stats[spinKey] = &kstat{key: spinKey, hash: spinKey.hash(), Stat: predictable}
+		k.Spin(5, 2) // found predictable: skipped, and queued to share
+	}
+	buf := make([]float64, 4)
+	g.Along(1).Bcast(buf, 0) // the row carries rank 0's share to rank 1
+	g.Along(0).Bcast(buf, 0) // the columns carry it to ranks 2 and 3
+	g.Along(1).Bcast(buf, 0) // and rows again: every rank has seen it along both axes
+	// A 2 s spin that is skipped costs nothing, and one that ran would take
+	// 2 s: a bound of 1 s tells them apart however the ranks are scheduled.
+	t0 := time.Now()
+	k.Spin(5, 2)
+	took := time.Since(t0)
+	rs, err := e.End()
+	if err != nil {
+		r.Fatalf("end: %v", err)
+	}
+	if took > time.Second || rs.Skipped < 1 {
+		r.Errorf("eager: spin 5 took %v and %d kernels were skipped; want it skipped on every rank", took, rs.Skipped)
+	}
+	// Next configuration: same track, statistics kept.
+	e.Begin(tr, Selective)
+	t0 = time.Now()
+	k.Spin(5, 2)
+	took = time.Since(t0)
+	rs, _ = e.End()
+	if took > time.Second || rs.Skipped != 1 || rs.Executed != 0 {
+		r.Errorf("eager, next configuration: first spin 5 took %v (executed %d, skipped %d); want skipped from the first call", took, rs.Executed, rs.Skipped)
+	}
+	g.Free()
+}
+
+// Eager: a kernel called once per run (the top of a recursion) is shared
+// as soon as its second execution makes it predictable, so the next run
+// skips it from its first call: it runs twice, not three times.
+func eagerOncePerRun(r *mpitest.R) {
+	e := newEngine(r)
+	g, err := e.NewGrid([]int{2, 2})
+	if err != nil {
+		r.Fatalf("grid: %v", err)
+	}
+	tr := NewTrack(Eager, 1) // two 200 ms spins within 15% (31 ms) of each other are predictable
+	k := e.Kernels()
+	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 6})
+	buf := make([]float64, 4)
+	var took [3]time.Duration
+	for run := range took {
+		e.Begin(tr, Selective)
+		t0 := time.Now()
+		k.Spin(6, 0.2)
+		took[run] = time.Since(t0)
+		g.Along(1).Bcast(buf, 0)
+		g.Along(0).Bcast(buf, 0)
+		if _, err := e.End(); err != nil {
+			r.Fatalf("run %d: end: %v", run+1, err)
+		}
+	}
+	st := tr.stats[spinKey]
+	// A skipped spin returns at once; one that ran takes 200 ms.
+	if st == nil || st.N != 2 || st.skips != 1 || took[2] > 100*time.Millisecond {
+		r.Errorf("eager, a kernel once per run: spin took %v in three runs, stats %+v; want it executed in the first two runs and skipped in the third", took, st)
+	}
+	g.Free()
+}
+
+// Point-to-point: the sender decides; a skipped message arrives empty and
+// leaves the receive buffer as it was; non-blocking requests complete.
+func p2pSkip(r *mpitest.R) {
+	e := newEngine(r)
+	tr := NewTrack(Conditional, 0.01)
+	w := e.World()
+	right, left := (r.Rank+1)%4, (r.Rank+3)%4
+	for _, skip := range []bool{false, true} {
+		e.Begin(tr, Selective)
+		if skip {
+			k := w.p2pKey(OpIsend, 8, right)
+			tr.stats[k] = &kstat{key: k, hash: k.hash(), Stat: predictable}
+		}
+		out := make([]float64, 8)
+		in := make([]float64, 8)
+		for i := range out {
+			out[i], in[i] = float64(10*r.Rank+i), -1
+		}
+		rq := w.Irecv(in, left, 3)
+		sq := w.Isend(out, right, 3)
+		Waitall([]*Request{sq, rq})
+		rs, err := e.End()
+		if err != nil {
+			r.Fatalf("end: %v", err)
+		}
+		if !skip && (in[2] != float64(10*left+2) || rs.Executed != 2) {
+			r.Errorf("executed exchange: in[2]=%v executed %d, want %v and 2", in[2], rs.Executed, 10*left+2)
+		}
+		if skip && (in[2] != -1 || rs.Skipped != 2) {
+			r.Errorf("skipped exchange: in[2]=%v skipped %d, want the buffer untouched and both ends skipped", in[2], rs.Skipped)
+		}
+	}
+	_ = mpi.Wtime
+}
+
+func TestCommKernelNeedsEveryRank(t *testing.T)   { mpitest.Run(t, "comm-agreement", 4) }
+func TestEagerSpreadsAndCarriesOver(t *testing.T) { mpitest.Run(t, "eager-spread", 4) }
+func TestEagerSharesOnExecution(t *testing.T)     { mpitest.Run(t, "eager-once", 4) }
+func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4) }

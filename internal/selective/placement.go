@@ -1,0 +1,175 @@
+package selective
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/approxtune/approxtune/internal/mpi"
+)
+
+// Where processes run. On a node with more ranks than cores (our 2-core
+// machines run 4-8 ranks) a kernel's wall time depends on what the ranks
+// sharing its core do at the time: in a full run they compute at once and
+// take turns (a 10 us gemm usually runs whole, now and then it waits out a
+// neighbour's time slice of milliseconds), in a selective run most of them
+// skip and the few kernels that execute run alone. Wall-time samples of the
+// one do not predict the other. So where a process shares its cores, the
+// engine times computation (kernels and the code between them) in the
+// process's CPU time, what the work demands, and the replay at End runs the
+// logged work on the node's cores, the processes of a core set sharing it
+// (sim.go: simulate).
+
+// placement says which processes of the world share a set of cores: those
+// on one host bound to the same CPU set.
+type placement struct {
+	group    []int     // per world rank: its group
+	capacity []float64 // per group: CPUs in its set
+	members  []int     // per group: processes
+	oneHost  bool      // every process on one host (they read the same mpi.Clock)
+}
+
+// shared reports whether group g has more processes than CPUs.
+func (p placement) shared(g int) bool { return float64(p.members[g]) > p.capacity[g] }
+
+// placementOf learns every process's host and CPU set (collective over world).
+func placementOf(world *mpi.Comm) (placement, error) {
+	name, err := mpi.ProcessorName()
+	if err != nil {
+		return placement{}, fmt.Errorf("placement: %w", err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	host := int64(h.Sum64() >> 1)
+	mask, ncpu := int64(0), int64(0)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err == nil {
+		ncpu = int64(set.Count())
+		m := fnv.New64a()
+		for cpu := 0; cpu < len(set)*64; cpu++ {
+			if set.IsSet(cpu) {
+				fmt.Fprintf(m, "%d,", cpu)
+			}
+		}
+		mask = int64(m.Sum64() >> 1)
+	}
+	all := make([]int64, 3*world.Size())
+	if err := mpi.Allgather(world, []int64{host, mask, ncpu}, all); err != nil {
+		return placement{}, fmt.Errorf("placement: %w", err)
+	}
+	return groupPlacement(all), nil
+}
+
+// groupPlacement groups processes by (host, CPU set) from their triples
+// (host hash, CPU-set hash, CPUs). A process whose CPU set is unknown (0
+// CPUs) is a group of its own with one CPU.
+func groupPlacement(all []int64) placement {
+	n := len(all) / 3
+	p := placement{group: make([]int, n), oneHost: true}
+	ids := map[[2]int64]int{}
+	for r := 0; r < n; r++ {
+		host, mask, ncpu := all[3*r], all[3*r+1], all[3*r+2]
+		p.oneHost = p.oneHost && host == all[0]
+		k := [2]int64{host, mask}
+		g, ok := ids[k]
+		if !ok || ncpu == 0 {
+			g = len(p.members)
+			ids[k] = g
+			p.members = append(p.members, 0)
+			p.capacity = append(p.capacity, float64(max(ncpu, 1)))
+		}
+		p.group[r] = g
+		p.members[g]++
+	}
+	return p
+}
+
+// processCPU is the process's CPU time in seconds: all its threads, so a
+// kernel that spreads over goroutines (gonum's large products) counts whole.
+func processCPU() float64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return float64(ts.Sec) + 1e-9*float64(ts.Nsec)
+}
+
+// cpuClockWorks reports whether the process CPU clock can be read.
+func cpuClockWorks() bool {
+	var ts unix.Timespec
+	return unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts) == nil
+}
+
+// cpuReadCost measures what one CPU-clock read costs in CPU time (a system
+// call: about 0.7 us on our VMs, where a monotonic-clock read is 0.05 us).
+// The least of a few batches: a batch that was interrupted costs more.
+func cpuReadCost() float64 {
+	const n = 100
+	best := math.Inf(1)
+	for b := 0; b < 5; b++ {
+		t0 := processCPU()
+		for i := 0; i < n; i++ {
+			processCPU()
+		}
+		best = math.Min(best, (processCPU()-t0)/(n+1))
+	}
+	return best
+}
+
+// cpuDerive is how long after a reading of the CPU clock the next one is
+// derived from the monotonic clock instead. A process that has to wait for
+// its core usually waits out a neighbour's time slice, milliseconds; within
+// a few microseconds of a reading its CPU time and wall time advance
+// together. When they do not (a neighbour woken for a moment), a derived
+// reading is off by at most this much, and the next real reading puts the
+// clock right again: the error stays with one interval and does not add up.
+const cpuDerive = 10e-6
+
+// cpuClock is the process's CPU time at less than a system call a reading,
+// without what reading it costs. The kernel's CPU clock is read only when
+// cpuDerive or more has passed since its last reading (monotonic clock,
+// a few tens of nanoseconds); a reading sooner is that one plus the time
+// since. Back-to-back events (the end of one kernel, the start of the
+// next; a non-blocking send posted) so share one system call. On 4 ranks
+// sharing 2 cores, two reads of 0.7 us per executed kernel were a quarter
+// of the engine's overhead on cholesky2d at b=64 (13,500 kernel calls a
+// rank, nothing skipped): +28% of wall time with them, +21% with this
+// clock (docs/benchmarks.md section 12), far more than their CPU time.
+// Every real reading is also lowered by the reads so far (half of the one
+// it makes): the interval between two readings holds half of each, which
+// is the engine's, not the work's. Readings never go back.
+type cpuClock struct {
+	cost   float64   // one real read, in CPU time
+	base   time.Time // origin of the monotonic readings
+	reads  int64     // real reads so far
+	at     float64   // the last real reading, read costs taken off
+	wallAt float64   // when it returned (since base)
+	out    float64   // the last reading returned
+}
+
+// newCPUClock measures what a read of the kernel's clock costs and starts
+// a clock (the zero cpuClock has no origin: use this). Its readings fall
+// behind the process's CPU time by the reads' cost, so compare readings of
+// one clock only.
+func newCPUClock() *cpuClock { return &cpuClock{cost: cpuReadCost(), base: time.Now()} }
+
+// now returns the CPU time in seconds (an origin of its own: use differences).
+func (c *cpuClock) now() float64 {
+	if d := time.Since(c.base).Seconds() - c.wallAt; c.reads > 0 && d < cpuDerive {
+		c.out = max(c.at+d, c.out)
+		return c.out
+	}
+	c.reads++
+	c.at = processCPU() - (float64(c.reads)-0.5)*c.cost
+	c.wallAt = time.Since(c.base).Seconds()
+	if c.reads > 1 {
+		// One read may cost less than the least batch's average: never
+		// go back past the last reading.
+		c.at = max(c.at, c.out)
+	}
+	c.out = c.at
+	return c.out
+}

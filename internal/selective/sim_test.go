@@ -1,0 +1,403 @@
+package selective
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+
+	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/mpitest"
+)
+
+// Two processes on one CPU that compute at once take turns: each ends when
+// both are done. Fixed-duration time (communication, spins) passes for both
+// at once, and on CPUs of their own they do not wait for each other.
+func TestSimulateSharesACore(t *testing.T) {
+	logs := [][]event{
+		{{kind: evEnd, dt: 1, dc: 1}},
+		{{kind: evEnd, dt: 1.5, dc: 1, dm: 0.5, df: 0.5}},
+	}
+	cases := []struct {
+		name  string
+		place placement
+		want  []float64
+	}{
+		// 0-0.5: rank 0 computes alone (rank 1 is in its fixed part);
+		// then they share: rank 0's last 0.5 s of work takes until 1.5,
+		// rank 1 gets 0.5 s of its work done by then and the rest alone.
+		{"one CPU", shareCPUs(2, 1), []float64{1.5, 2}},
+		{"two CPUs", shareCPUs(2, 2), []float64{1, 1.5}},
+		{"own CPUs", ownCPUs(2), []float64{1, 1.5}},
+	}
+	for _, c := range cases {
+		ends, err := simulate(logs, c.place)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for r := range c.want {
+			if !near(ends[r], c.want[r]) {
+				t.Errorf("%s: rank %d ends at %v, want %v", c.name, r, ends[r], c.want[r])
+			}
+		}
+	}
+}
+
+// A process waiting at a meeting point leaves its core to the others: a
+// receiver blocked on a record does not slow its sender down, and a
+// collective releases its members when the last arrives.
+func TestSimulateWaitingYieldsTheCore(t *testing.T) {
+	w := commID{id: 0, low: 0}
+	logs := [][]event{
+		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 4}, {kind: evColl, dt: 2, dc: 2, comm: w, size: 2, seq: 0}, {kind: evEnd}},
+		{{kind: evRecv, comm: w, peer: 0, tag: 4}, {kind: evColl, dt: 1, dc: 1, comm: w, size: 2, seq: 0}, {kind: evEnd, dt: 0.5, dc: 0.5}},
+	}
+	ends := mustSimulate(t, logs, shareCPUs(2, 1))
+	// 0-1: rank 0 alone (rank 1 waits for the record). 1-3: both compute,
+	// rank 1's 1 s is done at 3, rank 0 has 1 s left, alone: 4. The
+	// collective completes at 4; rank 1's 0.5 s alone ends at 4.5.
+	if !near(ends[0], 4) || !near(ends[1], 4.5) {
+		t.Errorf("ends %v, want [4 4.5]", ends)
+	}
+	// With every process on a CPU of its own the simulation is the replay.
+	paths, err := replayPaths(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends = mustSimulate(t, logs, ownCPUs(2))
+	for r := range ends {
+		if !near(ends[r], paths[r].total) {
+			t.Errorf("rank %d: simulated %v, replayed %v", r, ends[r], paths[r].total)
+		}
+	}
+}
+
+// Logs that could not have completed are an error, not a hang.
+func TestSimulateReportsStall(t *testing.T) {
+	w := commID{id: 0, low: 0}
+	logs := [][]event{
+		{{kind: evRecv, dt: 1, comm: w, peer: 1, tag: 2}, {kind: evEnd}},
+		{{kind: evEnd, dt: 1}},
+	}
+	_, err := simulate(logs, shareCPUs(2, 1))
+	if err == nil || !strings.Contains(err.Error(), "process 0 waits forever") {
+		t.Fatalf("err = %v, want process 0 waiting forever", err)
+	}
+}
+
+// shareCPUs places n processes in one group of cpus CPUs.
+func shareCPUs(n int, cpus float64) placement {
+	return placement{group: make([]int, n), capacity: []float64{cpus}, members: []int{n}}
+}
+
+// mustSimulate is simulate, failing the test on an error.
+func mustSimulate(t *testing.T, logs [][]event, place placement) []float64 {
+	t.Helper()
+	ends, err := simulate(logs, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ends
+}
+
+// ownCPUs gives each of n processes a CPU of its own.
+func ownCPUs(n int) placement {
+	p := placement{group: make([]int, n), capacity: make([]float64, n), members: make([]int, n)}
+	for r := range n {
+		p.group[r], p.capacity[r], p.members[r] = r, 1, 1
+	}
+	return p
+}
+
+// anyShared reports whether some group has more processes than CPUs.
+func (p placement) anyShared() bool {
+	for g := range p.members {
+		if p.shared(g) {
+			return true
+		}
+	}
+	return false
+}
+
+// Processes group by host and CPU set; a group is shared when it has more
+// processes than CPUs; one with an unknown set stands alone.
+func TestGroupPlacement(t *testing.T) {
+	p := groupPlacement([]int64{
+		7, 100, 1, // rank 0: host 7, core set 100 (1 CPU)
+		7, 200, 1, // rank 1: another core
+		7, 100, 1, // rank 2: shares rank 0's core
+		7, 0, 0, // rank 3: set unknown
+	})
+	if p.group[0] != p.group[2] || p.group[0] == p.group[1] || p.group[3] == p.group[0] || p.group[3] == p.group[1] {
+		t.Fatalf("groups %v", p.group)
+	}
+	if !p.shared(p.group[0]) || p.shared(p.group[1]) || p.shared(p.group[3]) || !p.anyShared() || !p.oneHost {
+		t.Errorf("shared: %v %v %v, any %v, one host %v", p.shared(p.group[0]), p.shared(p.group[1]), p.shared(p.group[3]), p.anyShared(), p.oneHost)
+	}
+	if q := groupPlacement([]int64{1, 5, 2, 2, 5, 2}); q.oneHost || q.group[0] == q.group[1] {
+		t.Errorf("two hosts: %+v", q)
+	}
+}
+
+// A large non-blocking send's wait ends when its receive is posted, which
+// the records cannot tell the sender: the simulation makes it wait.
+func TestSimulateLargeSendWaitsForItsReceive(t *testing.T) {
+	w := commID{id: 0, low: 0}
+	logs := [][]event{
+		{{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 3}, {kind: evAck, comm: w, peer: 1, tag: 3}, {kind: evEnd, dt: 0.5, dc: 0.5}},
+		{{kind: evPost, dt: 2, dc: 2, comm: w, peer: 0, tag: 3}, {kind: evRecv, comm: w, peer: 0, tag: 3}, {kind: evEnd, dt: 0.25, dm: 0.25, df: 0.25}},
+	}
+	ends := mustSimulate(t, logs, ownCPUs(2))
+	// Rank 0 sends at 1 and waits until rank 1 posts at 2: ends at 2.5.
+	// The replay, which follows the records only, has it end at 1.5.
+	if !near(ends[0], 2.5) || !near(ends[1], 2.25) {
+		t.Errorf("ends %v, want [2.5 2.25]", ends)
+	}
+	paths, err := replayPaths(logs)
+	if err != nil || !near(paths[0].total, 1.5) {
+		t.Errorf("replay: %v, %v; want rank 0 at 1.5", paths, err)
+	}
+}
+
+// Under mpirun on one host the engine learns where its processes run: with
+// more ranks than CPUs some share a CPU set, and those time computation in
+// CPU time.
+func placementScenario(r *mpitest.R) {
+	e := newEngine(r)
+	p := e.place
+	size := r.World.Size()
+	if !p.oneHost || !e.sameClock || len(p.group) != size {
+		r.Fatalf("placement %+v: want %d processes on one host", p, size)
+	}
+	members := 0
+	for g := range p.members {
+		members += p.members[g]
+	}
+	if members != size {
+		r.Errorf("groups hold %d processes, want %d", members, size)
+	}
+	if ncpu := runtime.NumCPU(); ncpu < size && !p.anyShared() {
+		r.Errorf("%d ranks on %d CPUs and no group shared: %+v", size, ncpu, p)
+	}
+	if e.CPUTime() != p.shared(p.group[r.Rank]) {
+		r.Errorf("CPU time %v on a group shared=%v", e.CPUTime(), p.shared(p.group[r.Rank]))
+	}
+}
+
+func TestPlacementUnderMPI(t *testing.T) { mpitest.Run(t, "placement", 4) }
+
+// A CPU-clock read costs something and not much: the engine's clock
+// (cpuClock) takes each real read's cost off its readings.
+func TestCPUReadCost(t *testing.T) {
+	if !cpuClockWorks() {
+		t.Fatal("the process CPU clock cannot be read")
+	}
+	c := cpuReadCost()
+	if c <= 0 || c > 20e-6 {
+		t.Errorf("one CPU-clock read costs %v s, want between 0 and 20 us", c)
+	}
+}
+
+// The engine's CPU clock makes one system call for a burst of readings,
+// follows the process's CPU time over busy work, and does not count a
+// sleep: a reading after a pause reads the kernel's clock again.
+func TestCPUClock(t *testing.T) {
+	c := newCPUClock()
+	prev := c.now()
+	for i := 0; i < 1000; i++ {
+		v := c.now()
+		if v < prev {
+			t.Fatalf("reading %d went back: %v after %v", i, v, prev)
+		}
+		prev = v
+	}
+	if c.reads > 100 {
+		t.Errorf("1000 back-to-back readings made %d system calls, want at most 100", c.reads)
+	}
+
+	v0, p0 := c.now(), processCPU()
+	for x := 0.0; processCPU()-p0 < 0.05; x++ { // 50 ms of work, this thread
+	}
+	v1, p1 := c.now(), processCPU()
+	if got, want := v1-v0, p1-p0; math.Abs(got-want) > 0.05*want {
+		t.Errorf("busy work: the clock advanced %v s where the process CPU time advanced %v s", got, want)
+	}
+
+	// After a pause the kernel's clock is read again, and the reading
+	// follows the process's CPU time (other threads, such as a BLAS
+	// library's, may run meanwhile), not the 20 ms that passed.
+	v0 = c.now()
+	r0 := c.reads // after now returns: one assignment would not order them
+	p0 = processCPU()
+	time.Sleep(20 * time.Millisecond)
+	v1, p1 = c.now(), processCPU()
+	if c.reads != r0+1 {
+		t.Errorf("the reading after a 20 ms pause made %d system calls, want 1", c.reads-r0)
+	}
+	if got, want := v1-v0, p1-p0; math.Abs(got-want) > 1e-3 {
+		t.Errorf("20 ms pause: the clock advanced %v s where the process CPU time advanced %v s", got, want)
+	}
+}
+
+// Several records from one sender to one receiver with one tag match in
+// order in the simulation as in the replay, and a large send whose receive
+// cannot be paired does not wait.
+func TestSimulateMatchesRecordsInOrder(t *testing.T) {
+	w := commID{id: 0, low: 0}
+	var send, recv []event
+	for i := 0; i < 4; i++ {
+		send = append(send, event{kind: evSend, dt: 1, dc: 1, comm: w, peer: 1, tag: 7, seq: int64(i)})
+		recv = append(recv, event{kind: evRecv, dt: 0.5, dc: 0.5, comm: w, peer: 0, tag: 7, seq: int64(i)})
+	}
+	logs := [][]event{
+		append(send, event{kind: evAck, comm: w, peer: 1, tag: 9}, event{kind: evEnd}), // no receive with tag 9 was posted
+		append(recv, event{kind: evEnd}),
+	}
+	ends := mustSimulate(t, logs, ownCPUs(2))
+	paths, err := replayPaths(logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range ends {
+		if !near(ends[r], paths[r].total) {
+			t.Errorf("rank %d: simulated %v, replayed %v", r, ends[r], paths[r].total)
+		}
+	}
+	// Records leave at 1, 2, 3, 4; each receive is reached half a second
+	// after the previous one, so the receiver waits for each: it ends at 4.
+	if !near(ends[1], 4) || !near(ends[0], 4) {
+		t.Errorf("ends %v, want [4 4]", ends)
+	}
+}
+
+// A log the simulation cannot run is an error, not a hang.
+func TestSimulateRejectsBadLogs(t *testing.T) {
+	one := ownCPUs(1)
+	for name, log := range map[string][]event{
+		"NaN time":  {{kind: evEnd, dt: math.NaN()}},
+		"no end":    {{kind: evColl, dt: 1, size: 1}},
+		"empty log": nil,
+	} {
+		if _, err := simulate([][]event{log}, one); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// Large messages (rendezvous: a send waits for its receive) through the
+// engine in the patterns workloads use: a ring of non-blocking sends received
+// by blocking receives, repeated exchanges on one tag, blocking sends and
+// receives, and records that cross (a non-blocking send and a blocking send
+// between the same pair). Every run must end (the simulation pairs each
+// large send with a posted receive), carry the data when nothing is skipped,
+// and survive the sends being skipped.
+func p2pLarge(r *mpitest.R) {
+	e := newEngine(r)
+	w := e.World()
+	const n = 1024 // 8 KB: over the on-node eager limit
+	right, left := (r.Rank+1)%4, (r.Rank+3)%4
+	out, in := make([]float64, n), make([]float64, n)
+	for _, tol := range []float64{0, 0.5} {
+		tr := NewTrack(Conditional, tol)
+		e.Begin(tr, Selective)
+		if tol > 0 {
+			for _, k := range []Key{w.p2pKey(OpIsend, n, right), w.p2pKey(OpSend, n, right)} {
+				tr.stats[k] = &kstat{key: k, hash: k.hash(), Stat: predictable}
+			}
+		}
+		got := 0.0
+		for round := 0; round < 3; round++ {
+			for i := range out {
+				out[i], in[i] = float64(100*r.Rank+round), -1
+			}
+			sq := w.Isend(out, right, 5) // received by a blocking receive
+			w.Recv(in, left, 5)
+			sq.Wait()
+			got += in[0]
+			rq := w.Irecv(in, left, 6)
+			sq = w.Isend(out, right, 6)
+			Waitall([]*Request{sq, rq})
+			got += in[0]
+			if r.Rank%2 == 0 { // blocking, ordered so that the ring cannot deadlock
+				w.Send(out, right, 7)
+				w.Recv(in, left, 7)
+			} else {
+				w.Recv(in, left, 7)
+				w.Send(out, right, 7)
+			}
+			got += in[0]
+		}
+		partner := r.Rank ^ 1 // records that cross between a pair
+		if r.Rank%2 == 0 {
+			sq := w.Isend(out, partner, 8)
+			w.Recv(in, partner, 8)
+			sq.Wait()
+		} else {
+			w.Send(out, partner, 8)
+			rq := w.Irecv(in, partner, 8)
+			rq.Wait()
+		}
+		rs, err := e.End()
+		if err != nil {
+			r.Fatalf("tolerance %v: end: %v", tol, err)
+		}
+		if rs.Total <= 0 || math.IsNaN(rs.Total) {
+			r.Errorf("tolerance %v: path %v", tol, rs.Total)
+		}
+		if want := 3 * (3*100*float64(left) + 3); tol == 0 && (got != want || rs.Skipped != 0) {
+			r.Errorf("nothing skipped: received %v, want %v; skipped %d", got, want, rs.Skipped)
+		}
+		if tol > 0 && rs.Skipped == 0 {
+			r.Errorf("predictable large sends: none skipped")
+		}
+	}
+}
+
+func TestLargePointToPointUnderMPI(t *testing.T) { mpitest.Run(t, "p2p-large", 4) }
+
+// Computation timed in CPU time (forced on, whatever the machine): real
+// products run through kernelCPU, their time reaches the path and the
+// statistics, and the simulation ends the run.
+func cpuKernels(r *mpitest.R) {
+	e := newEngine(r)
+	e.SetCPUTime(true)
+	if !e.CPUTime() {
+		r.Fatalf("CPU time could not be switched on")
+	}
+	const m, calls = 96, 30
+	a, b, c := make([]float64, m*m), make([]float64, m*m), make([]float64, m*m)
+	for i := range a {
+		a[i], b[i] = float64(i%7), float64(i%5)
+	}
+	tr := NewTrack(Conditional, 0)
+	k := e.Kernels()
+	t0 := mpi.Clock()
+	e.Begin(tr, Selective)
+	for i := 0; i < calls; i++ {
+		k.Gemm(blas.NoTrans, blas.NoTrans, m, m, m, 1, a, m, b, m, 0, c, m)
+	}
+	e.World().Barrier()
+	rs, err := e.End()
+	wall := mpi.Clock() - t0
+	if err != nil {
+		r.Fatalf("end: %v", err)
+	}
+	if rs.Executed != calls+1 || rs.Comp <= 0 || rs.Total < rs.Comp {
+		r.Errorf("executed %d, path %v (computation %v); want %d executed and the products on the path", rs.Executed, rs.Total, rs.Comp, calls+1)
+	}
+	// Process CPU time counts every thread of the process: a product spread
+	// over GOMAXPROCS goroutines may read up to that many times its wall time.
+	if limit := float64(runtime.GOMAXPROCS(0)+1) * wall; rs.Comp > limit {
+		r.Errorf("computation %v s in a run of %v s wall", rs.Comp, wall)
+	}
+	rep := e.Report(tr)
+	if len(rep) == 0 || rep[0].Routine != "gemm" || rep[0].Count != calls || rep[0].MeanS <= 0 {
+		r.Errorf("kernel report %+v: want gemm with %d samples", rep, calls)
+	}
+	e.SetCPUTime(false)
+}
+
+func TestCPUTimedKernelsUnderMPI(t *testing.T) { mpitest.Run(t, "cpu-kernels", 4) }
