@@ -92,13 +92,37 @@ type Summary struct {
 // KernelsEvent lists one process's kernel statistics after a selective run
 // (when the spec asks for "kernels": true).
 type KernelsEvent struct {
-	Type      string  `json:"type"`
-	V         int     `json:"v"`
-	Index     int     `json:"index"`
-	Policy    string  `json:"policy"`
-	Tolerance float64 `json:"tolerance"`
-	Rank      int     `json:"rank"`
-	Kernels   any     `json:"kernels"`
+	Type      string       `json:"type"`
+	V         int          `json:"v"`
+	Index     int          `json:"index"`
+	Policy    string       `json:"policy"`
+	Tolerance float64      `json:"tolerance"`
+	Rank      int          `json:"rank"`
+	Kernels   []KernelStat `json:"kernels"`
+}
+
+// KernelState says whether a kernel was still being executed (measured) at
+// the end of a run, or predictable (skipped, or known to the tolerance).
+type KernelState string
+
+// Kernel states.
+const (
+	KernelExecuting   KernelState = "executing"
+	KernelPredictable KernelState = "predictable"
+)
+
+// KernelStat is one kernel signature's statistics on one process after a
+// selective run: the record the engine reports, the kernels event carries
+// and the session tables and plots.
+type KernelStat struct {
+	Key     string      `json:"key"`
+	Routine string      `json:"routine"`
+	Count   int64       `json:"count"`       // samples measured (executions), all runs of the track
+	MeanS   float64     `json:"mean_s"`      // their mean
+	HalfS   float64     `json:"halfwidth_s"` // confidence half-width of the mean (-1 when infinite)
+	Calls   int64       `json:"calls"`       // calls in the last run
+	Skipped int64       `json:"skipped"`     // of which skipped
+	State   KernelState `json:"state"`
 }
 
 // TraceEvent is the timeline of one selective run on every rank (when the

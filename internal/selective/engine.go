@@ -17,6 +17,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // Policy is a selective-execution policy.
@@ -793,33 +794,20 @@ func (e *Engine) absorb(r []float64, sh Shape) {
 	}
 }
 
-// KernelReport is one kernel's state on this process after a run.
-type KernelReport struct {
-	Key       string  `json:"key"`
-	Routine   string  `json:"routine"`
-	Count     int64   `json:"count"`       // samples measured (executions), all runs of the track
-	MeanS     float64 `json:"mean_s"`      // their mean
-	HalfS     float64 `json:"halfwidth_s"` // confidence half-width of the mean (+Inf as -1)
-	Calls     int64   `json:"calls"`       // calls in the last run
-	Skipped   int64   `json:"skipped"`     // of which skipped
-	State     string  `json:"state"`       // "executing" or "predictable"
-	Predicted bool    `json:"-"`
-}
-
 // Report lists this process's kernels on the track, most called first.
-func (e *Engine) Report(tr *Track) []KernelReport {
-	out := make([]KernelReport, 0, len(tr.stats))
+func (e *Engine) Report(tr *Track) []sweep.KernelStat {
+	out := make([]sweep.KernelStat, 0, len(tr.stats))
 	for _, st := range tr.stats {
 		h := e.qs.HalfWidth(st.Stat)
 		if math.IsInf(h, 0) || math.IsNaN(h) {
 			h = -1
 		}
-		state := "executing"
+		state := sweep.KernelExecuting
 		_, global := tr.global[st.hash]
 		if global || st.skips > 0 || e.qs.Predictable(st.Stat, tr.Tolerance, 1, e.nmin) {
-			state = "predictable"
+			state = sweep.KernelPredictable
 		}
-		out = append(out, KernelReport{Key: st.key.String(), Routine: st.key.Op.String(), Count: st.N, MeanS: st.Mean,
+		out = append(out, sweep.KernelStat{Key: st.key.String(), Routine: st.key.Op.String(), Count: st.N, MeanS: st.Mean,
 			HalfS: h, Calls: st.calls, Skipped: st.skips, State: state})
 	}
 	sort.Slice(out, func(i, j int) bool {
