@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/protocol"
-	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -317,13 +317,13 @@ func cmdPolicy(s *Session, ctx context.Context, c *Command, out Output) error {
 	seen := map[string]bool{}
 	var ps []string
 	for i, it := range items {
-		p, err := selective.ParsePolicy(strings.ToLower(it))
+		p, err := policy.Lookup(strings.ToLower(it))
 		if err != nil {
 			return errAt(cols[i], "%v", err)
 		}
-		if !seen[p.String()] {
-			seen[p.String()] = true
-			ps = append(ps, p.String())
+		if !seen[p.Name()] {
+			seen[p.Name()] = true
+			ps = append(ps, p.Name())
 		}
 	}
 	s.st.Policies = ps
@@ -698,11 +698,11 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 			}
 			file = a.Value
 		case "policy":
-			p, err := selective.ParsePolicy(a.Value)
+			p, err := policy.Lookup(a.Value)
 			if err != nil {
 				return errAt(a.ValueCol, "%v", err)
 			}
-			o.Policy = p.String()
+			o.Policy = p.Name()
 		case "tolerance":
 			ts, err := parseTolerances(a.Value, a.ValueCol)
 			if err != nil {

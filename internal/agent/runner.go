@@ -10,6 +10,7 @@ import (
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/internal/workloads"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
@@ -153,7 +154,7 @@ func (r *runner) warmUp(ctx context.Context, pc *config, engine bool) error {
 		_, _, err := r.once(ctx, pc, nil, selective.Off)
 		return err
 	}
-	_, _, err := r.once(ctx, pc, selective.NewTrack(selective.Conditional, 0), selective.Selective)
+	_, _, err := r.once(ctx, pc, selective.NewTrack(policy.Conditional{}, 0), selective.Selective)
 	return err
 }
 
@@ -203,11 +204,12 @@ type outcome struct {
 	promised  int64
 }
 
-// selectiveRun runs a configuration under a track's policy (apriori first
-// runs it once more in full, counting the critical path).
+// selectiveRun runs a configuration under a track's policy (a
+// policy.Rehearser first runs it once more in full, counting the critical
+// path).
 func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Track) (outcome, error) {
 	var o outcome
-	if tr.Policy == selective.Apriori {
+	if tr.NeedsCountingRun() {
 		dt, _, err := r.once(ctx, pc, tr, selective.Counting)
 		if err != nil {
 			return o, err
@@ -264,7 +266,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	var tallies []*tally
 	if spec.Mode != sweep.ModeReference {
 		for _, p := range spec.Policies {
-			pol, err := selective.ParsePolicy(p)
+			pol, err := policy.Lookup(p)
 			if err != nil {
 				return err
 			}
@@ -363,7 +365,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 	pc *config, tallies []*tally, done *int, total int, refMeans []float64, refRuns [][]float64) (err error) {
 	var wanted []*tally
 	for _, t := range tallies {
-		if spec.Wants(i, t.tr.Policy.String(), t.tr.Tolerance) {
+		if spec.Wants(i, t.tr.Policy.Name(), t.tr.Tolerance) {
 			wanted = append(wanted, t)
 		}
 	}
@@ -464,21 +466,21 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		}
 		o, err := r.selectiveRun(ctx, pc, t.tr)
 		if err != nil {
-			return fmt.Errorf("%s at %g: %w", t.tr.Policy, t.tr.Tolerance, err)
+			return fmt.Errorf("%s at %g: %w", t.tr.Policy.Name(), t.tr.Tolerance, err)
 		}
 		tol := t.tr.Tolerance
 		p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
-			Workload: w.Name(), Index: i, Config: c, Policy: t.tr.Policy.String(), Tolerance: &tol,
+			Workload: w.Name(), Index: i, Config: c, Policy: t.tr.Policy.Name(), Tolerance: &tol,
 			PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
 			Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: total}}
 		if spec.Kernels && r.root() {
 			p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
-				Policy: t.tr.Policy.String(), Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)})
+				Policy: t.tr.Policy.Name(), Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)})
 		}
 		if spec.Trace {
-			ev, err := r.gatherTrace(i, t.tr.Policy.String(), tol)
+			ev, err := r.gatherTrace(i, t.tr.Policy.Name(), tol)
 			if err != nil {
-				return fmt.Errorf("%s at %g: trace: %w", t.tr.Policy, t.tr.Tolerance, err)
+				return fmt.Errorf("%s at %g: trace: %w", t.tr.Policy.Name(), t.tr.Tolerance, err)
 			}
 			if ev != nil {
 				p.after = append(p.after, ev)
@@ -585,7 +587,7 @@ func toSpan(op selective.Op, skipped bool, start, end, predicted float64) sweep.
 func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Config, elapsed float64) sweep.Summary {
 	tol := t.tr.Tolerance
 	s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: workload, Mode: spec.Mode,
-		Policy: t.tr.Policy.String(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: t.selTot, ElapsedS: elapsed}
+		Policy: t.tr.Policy.Name(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: t.selTot, ElapsedS: elapsed}
 	chosen := argmin(t.predicted)
 	if chosen >= 0 {
 		s.Chosen = &configs[t.idx[chosen]]

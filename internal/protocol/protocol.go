@@ -1,5 +1,5 @@
 // Package protocol defines the messages between the session and the agent
-// (DESIGN §5): TCP, one JSON object per line, each with "type" and the
+// (docs/design.md §5): TCP, one JSON object per line, each with "type" and the
 // protocol version "v". The agent dials the session and opens with a Hello
 // carrying the shared token (from APPROXTUNE_TOKEN, never the command line);
 // the session answers Welcome or Refused. Then the session sends commands

@@ -53,7 +53,7 @@ type Comm struct {
 }
 
 // refresh is how often (in collectives on a communicator) a quiet
-// communicator exchanges records on a settled collective anyway: eager's
+// communicator exchanges records on a settled collective anyway: a Sharer's
 // statistics keep travelling along the grid's axes, and a member that starts
 // executing kernels again is heard of.
 const refresh = 8
@@ -103,7 +103,7 @@ func (c *Comm) Rank() int { return c.c.Rank() }
 // Size is the number of processes in c.
 func (c *Comm) Size() int { return c.c.Size() }
 
-// Shape is the communicator's shape (DESIGN §2).
+// Shape is the communicator's shape (docs/design.md §2).
 func (c *Comm) Shape() Shape { return c.shape }
 
 // Raw returns the underlying MPI communicator, for code that must not be
@@ -255,7 +255,7 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 	// kernel yet.
 	c.quiet = seq > 0 && !busy && !exec
 	if !exec {
-		if e.skip && e.tr.Policy != Online { // online's path counts travel with the records
+		if e.skip && !e.counts { // path counts travel with the records
 			e.tr.settled[sk] = true
 		}
 		e.skippedFor(st, e.mean(st, 0))

@@ -1,12 +1,16 @@
 // Package selective is approxtune's approximate-autotuning engine (the method
-// of ../shared/papers/000, DESIGN §2). It intercepts every computation kernel
-// (through kernels.Interceptor) and every communication (through Comm) a
-// workload issues, keeps per-process statistics of each kernel signature,
-// skips kernels whose mean time is known to the tolerance under the run's
-// policy, and carries each process's critical-path time along every message.
+// of Hutter and Solomonik, "Accelerating Distributed-Memory Autotuning via
+// Statistical Analysis of Execution Paths"; docs/design.md §2). It
+// intercepts every computation kernel (through kernels.Interceptor) and
+// every communication (through Comm) a workload issues, keeps per-process
+// statistics of each kernel signature, skips kernels whose mean time is
+// known to the tolerance under the run's policy (package policy), and
+// carries each process's critical-path time along every message.
 //
 // A Track holds the statistics of one policy x tolerance across the
-// configurations of a sweep; a run is bracketed by Begin and End.
+// configurations of a sweep; a run is bracketed by Begin and End. The
+// engine asks a track's policy for a kernel's significance and acts on the
+// capabilities it implements (docs/design.md §3).
 package selective
 
 import (
@@ -17,39 +21,9 @@ import (
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
-
-// Policy is a selective-execution policy.
-type Policy int
-
-// The five policies of the paper.
-const (
-	Conditional Policy = iota // alpha = 1
-	Local                     // alpha = this process's count of the kernel in the run
-	Online                    // alpha = the kernel's count along the current sub-critical path
-	Apriori                   // alpha = the critical-path count of an extra full run
-	Eager                     // predictable anywhere: shared and skipped everywhere; kept across configurations
-)
-
-var policyNames = [...]string{"conditional", "local", "online", "apriori", "eager"}
-
-func (p Policy) String() string {
-	if p >= 0 && int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
-
-// ParsePolicy reads a policy name.
-func ParsePolicy(s string) (Policy, error) {
-	for i, n := range policyNames {
-		if n == s {
-			return Policy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown policy %q: want one of conditional, local, online, apriori, eager", s)
-}
 
 // Sizes of the internal record that travels with every communication.
 const (
@@ -59,14 +33,14 @@ const (
 	recExec           // 1 if the sender/process wants the kernel executed
 	recMean           // the sender's mean for the kernel (point-to-point)
 	recCounts         // number of (hash, count) pairs that follow the shares
-	recShares         // number of eager shares
+	recShares         // number of shares (policy.Sharer)
 	recClock          // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
 	recBusy           // 1 if the process executed a kernel since its previous records on this communicator (collectives)
 	recPromise        // calls of the collective after this one that the process will execute whatever it learns (promise)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
-	maxShares = 4   // eager shares per message
-	maxCounts = 128 // path counts per message (online, apriori's counting run)
+	maxShares = 4   // shares per message
+	maxCounts = 128 // path counts per message (policy.PathCounter, counting runs)
 )
 
 // kstat is one kernel signature's state on this process within a track.
@@ -79,18 +53,26 @@ type kstat struct {
 }
 
 // Track holds a policy x tolerance's statistics across the configurations of
-// a sweep. Eager keeps them from one configuration to the next; the other
-// policies start every run afresh.
+// a sweep. A policy.Carrier keeps them from one configuration to the next;
+// the other policies start every run afresh.
 type Track struct {
-	Policy    Policy
+	Policy    policy.Policy
 	Tolerance float64
-	stats     map[Key]*kstat
-	global    map[uint64]Stat    // eager: kernels predictable somewhere, with the sharer's sample
-	order     []uint64           // eager: global kernels in the order they became known
-	sentOn    map[uint64][]Shape // eager: communicator shapes each global kernel has crossed
-	agreed    map[uint64]bool    // eager: global kernels known across the whole grid: skipped
-	alphas    map[uint64]float64
-	settled   map[settleKey]bool // collectives every member of a communicator agreed to skip
+
+	// The policy's capabilities (package policy), found once.
+	shares      bool            // policy.Sharer
+	carries     bool            // policy.Carrier
+	countsPath  bool            // policy.PathCounter
+	countingRun bool            // policy.Rehearser
+	promiser    policy.Promiser // nil: promises only at tolerance 0
+
+	stats   map[Key]*kstat
+	global  map[uint64]Stat    // Sharer: kernels predictable somewhere, with the sharer's sample
+	order   []uint64           // Sharer: global kernels in the order they became known
+	sentOn  map[uint64][]Shape // Sharer: communicator shapes each global kernel has crossed
+	agreed  map[uint64]bool    // Sharer: global kernels known across the whole grid: skipped
+	alphas  map[uint64]float64 // Rehearser: critical-path counts of the counting run
+	settled map[settleKey]bool // collectives every member of a communicator agreed to skip
 }
 
 // settleKey is a collective kernel on one communicator.
@@ -99,11 +81,22 @@ type settleKey struct {
 	h uint64
 }
 
-// NewTrack starts a track.
-func NewTrack(p Policy, eps float64) *Track {
-	return &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
+// NewTrack starts a track of policy p at tolerance eps.
+func NewTrack(p policy.Policy, eps float64) *Track {
+	tr := &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
 		agreed: map[uint64]bool{}, settled: map[settleKey]bool{}}
+	_, tr.shares = p.(policy.Sharer)
+	_, tr.carries = p.(policy.Carrier)
+	_, tr.countsPath = p.(policy.PathCounter)
+	_, tr.countingRun = p.(policy.Rehearser)
+	tr.promiser, _ = p.(policy.Promiser)
+	return tr
 }
+
+// NeedsCountingRun reports whether the track's policy runs each
+// configuration once in full, counting the critical path (mode Counting),
+// before its selective run (policy.Rehearser).
+func (tr *Track) NeedsCountingRun() bool { return tr.countingRun }
 
 // Engine is one process's engine. It must be used from the goroutine that
 // initialised MPI.
@@ -126,11 +119,11 @@ type Engine struct {
 	place     placement
 
 	on     bool // a run is being intercepted
-	skip   bool // skipping allowed (false in apriori's counting run)
+	skip   bool // skipping allowed (false in a counting run)
 	counts bool // propagate path counts
 	tr     *Track
 	recLen int
-	axes   []Shape // shapes of the current grid's axis communicators (eager agreement)
+	axes   []Shape // shapes of the current grid's axis communicators (Sharer agreement)
 
 	total, comp, comm float64 // path: time and its parts
 	own               float64 // this process's time without propagation
@@ -257,7 +250,7 @@ type RunMode int
 const (
 	Off       RunMode = iota // full execution, no interception (reference runs)
 	Selective                // intercept and skip by the track's policy
-	Counting                 // intercept, skip nothing, count kernels on the critical path (apriori's extra run)
+	Counting                 // intercept, skip nothing, count kernels on the critical path (a policy.Rehearser's extra run)
 )
 
 // Begin starts a run on the track (nil with Off). Call it on every world rank
@@ -279,13 +272,13 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	if !e.on {
 		return
 	}
-	e.counts = mode == Counting || tr.Policy == Online
+	e.counts = mode == Counting || tr.countsPath
 	if e.counts {
 		e.pathCounts = map[uint64]float64{}
 	} else {
 		e.pathCounts = nil
 	}
-	if tr.Policy != Eager && mode == Selective {
+	if !tr.carries && mode == Selective {
 		tr.stats = map[Key]*kstat{}
 		tr.settled = map[settleKey]bool{}
 	}
@@ -293,7 +286,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 		st.calls, st.skips = 0, 0
 	}
 	e.recLen = recBase
-	if tr.Policy == Eager {
+	if tr.shares {
 		e.recLen += maxShares * shareLen
 	}
 	if e.counts {
@@ -343,11 +336,11 @@ func (e *Engine) criticalCounts() error {
 	w := e.world.c
 	_, who, err := mpi.AllreduceMaxLoc(w, e.total)
 	if err != nil {
-		return fmt.Errorf("apriori counts: %w", err)
+		return fmt.Errorf("critical-path counts: %w", err)
 	}
 	n := []int64{int64(len(e.pathCounts))}
 	if err := mpi.Bcast(w, n, who); err != nil {
-		return fmt.Errorf("apriori counts: %w", err)
+		return fmt.Errorf("critical-path counts: %w", err)
 	}
 	buf := make([]float64, 2*n[0])
 	if w.Rank() == who {
@@ -358,7 +351,7 @@ func (e *Engine) criticalCounts() error {
 		}
 	}
 	if err := mpi.Bcast(w, buf, who); err != nil {
-		return fmt.Errorf("apriori counts: %w", err)
+		return fmt.Errorf("critical-path counts: %w", err)
 	}
 	e.tr.alphas = make(map[uint64]float64, n[0])
 	for i := 0; i < len(buf); i += 2 {
@@ -417,37 +410,40 @@ func (e *Engine) stat(k Key) *kstat {
 	return st
 }
 
-// skippable applies the track's policy to a kernel about to run.
+// skippable applies the track's policy to a kernel about to run: the
+// predictability test with the policy's significance and, for a Sharer,
+// what the grid knows.
 func (e *Engine) skippable(st *kstat) bool {
 	if !e.skip {
 		return false
 	}
 	tr := e.tr
-	if tr.Policy == Eager {
+	if tr.shares {
 		if _, ok := tr.global[st.hash]; ok {
 			return e.agreedOn(st.hash)
 		}
 	}
-	alpha := 1.0
-	switch tr.Policy {
-	case Local:
-		alpha = float64(st.calls)
-	case Online:
-		alpha = e.pathCounts[st.hash]
-	case Apriori:
-		alpha = st.alpha
-	}
+	alpha := tr.Policy.Significance(e.view(st))
 	if !e.qs.Predictable(st.Stat, tr.Tolerance, alpha, e.nmin) {
 		return false
 	}
-	if tr.Policy == Eager {
+	if tr.shares {
 		tr.learn(st.hash, st.Stat, Shape{})
 		return e.agreedOn(st.hash)
 	}
 	return true
 }
 
-// agreedOn reports whether an eager kernel's statistics have crossed a
+// view is what the track's policy may read of a kernel.
+func (e *Engine) view(st *kstat) policy.Kernel {
+	k := policy.Kernel{Calls: st.calls, CriticalCount: st.alpha}
+	if e.tr.countsPath {
+		k.PathCount = e.pathCounts[st.hash]
+	}
+	return k
+}
+
+// agreedOn reports whether a shared kernel's statistics have crossed a
 // communicator along every axis of the grid from this process, so every
 // process knows it and the decision to skip is the same everywhere (the
 // paper's aggregate channels; skipping before agreement would let ranks that
@@ -468,7 +464,7 @@ func (e *Engine) agreedOn(h uint64) bool {
 }
 
 // mean is the time charged for a skipped kernel: this process's mean, or the
-// mean another process shared (eager) or sent along (point-to-point).
+// mean another process shared (Sharer) or sent along (point-to-point).
 func (e *Engine) mean(st *kstat, sent float64) float64 {
 	if st.N > 0 {
 		return st.Mean
@@ -488,7 +484,7 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	st.Add(dt)
 	e.add(dt, st.key.Op)
 	e.executed++
-	// Eager shares a kernel as soon as an execution makes it predictable,
+	// A Sharer shares a kernel as soon as an execution makes it predictable,
 	// so its statistics travel with the run's next records: a kernel that
 	// runs once per run (the top of a recursion) is then agreed on by the
 	// next run, instead of being found predictable only when next reached
@@ -496,7 +492,7 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	// kernels wait until next reached: shared after their first samples,
 	// taken while the members arrive out of step, their means came out
 	// several times too high.
-	if e.skip && e.tr.Policy == Eager && !st.key.Op.IsComm() {
+	if e.skip && e.tr.shares && !st.key.Op.IsComm() {
 		if _, ok := e.tr.global[st.hash]; !ok && e.qs.Predictable(st.Stat, e.tr.Tolerance, 1, e.nmin) {
 			e.tr.learn(st.hash, st.Stat, Shape{})
 		}
@@ -517,7 +513,7 @@ const maxPromise = 1 << 20
 const farCalls = 256
 
 // promise is how many calls of a collective, after this one, this process
-// will execute whatever the others say. While one member's promise lasts,
+// will execute whatever the others say (policy.Promiser). While one member's promise lasts,
 // every member runs the collective without exchanging records (comm.go):
 // on a node with more ranks than cores each records exchange costs as much
 // as a small collective. Those calls are timed and charged at End (their
@@ -525,10 +521,11 @@ const farCalls = 256
 // promises only where its statistics are hopeless: at tolerance 0, or a
 // kernel farCalls sampled calls or more from predictable (one of a few
 // microseconds, timed within the clock's noise, at 2^-5), and then an
-// eighth of that distance. Above tolerance 0, eager and online promise
-// nothing: their records carry what others decide by (statistics shared
-// along the grid, critical-path counts); at tolerance 0 nothing is decided.
-// Apriori's counting run promises nothing: its records are its path.
+// eighth of that distance. Above tolerance 0, a policy that is not a
+// Promiser (eager, online) promises nothing: its records carry what others
+// decide by (statistics shared along the grid, critical-path counts); at
+// tolerance 0 nothing is decided. A counting run promises nothing: its
+// records are its path.
 func (e *Engine) promise(st *kstat) float64 {
 	tr := e.tr
 	if !e.skip {
@@ -537,7 +534,7 @@ func (e *Engine) promise(st *kstat) float64 {
 	if tr.Tolerance <= 0 {
 		return maxPromise
 	}
-	if tr.Policy == Eager || tr.Policy == Online {
+	if tr.promiser == nil {
 		return 0
 	}
 	if st.N < max(e.nmin, 2) || st.Mean <= 0 {
@@ -546,17 +543,7 @@ func (e *Engine) promise(st *kstat) float64 {
 	// The rule is z·s/(sqrt(n)·mean·sqrt(alpha)) <= tolerance (z below t:
 	// the distance comes out shorter), so n·alpha >= q.
 	zs := e.qs.z * math.Sqrt(st.Var()) / (st.Mean * tr.Tolerance)
-	q, n := zs*zs, float64(st.N)
-	var far float64
-	switch tr.Policy {
-	case Local: // alpha is the calls, which grow with the samples: (n+k)(calls+k) >= q
-		c := float64(st.calls)
-		far = (math.Sqrt((n-c)*(n-c)+4*q) - (n + c)) / 2
-	case Apriori:
-		far = q/math.Max(st.alpha, 1) - n
-	default:
-		far = q - n
-	}
+	far := tr.promiser.Distance(float64(st.N), zs*zs, e.view(st))
 	if !(far >= farCalls) { // NaN too: a promise must be a number every member can compare
 		return 0
 	}
@@ -721,7 +708,7 @@ func (tr *Track) toShare(sh Shape, dst []uint64) []uint64 {
 }
 
 // fill writes this process's record for a message on a communicator of shape
-// sh: path, decision, eager shares and path counts.
+// sh: path, decision, shares and path counts.
 func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	rec[recTotal], rec[recComp], rec[recComm] = e.total, e.comp, e.comm
 	rec[recExec] = 0
@@ -734,7 +721,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	rec[recPromise] = 0
 	off := recBase
 	rec[recShares] = 0
-	if e.tr.Policy == Eager {
+	if e.tr.shares {
 		var buf [maxShares]uint64
 		hs := e.tr.toShare(sh, buf[:0])
 		for _, h := range hs {
@@ -769,10 +756,10 @@ func (e *Engine) packCounts(dst []float64) int {
 }
 
 // absorb takes in another process's record, received over a communicator of
-// shape sh: its eager shares always, and its path (with its counts) if that
-// is longer than this process's.
+// shape sh: its shares (Sharer) always, and its path (with its counts) if
+// that is longer than this process's.
 func (e *Engine) absorb(r []float64, sh Shape) {
-	if e.tr.Policy == Eager {
+	if e.tr.shares {
 		for i := 0; i < int(r[recShares]); i++ {
 			o := recBase + i*shareLen
 			e.tr.learn(math.Float64bits(r[o]), Stat{N: int64(r[o+1]), Mean: r[o+2], M2: r[o+3]}, sh)
@@ -784,7 +771,7 @@ func (e *Engine) absorb(r []float64, sh Shape) {
 	e.total, e.comp, e.comm = r[recTotal], r[recComp], r[recComm]
 	if e.counts {
 		off := recBase
-		if e.tr.Policy == Eager {
+		if e.tr.shares {
 			off += maxShares * shareLen
 		}
 		clear(e.pathCounts)

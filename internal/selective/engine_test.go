@@ -7,6 +7,7 @@ import (
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 func TestMain(m *testing.M) {
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 		"trace-timeline": traceTimeline,
 		"promised-runs":  promisedRuns,
 		"stale-input":    staleInput,
+		"extra-policy":   extraPolicy,
 	})
 }
 
@@ -44,7 +46,7 @@ var predictable = Stat{N: 50, Mean: 1e-3, M2: 49 * 1e-12}
 // four; predictable on all four, it is skipped on all four.
 func commAgreement(r *mpitest.R) {
 	e := newEngine(r)
-	tr := NewTrack(Conditional, 0.01)
+	tr := NewTrack(policy.Conditional{}, 0.01)
 	w := e.World()
 	buf := make([]float64, 16)
 	key := Key{Op: OpBcast, M: 16, Shape: w.Shape()}
@@ -92,7 +94,7 @@ func eagerSpread(r *mpitest.R) {
 	if err != nil {
 		r.Fatalf("grid: %v", err)
 	}
-	tr := NewTrack(Eager, 0.05)
+	tr := NewTrack(policy.Eager{}, 0.05)
 	k := e.Kernels()
 	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 5})
 	e.Begin(tr, Selective)
@@ -137,7 +139,7 @@ func eagerOncePerRun(r *mpitest.R) {
 	if err != nil {
 		r.Fatalf("grid: %v", err)
 	}
-	tr := NewTrack(Eager, 1) // two 200 ms spins within 15% (31 ms) of each other are predictable
+	tr := NewTrack(policy.Eager{}, 1) // two 200 ms spins within 15% (31 ms) of each other are predictable
 	k := e.Kernels()
 	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 6})
 	buf := make([]float64, 4)
@@ -165,7 +167,7 @@ func eagerOncePerRun(r *mpitest.R) {
 // leaves the receive buffer as it was; non-blocking requests complete.
 func p2pSkip(r *mpitest.R) {
 	e := newEngine(r)
-	tr := NewTrack(Conditional, 0.01)
+	tr := NewTrack(policy.Conditional{}, 0.01)
 	w := e.World()
 	right, left := (r.Rank+1)%4, (r.Rank+3)%4
 	for _, skip := range []bool{false, true} {

@@ -34,7 +34,7 @@ func (o Op) String() string {
 	return kernels.Routine(o).String()
 }
 
-// Key is a kernel signature (DESIGN §2). Computation: routine, flags and
+// Key is a kernel signature (docs/design.md §2). Computation: routine, flags and
 // dimensions. Communication: routine, elements per process, the
 // communicator's shape and, for point-to-point, the partner's offset in world
 // ranks.

@@ -1,8 +1,9 @@
 package selective
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 // alpha per policy on a hand-built state: a kernel whose relative half-width
@@ -17,26 +18,26 @@ func TestPolicyAlpha(t *testing.T) {
 	key := Key{Op: 1, M: 8}
 	cases := []struct {
 		name            string
-		policy          Policy
+		pol             policy.Policy
 		calls           int64   // this process's calls in the run
 		pathCount       float64 // count along the current sub-critical path
 		apriori         float64 // critical-path count of the counting run
 		globalElsewhere bool
 		want            bool
 	}{
-		{"conditional ignores counts", Conditional, 9, 9, 9, false, false},
-		{"local uses this process's calls", Local, 4, 1, 1, false, true},
-		{"local below 4 calls", Local, 3, 9, 9, false, false},
-		{"online uses the path count", Online, 1, 4, 1, false, true},
-		{"online ignores local calls", Online, 9, 3, 9, false, false},
-		{"apriori uses the counting run", Apriori, 1, 1, 4, false, true},
-		{"apriori below 4", Apriori, 9, 9, 3, false, false},
-		{"eager alpha is 1", Eager, 9, 9, 9, false, false},
-		{"eager skips what another process shared", Eager, 1, 1, 1, true, true},
+		{"conditional ignores counts", policy.Conditional{}, 9, 9, 9, false, false},
+		{"local uses this process's calls", policy.Local{}, 4, 1, 1, false, true},
+		{"local below 4 calls", policy.Local{}, 3, 9, 9, false, false},
+		{"online uses the path count", policy.Online{}, 1, 4, 1, false, true},
+		{"online ignores local calls", policy.Online{}, 9, 3, 9, false, false},
+		{"apriori uses the counting run", policy.Apriori{}, 1, 1, 4, false, true},
+		{"apriori below 4", policy.Apriori{}, 9, 9, 3, false, false},
+		{"eager alpha is 1", policy.Eager{}, 9, 9, 9, false, false},
+		{"eager skips what another process shared", policy.Eager{}, 1, 1, 1, true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(c.policy, eps), pathCounts: map[uint64]float64{}}
+			e := &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(c.pol, eps), pathCounts: map[uint64]float64{}}
 			st := &kstat{key: key, hash: key.hash(), Stat: s, calls: c.calls, alpha: c.apriori}
 			e.pathCounts[st.hash] = c.pathCount
 			if c.globalElsewhere {
@@ -44,21 +45,9 @@ func TestPolicyAlpha(t *testing.T) {
 				e.tr.learn(st.hash, s, Shape{Size: 2})
 			}
 			if got := e.skippable(st); got != c.want {
-				t.Fatalf("%s: skippable = %v, want %v (eps %v)", c.policy, got, c.want, eps)
+				t.Fatalf("%s: skippable = %v, want %v (eps %v)", c.pol.Name(), got, c.want, eps)
 			}
 		})
-	}
-}
-
-func TestParsePolicy(t *testing.T) {
-	for i, n := range []string{"conditional", "local", "online", "apriori", "eager"} {
-		p, err := ParsePolicy(n)
-		if err != nil || int(p) != i || p.String() != n {
-			t.Fatalf("ParsePolicy(%q) = %v, %v", n, p, err)
-		}
-	}
-	if _, err := ParsePolicy("greedy"); err == nil || !strings.Contains(err.Error(), "conditional, local, online, apriori, eager") {
-		t.Fatalf("error %v does not name the valid policies", err)
 	}
 }
 
@@ -70,7 +59,7 @@ func TestParsePolicy(t *testing.T) {
 // half of its kernels.)
 func TestEagerAgreesOnKernelsHeardOfAlongAnAxis(t *testing.T) {
 	row, col := Shape{Size: 2, Hash: 1}, Shape{Size: 2, Hash: 2}
-	tr := NewTrack(Eager, 0.1)
+	tr := NewTrack(policy.Eager{}, 0.1)
 	e := &Engine{tr: tr, axes: []Shape{row, col}}
 	const h = 42
 	tr.learn(h, Stat{N: 3, Mean: 1}, Shape{}) // found here

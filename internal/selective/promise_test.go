@@ -6,6 +6,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 // A process promises to execute a collective without records only where its
@@ -18,45 +19,45 @@ func TestPromise(t *testing.T) {
 	steady := Stat{N: 20, Mean: 3e-3, M2: 19 * 1e-10}  // CV 0.003: predictable already
 	close := Stat{N: 20, Mean: 1e-3, M2: 19 * 0.01e-6} // CV 0.1: ~40 samples at 2^-5
 	cases := []struct {
-		name   string
-		policy Policy
-		tol    float64
-		st     Stat
-		calls  int64
-		want   func(float64) bool
-		what   string
+		name  string
+		pol   policy.Policy
+		tol   float64
+		st    Stat
+		calls int64
+		want  func(float64) bool
+		what  string
 	}{
-		{"tolerance 0", Conditional, 0, Stat{}, 1, func(p float64) bool { return p == maxPromise }, "maxPromise"},
-		{"hopeless kernel", Conditional, 1.0 / 32, noisy, 20, func(p float64) bool { return p > 1000 && p < 2000 }, "an eighth of ~11,000 calls"},
-		{"steady kernel", Conditional, 1.0 / 32, steady, 20, func(p float64) bool { return p == 0 }, "0"},
-		{"close to predictable", Conditional, 1.0 / 32, close, 20, func(p float64) bool { return p == 0 }, "0 (under farCalls away)"},
-		{"one sample", Conditional, 1.0 / 32, Stat{N: 1, Mean: 1e-6}, 1, func(p float64) bool { return p == 0 }, "0"},
-		{"no spread", Conditional, 1.0 / 32, Stat{N: 20, Mean: 1e-6}, 20, func(p float64) bool { return p == 0 }, "0"},
-		{"zero mean", Conditional, 1.0 / 32, Stat{N: 20, M2: 1e-12}, 20, func(p float64) bool { return p == 0 }, "0"},
-		{"local: its calls count too", Local, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0 (about 84 calls away)"},
-		{"local, far", Local, 1.0 / 128, noisy, 20, func(p float64) bool { return p > 30 && p < 70 }, "an eighth of ~400 calls"},
-		{"local, many calls already", Local, 1.0 / 2, noisy, 5000, func(p float64) bool { return p == 0 }, "0"},
-		{"eager shares with its records", Eager, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
-		{"online counts with its records", Online, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
-		{"eager at tolerance 0", Eager, 0, noisy, 20, func(p float64) bool { return p == maxPromise }, "maxPromise"},
-		{"online at tolerance 0", Online, 0, noisy, 20, func(p float64) bool { return p == maxPromise }, "maxPromise"},
+		{"tolerance 0", policy.Conditional{}, 0, Stat{}, 1, func(p float64) bool { return p == maxPromise }, "maxPromise"},
+		{"hopeless kernel", policy.Conditional{}, 1.0 / 32, noisy, 20, func(p float64) bool { return p > 1000 && p < 2000 }, "an eighth of ~11,000 calls"},
+		{"steady kernel", policy.Conditional{}, 1.0 / 32, steady, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"close to predictable", policy.Conditional{}, 1.0 / 32, close, 20, func(p float64) bool { return p == 0 }, "0 (under farCalls away)"},
+		{"one sample", policy.Conditional{}, 1.0 / 32, Stat{N: 1, Mean: 1e-6}, 1, func(p float64) bool { return p == 0 }, "0"},
+		{"no spread", policy.Conditional{}, 1.0 / 32, Stat{N: 20, Mean: 1e-6}, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"zero mean", policy.Conditional{}, 1.0 / 32, Stat{N: 20, M2: 1e-12}, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"local: its calls count too", policy.Local{}, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0 (about 84 calls away)"},
+		{"local, far", policy.Local{}, 1.0 / 128, noisy, 20, func(p float64) bool { return p > 30 && p < 70 }, "an eighth of ~400 calls"},
+		{"local, many calls already", policy.Local{}, 1.0 / 2, noisy, 5000, func(p float64) bool { return p == 0 }, "0"},
+		{"eager shares with its records", policy.Eager{}, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"online counts with its records", policy.Online{}, 1.0 / 32, noisy, 20, func(p float64) bool { return p == 0 }, "0"},
+		{"eager at tolerance 0", policy.Eager{}, 0, noisy, 20, func(p float64) bool { return p == maxPromise }, "maxPromise"},
+		{"online at tolerance 0", policy.Online{}, 0, noisy, 20, func(p float64) bool { return p == maxPromise }, "maxPromise"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(c.policy, c.tol)}
+			e := &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(c.pol, c.tol)}
 			st := &kstat{Stat: c.st, calls: c.calls, alpha: 1}
 			if got := e.promise(st); !c.want(got) {
-				t.Fatalf("%v at %v: promise %v, want %s", c.policy, c.tol, got, c.what)
+				t.Fatalf("%v at %v: promise %v, want %s", c.pol.Name(), c.tol, got, c.what)
 			}
 		})
 	}
-	e := &Engine{qs: qs, nmin: 2, skip: false, tr: NewTrack(Apriori, 0)}
+	e := &Engine{qs: qs, nmin: 2, skip: false, tr: NewTrack(policy.Apriori{}, 0)}
 	if p := e.promise(&kstat{Stat: noisy}); p != 0 {
 		t.Fatalf("counting run: promise %v, want 0", p)
 	}
 	// Apriori's alpha (the kernel's count on the critical path) divides the
 	// distance: ~11,000 samples at alpha 1, ~690 at 16, ~170 at 64.
-	e = &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(Apriori, 1.0/32)}
+	e = &Engine{qs: qs, nmin: 2, skip: true, tr: NewTrack(policy.Apriori{}, 1.0/32)}
 	one, sixteen, sixtyFour := e.promise(&kstat{Stat: noisy, alpha: 1}), e.promise(&kstat{Stat: noisy, alpha: 16}), e.promise(&kstat{Stat: noisy, alpha: 64})
 	if one < 1000 || sixteen < 70 || sixteen > 100 || sixtyFour != 0 {
 		t.Fatalf("apriori: promises %v, %v, %v at alpha 1, 16, 64; want over 1000, 70-100 and 0", one, sixteen, sixtyFour)
@@ -127,7 +128,7 @@ func promisedRuns(r *mpitest.R) {
 		}
 		transfer = math.Min(transfer, mpi.Clock()-t0)
 	}
-	tr := NewTrack(Conditional, 0)
+	tr := NewTrack(policy.Conditional{}, 0)
 	// Two runs: promises end with a run, so the second starts with records.
 	for run := 0; run < 2; run++ {
 		promisedRun(r, e, tr, w, buf, out, transfer, run)

@@ -8,6 +8,7 @@ import (
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
@@ -99,7 +100,7 @@ func settledReplay(r *mpitest.R) {
 	if r.Rank == 3 {
 		spin = 6e-3
 	}
-	tr := NewTrack(Conditional, 0.01)
+	tr := NewTrack(policy.Conditional{}, 0.01)
 	const steps = 10
 	buf, out := make([]float64, 4), make([]float64, 4)
 	for _, busy := range []bool{false, true} {

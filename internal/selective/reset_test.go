@@ -7,6 +7,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 // staleInput: a process that skipped nothing itself resets a factorization's
@@ -38,7 +39,7 @@ func staleInput(r *mpitest.R) {
 		{Selective, 0, true, false}, // tolerance 0 skips nothing: a full run through the engine
 		{Counting, 0.5, true, false},
 	} {
-		tr := NewTrack(Conditional, c.eps) // fresh: nothing is predictable yet
+		tr := NewTrack(policy.Conditional{}, c.eps) // fresh: nothing is predictable yet
 		a := make([]float64, m*n)
 		for i := range a {
 			a[i] = 1 / float64(1+i%97)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 // Two processes on one CPU that compute at once take turns: each ends when
@@ -301,7 +302,7 @@ func p2pLarge(r *mpitest.R) {
 	right, left := (r.Rank+1)%4, (r.Rank+3)%4
 	out, in := make([]float64, n), make([]float64, n)
 	for _, tol := range []float64{0, 0.5} {
-		tr := NewTrack(Conditional, tol)
+		tr := NewTrack(policy.Conditional{}, tol)
 		e.Begin(tr, Selective)
 		if tol > 0 {
 			for _, k := range []Key{w.p2pKey(OpIsend, n, right), w.p2pKey(OpSend, n, right)} {
@@ -372,7 +373,7 @@ func cpuKernels(r *mpitest.R) {
 	for i := range a {
 		a[i], b[i] = float64(i%7), float64(i%5)
 	}
-	tr := NewTrack(Conditional, 0)
+	tr := NewTrack(policy.Conditional{}, 0)
 	k := e.Kernels()
 	t0 := mpi.Clock()
 	e.Begin(tr, Selective)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 // The timeline: every intercepted kernel in time order, executed ones with
@@ -13,7 +14,7 @@ import (
 // allocated for it, when tracing is off.
 func traceTimeline(r *mpitest.R) {
 	e := newEngine(r)
-	tr := NewTrack(Conditional, 0.01)
+	tr := NewTrack(policy.Conditional{}, 0.01)
 	w := e.World()
 	k := e.Kernels()
 	buf := make([]float64, 8)

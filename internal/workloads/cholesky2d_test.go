@@ -12,6 +12,7 @@ import (
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
 	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -139,36 +140,36 @@ func chol2dSelective(r *mpitest.R) {
 		chol2dConfig(r, 480, sweep.GridShape{1, 4}, 64, 0), // partial last tile
 		chol2dConfig(r, 448, sweep.GridShape{4, 1}, 64, 2),
 	}
-	for _, pol := range []selective.Policy{selective.Conditional, selective.Local, selective.Online, selective.Apriori, selective.Eager} {
+	for _, pol := range policy.All() {
 		tr := selective.NewTrack(pol, 0.5)
 		for _, c := range configs {
 			g, inst := chol2dSetup(r, e, c)
 			run := func(mode selective.RunMode) selective.RunStats { return runOnce(r, e, inst, tr, mode) }
-			if pol == selective.Apriori {
+			if tr.NeedsCountingRun() {
 				run(selective.Counting)
 			}
 			rs := run(selective.Selective)
 			if !(rs.Total > 0) || math.IsInf(rs.Total, 0) || math.IsNaN(rs.Comp) || math.IsNaN(rs.Comm) {
-				r.Errorf("%s %s: predicted path %v (comp %v, comm %v), want finite and > 0", pol, c.Label(), rs.Total, rs.Comp, rs.Comm)
+				r.Errorf("%s %s: predicted path %v (comp %v, comm %v), want finite and > 0", pol.Name(), c.Label(), rs.Total, rs.Comp, rs.Comm)
 			}
 			n := []int64{rs.Executed, rs.Skipped}
 			if err := mpi.Allreduce(r.World, n, n, mpi.Sum); err != nil {
 				r.Fatalf("allreduce: %v", err)
 			}
 			if n[1] == 0 {
-				r.Errorf("%s %s: executed %d, skipped nothing at tolerance 0.5", pol, c.Label(), n[0])
+				r.Errorf("%s %s: executed %d, skipped nothing at tolerance 0.5", pol.Name(), c.Label(), n[0])
 			}
 			// A full run after the selective one is correct again.
 			res := 0.0
 			if inst != nil {
 				inst.Init()
 				if err := inst.Run(context.Background()); err != nil {
-					r.Fatalf("%s %s: full run: %v", pol, c.Label(), err)
+					r.Fatalf("%s %s: full run: %v", pol.Name(), c.Label(), err)
 				}
 				res = inst.Verify()
 			}
 			if res = chol2dMaxAll(r, res); !(res < 1e-10) {
-				r.Errorf("%s %s: full run after a selective one: residual %v", pol, c.Label(), res)
+				r.Errorf("%s %s: full run after a selective one: residual %v", pol.Name(), c.Label(), res)
 			}
 			g.Free()
 		}

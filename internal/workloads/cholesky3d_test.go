@@ -12,6 +12,7 @@ import (
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
 	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -133,14 +134,14 @@ func cholesky3dSelective(r *mpitest.R) {
 		return runOnce(r, e, inst, tr, mode)
 	}
 	for _, p := range sweep.Policies() {
-		pol, err := selective.ParsePolicy(p)
+		pol, err := policy.Lookup(p)
 		if err != nil {
 			r.Fatalf("%v", err)
 		}
 		for s := 0; s < len(insts); s += 2 {
 			tr := selective.NewTrack(pol, 0.5)
 			for i := s; i < s+2; i++ {
-				if pol == selective.Apriori {
+				if tr.NeedsCountingRun() {
 					run(insts[i], tr, selective.Counting)
 				}
 				rs := run(insts[i], tr, selective.Selective)

@@ -1,7 +1,8 @@
 // Package policy holds approxtune's skipping policies: the rules by which the
 // engine (package selective) decides that a kernel's mean time is known well
-// enough to stop executing it (docs/design.md §3; the paper's §III-B and
-// §IV-B, ../shared/papers/000 in the project's shared folder).
+// enough to stop executing it (docs/design.md §3; Hutter and Solomonik,
+// "Accelerating Distributed-Memory Autotuning via Statistical Analysis of
+// Execution Paths", §III and §IV-B).
 //
 // Every policy applies the same test to a kernel's running sample on one
 // process: with n executions, mean m and confidence half-width h of the
