@@ -16,31 +16,12 @@ package selective
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
-)
-
-// Sizes of the internal record that travels with every communication.
-const (
-	recTotal   = iota // path time
-	recComp           // its computation part
-	recComm           // its communication part
-	recExec           // 1 if the sender/process wants the kernel executed
-	recMean           // the sender's mean for the kernel (point-to-point)
-	recCounts         // number of (hash, count) pairs that follow the shares
-	recShares         // number of shares (policy.Sharer)
-	recClock          // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
-	recBusy           // 1 if the process executed a kernel since its previous records on this communicator (collectives)
-	recPromise        // calls of the collective after this one that the process will execute whatever it learns (promise)
-	recBase
-	shareLen  = 4   // hash, n, mean, m2
-	maxShares = 4   // shares per message
-	maxCounts = 128 // path counts per message (policy.PathCounter, counting runs)
 )
 
 // kstat is one kernel signature's state on this process within a track.
@@ -150,47 +131,6 @@ type Engine struct {
 	trace   []Span  // this run's spans; its capacity is the limit
 	dropped int64   // spans past the limit this run
 	t0      float64 // the run's start (mpi.Clock)
-}
-
-// Span is one intercepted kernel on a process's timeline: a computation
-// kernel, a collective, a blocking send or receive, the start of a
-// non-blocking send or the wait of a non-blocking receive. Times are
-// seconds since the run began. An executed kernel spans its execution; a
-// skipped one is the instant it was skipped (Start = End) with the time it
-// was charged instead.
-type Span struct {
-	Op         Op
-	Start, End float64
-	Predicted  float64 // skipped: the predicted time charged
-	Skipped    bool
-}
-
-// SetTrace turns the timeline on, keeping at most limit spans per run (the
-// first ones; the rest are counted), or off with limit <= 0. The spans'
-// memory is allocated here, once, so tracing allocates nothing during runs.
-func (e *Engine) SetTrace(limit int) {
-	if limit <= 0 {
-		e.tracing, e.trace, e.dropped = false, nil, 0
-		return
-	}
-	if cap(e.trace) != limit {
-		e.trace = make([]Span, 0, limit)
-	}
-	e.tracing = true
-}
-
-// Trace returns the last run's spans, in time order, and how many were
-// dropped past the limit (nil and 0 when tracing is off). The spans are valid
-// until the next Begin.
-func (e *Engine) Trace() ([]Span, int64) { return e.trace, e.dropped }
-
-// span records one kernel on the timeline (tracing only).
-func (e *Engine) span(op Op, t0, t1, predicted float64, skipped bool) {
-	if len(e.trace) == cap(e.trace) {
-		e.dropped++
-		return
-	}
-	e.trace = append(e.trace, Span{Op: op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped})
 }
 
 // New creates the engine for this process over MPI_COMM_WORLD and routes the
@@ -330,36 +270,6 @@ func (e *Engine) End() (RunStats, error) {
 	return rs, nil
 }
 
-// criticalCounts broadcasts the counts of the process with the longest path
-// and stores them as the track's alphas.
-func (e *Engine) criticalCounts() error {
-	w := e.world.c
-	_, who, err := mpi.AllreduceMaxLoc(w, e.total)
-	if err != nil {
-		return fmt.Errorf("critical-path counts: %w", err)
-	}
-	n := []int64{int64(len(e.pathCounts))}
-	if err := mpi.Bcast(w, n, who); err != nil {
-		return fmt.Errorf("critical-path counts: %w", err)
-	}
-	buf := make([]float64, 2*n[0])
-	if w.Rank() == who {
-		i := 0
-		for h, c := range e.pathCounts {
-			buf[i], buf[i+1] = math.Float64frombits(h), c
-			i += 2
-		}
-	}
-	if err := mpi.Bcast(w, buf, who); err != nil {
-		return fmt.Errorf("critical-path counts: %w", err)
-	}
-	e.tr.alphas = make(map[uint64]float64, n[0])
-	for i := 0; i < len(buf); i += 2 {
-		e.tr.alphas[math.Float64bits(buf[i])] = buf[i+1]
-	}
-	return nil
-}
-
 // now reads the clock that times computation (cpuTime: the process's CPU
 // time, else mpi.Clock).
 func (e *Engine) now() float64 {
@@ -443,26 +353,6 @@ func (e *Engine) view(st *kstat) policy.Kernel {
 	return k
 }
 
-// agreedOn reports whether a shared kernel's statistics have crossed a
-// communicator along every axis of the grid from this process, so every
-// process knows it and the decision to skip is the same everywhere (the
-// paper's aggregate channels; skipping before agreement would let ranks that
-// share a node run the others' kernels in a different context). Agreement is
-// kept for later configurations.
-func (e *Engine) agreedOn(h uint64) bool {
-	tr := e.tr
-	if tr.agreed[h] {
-		return true
-	}
-	for _, a := range e.axes {
-		if !slices.Contains(tr.sentOn[h], a) {
-			return false
-		}
-	}
-	tr.agreed[h] = true
-	return true
-}
-
 // mean is the time charged for a skipped kernel: this process's mean, or the
 // mean another process shared (Sharer) or sent along (point-to-point).
 func (e *Engine) mean(st *kstat, sent float64) float64 {
@@ -497,72 +387,6 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 			e.tr.learn(st.hash, st.Stat, Shape{})
 		}
 	}
-}
-
-// maxPromise is the promise of a process that will never find a kernel
-// predictable in this run (tolerance 0): more calls than any run makes.
-const maxPromise = 1 << 20
-
-// farCalls is how far (in calls, each sampled) a kernel must be from
-// predictable before its process promises to execute it without records.
-// The workloads here call one collective a few hundred times a run at most
-// (cholesky3d at b=24: 320 on rank 0), so such a kernel would not have
-// become predictable in the run anyway. A promise costs a run that calls a
-// collective far more often: sampled once every far/8 calls, a kernel far
-// calls away needs about far²/16 calls instead of far to get there.
-const farCalls = 256
-
-// promise is how many calls of a collective, after this one, this process
-// will execute whatever the others say (policy.Promiser). While one member's promise lasts,
-// every member runs the collective without exchanging records (comm.go):
-// on a node with more ranks than cores each records exchange costs as much
-// as a small collective. Those calls are timed and charged at End (their
-// cost needs every member's arrival), but add no sample, so a process
-// promises only where its statistics are hopeless: at tolerance 0, or a
-// kernel farCalls sampled calls or more from predictable (one of a few
-// microseconds, timed within the clock's noise, at 2^-5), and then an
-// eighth of that distance. Above tolerance 0, a policy that is not a
-// Promiser (eager, online) promises nothing: its records carry what others
-// decide by (statistics shared along the grid, critical-path counts); at
-// tolerance 0 nothing is decided. A counting run promises nothing: its
-// records are its path.
-func (e *Engine) promise(st *kstat) float64 {
-	tr := e.tr
-	if !e.skip {
-		return 0
-	}
-	if tr.Tolerance <= 0 {
-		return maxPromise
-	}
-	if tr.promiser == nil {
-		return 0
-	}
-	if st.N < max(e.nmin, 2) || st.Mean <= 0 {
-		return 0
-	}
-	// The rule is z·s/(sqrt(n)·mean·sqrt(alpha)) <= tolerance (z below t:
-	// the distance comes out shorter), so n·alpha >= q.
-	zs := e.qs.z * math.Sqrt(st.Var()) / (st.Mean * tr.Tolerance)
-	far := tr.promiser.Distance(float64(st.N), zs*zs, e.view(st))
-	if !(far >= farCalls) { // NaN too: a promise must be a number every member can compare
-		return 0
-	}
-	return math.Min(math.Floor(far/8), maxPromise)
-}
-
-// promisedFor counts a collective executed on a promise. Its cost goes on
-// the path at End (chargePromised), from the members' logs. This process's
-// own time (its path without propagation) cannot wait for that: it takes
-// the kernel's mean, which its executions with records measured from the
-// last member's arrival, as the path would have (its time t1-t0 holds its
-// wait for the others).
-func (e *Engine) promisedFor(st *kstat, t0, t1 float64) {
-	if e.tracing {
-		e.span(st.key.Op, t0, t1, 0, false)
-	}
-	e.own += st.Mean
-	e.executed++
-	e.promisedRuns++
 }
 
 // skippedFor charges a skipped kernel's predicted time.
@@ -671,114 +495,6 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 	}
 	e.executedFor(st, max(t1-t0, 0), w0, w1)
 	e.last = t1
-}
-
-// learn records a kernel found predictable (here, or by another process whose
-// record came over a communicator of shape from), to be passed on over every
-// other communicator.
-func (tr *Track) learn(h uint64, s Stat, from Shape) {
-	if _, ok := tr.global[h]; ok {
-		// Known already (found here, or heard of along another axis):
-		// it has now crossed this communicator too.
-		if from.Size > 0 && !slices.Contains(tr.sentOn[h], from) {
-			tr.sentOn[h] = append(tr.sentOn[h], from)
-		}
-		return
-	}
-	tr.global[h] = s
-	tr.order = append(tr.order, h)
-	if from.Size > 0 {
-		tr.sentOn[h] = []Shape{from}
-	}
-}
-
-// toShare picks up to maxShares global kernels not yet passed over a
-// communicator of shape sh, and marks them passed.
-func (tr *Track) toShare(sh Shape, dst []uint64) []uint64 {
-	for _, h := range tr.order {
-		if len(dst) == maxShares {
-			break
-		}
-		if !slices.Contains(tr.sentOn[h], sh) {
-			tr.sentOn[h] = append(tr.sentOn[h], sh)
-			dst = append(dst, h)
-		}
-	}
-	return dst
-}
-
-// fill writes this process's record for a message on a communicator of shape
-// sh: path, decision, shares and path counts.
-func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
-	rec[recTotal], rec[recComp], rec[recComm] = e.total, e.comp, e.comm
-	rec[recExec] = 0
-	if exec {
-		rec[recExec] = 1
-	}
-	rec[recMean] = mean
-	rec[recClock] = mpi.Clock()
-	rec[recBusy] = 0
-	rec[recPromise] = 0
-	off := recBase
-	rec[recShares] = 0
-	if e.tr.shares {
-		var buf [maxShares]uint64
-		hs := e.tr.toShare(sh, buf[:0])
-		for _, h := range hs {
-			g := e.tr.global[h]
-			rec[off], rec[off+1], rec[off+2], rec[off+3] = math.Float64frombits(h), float64(g.N), g.Mean, g.M2
-			off += shareLen
-		}
-		rec[recShares] = float64(len(hs))
-		off = recBase + maxShares*shareLen
-	}
-	rec[recCounts] = 0
-	if e.counts {
-		rec[recCounts] = float64(e.packCounts(rec[off : off+2*maxCounts]))
-	}
-}
-
-// packCounts writes up to maxCounts (hash, count) pairs, the largest counts
-// first, and returns how many it wrote.
-func (e *Engine) packCounts(dst []float64) int {
-	hs := make([]uint64, 0, len(e.pathCounts))
-	for h := range e.pathCounts {
-		hs = append(hs, h)
-	}
-	if len(hs) > maxCounts {
-		sort.Slice(hs, func(i, j int) bool { return e.pathCounts[hs[i]] > e.pathCounts[hs[j]] })
-		hs = hs[:maxCounts]
-	}
-	for i, h := range hs {
-		dst[2*i], dst[2*i+1] = math.Float64frombits(h), e.pathCounts[h]
-	}
-	return len(hs)
-}
-
-// absorb takes in another process's record, received over a communicator of
-// shape sh: its shares (Sharer) always, and its path (with its counts) if
-// that is longer than this process's.
-func (e *Engine) absorb(r []float64, sh Shape) {
-	if e.tr.shares {
-		for i := 0; i < int(r[recShares]); i++ {
-			o := recBase + i*shareLen
-			e.tr.learn(math.Float64bits(r[o]), Stat{N: int64(r[o+1]), Mean: r[o+2], M2: r[o+3]}, sh)
-		}
-	}
-	if r[recTotal] <= e.total {
-		return
-	}
-	e.total, e.comp, e.comm = r[recTotal], r[recComp], r[recComm]
-	if e.counts {
-		off := recBase
-		if e.tr.shares {
-			off += maxShares * shareLen
-		}
-		clear(e.pathCounts)
-		for i := 0; i < int(r[recCounts]); i++ {
-			e.pathCounts[math.Float64bits(r[off+2*i])] = r[off+2*i+1]
-		}
-	}
 }
 
 // Report lists this process's kernels on the track, most called first.
