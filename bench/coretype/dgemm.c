@@ -6,7 +6,8 @@
  *     OPENBLAS_CORETYPE=$c /tmp/dgemm; done
  *
  * prints the kernel set (openblas_get_corename) and the best rate of three
- * rounds of ten products, in GFLOP/s (docs/benchmarks.md section 14). */
+ * rounds of ten products, in GFLOP/s (docs/benchmarks.md, "Settings the
+ * agent warns of"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,10 +1,13 @@
 // Command summarize turns an agent's JSON-lines events (stdin) into the
 // markdown tables of docs/benchmarks.md.
 //
-//	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | go run ./bench/summarize
+//	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | tee summa-1.jsonl | go run ./bench/summarize
 //	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
-//	go run ./bench/summarize -paired bench/rounds/r*/summa.jsonl.gz
-//	go run ./bench/summarize -ranking lookahead -policies conditional,eager bench/rounds/r*/cholesky2d.jsonl.gz
+//	go run ./bench/summarize -paired summa-1.jsonl summa-2.jsonl.gz ...
+//	go run ./bench/summarize -ranking lookahead -policies conditional,eager cholesky2d-1.jsonl cholesky2d-2.jsonl ...
+//
+// -paired and -ranking read the sweeps saved in the files named as
+// arguments (JSON lines, gunzipped when the name ends in .gz).
 //
 // -paired pools several evaluate sweeps of one space and compares, per
 // policy, each configuration's error at the tightest tolerance with its

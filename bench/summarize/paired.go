@@ -127,7 +127,7 @@ func readSweeps(files []string) ([][]event, error) {
 }
 
 // readFile reads one sweep's events from a file, gunzipping it if its name
-// ends in .gz (as bench/rounds stores them).
+// ends in .gz.
 func readFile(name string) ([]event, error) {
 	fh, err := os.Open(name)
 	if err != nil {

@@ -83,7 +83,7 @@ func TestPairedMain(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	// The same events gzipped, as bench/rounds stores them.
+	// The same events gzipped.
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	zw.Write([]byte(lines))

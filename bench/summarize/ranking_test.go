@@ -70,7 +70,7 @@ func TestRankValuesErrors(t *testing.T) {
 	}
 }
 
-// rankingMain reads stored rounds (gzipped JSON lines) and prints both
+// rankingMain reads saved sweeps (gzipped JSON lines) and prints both
 // tables.
 func TestRankingMain(t *testing.T) {
 	dir := t.TempDir()
