@@ -72,15 +72,15 @@ type coreChooser interface {
 // Prescott kernels: a 512x512 dgemm ran at 13 GFLOP/s on a Xeon with
 // AVX-512, 45-54 with OPENBLAS_CORETYPE=SkylakeX. On this project's AMD EPYC
 // VM the SSE-only kernel sets ran it at 11-21 GFLOP/s, its own at 47-50
-// (docs/benchmarks.md section 14). Kernel times measured with them describe
-// a machine slower than the one the user has.
+// (docs/benchmarks.md, "Settings the agent warns of"). Kernel times
+// measured with them describe a machine slower than the one the user has.
 func coreWarning(core string, cpu simd, dynamic bool, coreTypeEnv string) string {
 	if cpu == simdNone || !sseOnlyCore(core) {
 		return ""
 	}
 	const effect = "dgemm runs 2-4 times slower with them, and so do the kernel times measured"
 	if !dynamic {
-		return fmt.Sprintf("OpenBLAS was built for %s kernels only, which use SSE only, on a CPU with %s: %s; use an OpenBLAS built with DYNAMIC_ARCH (Debian's and Ubuntu's are) or for this CPU (docs/benchmarks.md section 14)", core, cpu, effect)
+		return fmt.Sprintf("OpenBLAS was built for %s kernels only, which use SSE only, on a CPU with %s: %s; use an OpenBLAS built with DYNAMIC_ARCH (Debian's and Ubuntu's are) or for this CPU (docs/benchmarks.md, \"Settings the agent warns of\")", core, cpu, effect)
 	}
 	why := fmt.Sprintf("OpenBLAS chose its %s kernels", core)
 	fix := "set OPENBLAS_CORETYPE=" + cpu.coreType()
@@ -88,7 +88,7 @@ func coreWarning(core string, cpu simd, dynamic bool, coreTypeEnv string) string
 		why = fmt.Sprintf("OPENBLAS_CORETYPE=%s gives OpenBLAS's %s kernels", coreTypeEnv, core)
 		fix += " instead"
 	}
-	return fmt.Sprintf("%s, which use SSE only, on a CPU with %s: %s; %s (mpirun -x passes it to other nodes; docs/benchmarks.md section 14)", why, cpu, effect, fix)
+	return fmt.Sprintf("%s, which use SSE only, on a CPU with %s: %s; %s (mpirun -x passes it to other nodes; docs/benchmarks.md, \"Settings the agent warns of\")", why, cpu, effect, fix)
 }
 
 // Warnings returns what about the backend makes kernels run much slower

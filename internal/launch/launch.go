@@ -108,8 +108,8 @@ func (l *Launcher) Env(n int) []string {
 // with single-copy transfers turned off (container images often set it so)
 // moves a message over its 4 KiB eager limit only while both processes are
 // inside MPI calls; a full run then waits for senders that a selective run,
-// skipping their computation, does not wait for (docs/benchmarks.md section
-// 13: cholesky2d predicted 14-62% low).
+// skipping their computation, does not wait for (docs/benchmarks.md,
+// "Settings the agent warns of").
 func TransportWarnings(lib string, getenv func(string) string) []string {
 	if flavorOf(lib) != OpenMPI {
 		return nil
@@ -117,7 +117,7 @@ func TransportWarnings(lib string, getenv func(string) string) []string {
 	var w []string
 	for _, v := range []string{"OMPI_MCA_btl_vader_single_copy_mechanism", "OMPI_MCA_btl_sm_single_copy_mechanism"} {
 		if strings.EqualFold(strings.TrimSpace(getenv(v)), "none") {
-			w = append(w, fmt.Sprintf("%s=none: messages over 4 KiB between ranks on this node move only while both ranks are inside MPI, which predictions of selective runs do not model (cholesky2d came out 14-62%% low); unset it, or set it to cma where processes may ptrace each other (docs/benchmarks.md section 13)", v))
+			w = append(w, fmt.Sprintf("%s=none: messages over 4 KiB between ranks on this node move only while both ranks are inside MPI, which predictions of selective runs do not model (cholesky2d came out 14-62%% low); unset it, or set it to cma where processes may ptrace each other (docs/benchmarks.md, \"Settings the agent warns of\")", v))
 		}
 	}
 	return w

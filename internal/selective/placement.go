@@ -137,7 +137,7 @@ const cpuDerive = 10e-6
 // sharing 2 cores, two reads of 0.7 us per executed kernel were a quarter
 // of the engine's overhead on cholesky2d at b=64 (13,500 kernel calls a
 // rank, nothing skipped): +28% of wall time with them, +21% with this
-// clock (docs/benchmarks.md section 12), far more than their CPU time.
+// clock, far more than their CPU time.
 // Every real reading is also lowered by the reads so far (half of the one
 // it makes): the interval between two readings holds half of each, which
 // is the engine's, not the work's. Readings never go back.
