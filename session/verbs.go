@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/selective"
 	"github.com/approxtune/approxtune/sweep"
@@ -181,7 +182,7 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	fmt.Fprintf(&b, "policies    %s\n", strings.Join(st.Policies, ", "))
 	var ts []string
 	for _, t := range st.Tolerances {
-		ts = append(ts, formatTolerance(t))
+		ts = append(ts, format.Tolerance(t))
 	}
 	fmt.Fprintf(&b, "tolerances  %s\n", strings.Join(ts, ", "))
 	trace := "off"

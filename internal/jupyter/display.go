@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/session"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -114,14 +114,14 @@ func textChart(rows []chartRow) string {
 			if tp := min(int(math.Round(r.tolFrac*barWidth)), barWidth-1); eb[tp] == ' ' {
 				eb[tp] = '|'
 			}
-			fmt.Fprintf(&b, "%-12s %-6s %s %6s  %s %6s\n", r.policy, tolName(r.tolerance), bar(r.speedFrac, barWidth),
-				fmtX(r.speedup), string(eb), pct(r.meanError))
+			fmt.Fprintf(&b, "%-12s %-6s %s %6s  %s %6s\n", r.policy, format.Tolerance(r.tolerance), bar(r.speedFrac, barWidth),
+				format.Speedup(r.speedup), string(eb), format.Percent(r.meanError))
 		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%-12s %-6s %7s %12s  %s\n", "policy", "tol", "configs", "predicted s", "chosen so far")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%-12s %-6s %7d %12s  %s\n", r.policy, tolName(r.tolerance), r.configs, secs(r.predicted), r.chosen)
+		fmt.Fprintf(&b, "%-12s %-6s %7d %12s  %s\n", r.policy, format.Tolerance(r.tolerance), r.configs, format.SecondsOrNone(r.predicted), r.chosen)
 	}
 	return b.String()
 }
@@ -149,13 +149,13 @@ func htmlChart(rows []chartRow) string {
 			errBar := fmt.Sprintf(`<div style="position:relative;width:%dpx;height:0.8em">%s<div style="position:absolute;left:%dpx;top:-0.1em;width:2px;height:1em;background:#333"></div></div>`,
 				px, hbar(r.errFrac, "#c0504d"), int(math.Round(r.tolFrac*px)))
 			fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td style="text-align:left">%s</td><td>%s</td><td style="text-align:left">%s</td><td>%s</td></tr>`,
-				html.EscapeString(r.policy), tolName(r.tolerance), hbar(r.speedFrac, "#4f81bd"), fmtX(r.speedup), errBar, pct(r.meanError))
+				html.EscapeString(r.policy), format.Tolerance(r.tolerance), hbar(r.speedFrac, "#4f81bd"), format.Speedup(r.speedup), errBar, format.Percent(r.meanError))
 		}
 	} else {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>configurations</th><th>predicted s</th><th>chosen so far</th></tr></thead><tbody>`)
 		for _, r := range rows {
 			fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td></tr>`,
-				html.EscapeString(r.policy), tolName(r.tolerance), r.configs, secs(r.predicted), html.EscapeString(r.chosen))
+				html.EscapeString(r.policy), format.Tolerance(r.tolerance), r.configs, format.SecondsOrNone(r.predicted), html.EscapeString(r.chosen))
 		}
 	}
 	b.WriteString(`</tbody></table>`)
@@ -181,8 +181,8 @@ func tableBundle(sw *session.Sweep, text string) bundle {
 	if sums[0].HasRef {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>speed-up</th><th>mean error</th><th>max error</th><th>quality</th><th>chosen</th></tr></thead><tbody>`)
 		for _, s := range sums {
-			b.WriteString("<tr>" + cell(s.Policy) + cell(tolName(s.Tolerance)) + cell(fmtX(s.Speedup)) + cell(pct(s.MeanError)) +
-				cell(pct(s.MaxError)) + cell(fmtF(s.Quality, 3)) + cell(s.Chosen) + "</tr>")
+			b.WriteString("<tr>" + cell(s.Policy) + cell(format.Tolerance(s.Tolerance)) + cell(format.Speedup(s.Speedup)) + cell(format.Percent(s.MeanError)) +
+				cell(format.Percent(s.MaxError)) + cell(format.Fixed(s.Quality, 3)) + cell(s.Chosen) + "</tr>")
 		}
 		fmt.Fprintf(&b, `</tbody></table><div>best configuration (least reference time): %s</div>`, html.EscapeString(sums[0].Best))
 		if l := sw.NoiseLine(); l != "" {
@@ -192,7 +192,7 @@ func tableBundle(sw *session.Sweep, text string) bundle {
 	} else {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>selective s</th><th>chosen</th><th>predicted s</th></tr></thead><tbody>`)
 		for _, s := range sums {
-			b.WriteString("<tr>" + cell(s.Policy) + cell(tolName(s.Tolerance)) + cell(secs(s.SelTotal)) + cell(s.Chosen) + cell(secs(s.PredChosen)) + "</tr>")
+			b.WriteString("<tr>" + cell(s.Policy) + cell(format.Tolerance(s.Tolerance)) + cell(format.SecondsOrNone(s.SelTotal)) + cell(s.Chosen) + cell(format.SecondsOrNone(s.PredChosen)) + "</tr>")
 		}
 		b.WriteString(`</tbody></table></div>`)
 	}
@@ -206,43 +206,6 @@ func isTableBest(sw *session.Sweep, text string) bool {
 		return false
 	}
 	return strings.TrimRight(text, "\n") == strings.TrimRight(session.TableBest(sw), "\n")
-}
-
-func tolName(t float64) string {
-	if t > 0 {
-		if f, e := math.Frexp(t); f == 0.5 {
-			return fmt.Sprintf("2^%d", e-1)
-		}
-	}
-	return strconv.FormatFloat(t, 'g', -1, 64)
-}
-
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*x)
-}
-
-func fmtX(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", x)
-}
-
-func fmtF(x float64, prec int) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', prec, 64)
-}
-
-func secs(x float64) string {
-	if math.IsNaN(x) || x == 0 {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', 4, 64)
 }
 
 // figureBundle is a figure as image/png, image/svg+xml and a text/plain

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/session"
 	"gonum.org/v1/gonum/stat"
 )
@@ -92,7 +93,11 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 		r := sw.Results[o.seen]
 		desc := "full runs " + fmtSecs(stat.Mean(r.ReferenceS, nil))
 		if r.PredictedS != nil {
-			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tolName(r.Tolerance), fmtSecs(*r.PredictedS))
+			tl := "-"
+			if r.Tolerance != nil {
+				tl = format.Tolerance(*r.Tolerance)
+			}
+			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tl, fmtSecs(*r.PredictedS))
 			if r.Error != nil {
 				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(stat.Mean(r.ReferenceS, nil)), 100**r.Error)
 			}
@@ -109,16 +114,6 @@ func fmtSecs(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4fs", x)
-}
-
-func tolName(t *float64) string {
-	if t == nil {
-		return "-"
-	}
-	if f, e := math.Frexp(*t); f == 0.5 {
-		return fmt.Sprintf("2^%d", e-1)
-	}
-	return fmt.Sprint(*t)
 }
 
 // chart draws speed-up and mean error against tolerance, one block per policy.
@@ -155,7 +150,7 @@ func chart(sw *session.Sweep, color bool) []string {
 		if color {
 			sb = "\033[32m" + sb + "\033[0m"
 		}
-		lines = append(lines, fmt.Sprintf("%-12s %-6s %s %5.2fx  %s %5.1f%%", name, tolName(&s.Tolerance), sb, s.Speedup, string(eb), 100*s.MeanError))
+		lines = append(lines, fmt.Sprintf("%-12s %-6s %s %5.2fx  %s %5.1f%%", name, format.Tolerance(s.Tolerance), sb, s.Speedup, string(eb), 100*s.MeanError))
 	}
 	return lines
 }
