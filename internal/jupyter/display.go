@@ -176,7 +176,7 @@ func tableBundle(sw *session.Sweep, text string) bundle {
 		mode = sw.Spec.Mode
 	}
 	fmt.Fprintf(&b, `<div class="approxtune-best"><div>sweep %d: %s %s, %d of %d runs (%s)</div><table>`,
-		sw.ID, html.EscapeString(mode), html.EscapeString(sw.Workload), len(sw.Results), sw.Total(), html.EscapeString(sw.Status))
+		sw.ID, html.EscapeString(mode), html.EscapeString(sw.Workload), len(sw.Results), sw.Total(), html.EscapeString(string(sw.Status)))
 	cell := func(s string) string { return "<td>" + html.EscapeString(s) + "</td>" }
 	if sums[0].HasRef {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>speed-up</th><th>mean error</th><th>max error</th><th>quality</th><th>chosen</th></tr></thead><tbody>`)
