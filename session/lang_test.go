@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -151,6 +152,13 @@ func TestHelp(t *testing.T) {
 		h, ok := HelpFor(v)
 		if !ok || !strings.Contains(h, "Example:") {
 			t.Errorf("help %s: %q", v, h)
+		}
+	}
+	// 'help policy' lists every registered policy with its description.
+	h, _ := HelpFor("policy")
+	for _, p := range policy.All() {
+		if !strings.Contains(h, "\n  "+p.Name()+strings.Repeat(" ", 13-len(p.Name()))+p.Doc()[:20]) {
+			t.Errorf("help policy lacks %s:\n%s", p.Name(), h)
 		}
 	}
 	out.b.Reset()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/protocol"
-	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -36,7 +36,8 @@ func verbs() []verb {
 		{"grid", "grid PRxPC[,PRxPC...]", "shorthand for space grid=...",
 			"Sets the processor grids of the space.", "grid 2x2,1x4,4x1", cmdGrid},
 		{"policy", "policy NAME[,NAME...]", "choose the skipping policies to compare",
-			"conditional: each process skips a kernel once its own interval is tight enough (alpha=1). local: alpha is the kernel's count on this process. online: alpha is its count along the critical path, propagated with the path. apriori: alpha from an extra full run (which counts in the time). eager: predictable anywhere means shared and skipped everywhere, and kept for the next configurations.", "policy conditional,eager", cmdPolicy},
+			"Each policy makes one selective run per configuration and tolerance, and decides in its own way when a kernel's mean is known well enough to skip it: alpha, in the test of 'help tolerance', is how many times the policy takes the kernel to lie on the critical path. The policies:\n" + policyList(),
+			"policy conditional,eager", cmdPolicy},
 		{"tolerance", "tolerance T[,T...]  |  tolerance 2^A..2^B", "set the confidence tolerances epsilon",
 			"A kernel is skipped once the half-width of its mean's confidence interval, relative to the mean and divided by sqrt(alpha), is at most epsilon. Numbers (0.125), powers of two (2^-3), and ranges of powers (2^0..2^-6, every power between). 0 skips nothing.", "tolerance 2^-1,2^-3,2^-5", cmdTolerance},
 		{"confidence", "confidence C", "set the confidence level of the intervals",
@@ -94,13 +95,29 @@ func Verbs() []string {
 	return n
 }
 
-// HelpFor returns the help of a command, or false.
+// HelpFor returns the help of a command, or false. A verb's help is one
+// paragraph, wrapped here; lines after its first newline are a list, kept
+// as they are.
 func HelpFor(name string) (string, bool) {
 	v, ok := findVerb(strings.ToLower(name))
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%s\n\n  %s\n\nExample:\n  %s\n", v.syntax, wrap(v.help, 76, "  "), v.example), true
+	text, list, _ := strings.Cut(v.help, "\n")
+	if list != "" {
+		list = "\n" + list
+	}
+	return fmt.Sprintf("%s\n\n  %s\n%s\nExample:\n  %s\n", v.syntax, wrap(text, 76, "  "), list, v.example), true
+}
+
+// policyList lists the registered policies with what each does, a line
+// each (wrapped under the description).
+func policyList() string {
+	var b strings.Builder
+	for _, p := range policy.All() {
+		fmt.Fprintf(&b, "  %-12s %s\n", p.Name(), wrap(p.Doc(), 62, strings.Repeat(" ", 15)))
+	}
+	return b.String()
 }
 
 func wrap(s string, width int, indent string) string {
@@ -318,13 +335,13 @@ func cmdPolicy(s *Session, ctx context.Context, c *Command, out Output) error {
 	seen := map[string]bool{}
 	var ps []string
 	for i, it := range items {
-		p, err := selective.ParsePolicy(strings.ToLower(it))
+		p, err := policy.Lookup(strings.ToLower(it))
 		if err != nil {
 			return errAt(cols[i], "%v", err)
 		}
-		if !seen[p.String()] {
-			seen[p.String()] = true
-			ps = append(ps, p.String())
+		if !seen[p.Name()] {
+			seen[p.Name()] = true
+			ps = append(ps, p.Name())
 		}
 	}
 	s.st.Policies = ps
@@ -699,11 +716,11 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 			}
 			file = a.Value
 		case "policy":
-			p, err := selective.ParsePolicy(a.Value)
+			p, err := policy.Lookup(a.Value)
 			if err != nil {
 				return errAt(a.ValueCol, "%v", err)
 			}
-			o.Policy = p.String()
+			o.Policy = p.Name()
 		case "tolerance":
 			ts, err := parseTolerances(a.Value, a.ValueCol)
 			if err != nil {
