@@ -27,8 +27,8 @@ type Options struct {
 	// before mpirun is interrupted (default 15 s).
 	Grace time.Duration
 	// Notebook writes the transcript for 'export notebook FILE'; without
-	// it that command fails and says so. The REPL and the kernel set
-	// kernel.ExportNotebook (see SetDefaultNotebook).
+	// it that command fails and says so. The REPL, the kernel and
+	// 'approxtune run' set approxtune's (see SetDefaultNotebook).
 	Notebook NotebookFunc
 }
 

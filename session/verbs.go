@@ -631,7 +631,7 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 	a := c.Args[1]
 	write := s.notebookFunc()
 	if write == nil {
-		return errAt(c.Args[0].Col, "export notebook: this session has no notebook writer (the REPL, the Jupyter kernel and 'approxtune run' have one; a Go program sets Options.Notebook, e.g. to kernel.ExportNotebook)")
+		return errAt(c.Args[0].Col, "export notebook: this session has no notebook writer (the REPL, the Jupyter kernel and 'approxtune run' have one; a Go program sets Options.Notebook)")
 	}
 	path, err := filepath.Abs(a.Value)
 	if err != nil {

@@ -1,4 +1,11 @@
-package jupyter
+// Package display shows a session's output as a Jupyter notebook does:
+// MIME bundles for text, a sweep's live progress, the best table and
+// figures; the output of one cell (CellOutput), which the Jupyter kernel
+// publishes on iopub; a Collector that stores published messages as
+// nbformat outputs, as a front end saves them; and Export, the writer of
+// 'export notebook', which replays a session's transcript through the same
+// code. Both faces (the REPL and the kernel) and 'approxtune run' use it.
+package display
 
 import (
 	"encoding/base64"
@@ -12,14 +19,14 @@ import (
 	"github.com/approxtune/approxtune/sweep"
 )
 
-// bundle is a MIME bundle: MIME type -> data, as display_data,
+// Bundle is a MIME bundle: MIME type -> data, as display_data,
 // update_display_data and execute_result carry it. text/plain is always
 // present so that every front end (jupyter console too) shows something.
-type bundle map[string]any
+type Bundle map[string]any
 
-// textBundle is text as text/plain and as an HTML <pre> block.
-func textBundle(text string) bundle {
-	return bundle{
+// TextBundle is text as text/plain and as an HTML <pre> block.
+func TextBundle(text string) Bundle {
+	return Bundle{
 		"text/plain": text,
 		"text/html":  "<pre>" + html.EscapeString(strings.TrimRight(text, "\n")) + "</pre>",
 	}
@@ -27,10 +34,10 @@ func textBundle(text string) bundle {
 
 // progressBundle renders a sweep's progress: the progress line, the notes
 // (a cancel under way...) and the chart of speed-up and error per policy and
-// tolerance (rows, from chartRows), as text/plain and text/html. It is the
+// tolerance (rows, from Sweep.ChartRows), as text/plain and text/html. It is the
 // one place a sweep's figures are built: image/png and image/svg+xml
 // renderings are further entries of the same bundle.
-func progressBundle(p session.Progress, notes []string, rows []chartRow) bundle {
+func progressBundle(p session.Progress, notes []string, rows []session.ChartRow) Bundle {
 	line := p.Line()
 
 	var t strings.Builder
@@ -38,7 +45,7 @@ func progressBundle(p session.Progress, notes []string, rows []chartRow) bundle 
 	for _, n := range notes {
 		t.WriteString(n + "\n")
 	}
-	t.WriteString(textChart(rows))
+	t.WriteString(session.TextChart(rows, false))
 
 	var h strings.Builder
 	h.WriteString(`<div class="approxtune-sweep">`)
@@ -51,89 +58,11 @@ func progressBundle(p session.Progress, notes []string, rows []chartRow) bundle 
 	}
 	h.WriteString(htmlChart(rows))
 	h.WriteString(`</div>`)
-	return bundle{"text/plain": strings.TrimRight(t.String(), "\n"), "text/html": h.String()}
-}
-
-// chartRow is one policy x tolerance of the chart.
-type chartRow struct {
-	policy    string // "" when the same as the row above
-	tolerance float64
-	hasRef    bool
-	speedup   float64 // with references: autotuning speed-up
-	meanError float64
-	// fractions of the largest value, for the bars
-	speedFrac, errFrac, tolFrac float64
-	// without references (tune): the configuration chosen so far
-	chosen    string
-	predicted float64
-	selective float64
-	configs   int
-}
-
-// chartRows computes the rows of the chart from a sweep's summaries.
-func chartRows(sw *session.Sweep) []chartRow {
-	sums := sw.Summaries()
-	maxS, maxE := session.ChartScale(sums)
-	frac := func(v, max float64) float64 {
-		if math.IsNaN(v) || max <= 0 {
-			return 0
-		}
-		return math.Min(1, math.Max(0, v/max))
-	}
-	var rows []chartRow
-	prev := ""
-	for _, s := range sums {
-		name := s.Policy
-		if name == prev {
-			name = ""
-		}
-		prev = s.Policy
-		rows = append(rows, chartRow{
-			policy: name, tolerance: s.Tolerance, hasRef: s.HasRef,
-			speedup: s.Speedup, meanError: s.MeanError,
-			speedFrac: frac(s.Speedup, maxS), errFrac: frac(s.MeanError, maxE), tolFrac: frac(s.Tolerance, maxE),
-			chosen: s.Chosen, predicted: s.PredChosen, selective: s.SelTotal, configs: s.Configs,
-		})
-	}
-	return rows
-}
-
-const barWidth = 16
-
-// textChart draws the rows with block characters: speed-up, and mean error
-// with the tolerance marked by '|'.
-func textChart(rows []chartRow) string {
-	if len(rows) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	if rows[0].hasRef {
-		fmt.Fprintf(&b, "%-12s %-6s %-24s %s\n", "policy", "tol", "speed-up", "mean error (| tolerance)")
-		for _, r := range rows {
-			eb := []rune(bar(r.errFrac, barWidth))
-			if tp := min(int(math.Round(r.tolFrac*barWidth)), barWidth-1); eb[tp] == ' ' {
-				eb[tp] = '|'
-			}
-			fmt.Fprintf(&b, "%-12s %-6s %s %6s  %s %6s\n", r.policy, format.Tolerance(r.tolerance), bar(r.speedFrac, barWidth),
-				format.Speedup(r.speedup), string(eb), format.Percent(r.meanError))
-		}
-		return b.String()
-	}
-	fmt.Fprintf(&b, "%-12s %-6s %7s %12s  %s\n", "policy", "tol", "configs", "predicted s", "chosen so far")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%-12s %-6s %7d %12s  %s\n", r.policy, format.Tolerance(r.tolerance), r.configs, format.SecondsOrNone(r.predicted), r.chosen)
-	}
-	return b.String()
-}
-
-func bar(f float64, width int) string {
-	n := int(math.Round(f * float64(width)))
-	n = max(0, min(n, width))
-	return strings.Repeat("█", n) + strings.Repeat(" ", width-n)
+	return Bundle{"text/plain": strings.TrimRight(t.String(), "\n"), "text/html": h.String()}
 }
 
 // htmlChart draws the rows as a table with inline bars.
-func htmlChart(rows []chartRow) string {
+func htmlChart(rows []session.ChartRow) string {
 	if len(rows) == 0 {
 		return ""
 	}
@@ -143,19 +72,19 @@ func htmlChart(rows []chartRow) string {
 	}
 	var b strings.Builder
 	b.WriteString(`<table class="approxtune-chart">`)
-	if rows[0].hasRef {
+	if rows[0].HasRef {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th colspan="2">speed-up</th><th colspan="2">mean error (tolerance marked)</th></tr></thead><tbody>`)
 		for _, r := range rows {
 			errBar := fmt.Sprintf(`<div style="position:relative;width:%dpx;height:0.8em">%s<div style="position:absolute;left:%dpx;top:-0.1em;width:2px;height:1em;background:#333"></div></div>`,
-				px, hbar(r.errFrac, "#c0504d"), int(math.Round(r.tolFrac*px)))
+				px, hbar(r.ErrFrac, "#c0504d"), int(math.Round(r.TolFrac*px)))
 			fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td style="text-align:left">%s</td><td>%s</td><td style="text-align:left">%s</td><td>%s</td></tr>`,
-				html.EscapeString(r.policy), format.Tolerance(r.tolerance), hbar(r.speedFrac, "#4f81bd"), format.Speedup(r.speedup), errBar, format.Percent(r.meanError))
+				html.EscapeString(r.Policy), format.Tolerance(r.Tolerance), hbar(r.SpeedFrac, "#4f81bd"), format.Speedup(r.Speedup), errBar, format.Percent(r.MeanError))
 		}
 	} else {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>configurations</th><th>predicted s</th><th>chosen so far</th></tr></thead><tbody>`)
 		for _, r := range rows {
 			fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td></tr>`,
-				html.EscapeString(r.policy), format.Tolerance(r.tolerance), r.configs, format.SecondsOrNone(r.predicted), html.EscapeString(r.chosen))
+				html.EscapeString(r.Policy), format.Tolerance(r.Tolerance), r.Configs, format.SecondsOrNone(r.Predicted), html.EscapeString(r.Chosen))
 		}
 	}
 	b.WriteString(`</tbody></table>`)
@@ -164,8 +93,8 @@ func htmlChart(rows []chartRow) string {
 
 // tableBundle is the table 'table best' prints (text, as the session wrote
 // it) with an HTML rendering of the same summaries.
-func tableBundle(sw *session.Sweep, text string) bundle {
-	bd := textBundle(text)
+func tableBundle(sw *session.Sweep, text string) Bundle {
+	bd := TextBundle(text)
 	sums := sw.Summaries()
 	if len(sums) == 0 {
 		return bd
@@ -210,9 +139,9 @@ func isTableBest(sw *session.Sweep, text string) bool {
 
 // figureBundle is a figure as image/png, image/svg+xml and a text/plain
 // summary for text-only front ends such as jupyter console.
-func figureBundle(f *session.Figure) bundle {
+func figureBundle(f *session.Figure) Bundle {
 	summary := "[figure " + f.Name + "]\n" + f.Summary
-	return bundle{
+	return Bundle{
 		"image/png":     base64.StdEncoding.EncodeToString(f.PNG),
 		"image/svg+xml": string(f.SVG),
 		"text/plain":    strings.TrimRight(summary, "\n"),
