@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -44,7 +45,7 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 	case "space":
 		return s.completeParam(s.st.Workload, key, word, item, start, itemStart)
 	case "policy":
-		return match(sweep.Policies(), item), itemStart
+		return match(policy.Names(), item), itemStart
 	case "table":
 		return match([]string{"configs", "kernels", "best"}, word), start
 	case "export":

@@ -26,7 +26,7 @@ type record struct {
 	State   *State          `json:"state,omitempty"`
 	Configs []sweep.Config  `json:"configs,omitempty"`
 	Event   json.RawMessage `json:"event,omitempty"`
-	Status  string          `json:"status,omitempty"`
+	Status  Status          `json:"status,omitempty"`
 	Message string          `json:"message,omitempty"`
 }
 
@@ -125,7 +125,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 		s := byID[r.Sweep]
 		switch r.Kind {
 		case "sweep":
-			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: "running", Started: r.T}
+			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T}
 			if r.Spec != nil {
 				s.Workload = r.Spec.Workload
 			}
@@ -144,7 +144,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 			}
 		case "resume":
 			if s != nil {
-				s.Status = "running"
+				s.Status = StatusRunning
 			}
 		}
 	}

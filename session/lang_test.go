@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -153,6 +154,13 @@ func TestHelp(t *testing.T) {
 			t.Errorf("help %s: %q", v, h)
 		}
 	}
+	// 'help policy' lists every registered policy with its description.
+	h, _ := HelpFor("policy")
+	for _, p := range policy.All() {
+		if !strings.Contains(h, "\n  "+p.Name()+strings.Repeat(" ", 13-len(p.Name()))+p.Doc()[:20]) {
+			t.Errorf("help policy lacks %s:\n%s", p.Name(), h)
+		}
+	}
 	out.b.Reset()
 	s.Exec(context.Background(), "workload", out)
 	if !strings.Contains(out.b.String(), "summa:") || !strings.Contains(out.b.String(), "an integer from 1 to 65536") {
@@ -275,4 +283,40 @@ func knownSweep(t *testing.T) *Sweep {
 		{Index: 0, Config: cs[0], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.19, 0.21}, PredictedS: f(0.22), SelectiveS: f(0.1), Error: f(0.1)},
 		{Index: 1, Config: cs[1], Policy: "conditional", Tolerance: &tol, ReferenceS: []float64{0.4}, PredictedS: f(0.1), SelectiveS: f(0.1), Error: f(0.75)},
 	}}
+}
+
+// With references, the tolerance is marked even at the end of the error bar.
+func TestTextChart(t *testing.T) {
+	sw := knownSweep(t)
+	rows := sw.ChartRows()
+	if len(rows) != 1 || rows[0].Policy != "conditional" || rows[0].SpeedFrac != 1 || rows[0].TolFrac != 1 {
+		t.Fatalf("rows %+v", rows)
+	}
+	full, err14 := strings.Repeat("█", 16), strings.Repeat("█", 14)
+	want := "policy       tol    speed-up                 mean error (| tolerance)\n" +
+		"conditional  2^-1   " + full + "  3.00x  " + err14 + " |  42.5%\n"
+	if got := TextChart(rows, false); got != want {
+		t.Errorf("chart\n%q\nwant\n%q", got, want)
+	}
+	if got := TextChart(rows, true); !strings.Contains(got, "\033[32m"+full+"\033[0m  3.00x") {
+		t.Errorf("colour chart\n%q", got)
+	}
+	if TextChart(nil, false) != "" {
+		t.Error("a chart without rows")
+	}
+}
+
+// Without references (tune) the chart lists the configuration chosen so far.
+func TestTextChartTune(t *testing.T) {
+	sw := knownSweep(t)
+	sw.Spec.Mode = sweep.ModeTune
+	for i := range sw.Results {
+		sw.Results[i].ReferenceS, sw.Results[i].Error = nil, nil
+	}
+	got := TextChart(sw.ChartRows(), false)
+	want := "policy       tol    configs  predicted s  chosen so far\n" +
+		"conditional  2^-1         2       0.1000  " + sw.Configs[1].Label() + "\n"
+	if got != want {
+		t.Errorf("chart\n%q\nwant\n%q", got, want)
+	}
 }

@@ -19,7 +19,7 @@ type Sweep struct {
 	Results   []sweep.Result
 	Kernels   []KernelsEvent
 	Traces    []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
-	Status    string             // running, ok, cancelled, failed, died
+	Status    Status             // running, ok, cancelled, failed, died
 	Message   string
 	Started   time.Time
 	Elapsed   time.Duration

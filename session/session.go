@@ -27,8 +27,8 @@ type Options struct {
 	// before mpirun is interrupted (default 15 s).
 	Grace time.Duration
 	// Notebook writes the transcript for 'export notebook FILE'; without
-	// it that command fails and says so. The REPL and the kernel set
-	// kernel.ExportNotebook (see SetDefaultNotebook).
+	// it that command fails and says so. The REPL, the kernel and
+	// 'approxtune run' set approxtune's (see SetDefaultNotebook).
 	Notebook NotebookFunc
 }
 
@@ -239,7 +239,7 @@ func (s *Session) Run(ctx context.Context, mode string, out Output) (*Sweep, err
 	if err != nil {
 		return nil, err
 	}
-	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: "running", Started: time.Now()}
+	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: StatusRunning, Started: time.Now()}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs}); err != nil {
 		return nil, err
 	}
@@ -260,132 +260,212 @@ func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
 		return err
 	}
 	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs have no result", sw.ID, len(missing), sw.Total()))
-	sw.Status, sw.resumedAt = "running", len(sw.Results)
+	sw.Status, sw.resumedAt = StatusRunning, len(sw.Results)
 	return s.drive(ctx, sw, &sp, out)
 }
 
 // drive sends a spec to the agent and follows the sweep to its end,
-// handling cancellation and the agent's death.
+// handling cancellation and the agent's death: it registers the sweep's
+// cancel requests, finds an agent, runs the spec on it while reporting
+// progress, and records how the sweep ended.
 func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
 	// The cancel channel exists before the agent does, so a cancel also
 	// stops a local agent's start or the wait for a cluster agent.
-	cancels := make(chan struct{}, 1)
-	s.mu.Lock()
-	s.cancels = cancels
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.cancels = nil
-		s.mu.Unlock()
-	}()
+	requests := s.openCancels()
+	defer s.closeCancels()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	total := sw.Total()
-	start := time.Now()
-	// mu orders the agent's events and the escalation's notes: both read
-	// the sweep and call out.Update.
-	var mu sync.Mutex
-	// Done counts the runs made: those reported and, in evaluate mode, those
-	// whose results wait for their configuration's last reference run.
-	sw.pending = 0
-	progress := func(final bool, note string) {
-		if final {
-			sw.pending = 0 // runs never reported are missing, for resume
-		}
-		out.Update(Progress{Sweep: sw, Done: len(sw.Results) + sw.pending, Total: total, Elapsed: time.Since(start), Final: final, Note: note})
-	}
-	note := func(n string) {
-		mu.Lock()
-		defer mu.Unlock()
-		progress(false, n)
-	}
-	// Escalation: the first cancel asks for a stop at the next run boundary;
-	// a second one, or the grace period, interrupts mpirun.
-	agentc := make(chan *Agent, 1)
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-cancels:
-		case <-ctx.Done():
-		case <-runCtx.Done():
-			return
-		case <-interrupted:
-			return
-		}
-		stop()
-		var a *Agent
-		select {
-		case a = <-agentc:
-		case <-interrupted:
-			return // no agent yet: the cancelled context ended the wait
-		}
-		note("cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)")
-		select {
-		case <-cancels:
-		case <-time.After(s.opts.Grace):
-		case <-a.Gone():
-			return
-		case <-interrupted:
-			return
-		}
-		note("interrupting mpirun")
-		a.Interrupt(2 * time.Second)
-	}()
+	pr := newProgress(sw, out)
+	c := &canceller{requests: requests, stop: stop, agent: make(chan *Agent, 1), ended: make(chan struct{}),
+		grace: s.opts.Grace, note: pr.note}
+	go c.run(ctx, runCtx)
 	a, err := s.ensureAgent(runCtx, out)
 	if err != nil {
-		close(interrupted)
-		sw.Status, sw.Message = "failed", err.Error()
-		if runCtx.Err() != nil {
-			sw.Status, sw.Message = "cancelled", "cancelled before an agent was ready: "+err.Error()
-		}
-		s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
-		return &Error{Msg: fmt.Sprintf("sweep %d %s: %s", sw.ID, sw.Status, sw.Message)}
+		close(c.ended)
+		return s.endWithoutAgent(sw, runCtx, err)
 	}
-	agentc <- a
-	note("")
-	var jerr error
-	done, err := a.Run(runCtx, sp, func(e Event) {
-		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil && jerr == nil {
-			jerr = err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		sw.apply(e)
-		if e.Type == sweep.TypeResult || e.Type == sweep.TypeProgress {
-			progress(false, "")
-		}
-	})
-	close(interrupted)
-	sw.Elapsed += time.Since(start)
-	switch {
-	case err != nil && errors.Is(err, ErrAgentDied):
-		sw.Status, sw.Message = "died", err.Error()
-		if runCtx.Err() != nil {
-			sw.Status, sw.Message = "cancelled", "interrupted: mpirun was stopped ("+err.Error()+")"
-		}
+	c.agent <- a
+	pr.note("")
+	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr)
+	close(c.ended)
+	sw.Elapsed += time.Since(pr.start)
+	if errors.Is(err, ErrAgentDied) {
 		s.agent = nil
-	case err != nil:
-		sw.Status, sw.Message = "failed", err.Error()
-	default:
-		sw.Status, sw.Message = done.Status, done.Message
 	}
+	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil)
 	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
-	mu.Lock()
-	progress(true, "")
-	mu.Unlock()
+	pr.final()
 	if jerr != nil {
 		return jerr
 	}
+	return endError(sw, pr.total)
+}
+
+// openCancels makes the channel Cancel sends the running sweep's cancel
+// requests to.
+func (s *Session) openCancels() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.cancels = ch
+	s.mu.Unlock()
+	return ch
+}
+
+// closeCancels says no sweep is running any more.
+func (s *Session) closeCancels() {
+	s.mu.Lock()
+	s.cancels = nil
+	s.mu.Unlock()
+}
+
+// endWithoutAgent ends a sweep for which no agent could be had: failed, or
+// cancelled when the user stopped the wait.
+func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) error {
+	sw.Status, sw.Message = StatusFailed, err.Error()
+	if runCtx.Err() != nil {
+		sw.Status, sw.Message = StatusCancelled, "cancelled before an agent was ready: "+err.Error()
+	}
+	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+	return &Error{Msg: fmt.Sprintf("sweep %d %s: %s", sw.ID, sw.Status, sw.Message)}
+}
+
+// runOn runs sp on the agent, journaling every event and applying it to sw
+// with progress reports. It returns the agent's answer and the run's error,
+// and the first error writing the journal.
+func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress) (done protocol.Done, runErr, journalErr error) {
+	done, runErr = a.Run(ctx, sp, func(e Event) {
+		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil && journalErr == nil {
+			journalErr = err
+		}
+		pr.event(e)
+	})
+	return done, runErr, journalErr
+}
+
+// endStatus is how a run of a sweep ended, from the agent's answer done or
+// the error of the run; cancelled tells that the user stopped it.
+func endStatus(done protocol.Done, err error, cancelled bool) (Status, string) {
+	switch {
+	case errors.Is(err, ErrAgentDied) && cancelled:
+		return StatusCancelled, "interrupted: mpirun was stopped (" + err.Error() + ")"
+	case errors.Is(err, ErrAgentDied):
+		return StatusDied, err.Error()
+	case err != nil:
+		return StatusFailed, err.Error()
+	default:
+		return Status(done.Status), done.Message
+	}
+}
+
+// endError is what drive returns for a sweep that ended with its status:
+// nil when every run was made, otherwise what happened and what to do.
+func endError(sw *Sweep, total int) error {
 	switch sw.Status {
-	case protocol.StatusOK:
+	case StatusOK:
 		return nil
-	case protocol.StatusCancelled:
+	case StatusCancelled:
 		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); 'resume' runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
-	case "died":
+	case StatusDied:
 		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' starts a new agent and runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
 	default:
 		return &Error{Msg: fmt.Sprintf("sweep %d failed: %s", sw.ID, sw.Message)}
 	}
+}
+
+// progress reports a driven sweep's progress to its output. Its mutex
+// orders the agent's events and the canceller's notes: both read the sweep
+// and call Output.Update.
+type progress struct {
+	mu    sync.Mutex
+	sw    *Sweep
+	out   Output
+	total int
+	start time.Time
+}
+
+// newProgress starts the progress of sw. Done counts the runs made: those
+// reported and, in evaluate mode, those whose results wait for their
+// configuration's last reference run.
+func newProgress(sw *Sweep, out Output) *progress {
+	sw.pending = 0
+	return &progress{sw: sw, out: out, total: sw.Total(), start: time.Now()}
+}
+
+// update reports the sweep's state; the caller holds mu.
+func (p *progress) update(final bool, note string) {
+	if final {
+		p.sw.pending = 0 // runs never reported are missing, for resume
+	}
+	p.out.Update(Progress{Sweep: p.sw, Done: len(p.sw.Results) + p.sw.pending, Total: p.total, Elapsed: time.Since(p.start), Final: final, Note: note})
+}
+
+// note reports what is happening besides results ("" for a plain update).
+func (p *progress) note(n string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.update(false, n)
+}
+
+// event applies one of the agent's events to the sweep, and reports a
+// result or a run's progress.
+func (p *progress) event(e Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sw.apply(e)
+	if e.Type == sweep.TypeResult || e.Type == sweep.TypeProgress {
+		p.update(false, "")
+	}
+}
+
+// final reports the sweep's end.
+func (p *progress) final() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.update(true, "")
+}
+
+// canceller escalates a driven sweep's cancel requests: the first request
+// (or the end of the caller's context) cancels the run's context, which
+// ends the wait for an agent or asks the agent to stop at the next run
+// boundary; a second request, or the grace period, interrupts mpirun.
+type canceller struct {
+	requests <-chan struct{}    // Session.Cancel's
+	stop     context.CancelFunc // cancels the run's context
+	agent    chan *Agent        // the agent, once there is one
+	ended    chan struct{}      // closed when the run is over
+	grace    time.Duration
+	note     func(string)
+}
+
+// run escalates until the run ends; ctx is the caller's context, runCtx
+// the run's.
+func (c *canceller) run(ctx, runCtx context.Context) {
+	select {
+	case <-c.requests:
+	case <-ctx.Done():
+	case <-runCtx.Done():
+		return
+	case <-c.ended:
+		return
+	}
+	c.stop()
+	var a *Agent
+	select {
+	case a = <-c.agent:
+	case <-c.ended:
+		return // no agent yet: the cancelled context ended the wait
+	}
+	c.note("cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)")
+	select {
+	case <-c.requests:
+	case <-time.After(c.grace):
+	case <-a.Gone():
+		return
+	case <-c.ended:
+		return
+	}
+	c.note("interrupting mpirun")
+	a.Interrupt(2 * time.Second)
 }
 
 func describeAgent(a *Agent) string {
@@ -422,7 +502,7 @@ func (p Progress) Line() string {
 		s += ", about " + FormatDuration(eta) + " left"
 	}
 	if p.Final {
-		s += " (" + sw.Status + ")"
+		s += " (" + string(sw.Status) + ")"
 	}
 	return s
 }

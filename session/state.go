@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/internal/workloads"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -26,7 +27,7 @@ type State struct {
 // DefaultState is where a session starts: SUMMA's defaults, conditional and
 // eager, three tolerances, 4 ranks.
 func DefaultState() State {
-	return State{Workload: "summa", Space: map[string][]any{}, Policies: []string{"conditional", "eager"},
+	return State{Workload: "summa", Space: map[string][]any{}, Policies: []string{policy.Conditional{}.Name(), policy.Eager{}.Name()},
 		Tolerances: []float64{0.5, 0.125, 0.03125}, Confidence: 0.95, Reps: 3, Ranks: 4}
 }
 

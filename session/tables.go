@@ -10,23 +10,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
-
-func pct(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*x)
-}
-
-func secs(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return strconv.FormatFloat(x, 'f', 4, 64)
-}
 
 func fptr(p *float64) float64 {
 	if p == nil {
@@ -50,8 +37,8 @@ func tableBest(sw *Sweep) string {
 	if sums[0].HasRef {
 		fmt.Fprintln(tw, "policy\ttolerance\tspeed-up\tmean error\tmax error\tquality\tchosen\t")
 		for _, s := range sums {
-			fmt.Fprintf(tw, "%s\t%s\t%.2fx\t%s\t%s\t%.3f\t%s\t\n", s.Policy, formatTolerance(s.Tolerance), s.Speedup,
-				pct(s.MeanError), pct(s.MaxError), s.Quality, s.Chosen)
+			fmt.Fprintf(tw, "%s\t%s\t%.2fx\t%s\t%s\t%.3f\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), s.Speedup,
+				format.Percent(s.MeanError), format.Percent(s.MaxError), s.Quality, s.Chosen)
 		}
 		tw.Flush()
 		fmt.Fprintf(&b, "best configuration (least reference time): %s\n", sums[0].Best)
@@ -62,7 +49,7 @@ func tableBest(sw *Sweep) string {
 	}
 	fmt.Fprintln(tw, "policy\ttolerance\tselective s\tchosen\tpredicted s\t")
 	for _, s := range sums {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Policy, formatTolerance(s.Tolerance), secs(s.SelTotal), s.Chosen, secs(s.PredChosen))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), format.Seconds(s.SelTotal), s.Chosen, format.Seconds(s.PredChosen))
 	}
 	tw.Flush()
 	return b.String()
@@ -77,17 +64,17 @@ func tableConfigs(sw *Sweep) string {
 		ref := stat.Mean(r.ReferenceS, nil)
 		skipped := "-"
 		if r.Executed != nil && r.Skipped != nil && *r.Executed+*r.Skipped > 0 {
-			skipped = pct(float64(*r.Skipped) / float64(*r.Executed+*r.Skipped))
+			skipped = format.Percent(float64(*r.Skipped) / float64(*r.Executed+*r.Skipped))
 		}
 		pol, tl := r.Policy, "-"
 		if pol == "" {
 			pol = "(full)"
 		}
 		if r.Tolerance != nil {
-			tl = formatTolerance(*r.Tolerance)
+			tl = format.Tolerance(*r.Tolerance)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, r.Config.Label(), pol, tl, secs(ref),
-			secs(fptr(r.PredictedS)), pct(fptr(r.Error)), secs(fptr(r.SelectiveS)), skipped)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, r.Config.Label(), pol, tl, format.Seconds(ref),
+			format.Seconds(fptr(r.PredictedS)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()
 	return b.String()
@@ -104,7 +91,7 @@ func tableKernels(sw *Sweep) string {
 	if k.Index < len(sw.Configs) {
 		label = sw.Configs[k.Index].Label()
 	}
-	fmt.Fprintf(&b, "kernels of configuration %d (%s), %s at %s, rank %d\n", k.Index, label, k.Policy, formatTolerance(k.Tolerance), k.Rank)
+	fmt.Fprintf(&b, "kernels of configuration %d (%s), %s at %s, rank %d\n", k.Index, label, k.Policy, format.Tolerance(k.Tolerance), k.Rank)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tsamples\tmean ms\thalf-width\tcalls\tskipped\tstate\t")
 	known := 0
@@ -115,7 +102,7 @@ func tableKernels(sw *Sweep) string {
 		}
 		hw := "-"
 		if s.HalfS >= 0 && s.MeanS > 0 {
-			hw = pct(s.HalfS / s.MeanS)
+			hw = format.Percent(s.HalfS / s.MeanS)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%s\t%d\t%d\t%s\t\n", s.Key, s.Count, 1e3*s.MeanS, hw, s.Calls, s.Skipped, s.State)
 	}

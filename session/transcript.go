@@ -63,8 +63,10 @@ func CommentText(line string) string {
 }
 
 // NotebookFunc writes steps (a session's transcript) to path as a notebook.
-// The kernel package provides one (kernel.ExportNotebook); the session
-// cannot, as the kernel's renderings live there.
+// approxtune's own (package internal/display, which renders the outputs as
+// the Jupyter kernel shows them) is set by the REPL, the kernel and
+// 'approxtune run'; the session cannot hold it, as those renderings build
+// on the session.
 type NotebookFunc func(steps []Step, path string) error
 
 // Transcript returns the steps recorded so far, oldest first.
@@ -75,7 +77,8 @@ func (s *Session) Transcript() []Step {
 }
 
 // SetDefaultNotebook sets the hook 'export notebook' writes through, unless
-// Options.Notebook gave one: the REPL and the kernel call it with theirs.
+// Options.Notebook gave one: the REPL, the kernel and 'approxtune run' call
+// it with approxtune's.
 func (s *Session) SetDefaultNotebook(f NotebookFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -82,12 +83,5 @@ func abs(x int) int {
 	return x
 }
 
-// formatTolerance writes powers of two as 2^e.
-func formatTolerance(t float64) string {
-	if t > 0 {
-		if f, e := math.Frexp(t); f == 0.5 {
-			return fmt.Sprintf("2^%d", e-1)
-		}
-	}
-	return strconv.FormatFloat(t, 'g', -1, 64)
-}
+// formatTolerance writes a tolerance as every face does (format.Tolerance).
+func formatTolerance(t float64) string { return format.Tolerance(t) }

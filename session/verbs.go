@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
@@ -35,7 +36,8 @@ func verbs() []verb {
 		{"grid", "grid PRxPC[,PRxPC...]", "shorthand for space grid=...",
 			"Sets the processor grids of the space.", "grid 2x2,1x4,4x1", cmdGrid},
 		{"policy", "policy NAME[,NAME...]", "choose the skipping policies to compare",
-			"conditional: each process skips a kernel once its own interval is tight enough (alpha=1). local: alpha is the kernel's count on this process. online: alpha is its count along the critical path, propagated with the path. apriori: alpha from an extra full run (which counts in the time). eager: predictable anywhere means shared and skipped everywhere, and kept for the next configurations.", "policy conditional,eager", cmdPolicy},
+			"Each policy makes one selective run per configuration and tolerance, and decides in its own way when a kernel's mean is known well enough to skip it: alpha, in the test of 'help tolerance', is how many times the policy takes the kernel to lie on the critical path. The policies:\n" + policyList(),
+			"policy conditional,eager", cmdPolicy},
 		{"tolerance", "tolerance T[,T...]  |  tolerance 2^A..2^B", "set the confidence tolerances epsilon",
 			"A kernel is skipped once the half-width of its mean's confidence interval, relative to the mean and divided by sqrt(alpha), is at most epsilon. Numbers (0.125), powers of two (2^-3), and ranges of powers (2^0..2^-6, every power between). 0 skips nothing.", "tolerance 2^-1,2^-3,2^-5", cmdTolerance},
 		{"confidence", "confidence C", "set the confidence level of the intervals",
@@ -93,13 +95,29 @@ func Verbs() []string {
 	return n
 }
 
-// HelpFor returns the help of a command, or false.
+// HelpFor returns the help of a command, or false. A verb's help is one
+// paragraph, wrapped here; lines after its first newline are a list, kept
+// as they are.
 func HelpFor(name string) (string, bool) {
 	v, ok := findVerb(strings.ToLower(name))
 	if !ok {
 		return "", false
 	}
-	return fmt.Sprintf("%s\n\n  %s\n\nExample:\n  %s\n", v.syntax, wrap(v.help, 76, "  "), v.example), true
+	text, list, _ := strings.Cut(v.help, "\n")
+	if list != "" {
+		list = "\n" + list
+	}
+	return fmt.Sprintf("%s\n\n  %s\n%s\nExample:\n  %s\n", v.syntax, wrap(text, 76, "  "), list, v.example), true
+}
+
+// policyList lists the registered policies with what each does, a line
+// each (wrapped under the description).
+func policyList() string {
+	var b strings.Builder
+	for _, p := range policy.All() {
+		fmt.Fprintf(&b, "  %-12s %s\n", p.Name(), wrap(p.Doc(), 62, strings.Repeat(" ", 15)))
+	}
+	return b.String()
 }
 
 func wrap(s string, width int, indent string) string {
@@ -181,7 +199,7 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	fmt.Fprintf(&b, "policies    %s\n", strings.Join(st.Policies, ", "))
 	var ts []string
 	for _, t := range st.Tolerances {
-		ts = append(ts, formatTolerance(t))
+		ts = append(ts, format.Tolerance(t))
 	}
 	fmt.Fprintf(&b, "tolerances  %s\n", strings.Join(ts, ", "))
 	trace := "off"
@@ -613,7 +631,7 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 	a := c.Args[1]
 	write := s.notebookFunc()
 	if write == nil {
-		return errAt(c.Args[0].Col, "export notebook: this session has no notebook writer (the REPL, the Jupyter kernel and 'approxtune run' have one; a Go program sets Options.Notebook, e.g. to kernel.ExportNotebook)")
+		return errAt(c.Args[0].Col, "export notebook: this session has no notebook writer (the REPL, the Jupyter kernel and 'approxtune run' have one; a Go program sets Options.Notebook)")
 	}
 	path, err := filepath.Abs(a.Value)
 	if err != nil {

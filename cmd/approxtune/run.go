@@ -65,7 +65,7 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 	} else if name, _ := ks["name"].(string); name != notebook.KernelName {
 		fmt.Fprintf(stderr, "approxtune run: note: the notebook's kernel is %q; its cells run as approxtune commands\n", name)
 	}
-	nb.Metadata["language_info"] = jupyter.NotebookMetadata()["language_info"]
+	nb.Metadata["language_info"] = notebook.LanguageInfo("")
 
 	s, err := session.New(session.Options{Dir: *dir})
 	if err != nil {

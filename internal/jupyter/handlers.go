@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/display"
+	"github.com/approxtune/approxtune/internal/notebook"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -92,22 +94,6 @@ func errorContent(ename, evalue string, tb []string) map[string]any {
 	return map[string]any{"status": "error", "ename": ename, "evalue": evalue, "traceback": tb}
 }
 
-// languageInfo is the language_info of kernel_info_reply and of notebook
-// metadata; an empty version is left out.
-func languageInfo(version string) map[string]any {
-	li := map[string]any{
-		"name":            "approxtune",
-		"mimetype":        "text/x-approxtune",
-		"file_extension":  ".atune",
-		"pygments_lexer":  "text",
-		"codemirror_mode": "shell",
-	}
-	if version != "" {
-		li["version"] = version
-	}
-	return li
-}
-
 // kernelInfo is the kernel_info_reply content.
 func (k *Kernel) kernelInfo() map[string]any {
 	v := k.opts.Version
@@ -119,7 +105,7 @@ func (k *Kernel) kernelInfo() map[string]any {
 		"protocol_version":       ProtocolVersion,
 		"implementation":         "approxtune",
 		"implementation_version": v,
-		"language_info":          languageInfo(v),
+		"language_info":          notebook.LanguageInfo(v),
 		"banner": fmt.Sprintf("approxtune %s (%s): approximate autotuning of MPI dense linear algebra.\n"+
 			"One command per line; 'help' lists them. A sweep: workload, space, policy, tolerance, then evaluate or tune.\n"+
 			"Interrupt stops a sweep at the next run boundary (twice: stops mpirun).", v, runtime.Version()),
@@ -262,10 +248,10 @@ func (k *Kernel) execute(r request) {
 	if !silent {
 		k.publish("execute_input", r.msg, map[string]any{"code": c.Code, "execution_count": count})
 	}
-	out := newCellOutput(iopubPublisher{k, r.msg}, k.outputEnv(), silent, count)
+	out := display.NewCellOutput(iopubPublisher{k, r.msg}, k.outputEnv(), silent, count)
 	failed := runCellOutput(k.sess, c.Code, out, k.setCell)
 	if store {
-		k.history = append(k.history, historyEntry{line: count, input: c.Code, output: out.resultText()})
+		k.history = append(k.history, historyEntry{line: count, input: c.Code, output: out.ResultText()})
 	}
 	if failed != nil {
 		rc := errorContent(failed.EName, failed.EValue, failed.Traceback)
@@ -318,13 +304,25 @@ func (k *Kernel) abortQueued() {
 }
 
 // outputEnv is the environment of the kernel's cell outputs.
-func (k *Kernel) outputEnv() outputEnv {
-	return outputEnv{
-		last:       k.sess.Last,
-		displayID:  displayIDs(k.id, &k.seq),
-		interval:   k.opts.UpdateInterval,
-		printDelay: printDelay,
+func (k *Kernel) outputEnv() display.Env {
+	return display.Env{
+		Last:       k.sess.Last,
+		DisplayID:  display.DisplayIDs(k.id, &k.seq),
+		Interval:   k.opts.UpdateInterval,
+		PrintDelay: display.PrintDelay,
 	}
+}
+
+// iopubPublisher publishes a cell's output on the kernel's iopub, in
+// answer to parent.
+type iopubPublisher struct {
+	k      *Kernel
+	parent *Message
+}
+
+// Publish implements display.Publisher.
+func (p iopubPublisher) Publish(typ string, content map[string]any) {
+	p.k.publish(typ, p.parent, content)
 }
 
 // setCell records the running cell (nil: none), for Interrupt.
@@ -357,23 +355,21 @@ func (e *CellError) Unwrap() error { return e.Err }
 // order (runCell), then closes out and, when a command failed, publishes
 // the error (unless silent) and returns it. The live kernel and the
 // headless Executor both run cells through it.
-func runCellOutput(sess *session.Session, code string, out *cellOutput, track func(*cell)) *CellError {
+func runCellOutput(sess *session.Session, code string, out *display.CellOutput, track func(*cell)) *CellError {
 	line, interrupted, err := runCell(sess, code, out, track)
-	out.close()
+	out.Close()
 	if err == nil {
 		return nil
 	}
 	ename, evalue, tb := describeError(err, code, line, interrupted)
-	if !out.silent {
-		out.pub.publish("error", map[string]any{"ename": ename, "evalue": evalue, "traceback": tb})
-	}
+	out.PublishError(ename, evalue, tb)
 	return &CellError{Line: line, Interrupted: interrupted, Err: err, EName: ename, EValue: evalue, Traceback: tb}
 }
 
 // runCell runs the commands of code and returns the 1-based line of the
 // first error, whether the cell was interrupted, and the error. track is
 // told the running cell (then nil), so that an interrupt reaches it.
-func runCell(sess *session.Session, code string, out *cellOutput, track func(*cell)) (int, bool, error) {
+func runCell(sess *session.Session, code string, out *display.CellOutput, track func(*cell)) (int, bool, error) {
 	lines := splitLines(code)
 	last := -1
 	for i, l := range lines {
@@ -393,9 +389,9 @@ func runCell(sess *session.Session, code string, out *cellOutput, track func(*ce
 		if c.interrupted() {
 			return i + 1, true, errInterrupted
 		}
-		out.begin(i == last)
+		out.Begin(i == last)
 		err := sess.Exec(ctx, lines[i], out)
-		out.end(err == nil)
+		out.End(err == nil)
 		if err != nil {
 			return i + 1, c.interrupted(), err
 		}

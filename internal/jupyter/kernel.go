@@ -14,14 +14,18 @@
 // replaces it in place with update_display_data as results arrive (at most
 // a few times a second, always the last one).
 //
-// Executor runs notebook cells headless through the same code (cellOutput,
-// the MIME bundles), collecting what would go out on iopub into notebook
-// outputs as a front end stores them ('approxtune run'); ExportNotebook
-// replays a session's transcript the same way ('export notebook').
+// What a cell shows (MIME bundles, the live display, the execute_result) is
+// package display's CellOutput, published here on iopub. Executor runs
+// notebook cells headless through the same code, collecting what would go
+// out on iopub into notebook outputs as a front end stores them
+// ('approxtune run'); display.Export replays a session's transcript the
+// same way ('export notebook').
 package jupyter
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +40,7 @@ import (
 
 	"github.com/go-zeromq/zmq4"
 
+	"github.com/approxtune/approxtune/internal/display"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -152,6 +157,14 @@ type Kernel struct {
 	utf16   map[string]bool // client sessions seen sending UTF-16 cursor offsets
 }
 
+// randomID is n random bytes in hexadecimal. (crypto/rand.Read does not
+// fail: since Go 1.24 it crashes the program instead.)
+func randomID(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
 // New binds the kernel's sockets to the connection's ports (port 0 picks a
 // free one: Info tells which) and returns the kernel; Serve runs it.
 func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error) {
@@ -178,7 +191,7 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		uname = u.Username
 	}
-	sess.SetDefaultNotebook(ExportNotebook)
+	sess.SetDefaultNotebook(display.Export)
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &Kernel{
 		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: randomID(16), user: uname,

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/approxtune/approxtune/internal/display"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -140,7 +141,7 @@ func (k *Kernel) inspect(m *Message) (map[string]any, error) {
 	}
 	for _, w := range cands {
 		if h, ok := session.HelpFor(w); ok && w != "" {
-			return map[string]any{"status": "ok", "found": true, "data": textBundle(h), "metadata": map[string]any{}}, nil
+			return map[string]any{"status": "ok", "found": true, "data": display.TextBundle(h), "metadata": map[string]any{}}, nil
 		}
 	}
 	return map[string]any{"status": "ok", "found": false, "data": map[string]any{}, "metadata": map[string]any{}}, nil

@@ -6,15 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/approxtune/approxtune/session"
-	"github.com/approxtune/approxtune/sweep"
 )
 
 func TestKernelWireRoundTrip(t *testing.T) {
@@ -123,70 +119,6 @@ func TestKernelHistoryGlob(t *testing.T) {
 		if glob(tc.p, tc.s) != tc.ok {
 			t.Errorf("glob(%q, %q) = %v", tc.p, tc.s, !tc.ok)
 		}
-	}
-}
-
-// A sweep with results, made by hand.
-func handSweep(mode string) *session.Sweep {
-	f := func(x float64) *float64 { return &x }
-	sp := &sweep.Spec{Workload: "synthetic", Policies: []string{"conditional", "eager"}, Tolerances: []sweep.Tolerance{0.5, 0.125}, Mode: mode}
-	sw := &session.Sweep{ID: 2, Spec: sp, Workload: "synthetic", Status: "running", Configs: make([]sweep.Config, 2)}
-	for i := 0; i < 2; i++ {
-		for _, p := range sp.Policies {
-			for _, tl := range sp.Tolerances {
-				r := sweep.Result{Index: i, Policy: p, Tolerance: f(float64(tl)), PredictedS: f(1 + float64(i)), SelectiveS: f(0.5)}
-				if mode == sweep.ModeEvaluate {
-					r.ReferenceS = []float64{1.1 + float64(i)}
-					r.Error = f(0.1)
-				}
-				sw.Results = append(sw.Results, r)
-			}
-		}
-	}
-	return sw
-}
-
-func TestKernelDisplayBundles(t *testing.T) {
-	sw := handSweep(sweep.ModeEvaluate)
-	p := session.Progress{Sweep: sw, Done: 6, Total: 8, Elapsed: 3 * time.Second}
-	b := progressBundle(p, []string{"cancelling: <now>"}, chartRows(sw))
-	plain, _ := b["text/plain"].(string)
-	h, _ := b["text/html"].(string)
-	for _, want := range []string{"sweep 2 evaluate synthetic: 6/8 runs, 3s elapsed, about 1s left", "cancelling: <now>",
-		"policy       tol    speed-up", "conditional  2^-1", "eager        2^-1", "3.20x", "6.9%", "█"} {
-		if !strings.Contains(plain, want) {
-			t.Errorf("text/plain lacks %q:\n%s", want, plain)
-		}
-	}
-	for _, want := range []string{`<progress max="8" value="6"`, "cancelling: &lt;now&gt;", "<td>eager</td><td>2^-1</td>", "3.20x"} {
-		if !strings.Contains(h, want) {
-			t.Errorf("text/html lacks %q:\n%s", want, h)
-		}
-	}
-	// tune: no references, the chosen configuration so far.
-	tw := handSweep(sweep.ModeTune)
-	b = progressBundle(session.Progress{Sweep: tw, Done: 8, Total: 8, Final: true}, nil, chartRows(tw))
-	if s := b["text/plain"].(string); !strings.Contains(s, "chosen so far") || !strings.Contains(s, "(running)") {
-		t.Errorf("tune:\n%s", s)
-	}
-	// The best table: the session's text, and HTML of the same summaries.
-	text := session.TableBest(sw)
-	if !isTableBest(sw, text) || isTableBest(sw, "other") {
-		t.Error("isTableBest")
-	}
-	tb := tableBundle(sw, text)
-	if tb["text/plain"] != text || !strings.Contains(tb["text/html"].(string), "<th>quality</th>") {
-		t.Errorf("table bundle %v", tb)
-	}
-	// Every bundle JSON-encodes with text/plain.
-	for _, bd := range []bundle{b, tb, textBundle("a<b")} {
-		js, err := json.Marshal(bd)
-		if err != nil || !strings.Contains(string(js), `"text/plain"`) {
-			t.Errorf("%s %v", js, err)
-		}
-	}
-	if fmtX(math.NaN()) != "-" || tolName(0.125) != "2^-3" || tolName(0.3) != "0.3" {
-		t.Error("formatting")
 	}
 }
 

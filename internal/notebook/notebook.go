@@ -119,6 +119,23 @@ func Metadata() map[string]any {
 	}
 }
 
+// LanguageInfo is the language_info of approxtune's command language, as
+// the kernel's kernel_info reply gives it and a notebook's metadata stores
+// it; version is the kernel's, left out when "".
+func LanguageInfo(version string) map[string]any {
+	li := map[string]any{
+		"name":            KernelName,
+		"mimetype":        "text/x-approxtune",
+		"file_extension":  ".atune",
+		"pygments_lexer":  "text",
+		"codemirror_mode": "shell",
+	}
+	if version != "" {
+		li["version"] = version
+	}
+	return li
+}
+
 // NewCode returns a code cell holding source, not yet run, with a fresh id.
 func NewCode(source string) Cell {
 	return Cell{ID: NewID(), Type: Code, Source: source, Metadata: map[string]any{}, Outputs: []Output{}}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -189,18 +190,11 @@ func Kernels(ks []Kernel, tolerance float64) (*plot.Plot, error) {
 		}
 		l.Color, l.Dashes, l.Width = color.RGBA{200, 30, 30, 255}, []vg.Length{vg.Points(5), vg.Points(4)}, vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("tolerance ε = %s", fmtTol(tolerance)), l)
+		p.Legend.Add(fmt.Sprintf("tolerance ε = %s", format.Tolerance(tolerance)), l)
 	}
 	p.X.Min, p.X.Max = 1, xmax*1.5
 	p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
 	return p, nil
-}
-
-func fmtTol(t float64) string {
-	if f, e := math.Frexp(t); t > 0 && f == 0.5 {
-		return Pow2(e - 1)
-	}
-	return fmt.Sprint(t)
 }
 
 // PathBar is one configuration's predicted critical path.

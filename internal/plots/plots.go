@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -97,7 +98,7 @@ func (tolTicks) Ticks(min, max float64) []plot.Tick {
 	lo, hi := math.Ceil(min), math.Floor(max)
 	step := math.Max(1, math.Ceil((hi-lo)/10))
 	for e := lo; e <= hi; e += step {
-		label := Pow2(-int(e))
+		label := format.Pow2(-int(e))
 		if e == 0 {
 			label = "1"
 		}
@@ -105,10 +106,6 @@ func (tolTicks) Ticks(min, max float64) []plot.Tick {
 	}
 	return ts
 }
-
-// Pow2 writes 2 to the power e as 2^e. (The plot fonts have superscript
-// digits but no superscript minus, so "2⁻⁵" would print as "2⁵".)
-func Pow2(e int) string { return fmt.Sprintf("2^%d", e) }
 
 // countTicks labels a log axis of counts at 1-2-5 steps.
 type countTicks struct{}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/session"
 	"gonum.org/v1/gonum/stat"
 )
@@ -67,7 +68,10 @@ func (o *termOutput) Update(p session.Progress) {
 		return
 	}
 	o.last = time.Now()
-	lines := append([]string{p.Line()}, chart(p.Sweep, o.color)...)
+	lines := []string{p.Line()}
+	if c := session.TextChart(p.Sweep.ChartRows(), o.color); c != "" {
+		lines = append(lines, strings.Split(strings.TrimSuffix(c, "\n"), "\n")...)
+	}
 	o.clearLive()
 	if p.Note != "" {
 		fmt.Fprintln(o.w, p.Note) // notes stay on screen above the live area
@@ -92,7 +96,11 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 		r := sw.Results[o.seen]
 		desc := "full runs " + fmtSecs(stat.Mean(r.ReferenceS, nil))
 		if r.PredictedS != nil {
-			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tolName(r.Tolerance), fmtSecs(*r.PredictedS))
+			tl := "-"
+			if r.Tolerance != nil {
+				tl = format.Tolerance(*r.Tolerance)
+			}
+			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tl, fmtSecs(*r.PredictedS))
 			if r.Error != nil {
 				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(stat.Mean(r.ReferenceS, nil)), 100**r.Error)
 			}
@@ -109,60 +117,4 @@ func fmtSecs(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4fs", x)
-}
-
-func tolName(t *float64) string {
-	if t == nil {
-		return "-"
-	}
-	if f, e := math.Frexp(*t); f == 0.5 {
-		return fmt.Sprintf("2^%d", e-1)
-	}
-	return fmt.Sprint(*t)
-}
-
-// chart draws speed-up and mean error against tolerance, one block per policy.
-func chart(sw *session.Sweep, color bool) []string {
-	sums := sw.Summaries()
-	if len(sums) == 0 {
-		return nil
-	}
-	maxS, maxE := session.ChartScale(sums)
-	if !sums[0].HasRef {
-		return nil // tune: no references, nothing to chart yet
-	}
-	bar := func(v, max float64, width int) string {
-		if math.IsNaN(v) || max <= 0 {
-			return strings.Repeat(" ", width)
-		}
-		n := int(math.Round(v / max * float64(width)))
-		n = min(max0(n), width)
-		return strings.Repeat("█", n) + strings.Repeat(" ", width-n)
-	}
-	lines := []string{fmt.Sprintf("%-12s %-6s %-24s %-24s", "policy", "tol", "speed-up", "mean error (| tolerance)")}
-	prev := ""
-	for _, s := range sums {
-		name := s.Policy
-		if name == prev {
-			name = ""
-		}
-		prev = s.Policy
-		eb := []rune(bar(s.MeanError, maxE, 16))
-		if tpos := int(math.Round(s.Tolerance / maxE * 16)); tpos < len(eb) && eb[tpos] == ' ' {
-			eb[tpos] = '|'
-		}
-		sb := bar(s.Speedup, maxS, 16)
-		if color {
-			sb = "\033[32m" + sb + "\033[0m"
-		}
-		lines = append(lines, fmt.Sprintf("%-12s %-6s %s %5.2fx  %s %5.1f%%", name, tolName(&s.Tolerance), sb, s.Speedup, string(eb), 100*s.MeanError))
-	}
-	return lines
-}
-
-func max0(n int) int {
-	if n < 0 {
-		return 0
-	}
-	return n
 }

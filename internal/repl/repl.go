@@ -18,7 +18,7 @@ import (
 
 	"github.com/chzyer/readline"
 
-	"github.com/approxtune/approxtune/internal/jupyter"
+	"github.com/approxtune/approxtune/internal/display"
 	"github.com/approxtune/approxtune/session"
 )
 
@@ -49,10 +49,11 @@ func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 
 // Run runs the REPL over s until the input ends (Ctrl-D), and returns the
 // exit status: in script mode 1 after the first failing command. Unless
-// the session has one, it gives it the kernel's notebook writer, so that
-// 'export notebook' writes what the session ran as the Jupyter kernel shows it.
+// the session has one, it gives it the notebook writer display.Export, so
+// that 'export notebook' writes what the session ran as the Jupyter kernel
+// shows it.
 func Run(ctx context.Context, s *session.Session, o Options) int {
-	s.SetDefaultNotebook(jupyter.ExportNotebook)
+	s.SetDefaultNotebook(display.Export)
 	out := &termOutput{w: o.Out, live: o.Interactive, color: o.Color}
 	if o.Interactive {
 		return interactive(ctx, s, o, out)

@@ -1,4 +1,4 @@
-package jupyter
+package display
 
 import (
 	"strings"
@@ -8,57 +8,47 @@ import (
 	"github.com/approxtune/approxtune/session"
 )
 
-// printDelay is how long the last command of a cell may hold what it
+// PrintDelay is how long the last command of a cell may hold what it
 // printed before it goes out as a stream: a command that finishes sooner
 // makes it the cell's execute_result; a slow one (waiting for an agent to
 // dial in, say) shows it while it waits. A second keeps a scheduler stall
 // on a loaded machine (ranks polling in MPI) from turning a quick command's
 // result into a stream.
-const printDelay = time.Second
+const PrintDelay = time.Second
 
-// publisher sends the messages of a cell's output (stream, display_data,
+// Publisher sends the messages of a cell's output (stream, display_data,
 // update_display_data, execute_result, error) with their content: the live
-// kernel's iopub (iopubPublisher), or a collector that stores them as
-// notebook outputs (the headless Executor, ExportNotebook).
-type publisher interface {
-	publish(typ string, content map[string]any)
+// kernel's iopub, or a Collector that stores them as notebook outputs (the
+// headless executor of 'approxtune run', Export).
+type Publisher interface {
+	Publish(typ string, content map[string]any)
 }
 
-// iopubPublisher publishes on the kernel's iopub, in answer to parent.
-type iopubPublisher struct {
-	k      *Kernel
-	parent *Message
-}
-
-func (p iopubPublisher) publish(typ string, content map[string]any) {
-	p.k.publish(typ, p.parent, content)
-}
-
-// outputEnv is what a cell's output needs from what runs the cell.
-type outputEnv struct {
-	// last is the session's most recent sweep; end calls it, on the
+// Env is what a cell's output needs from what runs the cell.
+type Env struct {
+	// Last is the session's most recent sweep; End calls it, on the
 	// goroutine that runs the cell.
-	last func() *session.Sweep
-	// displayID makes a fresh display_id.
-	displayID func() string
-	// interval is the least time between two updates of a live display;
+	Last func() *session.Sweep
+	// DisplayID makes a fresh display_id (see DisplayIDs).
+	DisplayID func() string
+	// Interval is the least time between two updates of a live display;
 	// 0 sends every update.
-	interval time.Duration
-	// printDelay is how long the last command may hold what it printed
+	Interval time.Duration
+	// PrintDelay is how long the last command may hold what it printed
 	// (see the constant); 0 holds it until the command ends or its sweep
 	// starts (a replay, where no time passes).
-	printDelay time.Duration
+	PrintDelay time.Duration
 }
 
-// cellOutput is the session.Output of one cell. What commands print goes
-// to iopub as stream stdout, except the last command's answer, which is
-// the execute_result (text/plain, and text/html). A sweep's progress is a
+// CellOutput is the session.Output of one cell. What commands print goes
+// out as stream stdout, except the last command's answer, which is the
+// execute_result (text/plain, and text/html). A sweep's progress is a
 // live display: display_data with a display_id at the start, then
-// update_display_data at most every UpdateInterval, and always the final one.
+// update_display_data at most every Env.Interval, and always the final one.
 // Its methods may be called from several goroutines.
-type cellOutput struct {
-	pub    publisher
-	env    outputEnv
+type CellOutput struct {
+	pub    Publisher
+	env    Env
 	silent bool
 	count  int
 
@@ -77,27 +67,29 @@ type liveDisplay struct {
 	id      string
 	sweep   *session.Sweep
 	notes   []string
-	rows    []chartRow // the chart as last computed
+	rows    []session.ChartRow // the chart as last computed
 	sent    time.Time
-	pending bundle // rendered, waiting for the interval to pass
+	pending Bundle // rendered, waiting for the interval to pass
 	timer   *time.Timer
 	final   bool
 }
 
-func newCellOutput(pub publisher, env outputEnv, silent bool, count int) *cellOutput {
-	return &cellOutput{pub: pub, env: env, silent: silent, count: count}
+// NewCellOutput returns the output of a cell, sent through pub; a silent
+// cell sends nothing; count is its execution count.
+func NewCellOutput(pub Publisher, env Env, silent bool, count int) *CellOutput {
+	return &CellOutput{pub: pub, env: env, silent: silent, count: count}
 }
 
-// begin starts a command; last says whether it is the cell's last.
-func (o *cellOutput) begin(last bool) {
+// Begin starts a command; last says whether it is the cell's last.
+func (o *CellOutput) Begin(last bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.last, o.final = last, nil
 }
 
-// end finishes a command: what it printed and still holds becomes the
+// End finishes a command: what it printed and still holds becomes the
 // execute_result when the command was the cell's last and succeeded.
-func (o *cellOutput) end(ok bool) {
+func (o *CellOutput) End(ok bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stopFlush()
@@ -114,20 +106,21 @@ func (o *cellOutput) end(ok bool) {
 	// table. end runs on the shell goroutine, where the session may be read.
 	sw := o.final
 	if sw == nil {
-		sw = o.env.last()
+		sw = o.env.Last()
 	}
-	var b bundle
+	var b Bundle
 	if sw != nil && isTableBest(sw, text) {
 		b = tableBundle(sw, text)
 	} else {
-		b = textBundle(strings.TrimRight(text, "\n"))
+		b = TextBundle(strings.TrimRight(text, "\n"))
 	}
-	o.pub.publish("execute_result", map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
+	o.pub.Publish("execute_result", map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
 	o.result = &text
 }
 
-// close sends a display update still held back and stops the timers.
-func (o *cellOutput) close() {
+// Close sends what is still held back and stops the timers; the output
+// sends nothing more but the error (PublishError).
+func (o *CellOutput) Close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stopFlush()
@@ -147,8 +140,8 @@ func (o *cellOutput) close() {
 	o.closed = true
 }
 
-// resultText is the execute_result's text (for history), or nil.
-func (o *cellOutput) resultText() any {
+// ResultText is the execute_result's text (for history), or nil.
+func (o *CellOutput) ResultText() any {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.result == nil {
@@ -158,7 +151,7 @@ func (o *cellOutput) resultText() any {
 }
 
 // Print shows a command's text.
-func (o *cellOutput) Print(text string) {
+func (o *CellOutput) Print(text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.silent || o.closed {
@@ -172,12 +165,12 @@ func (o *cellOutput) Print(text string) {
 		return
 	}
 	o.pending += text
-	if o.flush == nil && o.env.printDelay > 0 {
-		o.flush = time.AfterFunc(o.env.printDelay, o.flushPending)
+	if o.flush == nil && o.env.PrintDelay > 0 {
+		o.flush = time.AfterFunc(o.env.PrintDelay, o.flushPending)
 	}
 }
 
-func (o *cellOutput) flushPending() {
+func (o *CellOutput) flushPending() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.flush = nil
@@ -187,7 +180,7 @@ func (o *cellOutput) flushPending() {
 	}
 }
 
-func (o *cellOutput) stopFlush() {
+func (o *CellOutput) stopFlush() {
 	if o.flush != nil {
 		o.flush.Stop()
 		o.flush = nil
@@ -195,7 +188,7 @@ func (o *cellOutput) stopFlush() {
 }
 
 // Update shows a sweep's progress in its live display.
-func (o *cellOutput) Update(p session.Progress) {
+func (o *CellOutput) Update(p session.Progress) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.silent || o.closed || p.Sweep == nil {
@@ -210,7 +203,7 @@ func (o *cellOutput) Update(p session.Progress) {
 	d := o.disp
 	fresh := d == nil || d.sweep != p.Sweep || d.final
 	if fresh {
-		d = &liveDisplay{id: o.env.displayID(), sweep: p.Sweep}
+		d = &liveDisplay{id: o.env.DisplayID(), sweep: p.Sweep}
 		o.disp = d
 	}
 	if p.Note != "" {
@@ -219,7 +212,7 @@ func (o *cellOutput) Update(p session.Progress) {
 	// A note may come from the session's cancel goroutine while results
 	// are being applied: keep the chart as it was and show the note.
 	if fresh || p.Note == "" || p.Final {
-		d.rows = chartRows(p.Sweep)
+		d.rows = p.Sweep.ChartRows()
 	}
 	b := progressBundle(p, d.notes, d.rows)
 	if p.Final {
@@ -228,7 +221,7 @@ func (o *cellOutput) Update(p session.Progress) {
 	switch {
 	case fresh:
 		o.sendDisplay(d, "display_data", b)
-	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.interval:
+	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval:
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
@@ -238,13 +231,13 @@ func (o *cellOutput) Update(p session.Progress) {
 	default:
 		d.pending = b
 		if d.timer == nil {
-			d.timer = time.AfterFunc(o.env.interval-time.Since(d.sent), func() { o.flushDisplay(d) })
+			d.timer = time.AfterFunc(o.env.Interval-time.Since(d.sent), func() { o.flushDisplay(d) })
 		}
 	}
 }
 
 // flushDisplay sends an update held back by the interval.
-func (o *cellOutput) flushDisplay(d *liveDisplay) {
+func (o *CellOutput) flushDisplay(d *liveDisplay) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	d.timer = nil
@@ -254,22 +247,30 @@ func (o *cellOutput) flushDisplay(d *liveDisplay) {
 	}
 }
 
-func (o *cellOutput) sendDisplay(d *liveDisplay, typ string, b bundle) {
-	o.pub.publish(typ, map[string]any{"data": b, "metadata": map[string]any{}, "transient": map[string]any{"display_id": d.id}})
+func (o *CellOutput) sendDisplay(d *liveDisplay, typ string, b Bundle) {
+	o.pub.Publish(typ, map[string]any{"data": b, "metadata": map[string]any{}, "transient": map[string]any{"display_id": d.id}})
 	d.sent = time.Now()
 }
 
-func (o *cellOutput) stream(text string) {
-	o.pub.publish("stream", map[string]any{"name": "stdout", "text": text})
+func (o *CellOutput) stream(text string) {
+	o.pub.Publish("stream", map[string]any{"name": "stdout", "text": text})
+}
+
+// PublishError publishes a failed cell's error output (unless the cell is
+// silent): its ename, evalue and traceback.
+func (o *CellOutput) PublishError(ename, evalue string, traceback []string) {
+	if !o.silent {
+		o.pub.Publish("error", map[string]any{"ename": ename, "evalue": evalue, "traceback": traceback})
+	}
 }
 
 // Figure shows a figure (session.FigureOutput): PNG, SVG and its text summary.
-func (o *cellOutput) Figure(f *session.Figure) {
+func (o *CellOutput) Figure(f *session.Figure) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.silent || o.closed {
 		return
 	}
-	o.pub.publish("display_data", map[string]any{"data": figureBundle(f), "metadata": map[string]any{
+	o.pub.Publish("display_data", map[string]any{"data": figureBundle(f), "metadata": map[string]any{
 		"image/png": map[string]any{"width": 800, "height": 450}}, "transient": map[string]any{}})
 }

@@ -1,0 +1,149 @@
+// Package display shows a session's output as a Jupyter notebook does:
+// MIME bundles for text, a sweep's live progress, the best table and
+// figures; the output of one cell (CellOutput), which the Jupyter kernel
+// publishes on iopub; a Collector that stores published messages as
+// nbformat outputs, as a front end saves them; and Export, the writer of
+// 'export notebook', which replays a session's transcript through the same
+// code. Both faces (the REPL and the kernel) and 'approxtune run' use it.
+package display
+
+import (
+	"encoding/base64"
+	"fmt"
+	"html"
+	"math"
+	"strings"
+
+	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/session"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// Bundle is a MIME bundle: MIME type -> data, as display_data,
+// update_display_data and execute_result carry it. text/plain is always
+// present so that every front end (jupyter console too) shows something.
+type Bundle map[string]any
+
+// TextBundle is text as text/plain and as an HTML <pre> block.
+func TextBundle(text string) Bundle {
+	return Bundle{
+		"text/plain": text,
+		"text/html":  "<pre>" + html.EscapeString(strings.TrimRight(text, "\n")) + "</pre>",
+	}
+}
+
+// progressBundle renders a sweep's progress: the progress line, the notes
+// (a cancel under way...) and the chart of speed-up and error per policy and
+// tolerance (rows, from Sweep.ChartRows), as text/plain and text/html. It is the
+// one place a sweep's figures are built: image/png and image/svg+xml
+// renderings are further entries of the same bundle.
+func progressBundle(p session.Progress, notes []string, rows []session.ChartRow) Bundle {
+	line := p.Line()
+
+	var t strings.Builder
+	t.WriteString(line + "\n")
+	for _, n := range notes {
+		t.WriteString(n + "\n")
+	}
+	t.WriteString(session.TextChart(rows, false))
+
+	var h strings.Builder
+	h.WriteString(`<div class="approxtune-sweep">`)
+	fmt.Fprintf(&h, `<div>%s</div>`, html.EscapeString(line))
+	if p.Total > 0 {
+		fmt.Fprintf(&h, `<progress max="%d" value="%d" style="width:24em"></progress>`, p.Total, p.Done)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&h, `<div><i>%s</i></div>`, html.EscapeString(n))
+	}
+	h.WriteString(htmlChart(rows))
+	h.WriteString(`</div>`)
+	return Bundle{"text/plain": strings.TrimRight(t.String(), "\n"), "text/html": h.String()}
+}
+
+// htmlChart draws the rows as a table with inline bars.
+func htmlChart(rows []session.ChartRow) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	const px = 160
+	hbar := func(f float64, color string) string {
+		return fmt.Sprintf(`<div style="display:inline-block;width:%dpx;height:0.8em;background:%s"></div>`, int(math.Round(f*px)), color)
+	}
+	var b strings.Builder
+	b.WriteString(`<table class="approxtune-chart">`)
+	if rows[0].HasRef {
+		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th colspan="2">speed-up</th><th colspan="2">mean error (tolerance marked)</th></tr></thead><tbody>`)
+		for _, r := range rows {
+			errBar := fmt.Sprintf(`<div style="position:relative;width:%dpx;height:0.8em">%s<div style="position:absolute;left:%dpx;top:-0.1em;width:2px;height:1em;background:#333"></div></div>`,
+				px, hbar(r.ErrFrac, "#c0504d"), int(math.Round(r.TolFrac*px)))
+			fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td style="text-align:left">%s</td><td>%s</td><td style="text-align:left">%s</td><td>%s</td></tr>`,
+				html.EscapeString(r.Policy), format.Tolerance(r.Tolerance), hbar(r.SpeedFrac, "#4f81bd"), format.Speedup(r.Speedup), errBar, format.Percent(r.MeanError))
+		}
+	} else {
+		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>configurations</th><th>predicted s</th><th>chosen so far</th></tr></thead><tbody>`)
+		for _, r := range rows {
+			fmt.Fprintf(&b, `<tr><td>%s</td><td>%s</td><td>%d</td><td>%s</td><td>%s</td></tr>`,
+				html.EscapeString(r.Policy), format.Tolerance(r.Tolerance), r.Configs, format.SecondsOrNone(r.Predicted), html.EscapeString(r.Chosen))
+		}
+	}
+	b.WriteString(`</tbody></table>`)
+	return b.String()
+}
+
+// tableBundle is the table 'table best' prints (text, as the session wrote
+// it) with an HTML rendering of the same summaries.
+func tableBundle(sw *session.Sweep, text string) Bundle {
+	bd := TextBundle(text)
+	sums := sw.Summaries()
+	if len(sums) == 0 {
+		return bd
+	}
+	var b strings.Builder
+	mode := ""
+	if sw.Spec != nil {
+		mode = sw.Spec.Mode
+	}
+	fmt.Fprintf(&b, `<div class="approxtune-best"><div>sweep %d: %s %s, %d of %d runs (%s)</div><table>`,
+		sw.ID, html.EscapeString(mode), html.EscapeString(sw.Workload), len(sw.Results), sw.Total(), html.EscapeString(string(sw.Status)))
+	cell := func(s string) string { return "<td>" + html.EscapeString(s) + "</td>" }
+	if sums[0].HasRef {
+		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>speed-up</th><th>mean error</th><th>max error</th><th>quality</th><th>chosen</th></tr></thead><tbody>`)
+		for _, s := range sums {
+			b.WriteString("<tr>" + cell(s.Policy) + cell(format.Tolerance(s.Tolerance)) + cell(format.Speedup(s.Speedup)) + cell(format.Percent(s.MeanError)) +
+				cell(format.Percent(s.MaxError)) + cell(format.Fixed(s.Quality, 3)) + cell(s.Chosen) + "</tr>")
+		}
+		fmt.Fprintf(&b, `</tbody></table><div>best configuration (least reference time): %s</div>`, html.EscapeString(sums[0].Best))
+		if l := sw.NoiseLine(); l != "" {
+			fmt.Fprintf(&b, `<div>%s</div>`, html.EscapeString(l))
+		}
+		b.WriteString(`</div>`)
+	} else {
+		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>selective s</th><th>chosen</th><th>predicted s</th></tr></thead><tbody>`)
+		for _, s := range sums {
+			b.WriteString("<tr>" + cell(s.Policy) + cell(format.Tolerance(s.Tolerance)) + cell(format.SecondsOrNone(s.SelTotal)) + cell(s.Chosen) + cell(format.SecondsOrNone(s.PredChosen)) + "</tr>")
+		}
+		b.WriteString(`</tbody></table></div>`)
+	}
+	bd["text/html"] = b.String()
+	return bd
+}
+
+// isTableBest reports whether text is what 'table best' prints for sw.
+func isTableBest(sw *session.Sweep, text string) bool {
+	if sw == nil || sw.Spec == nil || sw.Spec.Mode == sweep.ModeReference {
+		return false
+	}
+	return strings.TrimRight(text, "\n") == strings.TrimRight(session.TableBest(sw), "\n")
+}
+
+// figureBundle is a figure as image/png, image/svg+xml and a text/plain
+// summary for text-only front ends such as jupyter console.
+func figureBundle(f *session.Figure) Bundle {
+	summary := "[figure " + f.Name + "]\n" + f.Summary
+	return Bundle{
+		"image/png":     base64.StdEncoding.EncodeToString(f.PNG),
+		"image/svg+xml": string(f.SVG),
+		"text/plain":    strings.TrimRight(summary, "\n"),
+	}
+}

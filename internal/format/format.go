@@ -1,0 +1,64 @@
+// Package format writes the numbers approxtune shows (tolerances,
+// percentages, seconds, speed-ups) the same way in every face: the session's
+// tables, the terminal, the notebook's displays and the figures.
+package format
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Pow2 writes 2 to the power e as 2^e, the way the command language reads
+// it. (Plot fonts have superscript digits but no superscript minus, so
+// "2⁻⁵" would print as "2⁵".)
+func Pow2(e int) string { return "2^" + strconv.Itoa(e) }
+
+// Tolerance writes a tolerance: a power of two as 2^e (0.125 is "2^-3"),
+// any other value in the shortest %g form that reads back the same ("0.3",
+// "0").
+func Tolerance(t float64) string {
+	if t > 0 {
+		if f, e := math.Frexp(t); f == 0.5 {
+			return Pow2(e - 1)
+		}
+	}
+	return strconv.FormatFloat(t, 'g', -1, 64)
+}
+
+// Percent writes a fraction as a percentage with one decimal ("12.5%"), or
+// "-" for NaN (no figure yet).
+func Percent(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x)
+}
+
+// Fixed writes x with prec decimals, or "-" for NaN.
+func Fixed(x float64, prec int) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+// Seconds writes a time in seconds with four decimals, or "-" for NaN.
+func Seconds(x float64) string { return Fixed(x, 4) }
+
+// SecondsOrNone is Seconds with "-" for 0 as well: a time that nothing has
+// added to yet.
+func SecondsOrNone(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return Seconds(x)
+}
+
+// Speedup writes a ratio as "2.50x", or "-" when it is not a finite number.
+func Speedup(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", x)
+}

@@ -1,0 +1,36 @@
+package format
+
+import (
+	"math"
+	"testing"
+)
+
+func TestTolerance(t *testing.T) {
+	for _, tc := range []struct {
+		t    float64
+		want string
+	}{
+		{0.125, "2^-3"}, {0.5, "2^-1"}, {1, "2^0"}, {4, "2^2"}, {math.Ldexp(1, -40), "2^-40"},
+		{0, "0"}, {0.3, "0.3"}, {0.1, "0.1"}, {1e-5, "1e-05"}, {3, "3"}, {-0.5, "-0.5"},
+		{math.Inf(1), "+Inf"}, {math.NaN(), "NaN"},
+	} {
+		if got := Tolerance(tc.t); got != tc.want {
+			t.Errorf("Tolerance(%v) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
+
+func TestFigures(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{Pow2(-5), "2^-5"},
+		{Fixed(0.98765, 3), "0.988"}, {Fixed(math.NaN(), 3), "-"},
+		{Percent(0.125), "12.5%"}, {Percent(math.NaN()), "-"},
+		{Seconds(1.5), "1.5000"}, {Seconds(math.NaN()), "-"}, {Seconds(0), "0.0000"},
+		{SecondsOrNone(0), "-"}, {SecondsOrNone(math.NaN()), "-"}, {SecondsOrNone(0.25), "0.2500"},
+		{Speedup(2.5), "2.50x"}, {Speedup(math.NaN()), "-"}, {Speedup(math.Inf(1)), "-"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
