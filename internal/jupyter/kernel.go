@@ -1,4 +1,4 @@
-// Package kernel is approxtune's Jupyter kernel: the Jupyter messaging
+// Package jupyter is approxtune's Jupyter kernel: the Jupyter messaging
 // protocol 5.3 over ZeroMQ (github.com/go-zeromq/zmq4, pure Go) in front of a
 // session.Session, so notebook cells hold the same command language as the
 // REPL.
