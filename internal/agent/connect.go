@@ -16,7 +16,7 @@ import (
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/selective"
-	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -57,7 +57,7 @@ func hostsAndPIDs(world *mpi.Comm) ([]string, []int, error) {
 
 func schemas() []protocol.Workload {
 	var out []protocol.Workload
-	for _, w := range workloads.All() {
+	for _, w := range catalog.All() {
 		out = append(out, protocol.Workload{Name: w.Name(), Doc: w.Doc(), Params: w.Params()})
 	}
 	return out
@@ -271,7 +271,7 @@ func validate(s *sweep.Spec, ranks int) ([]sweep.Config, error) {
 	if s == nil {
 		return nil, errors.New("run command without a spec")
 	}
-	return s.Validate(workloads.Schema, workloads.Names(), ranks)
+	return s.Validate(catalog.Schema, catalog.Names(), ranks)
 }
 
 func firstLine(s string) string {
