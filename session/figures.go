@@ -141,11 +141,10 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		series = append(series, pol+" "+formatTolerance(o.Tolerance))
 	}
 	cs := make([]plots.Config, len(sw.Configs))
-	bestRef, bestI := math.Inf(1), -1
-	chosenPred, chosenI := math.Inf(1), -1
 	for i, c := range sw.Configs {
 		cs[i] = plots.Config{Label: c.Label(), Ref: math.NaN(), Predicted: map[string]float64{}}
 	}
+	var runs []sweep.Measured // o.Policy's at o.Tolerance, which choose a configuration
 	for _, r := range sw.Results {
 		if r.Index >= len(cs) {
 			continue
@@ -153,22 +152,23 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		c := &cs[r.Index]
 		if len(r.ReferenceS) > 0 && math.IsNaN(c.Ref) {
 			c.Ref, c.RefLo, c.RefHi = interval(r.ReferenceS)
-			if c.Ref < bestRef {
-				bestRef, bestI = c.Ref, r.Index
-			}
 		}
 		if r.PredictedS != nil && r.Tolerance != nil && *r.Tolerance == o.Tolerance {
 			c.Predicted[r.Policy+" "+formatTolerance(o.Tolerance)] = *r.PredictedS
-			if r.Policy == o.Policy && *r.PredictedS < chosenPred {
-				chosenPred, chosenI = *r.PredictedS, r.Index
+			if m, ok := r.Measured(); ok && r.Policy == o.Policy {
+				runs = append(runs, m)
 			}
 		}
 	}
-	if bestI >= 0 {
-		cs[bestI].Best = true
+	refs := make([]float64, len(cs))
+	for i, c := range cs {
+		refs[i] = c.Ref
 	}
-	if chosenI >= 0 {
-		cs[chosenI].Chosen = true
+	if i := sweep.Least(refs); i >= 0 {
+		cs[i].Best = true
+	}
+	if f := sweep.Summarize(runs); f.Chosen >= 0 {
+		cs[runs[f.Chosen].Config].Chosen = true
 	}
 	for i, c := range cs {
 		fmt.Fprintf(sum, "%d %s: reference %.4fs", i, c.Label, c.Ref)

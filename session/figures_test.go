@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // tracedSweep is a real evaluate sweep of the synthetic workload (2
@@ -128,5 +130,43 @@ func TestTraceVerbAndPlotGantt(t *testing.T) {
 	}
 	if got, _ := s.Complete("trace o", 7); !reflect.DeepEqual(got, []string{"off", "on"}) {
 		t.Errorf("complete trace: %v", got)
+	}
+}
+
+// handEvaluated is an evaluate sweep made by hand: eager at 2^-1 over three
+// block sizes. It predicts b=16 fastest, and b=32 is fastest.
+func handEvaluated() *Sweep {
+	f := func(x float64) *float64 { return &x }
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 8, Min: 1, Max: 64}}
+	sw := &Sweep{ID: 1, Status: "ok", Workload: "toy",
+		Spec: &sweep.Spec{Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	for i, r := range []struct{ b, predicted, selective, reference float64 }{
+		{8, 3, 1, 4}, {16, 1, 0.5, 2}, {32, 1.5, 0.25, 1},
+	} {
+		c := sweep.NewConfig(params, map[string]any{"b": int(r.b)})
+		sw.Configs = append(sw.Configs, c)
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: c, Policy: "eager", Tolerance: f(0.5),
+			PredictedS: f(r.predicted), SelectiveS: f(r.selective), ReferenceS: []float64{r.reference}})
+	}
+	return sw
+}
+
+// The summaries and the configs figure agree on the chosen and the best
+// configuration.
+func TestSummariesAndConfigsFigure(t *testing.T) {
+	sw := handEvaluated()
+	want := []Summary{{Policy: "eager", Tolerance: 0.5, Configs: 3, RefTotal: 7, SelTotal: 1.75, Speedup: 4,
+		MeanError: 1.25 / 3, MaxError: 0.5, Chosen: "b=16", Best: "b=32", Quality: 0.5, HasRef: true, PredChosen: 1}}
+	if got := sw.Summaries(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Summaries = %+v, want %+v", got, want)
+	}
+	f, err := MakeFigure(sw, "configs", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(f.Summary), "\n")
+	if len(lines) != 3 || strings.Contains(lines[0], "[") || !strings.HasSuffix(lines[1], "[chosen by eager]") ||
+		!strings.HasSuffix(lines[2], "[best]") {
+		t.Errorf("configs summary: want b=16 chosen and b=32 best:\n%s", f.Summary)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/sweep"
-	"gonum.org/v1/gonum/stat"
 )
 
 // Sweep is one evaluate or tune (or reference) sweep and what came back.
@@ -17,7 +16,7 @@ type Sweep struct {
 	Spec      *sweep.Spec
 	Configs   []sweep.Config
 	Results   []sweep.Result
-	Kernels   []KernelsEvent
+	Kernels   []sweep.KernelsEvent
 	Traces    []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
 	Status    Status             // running, ok, cancelled, failed, died
 	Message   string
@@ -28,27 +27,6 @@ type Sweep struct {
 	BLAS      string
 	resumedAt int // results present when the last resume started
 	pending   int // runs made whose results have not come yet (progress events)
-}
-
-// KernelsEvent is a "kernels" event: one process's kernel statistics after a run.
-type KernelsEvent struct {
-	Index     int          `json:"index"`
-	Policy    string       `json:"policy"`
-	Tolerance float64      `json:"tolerance"`
-	Rank      int          `json:"rank"`
-	Kernels   []KernelStat `json:"kernels"`
-}
-
-// KernelStat is one kernel in a KernelsEvent.
-type KernelStat struct {
-	Key     string  `json:"key"`
-	Routine string  `json:"routine"`
-	Count   int64   `json:"count"`
-	MeanS   float64 `json:"mean_s"`
-	HalfS   float64 `json:"halfwidth_s"`
-	Calls   int64   `json:"calls"`
-	Skipped int64   `json:"skipped"`
-	State   string  `json:"state"`
 }
 
 // Total is the number of runs the sweep is made of.
@@ -82,7 +60,7 @@ func (s *Sweep) apply(e Event) {
 			s.pending = p.Pending
 		}
 	case sweep.TypeKernels:
-		var k KernelsEvent
+		var k sweep.KernelsEvent
 		if e.Decode(&k) == nil {
 			s.Kernels = append(s.Kernels, k)
 		}
@@ -152,7 +130,8 @@ type Summary struct {
 	PredChosen float64
 }
 
-// Summaries computes one Summary per policy x tolerance, in spec order.
+// Summaries computes one Summary per policy x tolerance, in spec order
+// (sweep.Summarize's figures over the results in the order they came).
 func (s *Sweep) Summaries() []Summary {
 	if s.Spec == nil || s.Spec.Mode == sweep.ModeReference {
 		return nil
@@ -160,50 +139,33 @@ func (s *Sweep) Summaries() []Summary {
 	var out []Summary
 	for _, p := range s.Spec.Policies {
 		for _, t := range s.Spec.Tolerances {
-			sm := Summary{Policy: p, Tolerance: float64(t), MeanError: math.NaN(), MaxError: math.NaN(), Quality: math.NaN(), Speedup: math.NaN()}
-			bestPred, bestRef := math.Inf(1), math.Inf(1)
-			var chosenRef float64
-			var errs []float64
+			var runs []sweep.Measured
+			var of []sweep.Result // the result of each run
 			for _, r := range s.Results {
-				if r.Policy != p || r.Tolerance == nil || *r.Tolerance != float64(t) || r.PredictedS == nil {
+				if r.Policy != p || r.Tolerance == nil || *r.Tolerance != float64(t) {
 					continue
 				}
-				sm.Configs++
-				if r.SelectiveS != nil {
-					sm.SelTotal += *r.SelectiveS
-				}
-				ref := stat.Mean(r.ReferenceS, nil)
-				if len(r.ReferenceS) > 0 {
-					sm.HasRef = true
-					sm.RefTotal += ref
-					errs = append(errs, math.Abs(*r.PredictedS-ref)/ref)
-					if ref < bestRef {
-						bestRef, sm.Best = ref, r.Config.Label()
-					}
-				}
-				if *r.PredictedS < bestPred {
-					bestPred, sm.Chosen, chosenRef, sm.PredChosen = *r.PredictedS, r.Config.Label(), ref, *r.PredictedS
+				if m, ok := r.Measured(); ok {
+					runs, of = append(runs, m), append(of, r)
 				}
 			}
-			if len(errs) > 0 {
-				sm.MeanError, sm.MaxError = stat.Mean(errs, nil), maxOf(errs)
-				sm.Speedup = sm.RefTotal / sm.SelTotal
-				sm.Quality = bestRef / chosenRef
+			if len(runs) == 0 {
+				continue
 			}
-			if sm.Configs > 0 {
-				out = append(out, sm)
+			f := sweep.Summarize(runs)
+			sm := Summary{Policy: p, Tolerance: float64(t), Configs: f.Runs, RefTotal: f.ReferenceTotalS,
+				SelTotal: f.SelectiveTotalS, Speedup: f.Speedup, MeanError: f.MeanError, MaxError: f.MaxError,
+				Quality: f.Quality, HasRef: f.Judged > 0}
+			if f.Chosen >= 0 {
+				sm.Chosen, sm.PredChosen = of[f.Chosen].Config.Label(), runs[f.Chosen].PredictedS
 			}
+			if f.Best >= 0 {
+				sm.Best = of[f.Best].Config.Label()
+			}
+			out = append(out, sm)
 		}
 	}
 	return out
-}
-
-func maxOf(xs []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
 }
 
 // sortedResults returns the results ordered by configuration, policy and tolerance.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/selective/policy"
-	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -167,7 +167,7 @@ type schemaOf struct{ w protocol.Workload }
 func (s schemaOf) Params() []sweep.Param { return s.w.Params }
 
 func (s schemaOf) Check(c sweep.Config, ranks int) error {
-	if w, ok := workloads.Lookup(s.w.Name); ok {
+	if w, ok := catalog.Lookup(s.w.Name); ok {
 		return w.Check(c, ranks)
 	}
 	return nil
@@ -177,7 +177,7 @@ func (s schemaOf) Check(c sweep.Config, ranks int) error {
 // announces its own.
 func localSchemas() schemaSet {
 	var ss schemaSet
-	for _, w := range workloads.All() {
+	for _, w := range catalog.All() {
 		ss = append(ss, protocol.Workload{Name: w.Name(), Doc: w.Doc(), Params: w.Params()})
 	}
 	return ss

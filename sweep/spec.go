@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
 // Modes of a sweep.
@@ -51,8 +54,9 @@ func (s *Spec) WantsConfig(config int) bool {
 // Modes lists the valid modes.
 func Modes() []string { return []string{ModeReference, ModeEvaluate, ModeTune} }
 
-// Policies lists the selective-execution policies, in the paper's order.
-func Policies() []string { return []string{"conditional", "local", "online", "apriori", "eager"} }
+// Policies lists the selective-execution policies' names, in the paper's
+// order: the names of the policy registry (package policy).
+func Policies() []string { return policy.Names() }
 
 // Spec is a sweep: a workload, its space of configurations, and how to run them.
 type Spec struct {
@@ -196,7 +200,7 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	if !ok {
 		return nil, fmt.Errorf("sweep spec: workload %q is unknown: want one of %s", s.Workload, strings.Join(workloads, ", "))
 	}
-	if !contains(Modes(), s.Mode) {
+	if !slices.Contains(Modes(), s.Mode) {
 		return nil, fmt.Errorf("sweep spec: mode %q is unknown: want one of %s", s.Mode, strings.Join(Modes(), ", "))
 	}
 	if s.Confidence <= 0 || s.Confidence >= 1 {
@@ -210,8 +214,8 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	}
 	if s.Mode != ModeReference {
 		for i, p := range s.Policies {
-			if !contains(Policies(), p) {
-				return nil, fmt.Errorf("sweep spec: policies[%d] %q is unknown: want one of %s", i, p, strings.Join(Policies(), ", "))
+			if _, err := policy.Lookup(p); err != nil {
+				return nil, fmt.Errorf("sweep spec: policies[%d] %q is unknown: want one of %s", i, p, strings.Join(policy.Names(), ", "))
 			}
 		}
 		for i, t := range s.Tolerances {
@@ -269,7 +273,7 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 		if s.Mode == ModeReference {
 			continue
 		}
-		if !contains(s.Policies, r.Policy) {
+		if !slices.Contains(s.Policies, r.Policy) {
 			return nil, fmt.Errorf("sweep spec: runs[%d]: policy %q is not one of the sweep's policies %s", i, r.Policy, strings.Join(s.Policies, ", "))
 		}
 		found := false
@@ -326,13 +330,4 @@ func product(params []Param, lists [][]any) []Config {
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

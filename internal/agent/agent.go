@@ -16,7 +16,7 @@ import (
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/selective"
-	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -121,7 +121,7 @@ func receiveSpec(world *mpi.Comm, path string) (*sweep.Spec, []sweep.Config, int
 		if err == nil {
 			var s *sweep.Spec
 			if s, err = sweep.Parse(data); err == nil {
-				_, err = s.Validate(workloads.Schema, workloads.Names(), world.Size())
+				_, err = s.Validate(catalog.Schema, catalog.Names(), world.Size())
 			}
 		}
 		if err != nil {
@@ -146,7 +146,7 @@ func receiveSpec(world *mpi.Comm, path string) (*sweep.Spec, []sweep.Config, int
 	if err != nil {
 		return nil, nil, ExitUsage, err
 	}
-	configs, err := s.Validate(workloads.Schema, workloads.Names(), world.Size())
+	configs, err := s.Validate(catalog.Schema, catalog.Names(), world.Size())
 	if err != nil {
 		return nil, nil, ExitUsage, err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/selective"
-	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -57,7 +57,7 @@ func hostsAndPIDs(world *mpi.Comm) ([]string, []int, error) {
 
 func schemas() []protocol.Workload {
 	var out []protocol.Workload
-	for _, w := range workloads.All() {
+	for _, w := range catalog.All() {
 		out = append(out, protocol.Workload{Name: w.Name(), Doc: w.Doc(), Params: w.Params()})
 	}
 	return out
@@ -164,15 +164,59 @@ func (s *session) read(rd *protocol.Reader) {
 // connect is the agent's life when it dials a session: hello, then commands
 // until shutdown or the end of the connection.
 func connect(ctx context.Context, world *mpi.Comm, o Options) int {
-	hosts, pids, err := hostsAndPIDs(world)
+	s, backend, warnings, code := greet(world, o)
+	if code != ExitOK {
+		return code
+	}
+	if s != nil {
+		defer s.conn.Close()
+	}
+	eng, err := selective.New(world, kernels.New(backend))
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
 		return ExitFailure
 	}
+	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings, stop: cancelCheck(world, s)}
+	if s != nil {
+		r.emit = s.w.Write
+	}
+	for {
+		line, err := nextCommand(world, s)
+		if err != nil {
+			fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+			return ExitFailure
+		}
+		var c protocol.Command
+		if err := json.Unmarshal(line, &c); err != nil {
+			fmt.Fprintf(o.Stderr, "approxtune agent: bad command: %v\n", err)
+			continue
+		}
+		if c.Type == protocol.TypeShutdown {
+			return ExitOK
+		}
+		var fl selective.Failure
+		if err := execute(ctx, r, s, c); errors.As(err, &fl) {
+			// An MPI failure may leave ranks in different places: end the job.
+			mpi.Abort(world, ExitFailure)
+			return ExitFailure
+		}
+	}
+}
+
+// greet says hello to the session from rank 0 and tells every rank whether
+// the session welcomed the agent. It returns rank 0's session (nil on the
+// other ranks), the kernels backend, the environment warnings announced, and
+// ExitOK or the exit status to end with.
+func greet(world *mpi.Comm, o Options) (*session, kernels.Backend, []string, int) {
+	hosts, pids, err := hostsAndPIDs(world)
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+		return nil, nil, nil, ExitFailure
+	}
 	backend, err := kernels.DefaultBackend()
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
-		return ExitUsage
+		return nil, nil, nil, ExitUsage
 	}
 	var s *session
 	var warnings []string
@@ -188,27 +232,22 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 			status[0] = ExitRefused
 		} else {
 			go s.read(rd)
-			defer s.conn.Close()
 		}
 	}
 	if err := mpi.Bcast(world, status, 0); err != nil {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
-		return ExitFailure
+		if s != nil {
+			s.conn.Close()
+		}
+		return nil, nil, nil, ExitFailure
 	}
-	if status[0] != ExitOK {
-		return int(status[0])
-	}
-	eng, err := selective.New(world, kernels.New(backend))
-	if err != nil {
-		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
-		return ExitFailure
-	}
-	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings}
-	if s != nil {
-		r.emit = s.w.Write
-	}
-	// stop is the collective check at run boundaries: rank 0's flag, agreed by all.
-	r.stop = func() (bool, error) {
+	return s, backend, warnings, int(status[0])
+}
+
+// cancelCheck is the collective check at run boundaries: rank 0's cancel
+// flag (s is its session, nil elsewhere), agreed by every rank.
+func cancelCheck(world *mpi.Comm, s *session) func() (bool, error) {
+	return func() (bool, error) {
 		v := []int64{0}
 		if s != nil && s.cancelled.Load() {
 			v[0] = 1
@@ -218,52 +257,42 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 		}
 		return v[0] == 1, nil
 	}
-	for {
-		var line []byte
-		if s != nil {
-			line = <-s.cmds
-		}
-		line, err := bcastBytes(world, line)
-		if err != nil {
-			fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
-			return ExitFailure
-		}
-		var c protocol.Command
-		if err := json.Unmarshal(line, &c); err != nil {
-			fmt.Fprintf(o.Stderr, "approxtune agent: bad command: %v\n", err)
-			continue
-		}
-		if c.Type == protocol.TypeShutdown {
-			return ExitOK
-		}
-		if s != nil {
-			s.cancelled.Store(false)
-		}
-		done := protocol.Done{Type: protocol.TypeDone, V: protocol.Version, ID: c.ID, Status: protocol.StatusOK}
-		configs, err := validate(c.Spec, world.Size())
-		if err == nil {
-			err = r.sweep(ctx, c.Spec, configs)
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, errCancelled):
-			done.Status, done.Message = protocol.StatusCancelled, "cancelled at a run boundary"
-		default:
-			done.Status, done.Message = protocol.StatusFailed, err.Error()
-			if world.Rank() == 0 {
-				r.send(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
-			}
-		}
-		if world.Rank() == 0 {
-			s.w.Write(done)
-		}
-		var fl selective.Failure
-		if errors.As(err, &fl) {
-			// An MPI failure may leave ranks in different places: end the job.
-			mpi.Abort(world, ExitFailure)
-			return ExitFailure
-		}
+}
+
+// nextCommand waits on rank 0 for the session's next command (s is nil
+// elsewhere) and broadcasts it: every rank returns the same line.
+func nextCommand(world *mpi.Comm, s *session) ([]byte, error) {
+	var line []byte
+	if s != nil {
+		line = <-s.cmds
 	}
+	return bcastBytes(world, line)
+}
+
+// execute runs a command's sweep on every rank, and rank 0 tells the session
+// how it ended: an error event if it failed, then the done message. It
+// returns the sweep's error.
+func execute(ctx context.Context, r *runner, s *session, c protocol.Command) error {
+	if s != nil {
+		s.cancelled.Store(false)
+	}
+	configs, err := validate(c.Spec, r.world.Size())
+	if err == nil {
+		err = r.sweep(ctx, c.Spec, configs)
+	}
+	done := protocol.Done{Type: protocol.TypeDone, V: protocol.Version, ID: c.ID, Status: protocol.StatusOK}
+	switch {
+	case err == nil:
+	case errors.Is(err, errCancelled):
+		done.Status, done.Message = protocol.StatusCancelled, "cancelled at a run boundary"
+	default:
+		done.Status, done.Message = protocol.StatusFailed, err.Error()
+		r.send(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
+	}
+	if r.root() {
+		s.w.Write(done)
+	}
+	return err
 }
 
 // validate checks a spec the session sent (the same on every rank).
@@ -271,7 +300,7 @@ func validate(s *sweep.Spec, ranks int) ([]sweep.Config, error) {
 	if s == nil {
 		return nil, errors.New("run command without a spec")
 	}
-	return s.Validate(workloads.Schema, workloads.Names(), ranks)
+	return s.Validate(catalog.Schema, catalog.Names(), ranks)
 }
 
 func firstLine(s string) string {

@@ -243,11 +243,16 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 
 // tally accumulates one policy x tolerance over the configurations.
 type tally struct {
-	tr                 *selective.Track
-	refTotal, selTot   float64
-	errs               []float64
-	predicted, refMean []float64
-	idx                []int // configuration index of each entry
+	tr   *selective.Track
+	runs []sweep.Measured // in the order they were reported
+}
+
+// record adds a run of configuration i whose references' mean is ref (NaN
+// when it has none) and returns it.
+func (t *tally) record(i int, o outcome, ref float64) sweep.Measured {
+	m := sweep.Measured{Config: i, PredictedS: o.predicted, SelectiveS: o.wall, ReferenceS: ref}
+	t.runs = append(t.runs, m)
+	return m
 }
 
 // sweep runs every configuration of spec.
@@ -327,13 +332,13 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	if len(tallies) == 0 {
 		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: w.Name(), Mode: spec.Mode,
 			Configs: len(configs), ReferenceTotalS: refTotal, ReferenceError: runErr, ElapsedS: elapsed}
-		if b := argmin(refMeans); b >= 0 {
+		if b := sweep.Least(refMeans); b >= 0 {
 			s.Best = &configs[b]
 		}
 		return r.send(s)
 	}
 	for _, t := range tallies {
-		if len(t.predicted) == 0 {
+		if len(t.runs) == 0 {
 			continue
 		}
 		s := t.summary(spec, w.Name(), configs, elapsed)
@@ -407,7 +412,7 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 	var pending []ran
 	// report sends the runs waiting for their references.
 	report := func() error {
-		var m float64
+		m := math.NaN()
 		if len(refs) > 0 {
 			m = stat.Mean(refs, nil)
 			refMeans[i], refRuns[i] = m, refs
@@ -415,16 +420,10 @@ func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workload
 		for _, p := range pending {
 			*done++
 			p.ev.Done = *done
-			p.t.selTot += p.o.wall
-			p.t.predicted = append(p.t.predicted, p.o.predicted)
-			p.t.idx = append(p.t.idx, i)
+			run := p.t.record(i, p.o, m)
 			if len(refs) > 0 {
-				e := math.Abs(p.o.predicted-m) / m
 				res := worst
-				p.ev.ReferenceS, p.ev.Residual, p.ev.Error = refs, &res, &e
-				p.t.errs = append(p.t.errs, e)
-				p.t.refMean = append(p.t.refMean, m)
-				p.t.refTotal += m
+				p.ev.ReferenceS, p.ev.Residual, p.ev.Error = refs, &res, ptr(run.Error())
 			}
 			if err := r.send(p.ev); err != nil {
 				return err
@@ -584,38 +583,21 @@ func toSpan(op selective.Op, skipped bool, start, end, predicted float64) sweep.
 		Skipped: skipped, Comm: op.IsComm()}
 }
 
+// summary is the tally's summary event (sweep.Summarize's figures).
 func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Config, elapsed float64) sweep.Summary {
 	tol := t.tr.Tolerance
+	f := sweep.Summarize(t.runs)
 	s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: workload, Mode: spec.Mode,
-		Policy: t.tr.Policy.Name(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: t.selTot, ElapsedS: elapsed}
-	chosen := argmin(t.predicted)
-	if chosen >= 0 {
-		s.Chosen = &configs[t.idx[chosen]]
+		Policy: t.tr.Policy.Name(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: f.SelectiveTotalS, ElapsedS: elapsed}
+	if f.Chosen >= 0 {
+		s.Chosen = &configs[t.runs[f.Chosen].Config]
 	}
-	if len(t.errs) > 0 {
-		s.ReferenceTotalS = t.refTotal
-		s.Speedup = t.refTotal / t.selTot
-		var sum, max float64
-		for _, e := range t.errs {
-			sum += e
-			max = math.Max(max, e)
-		}
-		s.MeanError, s.MaxError = ptr(sum/float64(len(t.errs))), ptr(max)
-		best := argmin(t.refMean)
-		s.Best = &configs[t.idx[best]]
-		s.Quality = ptr(t.refMean[best] / t.refMean[chosen])
+	if f.Judged > 0 {
+		s.ReferenceTotalS, s.Speedup = f.ReferenceTotalS, f.Speedup
+		s.MeanError, s.MaxError, s.Quality = ptr(f.MeanError), ptr(f.MaxError), ptr(f.Quality)
+		s.Best = &configs[t.runs[f.Best].Config]
 	}
 	return s
 }
 
 func ptr(f float64) *float64 { return &f }
-
-func argmin(xs []float64) int {
-	best, bi := math.Inf(1), -1
-	for i, x := range xs {
-		if x < best {
-			best, bi = x, i
-		}
-	}
-	return bi
-}

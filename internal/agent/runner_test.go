@@ -9,7 +9,7 @@ import (
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpitest"
 	"github.com/approxtune/approxtune/internal/selective"
-	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -26,7 +26,7 @@ func sweepEvents(r *mpitest.R, r0 *runner, spec string) []json.RawMessage {
 	if err != nil {
 		r.Fatalf("spec: %v", err)
 	}
-	configs, err := s.Validate(workloads.Schema, workloads.Names(), r.World.Size())
+	configs, err := s.Validate(catalog.Schema, catalog.Names(), r.World.Size())
 	if err != nil {
 		r.Fatalf("spec: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -33,43 +34,7 @@ import (
 // columns k+1..k+d, then factors panel k+1 and posts its messages, and only
 // then does the rest of its trailing update, so panel k+1's messages travel
 // while the bulk of step k's update computes.
-type cholesky2d struct{}
-
-// chol2dMaxTag bounds message tags: MPI guarantees tags up to 32767.
-const chol2dMaxTag = 32767
-
-func (cholesky2d) Name() string { return "cholesky2d" }
-func (cholesky2d) Doc() string {
-	return "tile Cholesky A = L·Lᵀ, 2D block-cyclic on a pr x pc grid, tile size b, look-ahead depth (potrf, trsm, syrk, gemm; isend/irecv)"
-}
-
-func (cholesky2d) Params() []sweep.Param {
-	return []sweep.Param{
-		{Name: "n", Kind: sweep.Int, Doc: "matrix dimension", Default: 1024, Min: 1, Max: 1 << 16},
-		{Name: "grid", Kind: sweep.Grid, Doc: "processor grid PRxPC (tile (I,J) on process (I mod PR, J mod PC))", Default: sweep.GridShape{2, 2}, Dims: 2},
-		{Name: "b", Kind: sweep.Int, Doc: "tile size (the last tile is partial when b does not divide n)", Default: 128, Min: 1, Max: 1 << 16},
-		{Name: "lookahead", Kind: sweep.Int, Doc: "look-ahead depth: 0 bulk-synchronous; d >= 1 updates columns k+1..k+d and sends panel k+1 before the rest of step k's update", Default: 1, Min: 0, Max: 4},
-	}
-}
-
-func (cholesky2d) Grid(c sweep.Config) sweep.GridShape { return c.Grid("grid") }
-
-func (cholesky2d) Check(c sweep.Config, ranks int) error {
-	n, g, b := c.Int("n"), c.Grid("grid"), c.Int("b")
-	if len(g) != 2 {
-		return fmt.Errorf("grid %s has %d dimensions: want a 2D grid PRxPC", g, len(g))
-	}
-	if g.Procs() > ranks {
-		return fmt.Errorf("grid %s needs %d processes, the agent has %d: want a grid of at most %d processes", g, g.Procs(), ranks, ranks)
-	}
-	if b > n {
-		return fmt.Errorf("b=%d is larger than n=%d: want a tile size of at most n", b, n)
-	}
-	if nt := (n + b - 1) / b; nt > chol2dMaxTag {
-		return fmt.Errorf("n=%d with b=%d makes %d tiles per dimension, more than the %d message tags allow: want b >= %d", n, b, nt, chol2dMaxTag, (n+chol2dMaxTag-1)/chol2dMaxTag)
-	}
-	return nil
-}
+type cholesky2d struct{ catalog.Cholesky2D }
 
 // chol2dRun is one configuration on one process.
 type chol2dRun struct {
@@ -183,11 +148,11 @@ func (s *chol2dRun) Init() {
 }
 
 // tag names panel k's message of tile row i (i = k for L_kk). Within a step
-// the tags of a communicator are distinct (nt <= chol2dMaxTag); tags that repeat
+// the tags of a communicator are distinct (nt <= catalog.MaxTag); tags that repeat
 // across steps cannot be confused, because every process issues its sends and
 // posts its receives in step order and MPI does not let messages between two
 // processes overtake each other.
-func (s *chol2dRun) tag(k, i int) int { return (k*s.nt + i) % chol2dMaxTag }
+func (s *chol2dRun) tag(k, i int) int { return (k*s.nt + i) % catalog.MaxTag }
 
 // hasRow reports whether some tile row t in [lo, nt) lies on process row r.
 func (s *chol2dRun) hasRow(r, lo int) bool {

@@ -3,9 +3,6 @@ package workloads
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/approxtune/approxtune/internal/kernels"
@@ -13,7 +10,6 @@ import (
 	"github.com/approxtune/approxtune/internal/mpitest"
 	"github.com/approxtune/approxtune/internal/selective"
 	"github.com/approxtune/approxtune/internal/selective/policy"
-	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -178,53 +174,6 @@ func chol2dSelective(r *mpitest.R) {
 
 func TestCholesky2DSelective(t *testing.T) { mpitest.Run(t, "cholesky2d-selective", 4) }
 
-// Check rejects configurations that cannot run, saying what is valid.
-func TestCholesky2DCheck(t *testing.T) {
-	w := cholesky2d{}
-	mk := func(set map[string]any) sweep.Config { return sweep.NewConfig(w.Params(), set) }
-	if err := w.Check(mk(nil), 4); err != nil {
-		t.Fatalf("defaults rejected: %v", err)
-	}
-	for _, ok := range []map[string]any{
-		{"n": 1000, "b": 64}, // partial last tile
-		{"n": 640, "b": 128, "grid": sweep.GridShape{4, 1}}, // 5 tiles on 4 rows
-		{"n": 128, "b": 128, "grid": sweep.GridShape{1, 4}}, // one tile
-		{"grid": sweep.GridShape{2, 1}, "lookahead": 4},
-	} {
-		if err := w.Check(mk(ok), 4); err != nil {
-			t.Errorf("%v rejected: %v", ok, err)
-		}
-	}
-	bad := []struct {
-		set   map[string]any
-		ranks int
-		want  string
-	}{
-		{map[string]any{"grid": sweep.GridShape{2, 4}}, 4, "needs 8 processes, the agent has 4"},
-		{map[string]any{"grid": sweep.GridShape{4, 1}}, 2, "needs 4 processes, the agent has 2"},
-		{map[string]any{"n": 100, "b": 128}, 4, "b=128 is larger than n=100"},
-		{map[string]any{"n": 65536, "b": 1}, 4, "want b >= 3"},
-	}
-	for _, c := range bad {
-		err := w.Check(mk(c.set), c.ranks)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v on %d ranks: error %v, want one containing %q", c.set, c.ranks, err, c.want)
-		}
-	}
-	// The parameter schema itself bounds the look-ahead depth and the sizes.
-	for _, p := range w.Params() {
-		if p.Name != "lookahead" {
-			continue
-		}
-		if _, err := p.Convert(5.0); err == nil || !strings.Contains(err.Error(), "from 0 to 4") {
-			t.Errorf("lookahead 5 accepted or unclear: %v", err)
-		}
-		if _, err := p.Convert(-1.0); err == nil {
-			t.Errorf("lookahead -1 accepted")
-		}
-	}
-}
-
 // The ownership helpers agree with counting by hand.
 func TestCholesky2DOwnership(t *testing.T) {
 	for nt := 1; nt <= 9; nt++ {
@@ -266,32 +215,5 @@ func TestCholesky2DOwnership(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// The example spec validates against the workload on 4 ranks: lookahead
-// {0, 1} x four tile sizes, every policy, evaluate.
-func TestCholesky2DExampleSpec(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testenv.Root(t), "examples", "cholesky2d-evaluate.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := sweep.Parse(data)
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	lookup := func(name string) (sweep.Schema, bool) {
-		if name == "cholesky2d" {
-			return cholesky2d{}, true
-		}
-		return Schema(name)
-	}
-	configs, err := spec.Validate(lookup, []string{"cholesky2d"}, 4)
-	if err != nil {
-		t.Fatalf("validate: %v", err)
-	}
-	if len(configs) != 8 || len(spec.Policies) != 5 || len(spec.Tolerances) != 3 || spec.Mode != sweep.ModeEvaluate || spec.ReferenceReps != 3 {
-		t.Fatalf("%d configurations, policies %v, tolerances %v, mode %s, reps %d; want 8, all five, three, evaluate, 3",
-			len(configs), spec.Policies, spec.Tolerances, spec.Mode, spec.ReferenceReps)
 	}
 }

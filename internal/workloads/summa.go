@@ -2,13 +2,13 @@ package workloads
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -17,41 +17,7 @@ import (
 // matrix. Step k broadcasts the b columns of A from the owning process column
 // along every process row, and the b rows of B from the owning process row
 // along every process column, then each process multiplies them into its C.
-type summa struct{}
-
-func (summa) Name() string { return "summa" }
-func (summa) Doc() string {
-	return "C = A·B on a pr x pc grid (SUMMA): panel broadcasts along rows and columns, one gemm per step"
-}
-
-func (summa) Params() []sweep.Param {
-	return []sweep.Param{
-		{Name: "n", Kind: sweep.Int, Doc: "matrix dimension", Default: 1024, Min: 1, Max: 1 << 16},
-		{Name: "grid", Kind: sweep.Grid, Doc: "processor grid PRxPC", Default: sweep.GridShape{2, 2}, Dims: 2},
-		{Name: "b", Kind: sweep.Int, Doc: "panel width (block size)", Default: 128, Min: 1, Max: 1 << 16},
-	}
-}
-
-func (summa) Grid(c sweep.Config) sweep.GridShape { return c.Grid("grid") }
-
-func (summa) Check(c sweep.Config, ranks int) error {
-	n, g, b := c.Int("n"), c.Grid("grid"), c.Int("b")
-	if n%g[0] != 0 || n%g[1] != 0 {
-		return fmt.Errorf("n=%d must be divisible by both grid dimensions of %s", n, g)
-	}
-	mr, mc := n/g[0], n/g[1]
-	if err := divides(b, "the local block sizes n/pr and n/pc", mr, mc); err != nil {
-		return fmt.Errorf("%w: with n=%d and grid %s, b must divide %d", err, n, g, gcd(mr, mc))
-	}
-	return nil
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
+type summa struct{ catalog.SUMMA }
 
 type summaRun struct {
 	env          *Env

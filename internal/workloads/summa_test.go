@@ -2,8 +2,6 @@ package workloads
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"testing"
 
 	"github.com/approxtune/approxtune/internal/kernels"
@@ -66,23 +64,3 @@ func summaVerify(r *mpitest.R) {
 }
 
 func TestSUMMAVerifies(t *testing.T) { mpitest.Run(t, "summa-verify", 4) }
-
-// Registry: names are sorted and every workload validates its defaults.
-func TestRegistry(t *testing.T) {
-	names := Names()
-	if !sort.StringsAreSorted(names) || !slices.Contains(names, "summa") || !slices.Contains(names, "synthetic") {
-		t.Fatalf("names %v: want sorted, with summa and synthetic", names)
-	}
-	for _, w := range All() {
-		c := sweep.NewConfig(w.Params(), nil)
-		if err := w.Check(c, max(4, w.Grid(c).Procs())); err != nil {
-			t.Errorf("%s defaults %s rejected: %v", w.Name(), c.Label(), err)
-		}
-		if w.Doc() == "" {
-			t.Errorf("%s has no doc", w.Name())
-		}
-	}
-	if _, ok := Lookup("nope"); ok {
-		t.Error("Lookup found an unknown workload")
-	}
-}

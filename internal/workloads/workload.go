@@ -1,7 +1,8 @@
 // Package workloads holds the distributed algorithms whose configurations
-// approxtune tunes. Each workload declares its parameters, checks a
-// configuration, and runs it on a processor grid with every kernel and message
-// going through the engine (package selective).
+// approxtune tunes. Each workload embeds its description from package catalog
+// (parameters, constraints, grid) and runs a configuration on a processor
+// grid with every kernel and message going through the engine (package
+// selective).
 //
 // Local matrix blocks are float64, row-major (element (i,j) at a[i*ld+j]), as
 // in package kernels.
@@ -9,11 +10,10 @@ package workloads
 
 import (
 	"context"
-	"fmt"
-	"sort"
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -24,20 +24,10 @@ type Env struct {
 	Seed int64            // input seed: the same seed gives the same matrices for every configuration
 }
 
-// Workload is a distributed algorithm with a tuning space.
+// Workload is a distributed algorithm with a tuning space: its description
+// (package catalog) and how to run it.
 type Workload interface {
-	// Name is what specs and users call it.
-	Name() string
-	// Doc is a one-line description.
-	Doc() string
-	// Params lists the parameters, in the order configurations are expanded
-	// (the last varies fastest).
-	Params() []sweep.Param
-	// Check validates constraints between parameters for an agent of ranks
-	// processes, naming what is valid.
-	Check(c sweep.Config, ranks int) error
-	// Grid is the processor grid a configuration runs on.
-	Grid(c sweep.Config) sweep.GridShape
+	catalog.Workload
 	// Setup allocates one configuration's data on a member of its grid.
 	Setup(env *Env, c sweep.Config) (Instance, error)
 }
@@ -54,44 +44,19 @@ type Instance interface {
 	Verify() float64
 }
 
-// All returns every workload, sorted by name.
-func All() []Workload {
-	ws := []Workload{cholesky2d{}, cholesky3d{}, qr2d{}, summa{}, synthetic{}}
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Name() < ws[j].Name() })
-	return ws
-}
-
-// Names lists the workload names, sorted.
-func Names() []string {
-	var ns []string
-	for _, w := range All() {
-		ns = append(ns, w.Name())
-	}
-	return ns
-}
-
-// Lookup finds a workload by name.
+// Lookup finds a workload by the name its description gives it.
 func Lookup(name string) (Workload, bool) {
-	for _, w := range All() {
-		if w.Name() == name {
-			return w, true
-		}
-	}
-	return nil, false
+	return catalog.Find([]Workload{cholesky2d{}, cholesky3d{}, qr2d{}, summa{}, synthetic{}}, name)
 }
 
-// Schema adapts Lookup to sweep validation.
-func Schema(name string) (sweep.Schema, bool) {
-	w, ok := Lookup(name)
-	return w, ok
-}
-
-// divides reports an error unless b divides each of the named local sizes.
-func divides(b int, what string, sizes ...int) error {
-	for _, s := range sizes {
-		if s%b != 0 {
-			return fmt.Errorf("b=%d must divide %s (%v)", b, what, sizes)
+// All returns every workload of the catalog with its implementation, sorted
+// by name.
+func All() []Workload {
+	var ws []Workload
+	for _, d := range catalog.All() {
+		if w, ok := Lookup(d.Name()); ok {
+			ws = append(ws, w)
 		}
 	}
-	return nil
+	return ws
 }
