@@ -127,7 +127,7 @@ func TestKernelHistoryGlob(t *testing.T) {
 }
 
 // A sweep with results, made by hand.
-func handSweep(mode string) *session.Sweep {
+func handSweep(mode sweep.Mode) *session.Sweep {
 	f := func(x float64) *float64 { return &x }
 	sp := &sweep.Spec{Workload: "synthetic", Policies: []string{"conditional", "eager"}, Tolerances: []sweep.Tolerance{0.5, 0.125}, Mode: mode}
 	sw := &session.Sweep{ID: 2, Spec: sp, Workload: "synthetic", Status: "running", Configs: make([]sweep.Config, 2)}
