@@ -234,7 +234,7 @@ func (s *Session) stopAgent() {
 // Run runs a sweep of the current state in mode ("evaluate", "tune" or
 // "reference"), streaming progress to out, and returns it. It is the Go API
 // behind the evaluate and tune commands.
-func (s *Session) Run(ctx context.Context, mode string, out Output) (*Sweep, error) {
+func (s *Session) Run(ctx context.Context, mode sweep.Mode, out Output) (*Sweep, error) {
 	sp, configs, err := validate(s.schemas(), s.st, mode, s.st.Ranks)
 	if err != nil {
 		return nil, err
@@ -492,7 +492,7 @@ func describeAgent(a *Agent) string {
 // estimate of the time left, and the status at the end.
 func (p Progress) Line() string {
 	sw := p.Sweep
-	mode := ""
+	var mode sweep.Mode
 	if sw.Spec != nil {
 		mode = sw.Spec.Mode
 	}

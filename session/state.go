@@ -43,7 +43,7 @@ func (s State) clone() State {
 }
 
 // Spec builds the sweep spec for a mode.
-func (s State) Spec(mode string) *sweep.Spec {
+func (s State) Spec(mode sweep.Mode) *sweep.Spec {
 	sp := &sweep.Spec{Workload: s.Workload, Space: map[string]json.RawMessage{}, Confidence: s.Confidence,
 		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace}
 	for k, vs := range s.Space {
@@ -143,7 +143,7 @@ func example(p sweep.Param) string {
 
 // validate checks the state's spec against the schemas for an agent of
 // ranks processes, and returns the configurations.
-func validate(ss schemaSet, st State, mode string, ranks int) (*sweep.Spec, []sweep.Config, error) {
+func validate(ss schemaSet, st State, mode sweep.Mode, ranks int) (*sweep.Spec, []sweep.Config, error) {
 	sp := st.Spec(mode)
 	lookup := func(name string) (sweep.Schema, bool) {
 		w, ok := ss.find(name)

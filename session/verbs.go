@@ -500,7 +500,7 @@ func cmdTune(s *Session, ctx context.Context, c *Command, out Output) error {
 	return s.sweepAndReport(ctx, sweep.ModeTune, out)
 }
 
-func (s *Session) sweepAndReport(ctx context.Context, mode string, out Output) error {
+func (s *Session) sweepAndReport(ctx context.Context, mode sweep.Mode, out Output) error {
 	sw, err := s.Run(ctx, mode, out)
 	if sw != nil && len(sw.Results) > 0 {
 		out.Print(tableBest(sw))

@@ -67,7 +67,7 @@ type Summary struct {
 	Type            string   `json:"type"`
 	V               int      `json:"v"`
 	Workload        string   `json:"workload"`
-	Mode            string   `json:"mode"`
+	Mode            Mode     `json:"mode"`
 	Policy          string   `json:"policy,omitempty"`
 	Tolerance       *float64 `json:"tolerance,omitempty"`
 	Configs         int      `json:"configs"`

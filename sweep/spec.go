@@ -18,11 +18,14 @@ import (
 	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
+// Mode says which runs a sweep makes.
+type Mode string
+
 // Modes of a sweep.
 const (
-	ModeReference = "reference" // full runs only
-	ModeEvaluate  = "evaluate"  // full runs plus selective runs, with errors and speed-up
-	ModeTune      = "tune"      // selective runs only
+	ModeReference Mode = "reference" // full runs only
+	ModeEvaluate  Mode = "evaluate"  // full runs plus selective runs, with errors and speed-up
+	ModeTune      Mode = "tune"      // selective runs only
 )
 
 // Wants reports whether the sweep includes the run (every run when Runs is empty).
@@ -52,7 +55,7 @@ func (s *Spec) WantsConfig(config int) bool {
 }
 
 // Modes lists the valid modes.
-func Modes() []string { return []string{ModeReference, ModeEvaluate, ModeTune} }
+func Modes() []Mode { return []Mode{ModeReference, ModeEvaluate, ModeTune} }
 
 // Policies lists the selective-execution policies' names, in the paper's
 // order: the names of the policy registry (package policy).
@@ -66,7 +69,7 @@ type Spec struct {
 	Tolerances    []Tolerance                `json:"tolerances,omitempty"`
 	Confidence    float64                    `json:"confidence,omitempty"`
 	ReferenceReps int                        `json:"reference_reps,omitempty"`
-	Mode          string                     `json:"mode,omitempty"`
+	Mode          Mode                       `json:"mode,omitempty"`
 	NMin          int                        `json:"n_min,omitempty"`
 	Seed          int64                      `json:"seed,omitempty"`
 	Kernels       bool                       `json:"kernels,omitempty"`
@@ -201,7 +204,7 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 		return nil, fmt.Errorf("sweep spec: workload %q is unknown: want one of %s", s.Workload, strings.Join(workloads, ", "))
 	}
 	if !slices.Contains(Modes(), s.Mode) {
-		return nil, fmt.Errorf("sweep spec: mode %q is unknown: want one of %s", s.Mode, strings.Join(Modes(), ", "))
+		return nil, fmt.Errorf("sweep spec: mode %q is unknown: want one of %s", s.Mode, joinModes(Modes()))
 	}
 	if s.Confidence <= 0 || s.Confidence >= 1 {
 		return nil, fmt.Errorf("sweep spec: confidence %v is out of range: want a number strictly between 0 and 1, like 0.95", s.Confidence)
@@ -330,4 +333,13 @@ func product(params []Param, lists [][]any) []Config {
 		}
 	}
 	return out
+}
+
+// joinModes lists modes for a message.
+func joinModes(modes []Mode) string {
+	names := make([]string, len(modes))
+	for i, m := range modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }

@@ -102,7 +102,7 @@ func tableBundle(sw *session.Sweep, text string) Bundle {
 	var b strings.Builder
 	mode := ""
 	if sw.Spec != nil {
-		mode = sw.Spec.Mode
+		mode = string(sw.Spec.Mode)
 	}
 	fmt.Fprintf(&b, `<div class="approxtune-best"><div>sweep %d: %s %s, %d of %d runs (%s)</div><table>`,
 		sw.ID, html.EscapeString(mode), html.EscapeString(sw.Workload), len(sw.Results), sw.Total(), html.EscapeString(string(sw.Status)))

@@ -14,10 +14,10 @@ import (
 )
 
 // A sweep with results, made by hand.
-func handSweep(mode string) *session.Sweep {
+func handSweep(mode sweep.Mode) *session.Sweep {
 	f := func(x float64) *float64 { return &x }
 	sp := &sweep.Spec{Workload: "synthetic", Policies: []string{"conditional", "eager"}, Tolerances: []sweep.Tolerance{0.5, 0.125}, Mode: mode}
-	sw := &session.Sweep{ID: 2, Spec: sp, Workload: "synthetic", Status: "running", Configs: make([]sweep.Config, 2)}
+	sw := &session.Sweep{ID: 2, Spec: sp, Workload: "synthetic", Status: session.StatusRunning, Configs: make([]sweep.Config, 2)}
 	for i := 0; i < 2; i++ {
 		for _, p := range sp.Policies {
 			for _, tl := range sp.Tolerances {
