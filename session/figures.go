@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/plots"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
@@ -106,7 +107,7 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 			p, err = plots.Error(pts, noise)
 		}
 		for _, q := range pts {
-			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, formatTolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
+			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, format.Tolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
 		}
 		if n > 0 {
 			sum.WriteString(noiseLine(noise, n) + "\n")
@@ -138,7 +139,7 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
 	series := []string{}
 	for _, pol := range sw.Spec.Policies {
-		series = append(series, pol+" "+formatTolerance(o.Tolerance))
+		series = append(series, pol+" "+format.Tolerance(o.Tolerance))
 	}
 	cs := make([]plots.Config, len(sw.Configs))
 	for i, c := range sw.Configs {
@@ -154,7 +155,7 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 			c.Ref, c.RefLo, c.RefHi = interval(r.ReferenceS)
 		}
 		if r.PredictedS != nil && r.Tolerance != nil && *r.Tolerance == o.Tolerance {
-			c.Predicted[r.Policy+" "+formatTolerance(o.Tolerance)] = *r.PredictedS
+			c.Predicted[r.Policy+" "+format.Tolerance(o.Tolerance)] = *r.PredictedS
 			if m, ok := r.Measured(); ok && r.Policy == o.Policy {
 				runs = append(runs, m)
 			}
@@ -244,7 +245,7 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		if k.Index < len(sw.Configs) {
 			label = sw.Configs[k.Index].Label()
 		}
-		p.Title.Text = fmt.Sprintf("Kernels of %s, %s at %s (rank %d)", label, k.Policy, formatTolerance(k.Tolerance), k.Rank)
+		p.Title.Text = fmt.Sprintf("Kernels of %s, %s at %s (rank %d)", label, k.Policy, format.Tolerance(k.Tolerance), k.Rank)
 	}
 	return p, err
 }
@@ -268,7 +269,7 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		fmt.Fprintf(sum, "%s: computation %.4fs, communication %.4fs, idle %.4fs, reference %.4fs\n", b.Label, b.Comp, b.Comm, b.Idle, b.Ref)
 	}
 	if !found {
-		return nil, fmt.Errorf("no results for %s at %s: choose policy= and tolerance= from the sweep", o.Policy, formatTolerance(o.Tolerance))
+		return nil, fmt.Errorf("no results for %s at %s: choose policy= and tolerance= from the sweep", o.Policy, format.Tolerance(o.Tolerance))
 	}
 	cs := make([]plots.Config, len(bs))
 	for i := range bs {
@@ -278,7 +279,7 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 	for i := range bs {
 		bs[i].Label = cs[i].Label
 	}
-	return plots.Path(bs, fmt.Sprintf("Critical path, %s at %s", o.Policy, formatTolerance(o.Tolerance)))
+	return plots.Path(bs, fmt.Sprintf("Critical path, %s at %s", o.Policy, format.Tolerance(o.Tolerance)))
 }
 
 // ganttFigure draws the timeline of the last traced run that matches o.
@@ -300,7 +301,7 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 				runs = append(runs, fmt.Sprintf("and %d more", len(sw.Traces)-i))
 				break
 			}
-			runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", t.Index, t.Policy, formatTolerance(t.Tolerance)))
+			runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", t.Index, t.Policy, format.Tolerance(t.Tolerance)))
 		}
 		want := []string{}
 		if o.Config != nil {
@@ -310,7 +311,7 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 			want = append(want, "policy="+o.Policy)
 		}
 		if o.Tolerance != 0 {
-			want = append(want, "tolerance="+formatTolerance(o.Tolerance))
+			want = append(want, "tolerance="+format.Tolerance(o.Tolerance))
 		}
 		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), strings.Join(runs, ", "))
 	}
@@ -324,7 +325,7 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		shortLabels(sw, cs) // the title names only what varies in the sweep
 		short = cs[tr.Index].Label
 	}
-	fmt.Fprintf(sum, "timeline of config %d (%s), %s at %s, %d ranks\n", tr.Index, label, tr.Policy, formatTolerance(tr.Tolerance), len(tr.Ranks))
+	fmt.Fprintf(sum, "timeline of config %d (%s), %s at %s, %d ranks\n", tr.Index, label, tr.Policy, format.Tolerance(tr.Tolerance), len(tr.Ranks))
 	lanes := make([]plots.GanttLane, len(tr.Ranks))
 	for i, rt := range tr.Ranks {
 		l := plots.GanttLane{Rank: rt.Rank, Dropped: rt.Dropped, Spans: make([]plots.GanttSpan, len(rt.Events))}
@@ -367,7 +368,7 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		}
 		sum.WriteString("\n")
 	}
-	return plots.Gantt(lanes, fmt.Sprintf("Timeline of %s, %s at %s", short, tr.Policy, formatTolerance(tr.Tolerance)))
+	return plots.Gantt(lanes, fmt.Sprintf("Timeline of %s, %s at %s", short, tr.Policy, format.Tolerance(tr.Tolerance)))
 }
 
 // writeFigure writes the figure to name (PNG or SVG by extension).

@@ -1,5 +1,6 @@
-// Package session is what a user talks to: the command language of DESIGN §4
-// (parsed with positions, validated against the agent's workload schemas),
+// Package session is what a user talks to: the command language of
+// docs/design.md §4 (parsed with positions, validated against the agent's
+// workload schemas),
 // the state it builds (workload, space, policies, tolerances...), the agents
 // (a local mpirun started on demand, or cluster agents that dial in), sweeps
 // streamed as they run, and a journal that keeps every event on disk.

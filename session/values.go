@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -82,6 +81,3 @@ func abs(x int) int {
 	}
 	return x
 }
-
-// formatTolerance writes a tolerance as every face does (format.Tolerance).
-func formatTolerance(t float64) string { return format.Tolerance(t) }

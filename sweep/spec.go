@@ -1,5 +1,5 @@
 // Package sweep defines the sweep spec that tells the agent what to run
-// (DESIGN §5), its validation against the workloads' parameter schemas, its
+// (docs/design.md §5), its validation against the workloads' parameter schemas, its
 // expansion into configurations, and the JSON events the agent emits.
 package sweep
 

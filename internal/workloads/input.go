@@ -21,11 +21,9 @@ const pageFloats = 4096 / 8
 // Memory fresh from the operating system is mapped only when first
 // written, at a page fault (and its zeroing) per page; a buffer that Init
 // does not write, such as a workspace, a factor or a receive buffer, would
-// otherwise pay for its pages in the first timed run only. A tune sweep
-// has no untimed warm-up run: there the first selective run of a
-// configuration was predicted 8-14% higher than the runs after it, and
-// 3% with every page in place (cholesky3d b=24, 8 ranks; docs/benchmarks.md
-// section 12). Setup allocates through it.
+// otherwise pay for its pages in the first timed run only, and a tune
+// sweep has no untimed warm-up run to pay for them. Setup allocates
+// through it.
 func buffer(n int) []float64 {
 	b := make([]float64, n)
 	for i := 0; i < n; i += pageFloats {
