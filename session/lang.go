@@ -1,12 +1,9 @@
 // Package session is what a user talks to: the command language of
 // docs/design.md §4 (parsed with positions, validated against the agent's
-// workload schemas),
-// the state it builds (workload, space, policies, tolerances...), the agents
-// (a local mpirun started on demand, or cluster agents that dial in), sweeps
-// streamed as they run, and a journal that keeps every event on disk.
-//
-// The REPL and the Jupyter kernel are two faces of the same Session; Go
-// programs use it directly (see examples/gosweep).
+// workload schemas), the state it builds (workload, space, policies,
+// tolerances...), the agents (a local mpirun started on demand, or cluster
+// agents that dial in), sweeps streamed as they run, and a journal that
+// keeps every event on disk.
 package session
 
 import (
