@@ -183,7 +183,7 @@ func (s *Spec) Normalize() {
 	}
 	if s.Mode != ModeReference {
 		if len(s.Policies) == 0 {
-			s.Policies = []string{"eager"}
+			s.Policies = []string{policy.Eager{}.Name()}
 		}
 		if len(s.Tolerances) == 0 {
 			s.Tolerances = []Tolerance{0.125}

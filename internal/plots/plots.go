@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -28,19 +30,14 @@ const (
 	Height = 450.0 / 96 * vg.Inch
 )
 
-// policyColors gives each policy the same colour in every figure.
+// policyColor gives each policy the same colour in every figure: the
+// registered policies take the palette's colours in registry order, any
+// other name a colour of its own.
 func policyColor(p string) color.Color {
-	switch p {
-	case "conditional":
-		return color.RGBA{31, 119, 180, 255}
-	case "local":
-		return color.RGBA{255, 127, 14, 255}
-	case "online":
-		return color.RGBA{44, 160, 44, 255}
-	case "apriori":
-		return color.RGBA{214, 39, 40, 255}
-	case "eager":
-		return color.RGBA{148, 103, 189, 255}
+	palette := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {188, 189, 34, 255}}
+	if i := slices.Index(policy.Names(), p); i >= 0 && i < len(palette) {
+		return palette[i]
 	}
 	h := 0
 	for _, c := range p {
