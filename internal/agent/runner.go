@@ -268,36 +268,26 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		defer r.eng.SetTrace(0)
 	}
 	t0 := mpi.Wtime()
-	var tallies []*tally
-	if spec.Mode != sweep.ModeReference {
-		for _, p := range spec.Policies {
-			pol, err := policy.Lookup(p)
-			if err != nil {
-				return err
-			}
-			for _, tol := range spec.Tolerances {
-				tallies = append(tallies, &tally{tr: selective.NewTrack(pol, float64(tol))})
-			}
-		}
-	}
-	total := len(configs)
-	if len(tallies) > 0 {
-		total *= len(tallies)
-	}
-	if len(spec.Runs) > 0 {
-		total = len(spec.Runs)
-	}
-	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
-		Runs: total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings}); err != nil {
+	tallies, err := newTallies(spec)
+	if err != nil {
 		return err
 	}
-	done := 0
-	var refTotal float64
-	refMeans := make([]float64, len(configs))
-	refRuns := make([][]float64, len(configs)) // each configuration's reference times
-	for i := range refMeans {
-		refMeans[i] = math.NaN() // configurations not run (resumed sweeps) stay NaN
+	sw := &sweepRun{r: r, spec: spec, w: w, tallies: tallies, total: len(configs),
+		refMeans: make([]float64, len(configs)), refRuns: make([][]float64, len(configs))}
+	if len(tallies) > 0 {
+		sw.total *= len(tallies)
 	}
+	if len(spec.Runs) > 0 {
+		sw.total = len(spec.Runs)
+	}
+	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
+		Runs: sw.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings}); err != nil {
+		return err
+	}
+	for i := range sw.refMeans {
+		sw.refMeans[i] = math.NaN() // configurations not run (resumed sweeps) stay NaN
+	}
+	var refTotal float64
 	for i, c := range configs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -312,7 +302,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err != nil {
 			return err
 		}
-		err = r.configuration(ctx, spec, w, i, c, pc, tallies, &done, total, refMeans, refRuns)
+		err = sw.configuration(ctx, i, c, pc)
 		pc.grid.Free()
 		if errors.Is(err, errCancelled) {
 			return err
@@ -320,32 +310,68 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err != nil {
 			return fmt.Errorf("configuration %s: %w", c.Label(), err)
 		}
-		if !math.IsNaN(refMeans[i]) {
-			refTotal += refMeans[i]
+		if !math.IsNaN(sw.refMeans[i]) {
+			refTotal += sw.refMeans[i]
 		}
 	}
-	elapsed := mpi.Wtime() - t0
+	return sw.summaries(configs, refTotal, mpi.Wtime()-t0)
+}
+
+// newTallies makes a tally per policy x tolerance of spec (none for
+// reference sweeps).
+func newTallies(spec *sweep.Spec) ([]*tally, error) {
+	if spec.Mode == sweep.ModeReference {
+		return nil, nil
+	}
+	var tallies []*tally
+	for _, p := range spec.Policies {
+		pol, err := policy.Lookup(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, tol := range spec.Tolerances {
+			tallies = append(tallies, &tally{tr: selective.NewTrack(pol, float64(tol))})
+		}
+	}
+	return tallies, nil
+}
+
+// sweepRun is the state of one sweep across its configurations.
+type sweepRun struct {
+	r        *runner
+	spec     *sweep.Spec
+	w        workloads.Workload
+	tallies  []*tally
+	done     int         // results sent so far
+	total    int         // results the sweep is made of
+	refMeans []float64   // each configuration's mean reference time (NaN: none)
+	refRuns  [][]float64 // each configuration's reference times
+}
+
+// summaries sends the sweep's summary events: one per policy x tolerance
+// that has runs, or one for a reference sweep.
+func (sw *sweepRun) summaries(configs []sweep.Config, refTotal, elapsed float64) error {
 	var runErr *float64
-	if e, n := sweep.RunError(refRuns); n > 0 {
+	if e, n := sweep.RunError(sw.refRuns); n > 0 {
 		runErr = &e
 	}
-	if len(tallies) == 0 {
-		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: w.Name(), Mode: spec.Mode,
+	if len(sw.tallies) == 0 {
+		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: sw.w.Name(), Mode: sw.spec.Mode,
 			Configs: len(configs), ReferenceTotalS: refTotal, ReferenceError: runErr, ElapsedS: elapsed}
-		if b := sweep.Least(refMeans); b >= 0 {
+		if b := sweep.Least(sw.refMeans); b >= 0 {
 			s.Best = &configs[b]
 		}
-		return r.send(s)
+		return sw.r.send(s)
 	}
-	for _, t := range tallies {
+	for _, t := range sw.tallies {
 		if len(t.runs) == 0 {
 			continue
 		}
-		s := t.summary(spec, w.Name(), configs, elapsed)
+		s := t.summary(sw.spec, sw.w.Name(), configs, elapsed)
 		if s.MeanError != nil {
 			s.ReferenceError = runErr
 		}
-		if err := r.send(s); err != nil {
+		if err := sw.r.send(s); err != nil {
 			return err
 		}
 	}
@@ -366,139 +392,165 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 // tells of each such run as it ends; if the sweep stops or fails on the
 // way, the runs done so far are still reported, judged against the
 // references taken so far, if any.
-func (r *runner) configuration(ctx context.Context, spec *sweep.Spec, w workloads.Workload, i int, c sweep.Config,
-	pc *config, tallies []*tally, done *int, total int, refMeans []float64, refRuns [][]float64) (err error) {
-	var wanted []*tally
-	for _, t := range tallies {
-		if spec.Wants(i, t.tr.Policy.Name(), t.tr.Tolerance) {
-			wanted = append(wanted, t)
+func (sw *sweepRun) configuration(ctx context.Context, i int, c sweep.Config, pc *config) (err error) {
+	cr := &configRun{sweepRun: sw, i: i, c: c, pc: pc}
+	for _, t := range sw.tallies {
+		if sw.spec.Wants(i, t.tr.Policy.Name(), t.tr.Tolerance) {
+			cr.wanted = append(cr.wanted, t)
 		}
 	}
-	reps := 0
-	if spec.Mode != sweep.ModeTune {
-		reps = spec.ReferenceReps
-		if err := r.warmUp(ctx, pc, len(wanted) > 0); err != nil {
+	if sw.spec.Mode != sweep.ModeTune {
+		cr.reps = sw.spec.ReferenceReps
+		if err := sw.r.warmUp(ctx, pc, len(cr.wanted) > 0); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var refs []float64
-	worst := 0.0
-	slots := referenceSlots(reps, len(wanted))
-	// referencesUpTo takes the references due before selective run j.
-	referencesUpTo := func(j int) error {
-		for len(refs) < reps && slots[len(refs)] <= j {
-			if len(refs) > 0 {
-				if err := r.boundary(); err != nil {
-					return err
-				}
-			}
-			dt, res, err := r.reference(ctx, pc)
-			if err != nil {
-				return err
-			}
-			refs = append(refs, dt)
-			if math.IsNaN(res) || res > worst {
-				worst = res
-			}
-		}
-		return nil
-	}
-	type ran struct {
-		t     *tally
-		ev    sweep.Result
-		o     outcome
-		after []any // its kernels and trace events, sent after it
-	}
-	var pending []ran
-	// report sends the runs waiting for their references.
-	report := func() error {
-		m := math.NaN()
-		if len(refs) > 0 {
-			m = stat.Mean(refs, nil)
-			refMeans[i], refRuns[i] = m, refs
-		}
-		for _, p := range pending {
-			*done++
-			p.ev.Done = *done
-			run := p.t.record(i, p.o, m)
-			if len(refs) > 0 {
-				res := worst
-				p.ev.ReferenceS, p.ev.Residual, p.ev.Error = refs, &res, ptr(run.Error())
-			}
-			if err := r.send(p.ev); err != nil {
-				return err
-			}
-			for _, ev := range p.after {
-				if err := r.send(ev); err != nil {
-					return err
-				}
-			}
-		}
-		pending = nil
-		return nil
-	}
+	cr.slots = referenceSlots(cr.reps, len(cr.wanted))
 	defer func() {
 		// Runs with no reference yet are left out: a resumed sweep runs
 		// them again, with their configuration's references.
-		if err != nil && len(pending) > 0 && len(refs) > 0 {
-			_ = report() // best effort: the sweep is ending with err anyway
+		if err != nil && len(cr.pending) > 0 && len(cr.refs) > 0 {
+			_ = cr.report() // best effort: the sweep is ending with err anyway
 		}
 	}()
-	if len(tallies) == 0 {
-		if err := referencesUpTo(0); err != nil {
-			return err
-		}
-		refMeans[i], refRuns[i] = stat.Mean(refs, nil), refs
-		*done++
-		return r.send(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: w.Name(), Index: i,
-			Config: c, ReferenceS: refs, Residual: &worst, Done: *done, Total: total})
+	if len(sw.tallies) == 0 {
+		return cr.referencesOnly(ctx)
 	}
-	for j, t := range wanted {
-		if err := referencesUpTo(j); err != nil {
+	for j, t := range cr.wanted {
+		if err := cr.referencesUpTo(ctx, j); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.boundary(); err != nil {
+		if err := sw.r.boundary(); err != nil {
 			return err
 		}
-		o, err := r.selectiveRun(ctx, pc, t.tr)
-		if err != nil {
-			return fmt.Errorf("%s at %g: %w", t.tr.Policy.Name(), t.tr.Tolerance, err)
-		}
-		tol := t.tr.Tolerance
-		p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
-			Workload: w.Name(), Index: i, Config: c, Policy: t.tr.Policy.Name(), Tolerance: &tol,
-			PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
-			Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: total}}
-		if spec.Kernels && r.root() {
-			p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
-				Policy: t.tr.Policy.Name(), Tolerance: tol, Rank: 0, Kernels: r.eng.Report(t.tr)})
-		}
-		if spec.Trace {
-			ev, err := r.gatherTrace(i, t.tr.Policy.Name(), tol)
-			if err != nil {
-				return fmt.Errorf("%s at %g: trace: %w", t.tr.Policy.Name(), t.tr.Tolerance, err)
-			}
-			if ev != nil {
-				p.after = append(p.after, ev)
-			}
-		}
-		pending = append(pending, p)
-		if len(refs) == reps { // every reference taken (or none to take)
-			if err := report(); err != nil {
-				return err
-			}
-		} else if err := r.send(sweep.ProgressEvent{Type: sweep.TypeProgress, V: sweep.ProtocolVersion, Index: i,
-			Pending: len(pending)}); err != nil {
+		if err := cr.selective(ctx, t); err != nil {
 			return err
 		}
 	}
-	if err := referencesUpTo(len(wanted)); err != nil {
+	if err := cr.referencesUpTo(ctx, len(cr.wanted)); err != nil {
 		return err
 	}
-	return report()
+	return cr.report()
+}
+
+// configRun is the state of one configuration's runs.
+type configRun struct {
+	*sweepRun
+	i      int
+	c      sweep.Config
+	pc     *config
+	wanted []*tally // the policy x tolerance runs to make
+	reps   int      // reference runs to take
+	slots  []int    // where they go among the selective runs (referenceSlots)
+	refs   []float64
+	worst  float64 // the largest residual of the references
+	// pending are the selective runs made and not yet reported: they wait
+	// for the configuration's last reference.
+	pending []ran
+}
+
+// ran is a selective run waiting for its references.
+type ran struct {
+	t     *tally
+	ev    sweep.Result
+	o     outcome
+	after []any // its kernels and trace events, sent after it
+}
+
+// referencesUpTo takes the references due before selective run j.
+func (cr *configRun) referencesUpTo(ctx context.Context, j int) error {
+	for len(cr.refs) < cr.reps && cr.slots[len(cr.refs)] <= j {
+		if len(cr.refs) > 0 {
+			if err := cr.r.boundary(); err != nil {
+				return err
+			}
+		}
+		dt, res, err := cr.r.reference(ctx, cr.pc)
+		if err != nil {
+			return err
+		}
+		cr.refs = append(cr.refs, dt)
+		if math.IsNaN(res) || res > cr.worst {
+			cr.worst = res
+		}
+	}
+	return nil
+}
+
+// referencesOnly takes a reference sweep's runs of the configuration and
+// reports them.
+func (cr *configRun) referencesOnly(ctx context.Context) error {
+	if err := cr.referencesUpTo(ctx, 0); err != nil {
+		return err
+	}
+	cr.refMeans[cr.i], cr.refRuns[cr.i] = stat.Mean(cr.refs, nil), cr.refs
+	cr.done++
+	return cr.r.send(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: cr.w.Name(), Index: cr.i,
+		Config: cr.c, ReferenceS: cr.refs, Residual: &cr.worst, Done: cr.done, Total: cr.total})
+}
+
+// selective makes the selective run of tally t and reports it, or tells of
+// it with a progress event while references are still to come.
+func (cr *configRun) selective(ctx context.Context, t *tally) error {
+	name, tol := t.tr.Policy.Name(), t.tr.Tolerance
+	o, err := cr.r.selectiveRun(ctx, cr.pc, t.tr)
+	if err != nil {
+		return fmt.Errorf("%s at %g: %w", name, tol, err)
+	}
+	p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
+		Workload: cr.w.Name(), Index: cr.i, Config: cr.c, Policy: name, Tolerance: &tol,
+		PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
+		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: cr.total}}
+	if cr.spec.Kernels && cr.r.root() {
+		p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: cr.i,
+			Policy: name, Tolerance: tol, Rank: 0, Kernels: cr.r.eng.Report(t.tr)})
+	}
+	if cr.spec.Trace {
+		ev, err := cr.r.gatherTrace(cr.i, name, tol)
+		if err != nil {
+			return fmt.Errorf("%s at %g: trace: %w", name, tol, err)
+		}
+		if ev != nil {
+			p.after = append(p.after, ev)
+		}
+	}
+	cr.pending = append(cr.pending, p)
+	if len(cr.refs) == cr.reps { // every reference taken (or none to take)
+		return cr.report()
+	}
+	return cr.r.send(sweep.ProgressEvent{Type: sweep.TypeProgress, V: sweep.ProtocolVersion, Index: cr.i,
+		Pending: len(cr.pending)})
+}
+
+// report sends the runs waiting for their references.
+func (cr *configRun) report() error {
+	m := math.NaN()
+	if len(cr.refs) > 0 {
+		m = stat.Mean(cr.refs, nil)
+		cr.refMeans[cr.i], cr.refRuns[cr.i] = m, cr.refs
+	}
+	for _, p := range cr.pending {
+		cr.done++
+		p.ev.Done = cr.done
+		run := p.t.record(cr.i, p.o, m)
+		if len(cr.refs) > 0 {
+			res := cr.worst
+			p.ev.ReferenceS, p.ev.Residual, p.ev.Error = cr.refs, &res, ptr(run.Error())
+		}
+		if err := cr.r.send(p.ev); err != nil {
+			return err
+		}
+		for _, ev := range p.after {
+			if err := cr.r.send(ev); err != nil {
+				return err
+			}
+		}
+	}
+	cr.pending = nil
+	return nil
 }
 
 // Caps of a run's timeline: spans per rank, and over all ranks, so that one
