@@ -42,11 +42,18 @@ type selectiveResult struct {
 // runSweep runs a spec on 4 ranks and returns its events by type.
 func runSweep(t *testing.T, bin, spec string) map[string][]selectiveResult {
 	t.Helper()
+	return runSweepOn(t, bin, 4, spec)
+}
+
+// runSweepOn runs a spec on the given number of ranks and returns its events
+// by type.
+func runSweepOn(t *testing.T, bin string, ranks int, spec string) map[string][]selectiveResult {
+	t.Helper()
 	f := filepath.Join(t.TempDir(), "spec.json")
 	if err := os.WriteFile(f, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := testenv.MPIRun(t, 4*time.Minute, 4, nil, "", bin, "agent", "--sweep", f)
+	r := testenv.MPIRun(t, 4*time.Minute, ranks, nil, "", bin, "agent", "--sweep", f)
 	if r.ExitCode != 0 {
 		t.Fatalf("agent exit %d\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
 	}
