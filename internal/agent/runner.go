@@ -147,7 +147,7 @@ func (r *runner) once(ctx context.Context, pc *config, tr *selective.Track, mode
 // engine, at tolerance 0 on a track of its own (so every kernel executes and
 // no policy's statistics change): the engine's first run on a configuration
 // meets its communicators' record channels, its kernel keys and its logs for
-// the first time, and that cost used to land in the first selective run
+// the first time, and that cost would land in the first selective run
 // only. Otherwise (references only) it runs as they do, with the engine off.
 func (r *runner) warmUp(ctx context.Context, pc *config, engine bool) error {
 	if !engine {
@@ -382,11 +382,10 @@ func (sw *sweepRun) summaries(configs []sweep.Config, refTotal, elapsed float64)
 // tolerance and, unless tuning, its reference runs.
 //
 // The references are interleaved with the selective runs (referenceSlots)
-// rather than all taken first. On a shared machine the speed of a whole run
-// drifts by 10% and more over a few seconds; references taken before fifteen
-// selective runs measured another machine than the last of them ran on, and
-// that difference, the same for every policy of the configuration, was most
-// of the prediction error. So the result lines of the runs made before a
+// rather than all taken first: on a shared machine the speed of a whole run
+// drifts over seconds, and references taken before all the selective runs
+// would measure another machine than the last of them ran on, an error the
+// same for every policy of the configuration. So the result lines of the runs made before a
 // configuration's last reference (and the kernels and trace lines that
 // follow them, taken as their runs end) wait for it, and a progress line
 // tells of each such run as it ends; if the sweep stops or fails on the

@@ -126,9 +126,8 @@ func (c *Call) Reset() {
 // no full run of a well-scaled factorization produces: NaN, ±Inf, or a
 // nonzero magnitude outside [2^-500, 2^500]. A process that skipped nothing
 // itself can still receive such data from one that did, and LAPACK's
-// factorizations take a different time on it: dgeqrf of a 2048x32 block
-// holding NaN took 19 times as long as on normal data on an Intel Xeon
-// (OpenBLAS's dnrm2 works in x87 arithmetic) and 30% less on an AMD EPYC.
+// factorizations take a different time on it (OpenBLAS's dnrm2, for one,
+// works in x87 arithmetic on some CPUs, many times slower on NaN).
 // Only the referenced part is read, as Reset writes it; Suspect is false
 // for the other routines.
 func (c *Call) Suspect() bool {

@@ -68,9 +68,9 @@ func (l *Launcher) Args(n int, prog string, args ...string) []string {
 	a := []string{"-n", fmt.Sprint(n)}
 	if l.Flavor == OpenMPI && n > l.Cores {
 		// Ranks bound round-robin to cores time-share their core steadily;
-		// unbound, the scheduler moves them around and run times vary 3-4x
-		// more (coefficient of variation of SUMMA n=2048 on 4 ranks/2 cores:
-		// 1-4% bound, 4-14% unbound).
+		// unbound, the scheduler moves them around and run times vary
+		// several times more (docs/benchmarks.md, "The machine and how to
+		// read the figures").
 		a = append(a, "--map-by", "core:OVERSUBSCRIBE", "--bind-to", "core:overload-allowed")
 	}
 	a = append(a, prog)
@@ -91,10 +91,9 @@ func (l *Launcher) Env(n int) []string {
 			env = append(env, "OMPI_MCA_mpi_yield_when_idle=1")
 			// Open MPI's default pipelined broadcast of large messages hands
 			// segments back and forth between ranks; ranks that share a core
-			// then wait for scheduler ticks, and a 1 MB broadcast takes 0.4 to
-			// 8 ms depending on what the neighbours did before (SUMMA n=2048
-			// 1x4: reference 0.29 s, 10x spread in broadcast times). The
-			// binomial tree does not: 0.22 s and a steady broadcast time.
+			// then wait for scheduler ticks, and a large broadcast's time
+			// depends on what the neighbours did before. The binomial tree
+			// does not hand segments back and forth.
 			env = append(env, "OMPI_MCA_coll_tuned_use_dynamic_rules=1", "OMPI_MCA_coll_tuned_bcast_algorithm=6")
 		}
 	}

@@ -188,8 +188,8 @@ func shapeOf(ranks []int64) Shape {
 // records, except every refresh-th collective, and End recovers the path
 // from the log. The records are synchronisations: on a node with more ranks
 // than cores, leaving them out while kernels still execute would let ranks
-// that used to take turns on a core compute at once, and the kernels would
-// be timed in a context the full run never has.
+// that take turns on a core in a full run compute at once, and the kernels
+// would be timed in a context the full run never has.
 func (c *Comm) collective(op Op, n int, do func() error) {
 	e := c.e
 	if !e.on {
@@ -285,12 +285,10 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 // records exchange is such a collective, over the same members arriving as
 // the run brought them, so its time from the last arrival is the cost. The
 // run that follows it is timed in a context the full run never has: the
-// exchange has just made the members leave together, so the run holds a
-// member's wait for a core (on eight ranks sharing two cores, 150 µs where
-// the exchange takes 4 µs for the last member and 90 µs for an early one,
-// and charging it over-predicted a base case of 24 by 10 to 30%). A larger
-// collective is a transfer that needs every member on a core: its timed run
-// is its cost.
+// exchange has just made the members leave together, so on shared cores the
+// run holds a member's wait for a core, which the full run does not pay. A
+// larger collective is a transfer that needs every member on a core: its
+// timed run is its cost.
 func collectiveTime(n int, ran, exchange float64) float64 {
 	if 8*n <= rendezvousBytes {
 		return math.Max(exchange, 0)

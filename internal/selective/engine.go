@@ -379,9 +379,8 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	// runs once per run (the top of a recursion) is then agreed on by the
 	// next run, instead of being found predictable only when next reached
 	// and executed once more while its statistics travel. Communication
-	// kernels wait until next reached: shared after their first samples,
-	// taken while the members arrive out of step, their means came out
-	// several times too high.
+	// kernels wait until next reached: their first samples are taken while
+	// the members arrive out of step, and overstate their mean.
 	if e.skip && e.tr.shares && !st.key.Op.IsComm() {
 		if _, ok := e.tr.global[st.hash]; !ok && e.qs.Predictable(st.Stat, e.tr.Tolerance, 1, e.nmin) {
 			e.tr.learn(st.hash, st.Stat, Shape{})

@@ -133,11 +133,9 @@ const cpuDerive = 10e-6
 // cpuDerive or more has passed since its last reading (monotonic clock,
 // a few tens of nanoseconds); a reading sooner is that one plus the time
 // since. Back-to-back events (the end of one kernel, the start of the
-// next; a non-blocking send posted) so share one system call. On 4 ranks
-// sharing 2 cores, two reads of 0.7 us per executed kernel were a quarter
-// of the engine's overhead on cholesky2d at b=64 (13,500 kernel calls a
-// rank, nothing skipped): +28% of wall time with them, +21% with this
-// clock, far more than their CPU time.
+// next; a non-blocking send posted) so share one system call: on ranks
+// that share cores, a system call costs a wait for the core as well as
+// its own CPU time.
 // Every real reading is also lowered by the reads so far (half of the one
 // it makes): the interval between two readings holds half of each, which
 // is the engine's, not the work's. Readings never go back.

@@ -8,9 +8,8 @@ const maxPromise = 1 << 20
 
 // farCalls is how far (in calls, each sampled) a kernel must be from
 // predictable before its process promises to execute it without records.
-// The workloads here call one collective a few hundred times a run at most
-// (cholesky3d at b=24: 320 on rank 0), so such a kernel would not have
-// become predictable in the run anyway. A promise costs a run that calls a
+// The workloads here call one collective a few hundred times a run at most,
+// so such a kernel would not have become predictable in the run anyway. A promise costs a run that calls a
 // collective far more often: sampled once every far/8 calls, a kernel far
 // calls away needs about far²/16 calls instead of far to get there.
 const farCalls = 256
