@@ -37,8 +37,8 @@ func tableBest(sw *Sweep) string {
 	if sums[0].HasRef {
 		fmt.Fprintln(tw, "policy\ttolerance\tspeed-up\tmean error\tmax error\tquality\tchosen\t")
 		for _, s := range sums {
-			fmt.Fprintf(tw, "%s\t%s\t%.2fx\t%s\t%s\t%.3f\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), s.Speedup,
-				format.Percent(s.MeanError), format.Percent(s.MaxError), s.Quality, s.Chosen)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), format.Speedup(s.Speedup),
+				format.Percent(s.MeanError), format.Percent(s.MaxError), format.Fixed(s.Quality, 3), s.Chosen)
 		}
 		tw.Flush()
 		fmt.Fprintf(&b, "best configuration (least reference time): %s\n", sums[0].Best)

@@ -27,11 +27,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -121,17 +121,6 @@ func read(r io.Reader) ([]event, error) {
 	return evs, sc.Err()
 }
 
-func pow2(t float64) string {
-	if t <= 0 {
-		return "0"
-	}
-	e := math.Log2(t)
-	if e == math.Trunc(e) {
-		return fmt.Sprintf("2^%d", int(e))
-	}
-	return fmt.Sprintf("%g", t)
-}
-
 func policyTable(evs []event) {
 	fmt.Println("| policy | tolerance | speed-up | mean error | max error | quality | selective s | reference s |")
 	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -139,7 +128,7 @@ func policyTable(evs []event) {
 		if e.Type != "summary" || e.Policy == "" || e.MeanError == nil {
 			continue
 		}
-		fmt.Printf("| %s | %s | %.2fx | %.1f%% | %.1f%% | %.3f | %.2f | %.2f |\n", e.Policy, pow2(*e.Tolerance), e.Speedup,
+		fmt.Printf("| %s | %s | %.2fx | %.1f%% | %.1f%% | %.3f | %.2f | %.2f |\n", e.Policy, format.Tolerance(*e.Tolerance), e.Speedup,
 			100**e.MeanError, 100**e.MaxError, *e.Quality, e.SelTotal, e.RefTotal)
 	}
 	if floor, n := runError(evs); n > 0 {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -93,7 +94,7 @@ func pairedMain(files []string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-paired: %w", err)
 	}
-	fmt.Fprintf(w, "| policy | pairs | mean error %s | mean error %s | %s minus %s | standard error | |\n", pow2(loose), pow2(tight), pow2(tight), pow2(loose))
+	fmt.Fprintf(w, "| policy | pairs | mean error %s | mean error %s | %s minus %s | standard error | |\n", format.Tolerance(loose), format.Tolerance(tight), format.Tolerance(tight), format.Tolerance(loose))
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, r := range rows {
 		verdict := "no larger"

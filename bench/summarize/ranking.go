@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
@@ -177,7 +178,7 @@ func rankingMain(files []string, param string, f rankFilter, w io.Writer) error 
 	fmt.Fprintln(w, "| --- | --- | ---: | ---: |")
 	pairs, same := 0, 0
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %d |\n", r.Policy, pow2(r.Tolerance), r.Pairs, r.Same)
+		fmt.Fprintf(w, "| %s | %s | %d | %d |\n", r.Policy, format.Tolerance(r.Tolerance), r.Pairs, r.Same)
 		pairs, same = pairs+r.Pairs, same+r.Same
 	}
 	fmt.Fprintf(w, "| **all** | | **%d** | **%d** |\n\n", pairs, same)

@@ -154,6 +154,7 @@ func (r *runner) warmUp(ctx context.Context, pc *config, engine bool) error {
 		_, _, err := r.once(ctx, pc, nil, selective.Off)
 		return err
 	}
+	// At tolerance 0 nothing is skipped whatever the policy; the simplest one does.
 	_, _, err := r.once(ctx, pc, selective.NewTrack(policy.Conditional{}, 0), selective.Selective)
 	return err
 }
@@ -394,7 +395,7 @@ func (sw *sweepRun) summaries(configs []sweep.Config, refTotal, elapsed float64)
 func (sw *sweepRun) configuration(ctx context.Context, i int, c sweep.Config, pc *config) (err error) {
 	cr := &configRun{sweepRun: sw, i: i, c: c, pc: pc}
 	for _, t := range sw.tallies {
-		if sw.spec.Wants(i, t.tr.Policy.Name(), t.tr.Tolerance) {
+		if sw.spec.Wants(i, t.tr.Policy().Name(), t.tr.Tolerance) {
 			cr.wanted = append(cr.wanted, t)
 		}
 	}
@@ -494,7 +495,7 @@ func (cr *configRun) referencesOnly(ctx context.Context) error {
 // selective makes the selective run of tally t and reports it, or tells of
 // it with a progress event while references are still to come.
 func (cr *configRun) selective(ctx context.Context, t *tally) error {
-	name, tol := t.tr.Policy.Name(), t.tr.Tolerance
+	name, tol := t.tr.Policy().Name(), t.tr.Tolerance
 	o, err := cr.r.selectiveRun(ctx, cr.pc, t.tr)
 	if err != nil {
 		return fmt.Errorf("%s at %g: %w", name, tol, err)
@@ -639,7 +640,7 @@ func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Confi
 	tol := t.tr.Tolerance
 	f := sweep.Summarize(t.runs)
 	s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: workload, Mode: spec.Mode,
-		Policy: t.tr.Policy.Name(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: f.SelectiveTotalS, ElapsedS: elapsed}
+		Policy: t.tr.Policy().Name(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: f.SelectiveTotalS, ElapsedS: elapsed}
 	if f.Chosen >= 0 {
 		s.Chosen = &configs[t.runs[f.Chosen].Config]
 	}

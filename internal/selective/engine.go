@@ -37,7 +37,7 @@ type kstat struct {
 // a sweep. A policy.Carrier keeps them from one configuration to the next;
 // the other policies start every run afresh.
 type Track struct {
-	Policy    policy.Policy
+	pol       policy.Policy
 	Tolerance float64
 
 	// The policy's capabilities (package policy), found once.
@@ -64,7 +64,7 @@ type settleKey struct {
 
 // NewTrack starts a track of policy p at tolerance eps.
 func NewTrack(p policy.Policy, eps float64) *Track {
-	tr := &Track{Policy: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
+	tr := &Track{pol: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
 		agreed: map[uint64]bool{}, settled: map[settleKey]bool{}}
 	_, tr.shares = p.(policy.Sharer)
 	_, tr.carries = p.(policy.Carrier)
@@ -73,6 +73,9 @@ func NewTrack(p policy.Policy, eps float64) *Track {
 	tr.promiser, _ = p.(policy.Promiser)
 	return tr
 }
+
+// Policy is the track's policy.
+func (tr *Track) Policy() policy.Policy { return tr.pol }
 
 // NeedsCountingRun reports whether the track's policy runs each
 // configuration once in full, counting the critical path (mode Counting),
@@ -333,7 +336,7 @@ func (e *Engine) skippable(st *kstat) bool {
 			return e.agreedOn(st.hash)
 		}
 	}
-	alpha := tr.Policy.Significance(e.view(st))
+	alpha := tr.pol.Significance(e.view(st))
 	if !e.qs.Predictable(st.Stat, tr.Tolerance, alpha, e.nmin) {
 		return false
 	}

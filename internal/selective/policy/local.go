@@ -2,9 +2,9 @@ package policy
 
 import "math"
 
-// Local is the paper's local propagation: alpha is this process's execution
-// count c of the kernel in the current run, with no information from other
-// processes,
+// Local is the paper's local propagation: alpha is this process's count c
+// of calls of the kernel in the current run (skipped ones included), with
+// no information from other processes,
 //
 //	h / (m · sqrt(c)) <= epsilon.
 type Local struct{}

@@ -50,7 +50,8 @@ type Kernel struct {
 	// a PathCounter).
 	PathCount float64
 	// CriticalCount is the kernel's count on the critical path of the
-	// configuration's counting run (filled only for a Rehearser).
+	// configuration's counting run (zero unless a Rehearser's counting run
+	// came first).
 	CriticalCount float64
 }
 
