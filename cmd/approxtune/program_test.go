@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/testenv"
+)
+
+// buildPreload builds the preload library into a temporary directory.
+func buildPreload(t *testing.T) string {
+	t.Helper()
+	lib := filepath.Join(t.TempDir(), preload.LibName)
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
+	cmd.Dir = testenv.Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildmode=c-shared ./cmd/libapproxtune: %v\n%s", err, out)
+	}
+	return lib
+}
+
+// compile builds a C test program with cc and extra flags.
+func compile(t *testing.T, cc, src string, flags ...string) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := append([]string{"-O2", "-o", exe, src}, flags...)
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
+	}
+	return exe
+}
+
+// approxtune program --check counts exactly the calls a program makes, the
+// Fortran and CBLAS forms of dgemm both, and not the BLAS calls a LAPACK
+// routine makes inside itself; the program's own results are unchanged.
+func TestProgramCheckCounts(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "counts.c"), "-lopenblas")
+	const ranks = 3
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", strconv.Itoa(ranks), prog)
+	if code != 0 {
+		t.Fatalf("program --check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "info 0 sum 3 c00 8") {
+		t.Errorf("the program's own output changed under the library:\n%s", stdout)
+	}
+	want := map[string]int{"dgemm_": 5, "cblas_dgemm": 3, "dpotrf_": 1, "MPI_Bcast": 4, "MPI_Allreduce": 2, "MPI_Barrier": 1}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(l); len(f) == 3 {
+			rows[f[0]] = f[1:]
+		}
+	}
+	for name, per := range want {
+		got, ok := rows[name]
+		if !ok || got[0] != strconv.Itoa(per*ranks) {
+			t.Errorf("%s: got %v, want %d calls over %d ranks", name, got, per*ranks, ranks)
+		}
+	}
+	if len(rows) != len(want) {
+		t.Errorf("routines listed: %v, want exactly %v", rows, want)
+	}
+}
+
+// A program that never calls MPI, and a statically linked one, are refused
+// with what to do.
+func TestProgramCheckRefuses(t *testing.T) {
+	cc := testenv.Tool(t, "gcc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	src := filepath.Join(t.TempDir(), "plain.c")
+	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { puts(\"no MPI here\"); return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"no MPI", nil, "never reached MPI_Finalize"},
+		{"static", []string{"-static"}, "is statically linked"},
+	} {
+		prog := compile(t, cc, src, c.flags...)
+		_, stderr, code := runCheck(t, bin, lib, prog)
+		if code != 1 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and a refusal saying %q", c.name, code, stderr, c.want)
+		}
+	}
+}
+
+// runCheck runs `approxtune program --check` with args, with the preload
+// library lib, and returns its output and exit status.
+func runCheck(t *testing.T, bin, lib string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"program", "--check"}, args...)...)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("approxtune program --check %v: timed out\n%s%s", args, so.String(), se.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("approxtune program --check: %v", err)
+	}
+	return so.String(), se.String(), code
+}

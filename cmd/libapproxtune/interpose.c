@@ -1,0 +1,167 @@
+// The interposers: each defines a BLAS, LAPACK or MPI entry point, counts the
+// call and forwards it to the real routine (PMPI_* for MPI, the next
+// definition in the link order, dlsym(RTLD_NEXT), for BLAS and LAPACK). A
+// call made while another interposed call is running (a LAPACK routine
+// calling BLAS, MPI calls made by the library itself) is forwarded without
+// being counted: it is part of the outer call. Nothing here enters Go on
+// the per-call path; MPI_Finalize hands the counts to Go (report.go).
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <mpi.h>
+#include "interpose.h"
+#include "_cgo_export.h"
+
+#define AT_NAME(idx, sym) #sym,
+static const char *at_names[] = { AT_ROUTINES(AT_NAME) };
+
+const char *at_routine_name(int i) { return at_names[i]; }
+
+static long long at_counts[AT_NROUTINES];
+static __thread int at_depth;
+static int at_initialized;
+
+static void *at_next(const char *sym) {
+	void *f = dlsym(RTLD_NEXT, sym);
+	if (f == NULL) {
+		fprintf(stderr, "libapproxtune: %s is interposed but no library after it defines it\n", sym);
+		abort();
+	}
+	return f;
+}
+
+// AT_VOID interposes a routine that returns nothing; AT_RET one that
+// returns type ret.
+#define AT_VOID(idx, sym, params, args) \
+	void sym params { \
+		static void (*real) params; \
+		if (real == NULL) real = at_next(#sym); \
+		if (at_depth++ == 0) at_counts[idx]++; \
+		real args; \
+		at_depth--; \
+	}
+#define AT_RET(idx, ret, sym, params, args) \
+	ret sym params { \
+		static ret (*real) params; \
+		if (real == NULL) real = at_next(#sym); \
+		if (at_depth++ == 0) at_counts[idx]++; \
+		ret r = real args; \
+		at_depth--; \
+		return r; \
+	}
+
+// Fortran BLAS and LAPACK: character arguments carry hidden lengths after
+// the others (gfortran's convention), passed on as they came.
+typedef size_t fl;
+AT_VOID(AT_DGEMM_F, dgemm_, (const char *ta, const char *tb, const int *m, const int *n, const int *k,
+	const double *alpha, const double *a, const int *lda, const double *b, const int *ldb, const double *beta,
+	double *c, const int *ldc, fl l1, fl l2), (ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2))
+AT_VOID(AT_DSYRK_F, dsyrk_, (const char *uplo, const char *tr, const int *n, const int *k, const double *alpha,
+	const double *a, const int *lda, const double *beta, double *c, const int *ldc, fl l1, fl l2),
+	(uplo, tr, n, k, alpha, a, lda, beta, c, ldc, l1, l2))
+AT_VOID(AT_DTRSM_F, dtrsm_, (const char *side, const char *uplo, const char *ta, const char *diag, const int *m,
+	const int *n, const double *alpha, const double *a, const int *lda, double *b, const int *ldb,
+	fl l1, fl l2, fl l3, fl l4), (side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4))
+AT_VOID(AT_DTRMM_F, dtrmm_, (const char *side, const char *uplo, const char *ta, const char *diag, const int *m,
+	const int *n, const double *alpha, const double *a, const int *lda, double *b, const int *ldb,
+	fl l1, fl l2, fl l3, fl l4), (side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4))
+AT_VOID(AT_DSYMM_F, dsymm_, (const char *side, const char *uplo, const int *m, const int *n, const double *alpha,
+	const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
+	const int *ldc, fl l1, fl l2), (side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2))
+AT_VOID(AT_DPOTRF_F, dpotrf_, (const char *uplo, const int *n, double *a, const int *lda, int *info, fl l1),
+	(uplo, n, a, lda, info, l1))
+AT_VOID(AT_DTRTRI_F, dtrtri_, (const char *uplo, const char *diag, const int *n, double *a, const int *lda,
+	int *info, fl l1, fl l2), (uplo, diag, n, a, lda, info, l1, l2))
+AT_VOID(AT_DGETRF_F, dgetrf_, (const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info),
+	(m, n, a, lda, ipiv, info))
+AT_VOID(AT_DGEQRF_F, dgeqrf_, (const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
+	const int *lwork, int *info), (m, n, a, lda, tau, work, lwork, info))
+
+// CBLAS and LAPACKE: enumerations travel as int.
+AT_VOID(AT_CBLAS_DGEMM, cblas_dgemm, (int order, int ta, int tb, int m, int n, int k, double alpha,
+	const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc),
+	(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+AT_VOID(AT_CBLAS_DSYRK, cblas_dsyrk, (int order, int uplo, int tr, int n, int k, double alpha, const double *a,
+	int lda, double beta, double *c, int ldc), (order, uplo, tr, n, k, alpha, a, lda, beta, c, ldc))
+AT_VOID(AT_CBLAS_DTRSM, cblas_dtrsm, (int order, int side, int uplo, int ta, int diag, int m, int n,
+	double alpha, const double *a, int lda, double *b, int ldb), (order, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb))
+AT_RET(AT_LAPACKE_DPOTRF, int, LAPACKE_dpotrf, (int order, char uplo, int n, double *a, int lda),
+	(order, uplo, n, a, lda))
+
+// AT_MPI interposes an MPI routine: counted, then PMPI_*.
+#define AT_MPI(idx, sym, params, args) \
+	int MPI_##sym params { \
+		if (at_depth++ == 0) at_counts[idx]++; \
+		int r = PMPI_##sym args; \
+		at_depth--; \
+		return r; \
+	}
+
+AT_MPI(AT_MPI_SEND, Send, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), (b, n, t, d, tag, c))
+AT_MPI(AT_MPI_RECV, Recv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st),
+	(b, n, t, s, tag, c, st))
+AT_MPI(AT_MPI_ISEND, Isend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q),
+	(b, n, t, d, tag, c, q))
+AT_MPI(AT_MPI_IRECV, Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q),
+	(b, n, t, s, tag, c, q))
+AT_MPI(AT_MPI_WAIT, Wait, (MPI_Request *q, MPI_Status *st), (q, st))
+AT_MPI(AT_MPI_WAITALL, Waitall, (int n, MPI_Request *q, MPI_Status *st), (n, q, st))
+AT_MPI(AT_MPI_TEST, Test, (MPI_Request *q, int *flag, MPI_Status *st), (q, flag, st))
+AT_MPI(AT_MPI_SENDRECV, Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn,
+	MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status))
+AT_MPI(AT_MPI_BCAST, Bcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c))
+AT_MPI(AT_MPI_REDUCE, Reduce, (const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c),
+	(sb, rb, n, t, op, root, c))
+AT_MPI(AT_MPI_ALLREDUCE, Allreduce, (const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c),
+	(sb, rb, n, t, op, c))
+AT_MPI(AT_MPI_GATHER, Gather, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root,
+	MPI_Comm c), (sb, sn, st, rb, rn, rt, root, c))
+AT_MPI(AT_MPI_ALLGATHER, Allgather, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
+	MPI_Comm c), (sb, sn, st, rb, rn, rt, c))
+AT_MPI(AT_MPI_SCATTER, Scatter, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root,
+	MPI_Comm c), (sb, sn, st, rb, rn, rt, root, c))
+AT_MPI(AT_MPI_ALLTOALL, Alltoall, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
+	MPI_Comm c), (sb, sn, st, rb, rn, rt, c))
+AT_MPI(AT_MPI_BARRIER, Barrier, (MPI_Comm c), (c))
+AT_MPI(AT_MPI_COMM_SPLIT, Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *out), (c, color, key, out))
+AT_MPI(AT_MPI_COMM_DUP, Comm_dup, (MPI_Comm c, MPI_Comm *out), (c, out))
+AT_MPI(AT_MPI_COMM_CREATE, Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *out), (c, g, out))
+AT_MPI(AT_MPI_CART_CREATE, Cart_create, (MPI_Comm c, int nd, const int *dims, const int *periods, int reorder,
+	MPI_Comm *out), (c, nd, dims, periods, reorder, out))
+AT_MPI(AT_MPI_COMM_FREE, Comm_free, (MPI_Comm *c), (c))
+
+int MPI_Init(int *argc, char ***argv) {
+	at_depth++;
+	int r = PMPI_Init(argc, argv);
+	at_depth--;
+	at_initialized = 1;
+	return r;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	at_depth++;
+	int r = PMPI_Init_thread(argc, argv, required, provided);
+	at_depth--;
+	at_initialized = 1;
+	return r;
+}
+
+// MPI_Finalize sums every rank's counts on rank 0, which hands them to Go
+// (atReport) before MPI ends.
+int MPI_Finalize(void) {
+	at_depth++;
+	if (at_initialized) {
+		int rank = 0, size = 1;
+		long long sums[AT_NROUTINES];
+		PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+		PMPI_Comm_size(MPI_COMM_WORLD, &size);
+		if (PMPI_Reduce(at_counts, sums, AT_NROUTINES, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS && rank == 0) {
+			atReport(sums, AT_NROUTINES, size);
+		}
+	}
+	int r = PMPI_Finalize();
+	at_depth--;
+	return r;
+}

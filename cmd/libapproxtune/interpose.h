@@ -1,0 +1,49 @@
+#ifndef AT_INTERPOSE_H
+#define AT_INTERPOSE_H
+
+// The routines the preload library interposes, as an X-macro list:
+// X(index name, symbol). interpose.c defines each symbol; report.go names
+// them in the check report.
+#define AT_ROUTINES(X) \
+	X(AT_DGEMM_F, dgemm_) \
+	X(AT_DSYRK_F, dsyrk_) \
+	X(AT_DTRSM_F, dtrsm_) \
+	X(AT_DTRMM_F, dtrmm_) \
+	X(AT_DSYMM_F, dsymm_) \
+	X(AT_DPOTRF_F, dpotrf_) \
+	X(AT_DTRTRI_F, dtrtri_) \
+	X(AT_DGETRF_F, dgetrf_) \
+	X(AT_DGEQRF_F, dgeqrf_) \
+	X(AT_CBLAS_DGEMM, cblas_dgemm) \
+	X(AT_CBLAS_DSYRK, cblas_dsyrk) \
+	X(AT_CBLAS_DTRSM, cblas_dtrsm) \
+	X(AT_LAPACKE_DPOTRF, LAPACKE_dpotrf) \
+	X(AT_MPI_SEND, MPI_Send) \
+	X(AT_MPI_RECV, MPI_Recv) \
+	X(AT_MPI_ISEND, MPI_Isend) \
+	X(AT_MPI_IRECV, MPI_Irecv) \
+	X(AT_MPI_WAIT, MPI_Wait) \
+	X(AT_MPI_WAITALL, MPI_Waitall) \
+	X(AT_MPI_TEST, MPI_Test) \
+	X(AT_MPI_SENDRECV, MPI_Sendrecv) \
+	X(AT_MPI_BCAST, MPI_Bcast) \
+	X(AT_MPI_REDUCE, MPI_Reduce) \
+	X(AT_MPI_ALLREDUCE, MPI_Allreduce) \
+	X(AT_MPI_GATHER, MPI_Gather) \
+	X(AT_MPI_ALLGATHER, MPI_Allgather) \
+	X(AT_MPI_SCATTER, MPI_Scatter) \
+	X(AT_MPI_ALLTOALL, MPI_Alltoall) \
+	X(AT_MPI_BARRIER, MPI_Barrier) \
+	X(AT_MPI_COMM_SPLIT, MPI_Comm_split) \
+	X(AT_MPI_COMM_DUP, MPI_Comm_dup) \
+	X(AT_MPI_COMM_CREATE, MPI_Comm_create) \
+	X(AT_MPI_CART_CREATE, MPI_Cart_create) \
+	X(AT_MPI_COMM_FREE, MPI_Comm_free)
+
+#define AT_ENUM(idx, sym) idx,
+enum { AT_ROUTINES(AT_ENUM) AT_NROUTINES };
+
+// at_routine_name returns the symbol of routine i.
+const char *at_routine_name(int i);
+
+#endif

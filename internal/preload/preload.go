@@ -1,0 +1,127 @@
+// Package preload holds what the approxtune preload library
+// (cmd/libapproxtune, built with -buildmode=c-shared and loaded into a
+// user's MPI program with LD_PRELOAD) and the approxtune command share: where
+// the library is installed, the environment that configures it, and the
+// reports it writes. It links no MPI.
+package preload
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// LibName is the preload library's file name.
+const LibName = "libapproxtune.so"
+
+// EnvLib names the preload library in place of the installed one.
+const EnvLib = "APPROXTUNE_LIB"
+
+// EnvCheck is the environment variable that asks the library for a check
+// report: the file rank 0 writes it to at MPI_Finalize.
+const EnvCheck = "APPROXTUNE_CHECK"
+
+// Find returns the preload library's path: $APPROXTUNE_LIB, else
+// lib/approxtune/libapproxtune.so beside the bin directory of the running
+// executable (where install.sh puts it). The error says how to get it.
+func Find() (string, error) {
+	if p := os.Getenv(EnvLib); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", EnvLib, p, err)
+		}
+		return p, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("locating the preload library: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	p := filepath.Join(filepath.Dir(filepath.Dir(exe)), "lib", "approxtune", LibName)
+	if _, err := os.Stat(p); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("the preload library is not installed at %s: run ./install.sh, or build it with `go build -buildmode=c-shared -o %s ./cmd/libapproxtune` and set %s", p, LibName, EnvLib)
+		}
+		return "", err
+	}
+	return p, nil
+}
+
+// Check is the report of a check run: how often the program called each
+// interposed routine, summed over its ranks.
+type Check struct {
+	Ranks int              `json:"ranks"`
+	Calls map[string]int64 `json:"calls"`
+}
+
+// Called lists the routines called at least once, most called first.
+func (c *Check) Called() []string {
+	var names []string
+	for n, k := range c.Calls {
+		if k > 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if c.Calls[names[i]] != c.Calls[names[j]] {
+			return c.Calls[names[i]] > c.Calls[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// WriteCheck writes c to path.
+func WriteCheck(path string, c *Check) error {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("check report: %w", err)
+	}
+	return nil
+}
+
+// ReadCheck reads the report at path; a missing file is reported as
+// fs.ErrNotExist (the program never reached MPI_Finalize through the library).
+func ReadCheck(path string) (*Check, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Check
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("check report %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// CheckLinkage reports why the executable at path cannot be tuned through
+// the preload library, or nil: the library reaches a program only through
+// the dynamic linker, so a statically linked executable is refused. A file
+// that is not ELF (a script that starts the program) passes: what it runs
+// inherits LD_PRELOAD.
+func CheckLinkage(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		var fe *elf.FormatError
+		if errors.As(err, &fe) {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is statically linked: approxtune intercepts MPI, BLAS and LAPACK through the dynamic linker (LD_PRELOAD), so link them dynamically (mpicc without -static, -lopenblas or -lblas -llapack)", path)
+}
