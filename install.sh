@@ -9,7 +9,9 @@
 #    Jupyter from the OS packages. Already installed packages are left alone.
 # 2. Checks Go (at least the version go.mod names).
 # 3. Builds approxtune into PREFIX/bin (default /usr/local/bin as root,
-#    ~/.local/bin otherwise) and says so if that is not on PATH.
+#    ~/.local/bin otherwise) and says so if that is not on PATH, and its
+#    preload library (for tuning your own MPI programs) into
+#    PREFIX/lib/approxtune.
 # Running it again is harmless: it only does what is still missing.
 set -euo pipefail
 
@@ -93,6 +95,10 @@ ver=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo dev)
 mkdir -p "$prefix/bin"
 say "building approxtune $ver into $prefix/bin"
 (cd "$here" && "$gobin" build -ldflags "-X main.version=$ver" -o "$prefix/bin/approxtune" ./cmd/approxtune)
+mkdir -p "$prefix/lib/approxtune"
+say "building the preload library into $prefix/lib/approxtune"
+(cd "$here" && "$gobin" build -buildmode=c-shared -o "$prefix/lib/approxtune/libapproxtune.so" ./cmd/libapproxtune)
+rm -f "$prefix/lib/approxtune/libapproxtune.h"
 "$prefix/bin/approxtune" version | sed 's/^/    /'
 
 if [ "$jupyter" = 1 ] || command -v jupyter >/dev/null 2>&1; then

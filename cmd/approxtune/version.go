@@ -9,10 +9,11 @@ import (
 
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/preload"
 )
 
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("version", "approxtune version", "Prints approxtune's version, the Go version it was built with, the MPI library\nit was built against (MPI_Get_library_version) and the BLAS backend in use\n(APPROXTUNE_BLAS=openblas|gonum selects it).", stderr)
+	fs := newFlags("version", "approxtune version", "Prints approxtune's version, the Go version it was built with, the MPI library\nit was built against (MPI_Get_library_version) and the BLAS backend in use\n(APPROXTUNE_BLAS=openblas|gonum selects it), and where the preload library\nfor tuning your own programs is.", stderr)
 	if code, done := parse(fs, args); done {
 		return code
 	}
@@ -29,5 +30,10 @@ func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	fmt.Fprintf(stdout, "blas: %s (available: %s)\n", b.Name(), strings.Join(kernels.Backends(), ", "))
+	if lib, err := preload.Find(); err != nil {
+		fmt.Fprintf(stdout, "preload library: %v\n", err)
+	} else {
+		fmt.Fprintf(stdout, "preload library: %s\n", lib)
+	}
 	return 0
 }
