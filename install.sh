@@ -97,7 +97,7 @@ say "building approxtune $ver into $prefix/bin"
 (cd "$here" && "$gobin" build -ldflags "-X main.version=$ver" -o "$prefix/bin/approxtune" ./cmd/approxtune)
 mkdir -p "$prefix/lib/approxtune"
 say "building the preload library into $prefix/lib/approxtune"
-(cd "$here" && "$gobin" build -buildmode=c-shared -o "$prefix/lib/approxtune/libapproxtune.so" ./cmd/libapproxtune)
+(cd "$here" && "$gobin" build -tags noopenblas -buildmode=c-shared -o "$prefix/lib/approxtune/libapproxtune.so" ./cmd/libapproxtune)
 rm -f "$prefix/lib/approxtune/libapproxtune.h"
 "$prefix/bin/approxtune" version | sed 's/^/    /'
 

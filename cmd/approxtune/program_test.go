@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,13 +14,14 @@ import (
 
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // buildPreload builds the preload library into a temporary directory.
 func buildPreload(t *testing.T) string {
 	t.Helper()
 	lib := filepath.Join(t.TempDir(), preload.LibName)
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
+	cmd := exec.Command("go", "build", "-tags", "noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
 	cmd.Dir = testenv.Root(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build -buildmode=c-shared ./cmd/libapproxtune: %v\n%s", err, out)
@@ -117,4 +120,53 @@ func runCheck(t *testing.T, bin, lib string, args ...string) (stdout, stderr str
 		t.Fatalf("approxtune program --check: %v", err)
 	}
 	return so.String(), se.String(), code
+}
+
+// A launch of an unmodified program with the preload library and
+// $APPROXTUNE_RUN is a selective run through the engine: at tolerance 0
+// every modelled call (dgemm_, cblas_dgemm, and the broadcasts along a
+// communicator the program split off) executes and the program computes
+// what it computes alone; at a loose tolerance kernels and collectives are
+// skipped and every rank still completes. Apriori, which needs a counting
+// run first, is refused.
+func TestProgramSelectiveRun(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	lib := buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-lopenblas")
+	const ranks, iter = 4, 30
+	calls := int64(ranks * iter * (4 + 2 + 1 + 1)) // per step: 4 dgemm_, 2 cblas_dgemm, a bcast, an allreduce
+	alone := testenv.MPIRun(t, 2*time.Minute, ranks, nil, "", prog, strconv.Itoa(iter))
+	if alone.ExitCode != 0 || !strings.HasPrefix(alone.Stdout, "checksum ") {
+		t.Fatalf("the program alone: exit %d\n%s%s", alone.ExitCode, alone.Stdout, alone.Stderr)
+	}
+	selective := func(pol string, tol float64) (sweep.Result, testenv.Result) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "result.json")
+		cfg := fmt.Sprintf(`{"policy":%q,"tolerance":%g,"out":%q}`, pol, tol, out)
+		r := testenv.MPIRun(t, 2*time.Minute, ranks, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog, strconv.Itoa(iter))
+		var res sweep.Result
+		if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &res) != nil || res.Executed == nil {
+			t.Fatalf("%s at %g: no result (%v); exit %d\n%s%s", pol, tol, err, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		return res, r
+	}
+	for _, pol := range []string{"conditional", "eager"} {
+		res, r := selective(pol, 0)
+		if *res.Executed != calls || *res.Skipped != 0 || r.Stdout != alone.Stdout {
+			t.Errorf("%s at 0: executed %d skipped %d, output %q; want %d, 0 and the program's own %q", pol, *res.Executed, *res.Skipped, r.Stdout, calls, alone.Stdout)
+		}
+		if !(*res.PredictedS > 0) || !(*res.SelectiveS > 0) {
+			t.Errorf("%s at 0: predicted %v s, run %v s", pol, *res.PredictedS, *res.SelectiveS)
+		}
+		res, r = selective(pol, 0.5)
+		if r.ExitCode != 0 || *res.Skipped == 0 || *res.Executed+*res.Skipped != calls {
+			t.Errorf("%s at 0.5: exit %d, executed %d skipped %d; want 0, some skipped, %d calls in all", pol, r.ExitCode, *res.Executed, *res.Skipped, calls)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	r := testenv.MPIRun(t, time.Minute, 2, []string{"LD_PRELOAD=" + lib, preload.EnvRun + `={"policy":"apriori","tolerance":0.5,"out":"` + out + `"}`}, "", prog, "2")
+	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "counting run") {
+		t.Errorf("apriori: exit %d, stderr %q; want a refusal naming the counting run", r.ExitCode, r.Stderr)
+	}
 }

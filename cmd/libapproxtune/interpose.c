@@ -23,6 +23,21 @@ static long long at_counts[AT_NROUTINES];
 static __thread int at_depth;
 static int at_initialized;
 
+// at_run is the selective run in progress (a handle to Go's state), 0 when
+// the launch is not one ($APPROXTUNE_RUN unset): then every call is only
+// counted and forwarded.
+static uintptr_t at_run;
+
+// at_enter says whether a call is the program's own (not made inside
+// another interposed call), counts it and marks the library busy; at_leave
+// ends what at_enter began.
+static int at_enter(int idx) {
+	if (at_depth++ > 0) return 0;
+	at_counts[idx]++;
+	return 1;
+}
+static void at_leave(void) { at_depth--; }
+
 static void *at_next(const char *sym) {
 	void *f = dlsym(RTLD_NEXT, sym);
 	if (f == NULL) {
@@ -55,9 +70,6 @@ static void *at_next(const char *sym) {
 // Fortran BLAS and LAPACK: character arguments carry hidden lengths after
 // the others (gfortran's convention), passed on as they came.
 typedef size_t fl;
-AT_VOID(AT_DGEMM_F, dgemm_, (const char *ta, const char *tb, const int *m, const int *n, const int *k,
-	const double *alpha, const double *a, const int *lda, const double *b, const int *ldb, const double *beta,
-	double *c, const int *ldc, fl l1, fl l2), (ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2))
 AT_VOID(AT_DSYRK_F, dsyrk_, (const char *uplo, const char *tr, const int *n, const int *k, const double *alpha,
 	const double *a, const int *lda, const double *beta, double *c, const int *ldc, fl l1, fl l2),
 	(uplo, tr, n, k, alpha, a, lda, beta, c, ldc, l1, l2))
@@ -70,8 +82,6 @@ AT_VOID(AT_DTRMM_F, dtrmm_, (const char *side, const char *uplo, const char *ta,
 AT_VOID(AT_DSYMM_F, dsymm_, (const char *side, const char *uplo, const int *m, const int *n, const double *alpha,
 	const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
 	const int *ldc, fl l1, fl l2), (side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2))
-AT_VOID(AT_DPOTRF_F, dpotrf_, (const char *uplo, const int *n, double *a, const int *lda, int *info, fl l1),
-	(uplo, n, a, lda, info, l1))
 AT_VOID(AT_DTRTRI_F, dtrtri_, (const char *uplo, const char *diag, const int *n, double *a, const int *lda,
 	int *info, fl l1, fl l2), (uplo, diag, n, a, lda, info, l1, l2))
 AT_VOID(AT_DGETRF_F, dgetrf_, (const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info),
@@ -80,9 +90,6 @@ AT_VOID(AT_DGEQRF_F, dgeqrf_, (const int *m, const int *n, double *a, const int 
 	const int *lwork, int *info), (m, n, a, lda, tau, work, lwork, info))
 
 // CBLAS and LAPACKE: enumerations travel as int.
-AT_VOID(AT_CBLAS_DGEMM, cblas_dgemm, (int order, int ta, int tb, int m, int n, int k, double alpha,
-	const double *a, int lda, const double *b, int ldb, double beta, double *c, int ldc),
-	(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
 AT_VOID(AT_CBLAS_DSYRK, cblas_dsyrk, (int order, int uplo, int tr, int n, int k, double alpha, const double *a,
 	int lda, double beta, double *c, int ldc), (order, uplo, tr, n, k, alpha, a, lda, beta, c, ldc))
 AT_VOID(AT_CBLAS_DTRSM, cblas_dtrsm, (int order, int side, int uplo, int ta, int diag, int m, int n,
@@ -111,11 +118,8 @@ AT_MPI(AT_MPI_WAITALL, Waitall, (int n, MPI_Request *q, MPI_Status *st), (n, q, 
 AT_MPI(AT_MPI_TEST, Test, (MPI_Request *q, int *flag, MPI_Status *st), (q, flag, st))
 AT_MPI(AT_MPI_SENDRECV, Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn,
 	MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status))
-AT_MPI(AT_MPI_BCAST, Bcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c), (b, n, t, root, c))
 AT_MPI(AT_MPI_REDUCE, Reduce, (const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c),
 	(sb, rb, n, t, op, root, c))
-AT_MPI(AT_MPI_ALLREDUCE, Allreduce, (const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c),
-	(sb, rb, n, t, op, c))
 AT_MPI(AT_MPI_GATHER, Gather, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root,
 	MPI_Comm c), (sb, sn, st, rb, rn, rt, root, c))
 AT_MPI(AT_MPI_ALLGATHER, Allgather, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
@@ -124,27 +128,30 @@ AT_MPI(AT_MPI_SCATTER, Scatter, (const void *sb, int sn, MPI_Datatype st, void *
 	MPI_Comm c), (sb, sn, st, rb, rn, rt, root, c))
 AT_MPI(AT_MPI_ALLTOALL, Alltoall, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
 	MPI_Comm c), (sb, sn, st, rb, rn, rt, c))
-AT_MPI(AT_MPI_BARRIER, Barrier, (MPI_Comm c), (c))
-AT_MPI(AT_MPI_COMM_SPLIT, Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *out), (c, color, key, out))
-AT_MPI(AT_MPI_COMM_DUP, Comm_dup, (MPI_Comm c, MPI_Comm *out), (c, out))
 AT_MPI(AT_MPI_COMM_CREATE, Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *out), (c, g, out))
 AT_MPI(AT_MPI_CART_CREATE, Cart_create, (MPI_Comm c, int nd, const int *dims, const int *periods, int reorder,
 	MPI_Comm *out), (c, nd, dims, periods, reorder, out))
 AT_MPI(AT_MPI_COMM_FREE, Comm_free, (MPI_Comm *c), (c))
 
+// at_started begins the selective run, if the launch is one, once MPI is up.
+static void at_started(void) {
+	at_initialized = 1;
+	if (getenv("APPROXTUNE_RUN") != NULL) at_run = atBegin();
+}
+
 int MPI_Init(int *argc, char ***argv) {
 	at_depth++;
 	int r = PMPI_Init(argc, argv);
+	if (r == MPI_SUCCESS) at_started();
 	at_depth--;
-	at_initialized = 1;
 	return r;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 	at_depth++;
 	int r = PMPI_Init_thread(argc, argv, required, provided);
+	if (r == MPI_SUCCESS) at_started();
 	at_depth--;
-	at_initialized = 1;
 	return r;
 }
 
@@ -152,6 +159,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 // (atReport) before MPI ends.
 int MPI_Finalize(void) {
 	at_depth++;
+	if (at_run) {
+		atEnd(at_run);
+		at_run = 0;
+	}
 	if (at_initialized) {
 		int rank = 0, size = 1;
 		long long sums[AT_NROUTINES];
@@ -165,3 +176,99 @@ int MPI_Finalize(void) {
 	at_depth--;
 	return r;
 }
+
+// The routines the engine models. In a selective run the program's own call
+// goes to Go (engine.go), which executes it through the engine or skips it;
+// otherwise it is forwarded like the others.
+
+typedef void (*dgemm_fn)(const char *, const char *, const int *, const int *, const int *, const double *,
+	const double *, const int *, const double *, const int *, const double *, double *, const int *, fl, fl);
+typedef void (*dpotrf_fn)(const char *, const int *, double *, const int *, int *, fl);
+static dgemm_fn real_dgemm;
+static dpotrf_fn real_dpotrf;
+
+void at_real_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double *a, int lda, const double *b,
+	int ldb, double beta, double *c, int ldc) {
+	if (real_dgemm == NULL) real_dgemm = (dgemm_fn)at_next("dgemm_");
+	real_dgemm(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
+}
+
+int at_real_dpotrf(char uplo, int n, double *a, int lda) {
+	int info = 0;
+	if (real_dpotrf == NULL) real_dpotrf = (dpotrf_fn)at_next("dpotrf_");
+	real_dpotrf(&uplo, &n, a, &lda, &info, 1);
+	return info;
+}
+
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
+	const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c, const int *ldc,
+	fl l1, fl l2) {
+	if (real_dgemm == NULL) real_dgemm = (dgemm_fn)at_next("dgemm_");
+	if (at_enter(AT_DGEMM_F) && at_run) {
+		atGemm(at_run, 1, *ta, *tb, *m, *n, *k, *alpha, (double *)a, *lda, (double *)b, *ldb, *beta, c, *ldc);
+	} else {
+		real_dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2);
+	}
+	at_leave();
+}
+
+void cblas_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+	const double *b, int ldb, double beta, double *c, int ldc) {
+	static void (*real)(int, int, int, int, int, int, double, const double *, int, const double *, int, double,
+		double *, int);
+	if (real == NULL) real = at_next("cblas_dgemm");
+	if (at_enter(AT_CBLAS_DGEMM) && at_run) {
+		// CBLAS: 101 row-major, 111 no transpose.
+		atGemm(at_run, order != 101, ta == 111 ? 'N' : 'T', tb == 111 ? 'N' : 'T', m, n, k, alpha, (double *)a, lda,
+			(double *)b, ldb, beta, c, ldc);
+	} else {
+		real(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	}
+	at_leave();
+}
+
+void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, fl l1) {
+	if (real_dpotrf == NULL) real_dpotrf = (dpotrf_fn)at_next("dpotrf_");
+	if (at_enter(AT_DPOTRF_F) && at_run) {
+		*info = atPotrf(at_run, *uplo, *n, a, *lda);
+	} else {
+		real_dpotrf(uplo, n, a, lda, info, l1);
+	}
+	at_leave();
+}
+
+int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
+	int r = at_enter(AT_MPI_BCAST) && at_run ? atBcast(at_run, b, n, t, root, c) : PMPI_Bcast(b, n, t, root, c);
+	at_leave();
+	return r;
+}
+
+int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+	int r = at_enter(AT_MPI_ALLREDUCE) && at_run ? atAllreduce(at_run, (void *)sb, rb, n, t, op, c)
+		: PMPI_Allreduce(sb, rb, n, t, op, c);
+	at_leave();
+	return r;
+}
+
+int MPI_Barrier(MPI_Comm c) {
+	int r = at_enter(AT_MPI_BARRIER) && at_run ? atBarrier(at_run, c) : PMPI_Barrier(c);
+	at_leave();
+	return r;
+}
+
+int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out) {
+	int r = at_enter(AT_MPI_COMM_SPLIT) && at_run ? atSplit(at_run, c, color, key, out)
+		: PMPI_Comm_split(c, color, key, out);
+	at_leave();
+	return r;
+}
+
+int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out) {
+	int r = at_enter(AT_MPI_COMM_DUP) && at_run ? atDup(at_run, c, out) : PMPI_Comm_dup(c, out);
+	at_leave();
+	return r;
+}
+
+uintptr_t at_handle(MPI_Comm c) { return (uintptr_t)c; }
+MPI_Comm at_comm(uintptr_t h) { return (MPI_Comm)h; }
+MPI_Comm at_null_comm(void) { return MPI_COMM_NULL; }

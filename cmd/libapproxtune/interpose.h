@@ -46,4 +46,15 @@ enum { AT_ROUTINES(AT_ENUM) AT_NROUTINES };
 // at_routine_name returns the symbol of routine i.
 const char *at_routine_name(int i);
 
+#include <stdint.h>
+#include <mpi.h>
+
+// The real routines, for Go (engine.go).
+void at_real_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double *a, int lda, const double *b,
+	int ldb, double beta, double *c, int ldc);
+int at_real_dpotrf(char uplo, int n, double *a, int lda);
+uintptr_t at_handle(MPI_Comm c);
+MPI_Comm at_comm(uintptr_t h);
+MPI_Comm at_null_comm(void);
+
 #endif

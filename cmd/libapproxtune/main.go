@@ -1,13 +1,18 @@
 // Command libapproxtune is approxtune's preload library, built with
 //
-//	go build -buildmode=c-shared -o libapproxtune.so ./cmd/libapproxtune
+//	go build -tags noopenblas -buildmode=c-shared -o libapproxtune.so ./cmd/libapproxtune
 //
-// and loaded into a user's unmodified MPI program with LD_PRELOAD (the
-// approxtune command does this). It interposes the BLAS, LAPACK and MPI
-// entry points listed in interpose.h, forwarding each call to the real
-// routine (interpose.c). With APPROXTUNE_CHECK set it counts the calls and
-// rank 0 writes them to that file at MPI_Finalize (`approxtune program
-// --check`).
+// (noopenblas: the library runs the program's own BLAS and LAPACK and must
+// not bring another) and loaded into a user's unmodified MPI program with
+// LD_PRELOAD (the approxtune command does this). It interposes the BLAS,
+// LAPACK and MPI entry points listed in interpose.h, forwarding each call to
+// the real routine (interpose.c). It counts the calls; with
+// APPROXTUNE_CHECK set, rank 0 writes the counts to that file at
+// MPI_Finalize (`approxtune program --check`). With APPROXTUNE_RUN set
+// (preload.Run), the launch is a selective run: the routines the engine
+// models go through the same engine as the built-in workloads (engine.go),
+// executed or skipped under the run's policy and tolerance, and rank 0
+// writes the run's result at MPI_Finalize.
 package main
 
 /*

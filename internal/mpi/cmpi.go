@@ -2,12 +2,14 @@ package mpi
 
 /*
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 // Handles that are macros (pointers into the library in Open MPI, integers in
 // MPICH) reach Go through these functions, so the Go side never depends on
 // which implementation it was built against.
 MPI_Comm at_comm_world(void) { return MPI_COMM_WORLD; }
+uintptr_t at_comm_handle(MPI_Comm c) { return (uintptr_t)c; }
 MPI_Comm at_comm_null(void) { return MPI_COMM_NULL; }
 MPI_Datatype at_double(void) { return MPI_DOUBLE; }
 MPI_Datatype at_int64(void) { return MPI_INT64_T; }

@@ -17,6 +17,7 @@ package mpi
 /*
 #include <mpi.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <time.h>
 
 static double at_clock(void) {
@@ -25,6 +26,7 @@ static double at_clock(void) {
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 MPI_Comm at_comm_world(void);
+uintptr_t at_comm_handle(MPI_Comm c);
 MPI_Comm at_comm_null(void);
 MPI_Datatype at_double(void);
 MPI_Datatype at_int64(void);
@@ -231,6 +233,11 @@ func newComm(c C.MPI_Comm) (*Comm, error) {
 
 // World returns MPI_COMM_WORLD. Call it after Init.
 func World() (*Comm, error) { return newComm(C.at_comm_world()) }
+
+// Handle is the communicator's MPI handle as an integer, the same for every
+// package of the process that holds it: C code that receives an MPI_Comm
+// finds its Comm by it.
+func (c *Comm) Handle() uintptr { return uintptr(C.at_comm_handle(c.c)) }
 
 // Rank is the calling process's rank in c.
 func (c *Comm) Rank() int { return c.rank }

@@ -46,7 +46,7 @@ func Find() (string, error) {
 	p := filepath.Join(filepath.Dir(filepath.Dir(exe)), "lib", "approxtune", LibName)
 	if _, err := os.Stat(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("the preload library is not installed at %s: run ./install.sh, or build it with `go build -buildmode=c-shared -o %s ./cmd/libapproxtune` and set %s", p, LibName, EnvLib)
+			return "", fmt.Errorf("the preload library is not installed at %s: run ./install.sh, or build it with `go build -tags noopenblas -buildmode=c-shared -o %s ./cmd/libapproxtune` and set %s", p, LibName, EnvLib)
 		}
 		return "", err
 	}
@@ -124,4 +124,49 @@ func CheckLinkage(path string) error {
 		}
 	}
 	return fmt.Errorf("%s is statically linked: approxtune intercepts MPI, BLAS and LAPACK through the dynamic linker (LD_PRELOAD), so link them dynamically (mpicc without -static, -lopenblas or -lblas -llapack)", path)
+}
+
+// EnvRun is the environment variable that makes a launch of the program a
+// selective run: a Run, as JSON.
+const EnvRun = "APPROXTUNE_RUN"
+
+// Run configures one selective run of a program under the preload library.
+type Run struct {
+	Policy     string  `json:"policy"`
+	Tolerance  float64 `json:"tolerance"`
+	Confidence float64 `json:"confidence,omitempty"` // default 0.95
+	NMin       int     `json:"n_min,omitempty"`      // default 2
+	// Out is the file rank 0 writes the run's sweep.Result to at
+	// MPI_Finalize.
+	Out string `json:"out"`
+}
+
+// ParseRun reads a Run from its JSON and fills in the defaults.
+func ParseRun(s string) (*Run, error) {
+	var r Run
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvRun, err)
+	}
+	if r.Out == "" {
+		return nil, fmt.Errorf("%s: no \"out\" file for the result", EnvRun)
+	}
+	if r.Confidence == 0 {
+		r.Confidence = 0.95
+	}
+	if r.NMin == 0 {
+		r.NMin = 2
+	}
+	return &r, nil
+}
+
+// WriteResult writes a selective run's result event to path.
+func WriteResult(path string, r any) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("run result: %w", err)
+	}
+	return nil
 }

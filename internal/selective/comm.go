@@ -296,6 +296,15 @@ func collectiveTime(n int, ran, exchange float64) float64 {
 	return ran
 }
 
+// Collective intercepts a collective that moves bytes per process (the key's
+// size, in float64 words rounded up) and that do performs: the engine
+// executes it or, when every member agrees, skips it. The preload library
+// calls it for the user's collectives; workloads call the typed methods
+// below. It panics with Failure when MPI fails.
+func (c *Comm) Collective(op Op, bytes int, do func() error) {
+	c.collective(op, (bytes+7)/8, do)
+}
+
 // Barrier synchronizes the communicator (never skipped).
 func (c *Comm) Barrier() {
 	if !c.e.on {

@@ -1,0 +1,40 @@
+// An iterative MPI + BLAS program for the preload library's selective runs:
+// ITER steps, each 4 dgemm_ and 2 cblas_dgemm of order N on every rank, a
+// broadcast of N doubles along a row communicator (MPI_Comm_split into rows
+// of 2 ranks) and an allreduce over the world. It prints a checksum of its
+// result, which a run that executes everything reproduces exactly.
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cblas.h>
+
+void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *, const double *,
+	const int *, const double *, const int *, const double *, double *, const int *);
+
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int iter = argc > 1 ? atoi(argv[1]) : 20, n = argc > 2 ? atoi(argv[2]) : 96;
+	int rank, size;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm row;
+	MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &row);
+	double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = calloc(n * n, sizeof(double));
+	for (int i = 0; i < n * n; i++) {
+		a[i] = ((i * 7 + rank) % 11) / 110.0;
+		b[i] = ((i * 3) % 13) / 130.0;
+	}
+	double one = 1, half = 0.5, sum = 0, total = 0;
+	for (int s = 0; s < iter; s++) {
+		for (int j = 0; j < 4; j++) dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &half, c, &n);
+		for (int j = 0; j < 2; j++) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1, a, n, b, n, 0.5, c, n);
+		MPI_Bcast(c, n, MPI_DOUBLE, 0, row);
+		sum = c[s % (n * n)];
+		MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	}
+	if (rank == 0) printf("checksum %.12e\n", total);
+	MPI_Comm_free(&row);
+	free(a); free(b); free(c);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,334 @@
+package main
+
+/*
+#include <stdint.h>
+#include <mpi.h>
+#include "interpose.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime/cgo"
+	"unsafe"
+
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/sweep"
+	"gonum.org/v1/gonum/blas"
+)
+
+// run is one launch of the program as a selective run: the engine, the
+// track and the program's communicators the engine knows, by MPI handle.
+type run struct {
+	cfg   *preload.Run
+	world *mpi.Comm
+	e     *selective.Engine
+	k     *kernels.Kernels
+	be    *realBackend
+	tr    *selective.Track
+	comms map[uintptr]*selective.Comm
+	t0    float64
+}
+
+// fatal ends the whole job: a selective run the library cannot carry on.
+func fatal(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "libapproxtune: "+format+"\n", a...)
+	os.Exit(70)
+}
+
+// guard turns an MPI failure inside the engine (selective.Failure) into a
+// fatal error with its message.
+func guard() {
+	if p := recover(); p != nil {
+		if f, ok := p.(selective.Failure); ok {
+			fatal("%v", f.Err)
+		}
+		panic(p)
+	}
+}
+
+// atBegin starts the selective run $APPROXTUNE_RUN describes, on every rank
+// right after MPI_Init, and returns its handle for the interposers.
+//
+//export atBegin
+func atBegin() C.uintptr_t {
+	defer guard()
+	cfg, err := preload.ParseRun(os.Getenv(preload.EnvRun))
+	if err != nil {
+		fatal("%v", err)
+	}
+	pol, err := policy.Lookup(cfg.Policy)
+	if err != nil {
+		fatal("%v", err)
+	}
+	tr := selective.NewTrack(pol, cfg.Tolerance)
+	if tr.NeedsCountingRun() {
+		fatal("policy %s needs a counting run before each selective run, which programs do not have yet: choose another policy", pol.Name())
+	}
+	world, err := mpi.World()
+	if err != nil {
+		fatal("%v", err)
+	}
+	gonum, err := kernels.NewBackend(kernels.Gonum)
+	if err != nil {
+		fatal("%v", err)
+	}
+	be := &realBackend{Backend: gonum}
+	k := kernels.New(be)
+	e, err := selective.New(world, k)
+	if err != nil {
+		fatal("%v", err)
+	}
+	e.SetConfidence(cfg.Confidence)
+	e.SetNMin(cfg.NMin)
+	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, tr: tr, comms: map[uintptr]*selective.Comm{}}
+	r.comms[world.Handle()] = e.World()
+	if err := world.Barrier(); err != nil {
+		fatal("%v", err)
+	}
+	r.t0 = mpi.Wtime()
+	e.Begin(tr, selective.Selective)
+	return C.uintptr_t(cgo.NewHandle(r))
+}
+
+// the returns the run of handle h.
+func the(h C.uintptr_t) *run { return cgo.Handle(h).Value().(*run) }
+
+// atEnd ends the run at MPI_Finalize: the engine's End, the path of the
+// longest process, and on rank 0 the result written to the run's file.
+//
+//export atEnd
+func atEnd(h C.uintptr_t) {
+	defer guard()
+	r := the(h)
+	defer cgo.Handle(h).Delete()
+	rs, err := r.e.End()
+	if err != nil {
+		fatal("end of the run: %v", err)
+	}
+	if err := r.world.Barrier(); err != nil {
+		fatal("%v", err)
+	}
+	wall := []float64{mpi.Wtime() - r.t0}
+	if err := mpi.Allreduce(r.world, wall, wall, mpi.Max); err != nil {
+		fatal("%v", err)
+	}
+	all := make([]float64, 3*r.world.Size())
+	if err := mpi.Allgather(r.world, []float64{rs.Total, rs.Comp, rs.Comm}, all); err != nil {
+		fatal("%v", err)
+	}
+	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}
+	if err := mpi.Allreduce(r.world, counts, counts, mpi.Sum); err != nil {
+		fatal("%v", err)
+	}
+	if r.world.Rank() != 0 {
+		return
+	}
+	var predicted float64
+	var path sweep.Path
+	for p := 0; p < r.world.Size(); p++ {
+		if t := all[3*p]; t > predicted {
+			predicted = t
+			path = sweep.Path{CompS: all[3*p+1], CommS: all[3*p+2], IdleS: t - all[3*p+1] - all[3*p+2]}
+		}
+	}
+	tol := r.tr.Tolerance
+	res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
+		PredictedS: &predicted, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &counts[0], Skipped: &counts[1],
+		Settled: &counts[2], Promised: &counts[3], Path: &path}
+	if err := preload.WriteResult(r.cfg.Out, &res); err != nil {
+		fatal("%v", err)
+	}
+}
+
+// comm returns the engine's communicator for the program's handle c, nil
+// for one the engine does not know (created by a routine it does not
+// model): calls on it are forwarded as they are.
+func (r *run) comm(c C.MPI_Comm) *selective.Comm { return r.comms[uintptr(C.at_handle(c))] }
+
+// mpiError makes an MPI return code an error.
+func mpiError(what string, rc C.int) error {
+	if rc == C.MPI_SUCCESS {
+		return nil
+	}
+	return fmt.Errorf("%s: MPI error %d", what, int(rc))
+}
+
+// bytes is the size of n elements of type t.
+func bytes(n C.int, t C.MPI_Datatype) int {
+	var size C.int
+	C.PMPI_Type_size(t, &size)
+	return int(n) * int(size)
+}
+
+//export atBcast
+func atBcast(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, root C.int, c C.MPI_Comm) C.int {
+	defer guard()
+	sc := the(h).comm(c)
+	if sc == nil {
+		return C.PMPI_Bcast(buf, n, t, root, c)
+	}
+	sc.Collective(selective.OpBcast, bytes(n, t), func() error { return mpiError("MPI_Bcast", C.PMPI_Bcast(buf, n, t, root, c)) })
+	return C.MPI_SUCCESS
+}
+
+//export atAllreduce
+func atAllreduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype, op C.MPI_Op, c C.MPI_Comm) C.int {
+	defer guard()
+	sc := the(h).comm(c)
+	if sc == nil {
+		return C.PMPI_Allreduce(sb, rb, n, t, op, c)
+	}
+	sc.Collective(selective.OpAllreduce, bytes(n, t), func() error {
+		return mpiError("MPI_Allreduce", C.PMPI_Allreduce(sb, rb, n, t, op, c))
+	})
+	return C.MPI_SUCCESS
+}
+
+//export atBarrier
+func atBarrier(h C.uintptr_t, c C.MPI_Comm) C.int {
+	defer guard()
+	sc := the(h).comm(c)
+	if sc == nil {
+		return C.PMPI_Barrier(c)
+	}
+	sc.Collective(selective.OpBarrier, 0, func() error { return mpiError("MPI_Barrier", C.PMPI_Barrier(c)) })
+	return C.MPI_SUCCESS
+}
+
+// adopt records the engine's communicator nc as the program's new
+// communicator *out (MPI_COMM_NULL for none).
+func (r *run) adopt(nc *selective.Comm, out *C.MPI_Comm) C.int {
+	if nc == nil {
+		*out = C.at_null_comm()
+		return C.MPI_SUCCESS
+	}
+	h := nc.Raw().Handle()
+	r.comms[h] = nc
+	*out = C.at_comm(C.uintptr_t(h))
+	return C.MPI_SUCCESS
+}
+
+//export atSplit
+func atSplit(h C.uintptr_t, c C.MPI_Comm, color, key C.int, out *C.MPI_Comm) C.int {
+	defer guard()
+	r := the(h)
+	sc := r.comm(c)
+	if sc == nil {
+		return C.PMPI_Comm_split(c, color, key, out)
+	}
+	return r.adopt(sc.Split(int(color), int(key)), out)
+}
+
+//export atDup
+func atDup(h C.uintptr_t, c C.MPI_Comm, out *C.MPI_Comm) C.int {
+	defer guard()
+	r := the(h)
+	sc := r.comm(c)
+	if sc == nil {
+		return C.PMPI_Comm_dup(c, out)
+	}
+	return r.adopt(sc.Dup(), out)
+}
+
+// rowMajor returns the r×c row-major matrix with leading dimension ld at p
+// as a slice.
+func rowMajor(p *C.double, r, c, ld int) []float64 {
+	if r <= 0 || c <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(p)), (r-1)*ld+c)
+}
+
+func trans(ch C.char) blas.Transpose {
+	switch ch {
+	case 'T', 't', 'C', 'c':
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// dims is the rows and columns of op(X) = rows×cols as stored, given t.
+func dims(t blas.Transpose, rows, cols int) (int, int) {
+	if t == blas.NoTrans {
+		return rows, cols
+	}
+	return cols, rows
+}
+
+// atGemm is a program's dgemm (Fortran, column-major, when col is 1; CBLAS
+// row-major otherwise) through the engine. A column-major C = op(A)·op(B)
+// is the row-major Cᵀ = op(B)ᵀ·op(A)ᵀ on the same memory.
+//
+//export atGemm
+func atGemm(h C.uintptr_t, col C.int, ta, tb C.char, m, n, k C.int, alpha C.double, a *C.double, lda C.int,
+	b *C.double, ldb C.int, beta C.double, c *C.double, ldc C.int) {
+	defer guard()
+	tA, tB, M, N, K := trans(ta), trans(tb), int(m), int(n), int(k)
+	A, ldA, B, ldB := a, int(lda), b, int(ldb)
+	if col != 0 {
+		tA, tB, M, N = tB, tA, N, M
+		A, ldA, B, ldB = B, ldB, A, ldA
+	}
+	ar, ac := dims(tA, M, K)
+	br, bc := dims(tB, K, N)
+	the(h).k.Gemm(tA, tB, M, N, K, float64(alpha), rowMajor(A, ar, ac, ldA), ldA, rowMajor(B, br, bc, ldB), ldB,
+		float64(beta), rowMajor(c, M, N, int(ldc)), int(ldc))
+}
+
+// atPotrf is a program's dpotrf (Fortran, column-major) through the engine:
+// the column-major uplo triangle is the row-major other one. It returns
+// LAPACK's info (0 when the engine skipped it).
+//
+//export atPotrf
+func atPotrf(h C.uintptr_t, uplo C.char, n C.int, a *C.double, lda C.int) C.int {
+	defer guard()
+	r := the(h)
+	ul := blas.Lower
+	if uplo == 'L' || uplo == 'l' {
+		ul = blas.Upper
+	}
+	r.be.info = 0
+	_ = r.k.Potrf(ul, int(n), rowMajor(a, int(n), int(n), int(lda)), int(lda)) // info carries the failure
+	return C.int(r.be.info)
+}
+
+// realBackend runs the kernels the engine executes on the program's own
+// BLAS and LAPACK (the definitions after the library's, row-major calls
+// turned back into the column-major ones they came from). The engine
+// models only the routines above, so the embedded backend's other methods
+// are never called.
+type realBackend struct {
+	kernels.Backend
+	info int // the last dpotrf's info
+}
+
+func (*realBackend) Name() string { return "the program's BLAS and LAPACK" }
+
+func transChar(t blas.Transpose) C.char {
+	if t == blas.NoTrans {
+		return 'N'
+	}
+	return 'T'
+}
+
+func ptr(x []float64) *C.double { return (*C.double)(unsafe.Pointer(unsafe.SliceData(x))) }
+
+func (*realBackend) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	C.at_real_dgemm(transChar(tB), transChar(tA), C.int(n), C.int(m), C.int(k), C.double(alpha), ptr(b), C.int(ldb),
+		ptr(a), C.int(lda), C.double(beta), ptr(c), C.int(ldc))
+}
+
+func (be *realBackend) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+	uplo := C.char('L') // the row-major upper triangle is the column-major lower one
+	if ul == blas.Lower {
+		uplo = 'U'
+	}
+	be.info = int(C.at_real_dpotrf(uplo, C.int(n), ptr(a), C.int(lda)))
+	return be.info == 0
+}
