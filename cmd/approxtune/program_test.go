@@ -170,3 +170,25 @@ func TestProgramSelectiveRun(t *testing.T) {
 		t.Errorf("apriori: exit %d, stderr %q; want a refusal naming the counting run", r.ExitCode, r.Stderr)
 	}
 }
+
+// Each column-major routine the engine runs for a program (dgemm_, dsyrk_,
+// dtrsm_, dtrmm_, dpotrf_, dtrtri_, with both triangles, sides and
+// transposes) is handed to the program's own BLAS as it came: at tolerance
+// 0 the program prints exactly what it prints alone.
+func TestProgramKernelsMapped(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	lib := buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "kernels.c"), "-lopenblas")
+	alone := testenv.MPIRun(t, time.Minute, 1, nil, "", prog)
+	out := filepath.Join(t.TempDir(), "result.json")
+	cfg := fmt.Sprintf(`{"policy":"conditional","tolerance":0,"out":%q}`, out)
+	r := testenv.MPIRun(t, time.Minute, 1, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog)
+	if alone.ExitCode != 0 || r.ExitCode != 0 || r.Stdout != alone.Stdout {
+		t.Fatalf("through the engine (exit %d):\n%s\nalone (exit %d):\n%s%s", r.ExitCode, r.Stdout, alone.ExitCode, alone.Stdout, r.Stderr)
+	}
+	var res sweep.Result
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &res) != nil || res.Executed == nil || *res.Executed != 10 {
+		t.Fatalf("result %s: %v, want 10 kernels executed", out, err)
+	}
+}

@@ -332,3 +332,138 @@ func (be *realBackend) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
 	be.info = int(C.at_real_dpotrf(uplo, C.int(n), ptr(a), C.int(lda)))
 	return be.info == 0
 }
+
+// flip is the other triangle: a column-major upper triangle is the
+// row-major lower one of the same memory.
+func flip(ul C.char) C.char {
+	if ul == 'U' || ul == 'u' {
+		return 'L'
+	}
+	return 'U'
+}
+
+func uplo(ch C.char) blas.Uplo {
+	if ch == 'U' || ch == 'u' {
+		return blas.Upper
+	}
+	return blas.Lower
+}
+
+func side(ch C.char) blas.Side {
+	if ch == 'L' || ch == 'l' {
+		return blas.Left
+	}
+	return blas.Right
+}
+
+func diag(ch C.char) blas.Diag {
+	if ch == 'U' || ch == 'u' {
+		return blas.Unit
+	}
+	return blas.NonUnit
+}
+
+// atSyrk is a program's dsyrk (column-major) through the engine: the
+// row-major view of the same memory has the other triangle and A
+// transposed.
+//
+//export atSyrk
+func atSyrk(h C.uintptr_t, ul, tr C.char, n, k C.int, alpha C.double, a *C.double, lda C.int, beta C.double, c *C.double, ldc C.int) {
+	defer guard()
+	t := blas.Trans // column-major op(A) = A (n×k) is the row-major view's Aᵀ
+	if trans(tr) == blas.Trans {
+		t = blas.NoTrans
+	}
+	ar, ac := dims(t, int(n), int(k)) // the row-major view: op(view) is n×k
+	the(h).k.Syrk(uplo(flip(ul)), t, int(n), int(k), float64(alpha), rowMajor(a, ar, ac, int(lda)), int(lda),
+		float64(beta), rowMajor(c, int(n), int(n), int(ldc)), int(ldc))
+}
+
+// atTrxm is a program's dtrsm (solve 1) or dtrmm (column-major) through the
+// engine: op(A)·X = alpha·B on the left is Xᵀ·op(A)ᵀ = alpha·Bᵀ on the
+// right in the row-major view, whose A is the other triangle.
+//
+//export atTrxm
+func atTrxm(h C.uintptr_t, solve C.int, sd, ul, ta, dg C.char, m, n C.int, alpha C.double, a *C.double, lda C.int, b *C.double, ldb C.int) {
+	defer guard()
+	s := blas.Left // column-major right is row-major left
+	order := int(n)
+	if side(sd) == blas.Left {
+		s, order = blas.Right, int(m)
+	}
+	A := rowMajor(a, order, order, int(lda))
+	B := rowMajor(b, int(n), int(m), int(ldb))
+	k := the(h).k
+	if solve != 0 {
+		k.Trsm(s, uplo(flip(ul)), trans(ta), diag(dg), int(n), int(m), float64(alpha), A, int(lda), B, int(ldb))
+		return
+	}
+	k.Trmm(s, uplo(flip(ul)), trans(ta), diag(dg), int(n), int(m), float64(alpha), A, int(lda), B, int(ldb))
+}
+
+// atTrtri is a program's dtrtri (column-major) through the engine; it
+// returns LAPACK's info (0 when the engine skipped it).
+//
+//export atTrtri
+func atTrtri(h C.uintptr_t, ul, dg C.char, n C.int, a *C.double, lda C.int) C.int {
+	defer guard()
+	r := the(h)
+	r.be.info = 0
+	_ = r.k.Trtri(uplo(flip(ul)), diag(dg), int(n), rowMajor(a, int(n), int(n), int(lda)), int(lda)) // info carries the failure
+	return C.int(r.be.info)
+}
+
+func uploChar(ul blas.Uplo) C.char {
+	if ul == blas.Upper {
+		return 'U'
+	}
+	return 'L'
+}
+
+func sideChar(s blas.Side) C.char {
+	if s == blas.Left {
+		return 'L'
+	}
+	return 'R'
+}
+
+func diagChar(d blas.Diag) C.char {
+	if d == blas.Unit {
+		return 'U'
+	}
+	return 'N'
+}
+
+// Dsyrk turns the row-major call back into the column-major one.
+func (*realBackend) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+	ft := C.char('T')
+	if t == blas.Trans {
+		ft = 'N'
+	}
+	C.at_real_dsyrk(flip(uploChar(ul)), ft, C.int(n), C.int(k), C.double(alpha), ptr(a), C.int(lda), C.double(beta), ptr(c), C.int(ldc))
+}
+
+func trxm(solve int, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	fs := C.char('L') // row-major right is column-major left
+	if s == blas.Left {
+		fs = 'R'
+	}
+	C.at_real_dtrxm(C.int(solve), fs, flip(uploChar(ul)), transChar(tA), diagChar(d), C.int(n), C.int(m), C.double(alpha),
+		ptr(a), C.int(lda), ptr(b), C.int(ldb))
+}
+
+// Dtrsm turns the row-major call back into the column-major one.
+func (*realBackend) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	trxm(1, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+}
+
+// Dtrmm turns the row-major call back into the column-major one.
+func (*realBackend) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	trxm(0, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+}
+
+// Dtrtri turns the row-major call back into the column-major one.
+func (be *realBackend) Dtrtri(ul blas.Uplo, d blas.Diag, n int, a []float64, lda int) bool {
+	be.info = int(C.at_real_dtrtri(flip(uploChar(ul)), diagChar(d), C.int(n), ptr(a), C.int(lda)))
+	return be.info == 0
+}

@@ -70,20 +70,9 @@ static void *at_next(const char *sym) {
 // Fortran BLAS and LAPACK: character arguments carry hidden lengths after
 // the others (gfortran's convention), passed on as they came.
 typedef size_t fl;
-AT_VOID(AT_DSYRK_F, dsyrk_, (const char *uplo, const char *tr, const int *n, const int *k, const double *alpha,
-	const double *a, const int *lda, const double *beta, double *c, const int *ldc, fl l1, fl l2),
-	(uplo, tr, n, k, alpha, a, lda, beta, c, ldc, l1, l2))
-AT_VOID(AT_DTRSM_F, dtrsm_, (const char *side, const char *uplo, const char *ta, const char *diag, const int *m,
-	const int *n, const double *alpha, const double *a, const int *lda, double *b, const int *ldb,
-	fl l1, fl l2, fl l3, fl l4), (side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4))
-AT_VOID(AT_DTRMM_F, dtrmm_, (const char *side, const char *uplo, const char *ta, const char *diag, const int *m,
-	const int *n, const double *alpha, const double *a, const int *lda, double *b, const int *ldb,
-	fl l1, fl l2, fl l3, fl l4), (side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4))
 AT_VOID(AT_DSYMM_F, dsymm_, (const char *side, const char *uplo, const int *m, const int *n, const double *alpha,
 	const double *a, const int *lda, const double *b, const int *ldb, const double *beta, double *c,
 	const int *ldc, fl l1, fl l2), (side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, l1, l2))
-AT_VOID(AT_DTRTRI_F, dtrtri_, (const char *uplo, const char *diag, const int *n, double *a, const int *lda,
-	int *info, fl l1, fl l2), (uplo, diag, n, a, lda, info, l1, l2))
 AT_VOID(AT_DGETRF_F, dgetrf_, (const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info),
 	(m, n, a, lda, ipiv, info))
 AT_VOID(AT_DGEQRF_F, dgeqrf_, (const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
@@ -272,3 +261,76 @@ int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out) {
 uintptr_t at_handle(MPI_Comm c) { return (uintptr_t)c; }
 MPI_Comm at_comm(uintptr_t h) { return (MPI_Comm)h; }
 MPI_Comm at_null_comm(void) { return MPI_COMM_NULL; }
+
+typedef void (*dsyrk_fn)(const char *, const char *, const int *, const int *, const double *, const double *,
+	const int *, const double *, double *, const int *, fl, fl);
+typedef void (*dtrxm_fn)(const char *, const char *, const char *, const char *, const int *, const int *,
+	const double *, const double *, const int *, double *, const int *, fl, fl, fl, fl);
+typedef void (*dtrtri_fn)(const char *, const char *, const int *, double *, const int *, int *, fl, fl);
+static dsyrk_fn real_dsyrk;
+static dtrxm_fn real_dtrsm, real_dtrmm;
+static dtrtri_fn real_dtrtri;
+
+void at_real_dsyrk(char uplo, char tr, int n, int k, double alpha, const double *a, int lda, double beta, double *c,
+	int ldc) {
+	if (real_dsyrk == NULL) real_dsyrk = (dsyrk_fn)at_next("dsyrk_");
+	real_dsyrk(&uplo, &tr, &n, &k, &alpha, a, &lda, &beta, c, &ldc, 1, 1);
+}
+
+void at_real_dtrxm(int solve, char side, char uplo, char ta, char diag, int m, int n, double alpha, const double *a,
+	int lda, double *b, int ldb) {
+	dtrxm_fn *real = solve ? &real_dtrsm : &real_dtrmm;
+	if (*real == NULL) *real = (dtrxm_fn)at_next(solve ? "dtrsm_" : "dtrmm_");
+	(*real)(&side, &uplo, &ta, &diag, &m, &n, &alpha, a, &lda, b, &ldb, 1, 1, 1, 1);
+}
+
+int at_real_dtrtri(char uplo, char diag, int n, double *a, int lda) {
+	int info = 0;
+	if (real_dtrtri == NULL) real_dtrtri = (dtrtri_fn)at_next("dtrtri_");
+	real_dtrtri(&uplo, &diag, &n, a, &lda, &info, 1, 1);
+	return info;
+}
+
+void dsyrk_(const char *uplo, const char *tr, const int *n, const int *k, const double *alpha, const double *a,
+	const int *lda, const double *beta, double *c, const int *ldc, fl l1, fl l2) {
+	if (real_dsyrk == NULL) real_dsyrk = (dsyrk_fn)at_next("dsyrk_");
+	if (at_enter(AT_DSYRK_F) && at_run) {
+		atSyrk(at_run, *uplo, *tr, *n, *k, *alpha, (double *)a, *lda, *beta, c, *ldc);
+	} else {
+		real_dsyrk(uplo, tr, n, k, alpha, a, lda, beta, c, ldc, l1, l2);
+	}
+	at_leave();
+}
+
+static void at_dtrxm(int solve, int idx, const char *side, const char *uplo, const char *ta, const char *diag,
+	const int *m, const int *n, const double *alpha, const double *a, const int *lda, double *b, const int *ldb,
+	fl l1, fl l2, fl l3, fl l4) {
+	dtrxm_fn *real = solve ? &real_dtrsm : &real_dtrmm;
+	if (*real == NULL) *real = (dtrxm_fn)at_next(solve ? "dtrsm_" : "dtrmm_");
+	if (at_enter(idx) && at_run) {
+		atTrxm(at_run, solve, *side, *uplo, *ta, *diag, *m, *n, *alpha, (double *)a, *lda, b, *ldb);
+	} else {
+		(*real)(side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4);
+	}
+	at_leave();
+}
+
+void dtrsm_(const char *side, const char *uplo, const char *ta, const char *diag, const int *m, const int *n,
+	const double *alpha, const double *a, const int *lda, double *b, const int *ldb, fl l1, fl l2, fl l3, fl l4) {
+	at_dtrxm(1, AT_DTRSM_F, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4);
+}
+
+void dtrmm_(const char *side, const char *uplo, const char *ta, const char *diag, const int *m, const int *n,
+	const double *alpha, const double *a, const int *lda, double *b, const int *ldb, fl l1, fl l2, fl l3, fl l4) {
+	at_dtrxm(0, AT_DTRMM_F, side, uplo, ta, diag, m, n, alpha, a, lda, b, ldb, l1, l2, l3, l4);
+}
+
+void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda, int *info, fl l1, fl l2) {
+	if (real_dtrtri == NULL) real_dtrtri = (dtrtri_fn)at_next("dtrtri_");
+	if (at_enter(AT_DTRTRI_F) && at_run) {
+		*info = atTrtri(at_run, *uplo, *diag, *n, a, *lda);
+	} else {
+		real_dtrtri(uplo, diag, n, a, lda, info, l1, l2);
+	}
+	at_leave();
+}

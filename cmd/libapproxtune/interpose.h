@@ -53,6 +53,11 @@ const char *at_routine_name(int i);
 void at_real_dgemm(char ta, char tb, int m, int n, int k, double alpha, const double *a, int lda, const double *b,
 	int ldb, double beta, double *c, int ldc);
 int at_real_dpotrf(char uplo, int n, double *a, int lda);
+void at_real_dsyrk(char uplo, char tr, int n, int k, double alpha, const double *a, int lda, double beta, double *c,
+	int ldc);
+void at_real_dtrxm(int solve, char side, char uplo, char ta, char diag, int m, int n, double alpha, const double *a,
+	int lda, double *b, int ldb);
+int at_real_dtrtri(char uplo, char diag, int n, double *a, int lda);
 uintptr_t at_handle(MPI_Comm c);
 MPI_Comm at_comm(uintptr_t h);
 MPI_Comm at_null_comm(void);
