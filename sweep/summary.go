@@ -102,3 +102,34 @@ func Least(xs []float64) int {
 	}
 	return at
 }
+
+// PolicySummary is the summary event of one policy at one tolerance over a
+// sweep's selective runs of configs (runs index them).
+func PolicySummary(workload string, mode Mode, policy string, tol float64, configs []Config, runs []Measured, elapsed float64) Summary {
+	f := Summarize(runs)
+	s := Summary{Type: TypeSummary, V: ProtocolVersion, Workload: workload, Mode: mode, Policy: policy, Tolerance: &tol,
+		Configs: len(configs), SelectiveTotalS: f.SelectiveTotalS, ElapsedS: elapsed}
+	if f.Chosen >= 0 {
+		s.Chosen = &configs[runs[f.Chosen].Config]
+	}
+	if f.Judged > 0 {
+		meanErr, maxErr, quality := f.MeanError, f.MaxError, f.Quality
+		s.ReferenceTotalS, s.Speedup = f.ReferenceTotalS, f.Speedup
+		s.MeanError, s.MaxError, s.Quality = &meanErr, &maxErr, &quality
+		s.Best = &configs[runs[f.Best].Config]
+	}
+	return s
+}
+
+// ReferenceSlots says where the reps reference runs of a configuration go
+// among its runs selective runs: reference k runs just before selective run
+// slots[k] (runs: after the last). They sit at the middles of reps equal
+// parts of the selective runs, so the references' mean is taken over the
+// same stretch of time as the runs it judges.
+func ReferenceSlots(reps, runs int) []int {
+	slots := make([]int, reps)
+	for k := range slots {
+		slots[k] = (2*k + 1) * runs / (2 * reps)
+	}
+	return slots
+}

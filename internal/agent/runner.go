@@ -180,19 +180,6 @@ func (r *runner) reference(ctx context.Context, pc *config) (float64, float64, e
 	return dt, v[0], nil
 }
 
-// referenceSlots says where the reps reference runs of a configuration go
-// among its runs selective runs: reference k runs just before selective run
-// slots[k] (runs: after the last). They sit at the middles of reps equal
-// parts of the selective runs, so the references' mean is taken over the
-// same stretch of time as the runs it judges.
-func referenceSlots(reps, runs int) []int {
-	slots := make([]int, reps)
-	for k := range slots {
-		slots[k] = (2*k + 1) * runs / (2 * reps)
-	}
-	return slots
-}
-
 // outcome is a selective run as the sweep sees it.
 type outcome struct {
 	wall      float64 // selective run, plus apriori's counting run
@@ -382,7 +369,7 @@ func (sw *sweepRun) summaries(configs []sweep.Config, refTotal, elapsed float64)
 // configuration runs one configuration: a selective run per wanted policy x
 // tolerance and, unless tuning, its reference runs.
 //
-// The references are interleaved with the selective runs (referenceSlots)
+// The references are interleaved with the selective runs (sweep.ReferenceSlots)
 // rather than all taken first: on a shared machine the speed of a whole run
 // drifts over seconds, and references taken before all the selective runs
 // would measure another machine than the last of them ran on, an error the
@@ -405,7 +392,7 @@ func (sw *sweepRun) configuration(ctx context.Context, i int, c sweep.Config, pc
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	cr.slots = referenceSlots(cr.reps, len(cr.wanted))
+	cr.slots = sweep.ReferenceSlots(cr.reps, len(cr.wanted))
 	defer func() {
 		// Runs with no reference yet are left out: a resumed sweep runs
 		// them again, with their configuration's references.
@@ -444,7 +431,7 @@ type configRun struct {
 	pc     *config
 	wanted []*tally // the policy x tolerance runs to make
 	reps   int      // reference runs to take
-	slots  []int    // where they go among the selective runs (referenceSlots)
+	slots  []int    // where they go among the selective runs (sweep.ReferenceSlots)
 	refs   []float64
 	worst  float64 // the largest residual of the references
 	// pending are the selective runs made and not yet reported: they wait
@@ -635,21 +622,9 @@ func toSpan(op selective.Op, skipped bool, start, end, predicted float64) sweep.
 		Skipped: skipped, Comm: op.IsComm()}
 }
 
-// summary is the tally's summary event (sweep.Summarize's figures).
+// summary is the tally's summary event.
 func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Config, elapsed float64) sweep.Summary {
-	tol := t.tr.Tolerance
-	f := sweep.Summarize(t.runs)
-	s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: workload, Mode: spec.Mode,
-		Policy: t.tr.Policy().Name(), Tolerance: &tol, Configs: len(configs), SelectiveTotalS: f.SelectiveTotalS, ElapsedS: elapsed}
-	if f.Chosen >= 0 {
-		s.Chosen = &configs[t.runs[f.Chosen].Config]
-	}
-	if f.Judged > 0 {
-		s.ReferenceTotalS, s.Speedup = f.ReferenceTotalS, f.Speedup
-		s.MeanError, s.MaxError, s.Quality = ptr(f.MeanError), ptr(f.MaxError), ptr(f.Quality)
-		s.Best = &configs[t.runs[f.Best].Config]
-	}
-	return s
+	return sweep.PolicySummary(workload, spec.Mode, t.tr.Policy().Name(), t.tr.Tolerance, configs, t.runs, elapsed)
 }
 
 func ptr(f float64) *float64 { return &f }
