@@ -58,8 +58,13 @@ type Result struct {
 	Settled    *int64    `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
 	Promised   *int64    `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
 	Path       *Path     `json:"path,omitempty"`
-	Done       int       `json:"done"`  // results emitted so far, this one included
-	Total      int       `json:"total"` // results the sweep will emit
+	// LaunchS is, for a program, the time its launches took beyond their
+	// timed regions (mpirun, loading, MPI_Init, MPI_Finalize), the
+	// references' and the selective run's together: real autotuning time
+	// that SelectiveS and ReferenceS leave out.
+	LaunchS *float64 `json:"launch_s,omitempty"`
+	Done    int      `json:"done"`  // results emitted so far, this one included
+	Total   int      `json:"total"` // results the sweep will emit
 }
 
 // Summary closes a sweep, or one policy x tolerance of it.

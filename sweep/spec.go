@@ -64,6 +64,7 @@ func Policies() []string { return policy.Names() }
 // Spec is a sweep: a workload, its space of configurations, and how to run them.
 type Spec struct {
 	Workload      string                     `json:"workload"`
+	Program       *Program                   `json:"program,omitempty"` // a user's program instead of a built-in workload
 	Space         map[string]json.RawMessage `json:"space,omitempty"`
 	Policies      []string                   `json:"policies,omitempty"`
 	Tolerances    []Tolerance                `json:"tolerances,omitempty"`
@@ -196,12 +197,9 @@ func (s *Spec) Normalize() {
 // an error that names the offending field and what is valid.
 func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config, error) {
 	s.Normalize()
-	if s.Workload == "" {
-		return nil, fmt.Errorf("sweep spec: workload is missing: want one of %s", strings.Join(workloads, ", "))
-	}
-	w, ok := lookup(s.Workload)
-	if !ok {
-		return nil, fmt.Errorf("sweep spec: workload %q is unknown: want one of %s", s.Workload, strings.Join(workloads, ", "))
+	w, err := s.schema(lookup, workloads)
+	if err != nil {
+		return nil, err
 	}
 	if !slices.Contains(Modes(), s.Mode) {
 		return nil, fmt.Errorf("sweep spec: mode %q is unknown: want one of %s", s.Mode, joinModes(Modes()))
@@ -288,6 +286,32 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 		}
 	}
 	return configs, nil
+}
+
+// schema is the spec's workload schema: a built-in workload's, or its
+// program's.
+func (s *Spec) schema(lookup Lookup, workloads []string) (Schema, error) {
+	if s.Program != nil {
+		if s.Workload == "" {
+			s.Workload = ProgramWorkload
+		}
+		if s.Workload != ProgramWorkload {
+			return nil, fmt.Errorf("sweep spec: workload %q with a program: a program sweep's workload is %q (or none)", s.Workload, ProgramWorkload)
+		}
+		w, err := s.Program.Schema(s.Space)
+		if err != nil {
+			return nil, fmt.Errorf("sweep spec: %w", err)
+		}
+		return w, nil
+	}
+	if s.Workload == "" {
+		return nil, fmt.Errorf("sweep spec: workload is missing: want one of %s, or a program", strings.Join(workloads, ", "))
+	}
+	w, ok := lookup(s.Workload)
+	if !ok {
+		return nil, fmt.Errorf("sweep spec: workload %q is unknown: want one of %s", s.Workload, strings.Join(workloads, ", "))
+	}
+	return w, nil
 }
 
 // parseList reads a space entry: a list of values or a single value.

@@ -35,7 +35,7 @@ func commands() []command {
 		{"kernel", "approxtune kernel CONNECTION_FILE", "the Jupyter kernel (what the kernelspec runs)", runKernel},
 		{"install", "approxtune install [--user|--sys-prefix|--prefix P]", "install the Jupyter kernelspec so Jupyter lists the kernel", runInstall},
 		{"run", "approxtune run NB.ipynb [-o OUT.ipynb]", "execute a notebook headless through the kernel's code and store its outputs", runNotebook},
-		{"program", "approxtune program --check [--ranks N] CMD [ARGS...]", "check that an MPI program can be tuned as it is: the intercepted routines it calls", runProgram},
+		{"program", "approxtune program --check [--ranks N] CMD [ARGS...] | --sweep FILE", "tune an MPI program as it is: check what it calls, or run a sweep over it", runProgram},
 		{"agent", "mpirun -n RANKS approxtune agent --sweep FILE|- | --connect HOST:PORT", "run sweeps as the MPI agent (always under mpirun)", runAgent},
 		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,20 +17,35 @@ import (
 
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/programs"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // runProgram is `approxtune program --check`: it runs the user's MPI
 // program once under the local mpirun with the preload library and lists
 // the interposed routines it called.
 func runProgram(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("program", "approxtune program --check [--ranks N] CMD [ARGS...]",
-		`Checks that approxtune can tune an MPI program as it is: runs CMD once under
-the local mpirun with approxtune's preload library (LD_PRELOAD) and lists how
-often its ranks called each BLAS, LAPACK and MPI routine the library
-intercepts. A program must be dynamically linked against MPI and BLAS/LAPACK
-and call MPI_Init and MPI_Finalize.`, stderr)
+	fs := newFlags("program", "approxtune program --check [--ranks N] CMD [ARGS...] | --sweep FILE|-",
+		`Tunes an MPI program as it is, through approxtune's preload library
+(LD_PRELOAD), on the local mpirun. A program must be dynamically linked against
+MPI and BLAS/LAPACK and call MPI_Init and MPI_Finalize.
+
+--check runs CMD once and lists how often its ranks called each BLAS, LAPACK
+and MPI routine the library intercepts.
+
+--sweep runs a sweep spec whose "program" gives the command, with the space's
+parameters as placeholders ({b}, {n}, {grid_r}, {grid_c}, {ranks}), and input
+decks written per configuration from templates:
+  {"program": {"command": ["./solver", "-nb", "{b}", "-p", "{grid_r}", "-q", "{grid_c}"],
+               "decks": {"solver.dat": "solver.template"}},
+   "space": {"b": [32, 64], "grid": ["1x4", "2x2"]},
+   "policies": ["conditional", "eager"], "tolerances": ["2^-1", "2^-3"], "mode": "evaluate"}
+Each reference or selective run is one launch in a fresh directory holding the
+decks; relative paths are taken from the spec file's directory. It prints the
+sweep's events as JSON lines, as 'approxtune agent --sweep' does.`, stderr)
 	check := fs.Bool("check", false, "run CMD once and list the intercepted routines it called")
-	ranks := fs.Int("ranks", 2, "start `N` ranks")
+	ranks := fs.Int("ranks", 2, "start `N` ranks (--check)")
+	sweepPath := fs.String("sweep", "", "run the sweep spec `FILE` (or - for standard input) over the program it names")
 	if code, done := parse(fs, args); done {
 		return code
 	}
@@ -36,9 +53,15 @@ and call MPI_Init and MPI_Finalize.`, stderr)
 		fmt.Fprintf(stderr, "approxtune program: "+format+"\n", a...)
 		return 1
 	}
+	if *sweepPath != "" {
+		if *check || fs.NArg() > 0 {
+			return fail("--sweep takes the program from the spec: no --check and no command")
+		}
+		return programSweep(ctx, *sweepPath, stdout, stderr)
+	}
 	if !*check {
 		fs.Usage()
-		return fail("--check is the only mode: say --check")
+		return fail("want --check CMD or --sweep FILE")
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
@@ -134,4 +157,71 @@ func indent(s string) string {
 		lines = lines[len(lines)-10:]
 	}
 	return "\n    " + strings.Join(lines, "\n    ")
+}
+
+// programSweep runs the program sweep in the spec at path, printing its
+// events on stdout and the program's own output on stderr.
+func programSweep(ctx context.Context, path string, stdout, stderr io.Writer) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "approxtune program: "+format+"\n", a...)
+		return code
+	}
+	var data []byte
+	var err error
+	dir := "."
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+		dir = filepath.Dir(path)
+	}
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return fail(1, "%v", err)
+	}
+	spec, err := sweep.Parse(data)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if spec.Program == nil {
+		return fail(2, "sweep spec: no \"program\": a built-in workload runs with 'approxtune agent --sweep'")
+	}
+	if err := resolveDecks(spec.Program, dir); err != nil {
+		return fail(2, "%v", err)
+	}
+	configs, err := spec.Validate(nil, nil, math.MaxInt32)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	lib, err := preload.Find()
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	l, err := launch.Find()
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	enc := json.NewEncoder(stdout)
+	r := &programs.Runner{Launcher: l, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) }}
+	if err := r.Sweep(ctx, spec, configs); err != nil {
+		_ = enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
+		return fail(1, "%v", err)
+	}
+	return 0
+}
+
+// resolveDecks makes the deck templates' paths absolute from dir, so that
+// validation reads the same files the runs do.
+func resolveDecks(p *sweep.Program, dir string) error {
+	for file, tmpl := range p.Decks {
+		if strings.ContainsRune(file, '/') {
+			return fmt.Errorf("sweep spec: program: deck %q: want a file name, written in the run's directory", file)
+		}
+		if !filepath.IsAbs(tmpl) {
+			p.Decks[file] = filepath.Join(dir, tmpl)
+		}
+	}
+	return nil
 }

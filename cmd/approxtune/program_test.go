@@ -192,3 +192,80 @@ func TestProgramKernelsMapped(t *testing.T) {
 		t.Fatalf("result %s: %v, want 10 kernels executed", out, err)
 	}
 }
+
+// approxtune program --sweep tunes a program as a workload: each run a
+// launch in a directory holding the deck written from its template, the
+// references timed by the library, the selective runs through the engine,
+// and the same result and summary events as the agent's sweeps.
+func TestProgramSweep(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	dir := t.TempDir()
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-lopenblas")
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("iterate.template", "{iter} {n}\n")
+	// The deck, not the command line, sets ITER: the counts below come out
+	// only if the deck was written and read.
+	spec := write("sweep.json", fmt.Sprintf(`{"program": {"command": [%q, "99"], "decks": {"iterate.dat": "iterate.template"}},
+ "space": {"iter": [10], "n": [48, 64], "ranks": [2]},
+ "policies": ["conditional"], "tolerances": [0, "2^-1"], "mode": "evaluate", "reference_reps": 2}`, prog))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("program --sweep: %v\n%s", err, se.String())
+	}
+	var results []sweep.Result
+	var summaries []sweep.Summary
+	for _, line := range strings.Split(strings.TrimSpace(so.String()), "\n") {
+		var head struct{ Type string }
+		if err := json.Unmarshal([]byte(line), &head); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		switch head.Type {
+		case sweep.TypeResult:
+			var r sweep.Result
+			_ = json.Unmarshal([]byte(line), &r)
+			results = append(results, r)
+		case sweep.TypeSummary:
+			var s sweep.Summary
+			_ = json.Unmarshal([]byte(line), &s)
+			summaries = append(summaries, s)
+		}
+	}
+	if len(results) != 4 || len(summaries) != 2 {
+		t.Fatalf("%d results and %d summaries, want 4 and 2:\n%s", len(results), len(summaries), so.String())
+	}
+	const calls = 2 * 10 * 8 // ranks x ITER x modelled calls per step
+	for _, r := range results {
+		if len(r.ReferenceS) != 2 || r.Error == nil || r.LaunchS == nil || !(*r.LaunchS > 0) || r.Executed == nil {
+			t.Fatalf("result %+v: want 2 references, an error and the launch time", r)
+		}
+		if n := *r.Executed + *r.Skipped; n != calls {
+			t.Errorf("config %d %s at %v: %d calls, want %d (ITER from the deck)", r.Index, r.Policy, *r.Tolerance, n, calls)
+		}
+		if *r.Tolerance == 0 && *r.Skipped != 0 {
+			t.Errorf("config %d at 0: %d skipped", r.Index, *r.Skipped)
+		}
+	}
+	for _, s := range summaries {
+		if !(s.Speedup > 0) || s.MeanError == nil || s.Chosen == nil || s.Best == nil {
+			t.Errorf("summary %+v: want speed-up, error, chosen and best", s)
+		}
+	}
+	bad := write("bad.json", fmt.Sprintf(`{"program": {"command": [%q, "{nb}"]}, "space": {"n": [1], "ranks": [2]}}`, prog))
+	out, err := exec.CommandContext(ctx, bin, "program", "--sweep", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "{nb} is not a parameter of the space: want one of {n}, {ranks}") {
+		t.Errorf("a placeholder the space lacks: %v\n%s", err, out)
+	}
+}

@@ -62,13 +62,16 @@ func atBegin() C.uintptr_t {
 	if err != nil {
 		fatal("%v", err)
 	}
-	pol, err := policy.Lookup(cfg.Policy)
-	if err != nil {
-		fatal("%v", err)
-	}
-	tr := selective.NewTrack(pol, cfg.Tolerance)
-	if tr.NeedsCountingRun() {
-		fatal("policy %s needs a counting run before each selective run, which programs do not have yet: choose another policy", pol.Name())
+	var tr *selective.Track // nil: a reference run
+	if !cfg.Reference {
+		pol, err := policy.Lookup(cfg.Policy)
+		if err != nil {
+			fatal("%v", err)
+		}
+		tr = selective.NewTrack(pol, cfg.Tolerance)
+		if tr.NeedsCountingRun() {
+			fatal("policy %s needs a counting run before each selective run, which programs do not have yet: choose another policy", pol.Name())
+		}
 	}
 	world, err := mpi.World()
 	if err != nil {
@@ -92,7 +95,11 @@ func atBegin() C.uintptr_t {
 		fatal("%v", err)
 	}
 	r.t0 = mpi.Wtime()
-	e.Begin(tr, selective.Selective)
+	if tr == nil {
+		e.Begin(nil, selective.Off)
+	} else {
+		e.Begin(tr, selective.Selective)
+	}
 	return C.uintptr_t(cgo.NewHandle(r))
 }
 
@@ -127,6 +134,12 @@ func atEnd(h C.uintptr_t) {
 		fatal("%v", err)
 	}
 	if r.world.Rank() != 0 {
+		return
+	}
+	if r.tr == nil {
+		if err := preload.WriteResult(r.cfg.Out, &sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, ReferenceS: wall}); err != nil {
+			fatal("%v", err)
+		}
 		return
 	}
 	var predicted float64

@@ -130,14 +130,18 @@ func CheckLinkage(path string) error {
 // selective run: a Run, as JSON.
 const EnvRun = "APPROXTUNE_RUN"
 
-// Run configures one selective run of a program under the preload library.
+// Run configures one launch of a program under the preload library: a
+// reference run (every routine executed, the engine off: only the time
+// from MPI_Init to MPI_Finalize is taken) or a selective run.
 type Run struct {
-	Policy     string  `json:"policy"`
+	Reference  bool    `json:"reference,omitempty"`
+	Policy     string  `json:"policy,omitempty"`
 	Tolerance  float64 `json:"tolerance"`
 	Confidence float64 `json:"confidence,omitempty"` // default 0.95
 	NMin       int     `json:"n_min,omitempty"`      // default 2
 	// Out is the file rank 0 writes the run's sweep.Result to at
-	// MPI_Finalize.
+	// MPI_Finalize: a reference run's time in ReferenceS, a selective
+	// run's prediction and counts.
 	Out string `json:"out"`
 }
 

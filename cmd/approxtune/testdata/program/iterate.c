@@ -2,7 +2,9 @@
 // ITER steps, each 4 dgemm_ and 2 cblas_dgemm of order N on every rank, a
 // broadcast of N doubles along a row communicator (MPI_Comm_split into rows
 // of 2 ranks) and an allreduce over the world. It prints a checksum of its
-// result, which a run that executes everything reproduces exactly.
+// result, which a run that executes everything reproduces exactly. ITER
+// and N come from its arguments or, when its working directory holds one,
+// from the input deck iterate.dat ("ITER N").
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,14 @@ void dgemm_(const char *, const char *, const int *, const int *, const int *, c
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	int iter = argc > 1 ? atoi(argv[1]) : 20, n = argc > 2 ? atoi(argv[2]) : 96;
+	FILE *deck = fopen("iterate.dat", "r");
+	if (deck != NULL) {
+		if (fscanf(deck, "%d %d", &iter, &n) != 2) {
+			fprintf(stderr, "iterate.dat: want ITER N\n");
+			return 1;
+		}
+		fclose(deck);
+	}
 	int rank, size;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -1,0 +1,313 @@
+// Package programs runs sweeps over a user's own MPI program
+// (sweep.Program): each reference or selective run is one launch of the
+// program under mpirun with approxtune's preload library, which times the
+// run from MPI_Init to MPI_Finalize and, in a selective run, runs its BLAS,
+// LAPACK and MPI calls through the engine (cmd/libapproxtune). It emits the
+// same events as the agent's sweeps. It links no MPI.
+package programs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/launch"
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/sweep"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Runner runs program sweeps on the local machine.
+type Runner struct {
+	Launcher *launch.Launcher
+	Lib      string // the preload library
+	// Dir is where a relative program path or deck template is found
+	// (the spec file's directory).
+	Dir string
+	// Emit receives the sweep's events, in order.
+	Emit func(event any) error
+	// Output receives the program's own standard output and error.
+	Output io.Writer
+}
+
+// tally is one policy x tolerance over the configurations.
+type tally struct {
+	policy string
+	tol    float64
+	runs   []sweep.Measured
+}
+
+// Sweep runs the configurations of spec, which Validate expanded.
+func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
+	if spec.Program == nil {
+		return fmt.Errorf("sweep spec has no program")
+	}
+	t0 := time.Now()
+	var tallies []*tally
+	if spec.Mode != sweep.ModeReference {
+		for _, p := range spec.Policies {
+			for _, t := range spec.Tolerances {
+				tallies = append(tallies, &tally{policy: p, tol: float64(t)})
+			}
+		}
+	}
+	total := len(configs) * max(len(tallies), 1)
+	if len(spec.Runs) > 0 {
+		total = len(spec.Runs)
+	}
+	ranks := 0
+	for _, c := range configs {
+		ranks = max(ranks, spec.Program.Ranks(c))
+	}
+	if err := r.Emit(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs, Runs: total,
+		Ranks: ranks, BLAS: "the program's own"}); err != nil {
+		return err
+	}
+	done := 0
+	refMeans := make([]float64, len(configs))
+	refRuns := make([][]float64, len(configs))
+	for i, c := range configs {
+		refMeans[i] = math.NaN() // configurations not run stay NaN
+		if !spec.WantsConfig(i) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		results, refs, err := r.configuration(ctx, spec, i, c, tallies)
+		if err != nil {
+			return fmt.Errorf("configuration %s: %w", c.Label(), err)
+		}
+		if len(refs) > 0 {
+			refMeans[i], refRuns[i] = stat.Mean(refs, nil), refs
+		}
+		for _, res := range results {
+			done++
+			res.Done, res.Total = done, total
+			if err := r.Emit(res); err != nil {
+				return err
+			}
+		}
+	}
+	return r.summaries(spec, configs, tallies, refMeans, refRuns, time.Since(t0).Seconds())
+}
+
+// summaries emits the sweep's summary events.
+func (r *Runner) summaries(spec *sweep.Spec, configs []sweep.Config, tallies []*tally, refMeans []float64, refRuns [][]float64, elapsed float64) error {
+	var runErr *float64
+	if e, n := sweep.RunError(refRuns); n > 0 {
+		runErr = &e
+	}
+	if len(tallies) == 0 {
+		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: spec.Workload, Mode: spec.Mode,
+			Configs: len(configs), ReferenceError: runErr, ElapsedS: elapsed}
+		for _, m := range refMeans {
+			if !math.IsNaN(m) {
+				s.ReferenceTotalS += m
+			}
+		}
+		if b := sweep.Least(refMeans); b >= 0 {
+			s.Best = &configs[b]
+		}
+		return r.Emit(s)
+	}
+	for _, t := range tallies {
+		if len(t.runs) == 0 {
+			continue
+		}
+		s := sweep.PolicySummary(spec.Workload, spec.Mode, t.policy, t.tol, configs, t.runs, elapsed)
+		if s.MeanError != nil {
+			s.ReferenceError = runErr
+		}
+		if err := r.Emit(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configuration makes one configuration's runs: its references placed
+// among its selective runs (sweep.ReferenceSlots), each a launch, and
+// returns the result events and the references' times.
+func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c sweep.Config, tallies []*tally) ([]sweep.Result, []float64, error) {
+	dir, err := os.MkdirTemp("", "approxtune-run")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	l, err := r.prepare(spec.Program, c, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var wanted []*tally
+	for _, t := range tallies {
+		if spec.Wants(i, t.policy, t.tol) {
+			wanted = append(wanted, t)
+		}
+	}
+	reps := spec.ReferenceReps
+	if spec.Mode == sweep.ModeTune {
+		reps = 0
+	}
+	slots := sweep.ReferenceSlots(reps, len(wanted))
+	var refs []float64
+	launchS := 0.0
+	references := func(j int) error {
+		for len(refs) < reps && slots[len(refs)] <= j {
+			res, extra, err := l.run(ctx, preload.Run{Reference: true})
+			if err != nil {
+				return fmt.Errorf("reference run: %w", err)
+			}
+			refs = append(refs, res.ReferenceS...)
+			launchS += extra
+		}
+		return nil
+	}
+	if len(tallies) == 0 {
+		if err := references(0); err != nil {
+			return nil, nil, err
+		}
+		ls := launchS
+		return []sweep.Result{{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: spec.Workload, Index: i, Config: c,
+			ReferenceS: refs, LaunchS: &ls}}, refs, nil
+	}
+	var results []sweep.Result
+	var launches []float64
+	for j, t := range wanted {
+		if err := references(j); err != nil {
+			return nil, nil, err
+		}
+		res, extra, err := l.run(ctx, preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s at %g: %w", t.policy, t.tol, err)
+		}
+		res.Workload, res.Index, res.Config = spec.Workload, i, c
+		results = append(results, *res)
+		launches = append(launches, extra)
+	}
+	if err := references(len(wanted)); err != nil {
+		return nil, nil, err
+	}
+	ref := math.NaN()
+	if len(refs) > 0 {
+		ref = stat.Mean(refs, nil)
+	}
+	for k := range results {
+		res, t := &results[k], wanted[k]
+		m := sweep.Measured{Config: i, PredictedS: *res.PredictedS, SelectiveS: *res.SelectiveS, ReferenceS: ref}
+		t.runs = append(t.runs, m)
+		ls := launches[k] + launchS/float64(len(results)) // the references' launches shared out
+		res.LaunchS = &ls
+		if len(refs) > 0 {
+			e := m.Error()
+			res.ReferenceS, res.Error = refs, &e
+		}
+	}
+	return results, refs, nil
+}
+
+// launcher is one configuration's launch: the command, its working
+// directory and rank count.
+type launcher struct {
+	r     *Runner
+	argv  []string
+	dir   string
+	ranks int
+}
+
+// prepare expands the program's command and writes its decks into dir.
+func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launcher, error) {
+	argv := make([]string, len(p.Command))
+	for k, a := range p.Command {
+		argv[k] = p.Expand(c, a)
+	}
+	if strings.ContainsRune(argv[0], '/') && !filepath.IsAbs(argv[0]) {
+		argv[0] = filepath.Join(r.Dir, argv[0])
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("program: %w", err)
+	}
+	if err := preload.CheckLinkage(path); err != nil {
+		return nil, err
+	}
+	argv[0] = path
+	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
+		tmpl := p.Decks[file]
+		if !filepath.IsAbs(tmpl) {
+			tmpl = filepath.Join(r.Dir, tmpl)
+		}
+		b, err := os.ReadFile(tmpl)
+		if err != nil {
+			return nil, fmt.Errorf("deck %s: %w", file, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(p.Expand(c, string(b))), 0o644); err != nil {
+			return nil, fmt.Errorf("deck %s: %w", file, err)
+		}
+	}
+	return &launcher{r: r, argv: argv, dir: dir, ranks: p.Ranks(c)}, nil
+}
+
+// run launches the program once as cfg says and returns its result and the
+// launch's time beyond the run's timed region.
+func (l *launcher) run(ctx context.Context, cfg preload.Run) (*sweep.Result, float64, error) {
+	cfg.Out = filepath.Join(l.dir, "approxtune-result.json")
+	os.Remove(cfg.Out)
+	spec, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	cmd := l.r.Launcher.Command(ctx, l.ranks, l.argv[0], l.argv[1:]...)
+	cmd.Dir = l.dir
+	cmd.Env = append(cmd.Env, "LD_PRELOAD="+l.r.Lib, preload.EnvRun+"="+string(spec))
+	var tail bytes.Buffer
+	out := io.Writer(&tail)
+	if l.r.Output != nil {
+		out = io.MultiWriter(l.r.Output, &tail)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	t0 := time.Now()
+	err = cmd.Run()
+	wall := time.Since(t0).Seconds()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s exited: %v%s", filepath.Base(l.argv[0]), err, lastLines(tail.String(), 10))
+	}
+	b, err := os.ReadFile(cfg.Out)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s ended without reaching MPI_Finalize through approxtune's library (approxtune program --check tells why)%s", filepath.Base(l.argv[0]), lastLines(tail.String(), 10))
+	}
+	var res sweep.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, 0, fmt.Errorf("run result: %w", err)
+	}
+	timed := 0.0
+	switch {
+	case res.SelectiveS != nil:
+		timed = *res.SelectiveS
+	case len(res.ReferenceS) > 0:
+		timed = res.ReferenceS[0]
+	}
+	return &res, max(wall-timed, 0), nil
+}
+
+// lastLines is the last n lines of s, indented under an error message.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "\n    " + strings.Join(lines, "\n    ")
+}

@@ -1,0 +1,183 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Program is a user's MPI program as a workload: each configuration is one
+// launch of Command with the space's parameters put in for their
+// placeholders ({b}, {n}, ...; a grid parameter also gives {NAME_r},
+// {NAME_c} and, for three dimensions, {NAME_d}, and {ranks} is the rank
+// count), and each input deck written from its template with the same
+// placeholders. The rank count is the product of the grid parameter, or
+// the "ranks" parameter.
+type Program struct {
+	// Command is the program and its arguments.
+	Command []string `json:"command"`
+	// Decks maps a file the program reads, written in its working
+	// directory for each launch, to the template it is written from.
+	Decks map[string]string `json:"decks,omitempty"`
+}
+
+// ProgramWorkload is the workload name of a sweep over a program.
+const ProgramWorkload = "program"
+
+var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// programSchema is the schema of a program's space: every parameter the
+// space names, its kind read from its values.
+type programSchema struct {
+	p      *Program
+	params []Param
+}
+
+// Schema returns the schema of the program over space, checking that every
+// placeholder of the command and the decks names a parameter.
+func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
+	if len(p.Command) == 0 {
+		return nil, fmt.Errorf("program: command is empty: want the program and its arguments, like [\"./solver\", \"-nb\", \"{b}\"]")
+	}
+	s := &programSchema{p: p}
+	for _, name := range slices.Sorted(maps.Keys(space)) {
+		s.params = append(s.params, inferParam(name, space[name]))
+	}
+	grids := 0
+	for _, q := range s.params {
+		if q.Kind == Grid {
+			grids++
+		}
+	}
+	if grids > 1 {
+		return nil, fmt.Errorf("program: the space has %d grid parameters: want at most one (it sets the rank count)", grids)
+	}
+	if _, ok := space["ranks"]; grids == 0 && !ok {
+		return nil, fmt.Errorf("program: the space sets no rank count: give it a grid (\"grid\": [\"2x2\"]) or \"ranks\"")
+	}
+	known := s.placeholders()
+	texts := slices.Clone(p.Command)
+	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
+		b, err := os.ReadFile(p.Decks[file])
+		if err != nil {
+			return nil, fmt.Errorf("program: deck %s: %w", file, err)
+		}
+		texts = append(texts, string(b))
+	}
+	for _, t := range texts {
+		for _, m := range placeholder.FindAllStringSubmatch(t, -1) {
+			if !slices.Contains(known, m[1]) {
+				return nil, fmt.Errorf("program: {%s} is not a parameter of the space: want one of {%s}", m[1], strings.Join(known, "}, {"))
+			}
+		}
+	}
+	return s, nil
+}
+
+// inferParam reads a parameter's kind from its values: grids ("2x4"),
+// integers, or else choices.
+func inferParam(name string, raw json.RawMessage) Param {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		items = []json.RawMessage{raw}
+	}
+	ints, grids := true, true
+	var choices []string
+	dims := 0
+	for _, it := range items {
+		var n int
+		if json.Unmarshal(it, &n) != nil {
+			ints = false
+		}
+		var str string
+		if json.Unmarshal(it, &str) == nil {
+			choices = append(choices, str)
+			if g, err := ParseGrid(str); err == nil {
+				dims = len(g)
+			} else {
+				grids = false
+			}
+		} else {
+			grids = false
+			choices = append(choices, string(it))
+		}
+	}
+	switch {
+	case ints:
+		return Param{Name: name, Kind: Int, Doc: "a parameter of the program", Min: -1 << 31, Max: 1<<31 - 1}
+	case grids && dims > 0:
+		return Param{Name: name, Kind: Grid, Doc: "the processor grid", Dims: dims}
+	}
+	return Param{Name: name, Kind: Choice, Doc: "a parameter of the program", Choices: choices}
+}
+
+// placeholders lists the names a template may use.
+func (s *programSchema) placeholders() []string {
+	names := []string{"ranks"}
+	for _, q := range s.params {
+		names = append(names, q.Name)
+		if q.Kind == Grid {
+			names = append(names, q.Name+"_r", q.Name+"_c")
+			if q.Dims == 3 {
+				names = append(names, q.Name+"_d")
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+func (s *programSchema) Params() []Param { return s.params }
+
+func (s *programSchema) Check(c Config, ranks int) error { return nil }
+
+func (s *programSchema) Grid(c Config) GridShape {
+	for _, q := range s.params {
+		if q.Kind == Grid {
+			return c.Grid(q.Name)
+		}
+	}
+	return GridShape{c.Int("ranks")}
+}
+
+// Ranks is the number of processes a configuration of the program runs on.
+func (p *Program) Ranks(c Config) int {
+	for _, n := range c.Names() {
+		if v, _ := c.Value(n); v != nil {
+			if g, ok := v.(GridShape); ok {
+				return g.Procs()
+			}
+		}
+	}
+	return c.Int("ranks")
+}
+
+// Expand puts a configuration's values in for the placeholders of text.
+func (p *Program) Expand(c Config, text string) string {
+	vals := map[string]string{"ranks": strconv.Itoa(p.Ranks(c))}
+	for _, n := range c.Names() {
+		v, _ := c.Value(n)
+		switch v := v.(type) {
+		case GridShape:
+			vals[n] = v.String()
+			for i, suffix := range []string{"_r", "_c", "_d"} {
+				if i < len(v) {
+					vals[n+suffix] = strconv.Itoa(v[i])
+				}
+			}
+		default:
+			vals[n] = fmt.Sprint(v)
+		}
+	}
+	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		if v, ok := vals[m[1:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
+}
