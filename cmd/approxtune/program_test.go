@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -267,5 +268,36 @@ func TestProgramSweep(t *testing.T) {
 	out, err := exec.CommandContext(ctx, bin, "program", "--sweep", bad).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "{nb} is not a parameter of the space: want one of {n}, {ranks}") {
 		t.Errorf("a placeholder the space lacks: %v\n%s", err, out)
+	}
+}
+
+// A Fortran program's MPI calls (mpif.h), which Open MPI's Fortran layer
+// makes through PMPI_* past the C interposers, are counted through the
+// Fortran entry points, once each; its broadcasts and barrier go through
+// the engine in a selective run, and MPI_Init and MPI_Finalize still start
+// and end it.
+func TestProgramFortran(t *testing.T) {
+	mpifort := testenv.Tool(t, "mpifort")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpifort, filepath.Join("testdata", "program", "fortran.f90"))
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "2", prog)
+	if code != 0 {
+		t.Fatalf("program --check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for name, want := range map[string]string{"MPI_Bcast": "6", "MPI_Allreduce": "2", "MPI_Barrier": "2"} {
+		if !regexp.MustCompile(`(?m)^\s*` + name + `\s+` + want + `\s`).MatchString(stdout) {
+			t.Errorf("%s: want %s calls over 2 ranks in\n%s", name, want, stdout)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	cfg := fmt.Sprintf(`{"policy":"conditional","tolerance":0,"out":%q}`, out)
+	r := testenv.MPIRun(t, time.Minute, 2, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog)
+	var res sweep.Result
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(b, &res) != nil || res.Executed == nil || *res.Executed != 8 {
+		t.Fatalf("selective run: exit %d, result %s (%v), want 8 executed (3 broadcasts and a barrier a rank)\n%s%s", r.ExitCode, out, err, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(r.Stdout, "sum    2.0") {
+		t.Errorf("the program's output changed: %q", r.Stdout)
 	}
 }

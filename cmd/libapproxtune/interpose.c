@@ -122,10 +122,31 @@ AT_MPI(AT_MPI_CART_CREATE, Cart_create, (MPI_Comm c, int nd, const int *dims, co
 	MPI_Comm *out), (c, nd, dims, periods, reorder, out))
 AT_MPI(AT_MPI_COMM_FREE, Comm_free, (MPI_Comm *c), (c))
 
-// at_started begins the selective run, if the launch is one, once MPI is up.
+// at_started begins the selective run, if the launch is one, once MPI is up
+// (once: a Fortran MPI_INIT may reach MPI_Init too).
 static void at_started(void) {
+	if (at_initialized) return;
 	at_initialized = 1;
 	if (getenv("APPROXTUNE_RUN") != NULL) at_run = atBegin();
+}
+
+// at_finishing ends the selective run and reports the counts, before MPI
+// ends (once).
+static void at_finishing(void) {
+	static int finished;
+	if (finished || !at_initialized) return;
+	finished = 1;
+	if (at_run) {
+		atEnd(at_run);
+		at_run = 0;
+	}
+	int rank = 0, size = 1;
+	long long sums[AT_NROUTINES];
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (PMPI_Reduce(at_counts, sums, AT_NROUTINES, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS && rank == 0) {
+		atReport(sums, AT_NROUTINES, size);
+	}
 }
 
 int MPI_Init(int *argc, char ***argv) {
@@ -148,19 +169,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 // (atReport) before MPI ends.
 int MPI_Finalize(void) {
 	at_depth++;
-	if (at_run) {
-		atEnd(at_run);
-		at_run = 0;
-	}
-	if (at_initialized) {
-		int rank = 0, size = 1;
-		long long sums[AT_NROUTINES];
-		PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-		PMPI_Comm_size(MPI_COMM_WORLD, &size);
-		if (PMPI_Reduce(at_counts, sums, AT_NROUTINES, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS && rank == 0) {
-			atReport(sums, AT_NROUTINES, size);
-		}
-	}
+	at_finishing();
 	int r = PMPI_Finalize();
 	at_depth--;
 	return r;
@@ -332,5 +341,72 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 	} else {
 		real_dtrtri(uplo, diag, n, a, lda, info, l1, l2);
 	}
+	at_leave();
+}
+
+// Fortran MPI (mpif.h and the mpi module, as gfortran names them). Open MPI's
+// Fortran layer calls PMPI_* and never reaches the C interposers above;
+// MPICH's calls the C MPI_* routines, which then find the library busy and
+// neither count nor model the call twice. Handles are converted with the
+// MPI library's own *_f2c.
+
+static void *at_fortran(const char *sym) { return at_next(sym); }
+
+void mpi_init_(MPI_Fint *ierr) {
+	static void (*real)(MPI_Fint *);
+	if (real == NULL) real = at_fortran("mpi_init_");
+	at_depth++;
+	real(ierr);
+	if (*ierr == MPI_SUCCESS) at_started();
+	at_depth--;
+}
+
+void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
+	static void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
+	if (real == NULL) real = at_fortran("mpi_init_thread_");
+	at_depth++;
+	real(required, provided, ierr);
+	if (*ierr == MPI_SUCCESS) at_started();
+	at_depth--;
+}
+
+void mpi_finalize_(MPI_Fint *ierr) {
+	static void (*real)(MPI_Fint *);
+	if (real == NULL) real = at_fortran("mpi_finalize_");
+	at_depth++;
+	at_finishing();
+	real(ierr);
+	at_depth--;
+}
+
+void mpi_bcast_(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr) {
+	static void (*real)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+	if (real == NULL) real = at_fortran("mpi_bcast_");
+	if (at_enter(AT_MPI_BCAST) && at_run) {
+		*ierr = atBcast(at_run, b, *n, PMPI_Type_f2c(*t), *root, PMPI_Comm_f2c(*c));
+	} else {
+		real(b, n, t, root, c, ierr);
+	}
+	at_leave();
+}
+
+void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
+	static void (*real)(MPI_Fint *, MPI_Fint *);
+	if (real == NULL) real = at_fortran("mpi_barrier_");
+	if (at_enter(AT_MPI_BARRIER) && at_run) {
+		*ierr = atBarrier(at_run, PMPI_Comm_f2c(*c));
+	} else {
+		real(c, ierr);
+	}
+	at_leave();
+}
+
+// mpi_allreduce_ is counted and forwarded, not modelled: its send buffer
+// may be Fortran's MPI_IN_PLACE, which only the Fortran layer translates.
+void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *ierr) {
+	static void (*real)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+	if (real == NULL) real = at_fortran("mpi_allreduce_");
+	at_enter(AT_MPI_ALLREDUCE);
+	real(sb, rb, n, t, op, c, ierr);
 	at_leave();
 }
