@@ -131,10 +131,14 @@ func (s *Session) Close() error {
 
 // schemas are the workloads to validate against: the agent's, or this binary's.
 func (s *Session) schemas() schemaSet {
+	ss := localSchemas()
 	if s.agent != nil {
-		return schemaSet(s.agent.Hello.Workloads)
+		ss = schemaSet(s.agent.Hello.Workloads)
 	}
-	return localSchemas()
+	if s.st.Program != nil {
+		ss = append(ss, programSchema(s.st))
+	}
+	return ss
 }
 
 // Exec parses and runs one command line. A wrong command changes nothing and
@@ -269,6 +273,9 @@ func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
 // cancel requests, finds an agent, runs the spec on it while reporting
 // progress, and records how the sweep ended.
 func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
+	if sp.Program != nil {
+		return s.driveProgram(ctx, sw, sp, out)
+	}
 	// The cancel channel exists before the agent does, so a cancel also
 	// stops a local agent's start or the wait for a cluster agent.
 	requests := s.openCancels()

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -22,6 +23,9 @@ type State struct {
 	Reps       int              `json:"reference_reps"`
 	Ranks      int              `json:"ranks"`
 	Trace      bool             `json:"trace,omitempty"` // selective runs send their timelines ('trace on')
+	// Program, when set, is the user's program the sweeps run instead of
+	// a built-in workload (Workload is then sweep.ProgramWorkload).
+	Program *sweep.Program `json:"program,omitempty"`
 }
 
 // DefaultState is where a session starts: SUMMA's defaults, conditional and
@@ -48,6 +52,10 @@ func (s State) Spec(mode sweep.Mode) *sweep.Spec {
 		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace}
 	for k, vs := range s.Space {
 		sp.Space[k] = raw(vs)
+	}
+	if s.Program != nil {
+		p := *s.Program
+		sp.Program, sp.Kernels, sp.Trace = &p, false, false
 	}
 	if mode != sweep.ModeReference {
 		sp.Policies = append([]string(nil), s.Policies...)
@@ -102,9 +110,15 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 	next := map[string][]any{}
 	for _, a := range args {
 		if a.Key == "" {
+			if len(w.Params) == 0 {
+				return errAt(a.Col, "%q is not KEY=VALUES: write, e.g., b=32,64", a.Value)
+			}
 			return errAt(a.Col, "%q is not KEY=VALUES: write, e.g., %s=%s", a.Value, w.Params[0].Name, example(w.Params[0]))
 		}
 		p, ok := param(w, a.Key)
+		if !ok && w.Name == sweep.ProgramWorkload {
+			p, ok = programParam(a), true
+		}
 		if !ok {
 			return errAt(a.Col, "%s has no parameter %q: its parameters are %s", w.Name, a.Key, paramNames(w))
 		}
@@ -151,6 +165,9 @@ func validate(ss schemaSet, st State, mode sweep.Mode, ranks int) (*sweep.Spec, 
 			return nil, false
 		}
 		return schemaOf{w}, true
+	}
+	if sp.Program != nil {
+		ranks = math.MaxInt32 // each run is a launch of its own size
 	}
 	configs, err := sp.Validate(lookup, ss.names(), ranks)
 	if err != nil {

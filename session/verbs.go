@@ -31,6 +31,8 @@ func verbs() []verb {
 			"Shows the workload, its space, the policies, tolerances, confidence, reference repetitions and ranks, how many configurations and runs a sweep would make, the agent (ranks, hosts, MPI and BLAS libraries) and the session directory.", "status", cmdStatus},
 		{"workload", "workload [NAME [KEY=VALUES ...]]", "choose the workload to tune",
 			"Chooses the workload and resets its space to the workload's defaults; KEY=VALUES fixes or lists parameters as 'space' does. Alone, lists the workloads with their parameters, defaults and valid values.", "workload summa n=2048", cmdWorkload},
+		{"program", "program [CMD ARGS... [deck FILE=TEMPLATE ...]]", "tune your own MPI program instead of a workload",
+			"Each run of a sweep becomes one launch of CMD under the local mpirun with approxtune's preload library, which times the run from MPI_Init to MPI_Finalize and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. Quote an argument that holds '='. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
 		{"space", "space [KEY=V1,V2,... ...]", "set the values each parameter takes",
 			"Every combination of the listed values is a configuration of the sweep; parameters not listed keep their default. Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. 'space reset' goes back to the defaults.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
 		{"grid", "grid PRxPC[,PRxPC...]", "shorthand for space grid=...",
@@ -186,6 +188,9 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	var b strings.Builder
 	st := s.st
 	fmt.Fprintf(&b, "workload    %s\n", st.Workload)
+	if st.Program != nil {
+		fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(describeProgram(st.Program), "\n", "\n  "))
+	}
 	if w, ok := s.schemas().find(st.Workload); ok {
 		for _, p := range w.Params {
 			vals, set := st.Space[p.Name]
@@ -214,6 +219,8 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 			len(configs), len(st.Policies), len(st.Tolerances), len(configs)*len(st.Policies)*len(st.Tolerances), len(configs)*st.Reps)
 	}
 	switch {
+	case st.Program != nil:
+		fmt.Fprintf(&b, "runs        each a launch of the program on the local mpirun, on its configuration's ranks\n")
 	case s.agent != nil:
 		fmt.Fprintf(&b, "agent       %s\n", describeAgent(s.agent))
 	case s.ln != nil:
@@ -263,7 +270,7 @@ func cmdWorkload(s *Session, ctx context.Context, c *Command, out Output) error 
 		return errAt(a.Col, "unknown workload %q: the workloads are %s", a.Value, strings.Join(ss.names(), ", "))
 	}
 	next := s.st.clone()
-	next.Workload, next.Space = w.Name, map[string][]any{}
+	next.Workload, next.Space, next.Program = w.Name, map[string][]any{}, nil
 	if err := setParams(&next, w, c.Args[1:]); err != nil {
 		return err
 	}
@@ -311,7 +318,7 @@ func cmdGrid(s *Session, ctx context.Context, c *Command, out Output) error {
 	if !ok {
 		return errAt(c.VerbCol, "choose a workload first")
 	}
-	if _, ok := param(w, "grid"); !ok {
+	if _, ok := param(w, "grid"); !ok && w.Name != sweep.ProgramWorkload {
 		return errAt(c.VerbCol, "%s has no grid parameter: its parameters are %s", w.Name, paramNames(w))
 	}
 	next := s.st.clone()

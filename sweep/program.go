@@ -46,7 +46,7 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 	}
 	s := &programSchema{p: p}
 	for _, name := range slices.Sorted(maps.Keys(space)) {
-		s.params = append(s.params, inferParam(name, space[name]))
+		s.params = append(s.params, ProgramParam(name, space[name]))
 	}
 	grids := 0
 	for _, q := range s.params {
@@ -79,9 +79,10 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 	return s, nil
 }
 
-// inferParam reads a parameter's kind from its values: grids ("2x4"),
-// integers, or else choices.
-func inferParam(name string, raw json.RawMessage) Param {
+// ProgramParam is the parameter NAME of a program's space whose values are
+// raw (a JSON list or one value): a grid when they are grids ("2x4"), an
+// integer when they are integers, else a choice among them.
+func ProgramParam(name string, raw json.RawMessage) Param {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		items = []json.RawMessage{raw}

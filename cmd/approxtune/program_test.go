@@ -301,3 +301,36 @@ func TestProgramFortran(t *testing.T) {
 		t.Errorf("the program's output changed: %q", r.Stdout)
 	}
 }
+
+// In the REPL, 'program' makes the user's program the workload: evaluate
+// launches it for every run, journals the results and prints the same
+// tables as for a built-in workload.
+func TestProgramREPL(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-lopenblas")
+	tmpl := filepath.Join(t.TempDir(), "iterate.template")
+	if err := os.WriteFile(tmpl, []byte("{iter} {n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`program %s 99 deck iterate.dat=%s
+space iter=10 n=48,64 ranks=2
+policy conditional,eager
+tolerance 0,2^-1
+reps 2
+evaluate
+table best
+`, prog, tmpl)
+	out, errs, code := runScript(t, bin, script)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"evaluate program, 8 of 8 runs (ok)", "policy  tolerance  speed-up  mean error  max error  quality",
+		"conditional       2^-1", "eager          0", "best configuration (least reference time): iter=10 n="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -7,7 +7,6 @@
 package programs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -270,10 +269,10 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*sweep.Result, flo
 	cmd := l.r.Launcher.Command(ctx, l.ranks, l.argv[0], l.argv[1:]...)
 	cmd.Dir = l.dir
 	cmd.Env = append(cmd.Env, "LD_PRELOAD="+l.r.Lib, preload.EnvRun+"="+string(spec))
-	var tail bytes.Buffer
-	out := io.Writer(&tail)
+	tail := &lastBytes{max: 8192}
+	out := io.Writer(tail)
 	if l.r.Output != nil {
-		out = io.MultiWriter(l.r.Output, &tail)
+		out = io.MultiWriter(l.r.Output, tail)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	t0 := time.Now()
@@ -299,6 +298,22 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*sweep.Result, flo
 	}
 	return &res, max(wall-timed, 0), nil
 }
+
+// lastBytes keeps the last max bytes written to it.
+type lastBytes struct {
+	b   []byte
+	max int
+}
+
+func (l *lastBytes) Write(p []byte) (int, error) {
+	l.b = append(l.b, p...)
+	if len(l.b) > 2*l.max {
+		l.b = append(l.b[:0], l.b[len(l.b)-l.max:]...)
+	}
+	return len(p), nil
+}
+
+func (l *lastBytes) String() string { return string(l.b) }
 
 // lastLines is the last n lines of s, indented under an error message.
 func lastLines(s string, n int) string {

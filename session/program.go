@@ -1,0 +1,174 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/launch"
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/programs"
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// cmdProgram is the program verb: program CMD ARGS... [deck FILE=TEMPLATE ...].
+func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		if s.st.Program == nil {
+			out.Print("no program: sweeps run the workload " + s.st.Workload)
+			return nil
+		}
+		out.Print(describeProgram(s.st.Program))
+		return nil
+	}
+	p := &sweep.Program{}
+	for i := 0; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if a.Key == "" && a.Value == "deck" && len(p.Command) > 0 {
+			if i+1 == len(c.Args) || c.Args[i+1].Key == "" {
+				return errAt(a.Col, "deck wants FILE=TEMPLATE: the file the program reads, and the template it is written from")
+			}
+			d := c.Args[i+1]
+			if strings.ContainsRune(d.Key, '/') {
+				return errAt(d.Col, "deck %s: want a file name, written in each run's directory", d.Key)
+			}
+			tmpl, err := filepath.Abs(d.Value)
+			if err != nil {
+				return errAt(d.ValueCol, "%v", err)
+			}
+			if _, err := os.Stat(tmpl); err != nil {
+				return errAt(d.ValueCol, "deck template: %v", err)
+			}
+			if p.Decks == nil {
+				p.Decks = map[string]string{}
+			}
+			p.Decks[d.Key] = tmpl
+			i++
+			continue
+		}
+		p.Command = append(p.Command, a.String())
+	}
+	if strings.ContainsRune(p.Command[0], '/') {
+		abs, err := filepath.Abs(p.Command[0])
+		if err != nil {
+			return errAt(c.Args[0].Col, "%v", err)
+		}
+		p.Command[0] = abs
+	}
+	if _, err := os.Stat(p.Command[0]); err != nil && strings.ContainsRune(p.Command[0], '/') {
+		return errAt(c.Args[0].Col, "program: %v", err)
+	}
+	next := s.st.clone()
+	next.Workload, next.Program, next.Space = sweep.ProgramWorkload, p, map[string][]any{}
+	s.st = next
+	out.Print(describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N")
+	return nil
+}
+
+// describeProgram says what a program sweep launches.
+func describeProgram(p *sweep.Program) string {
+	s := "program " + strings.Join(p.Command, " ")
+	for f, t := range p.Decks {
+		s += fmt.Sprintf("\n  deck %s from %s", f, t)
+	}
+	return s
+}
+
+// programParam is a program's parameter as the space verb sets it: its
+// kind read from the values typed.
+func programParam(a Arg) sweep.Param {
+	var raws []json.RawMessage
+	for _, it := range strings.Split(a.Value, ",") {
+		b, _ := json.Marshal(it)
+		if json.Valid([]byte(it)) {
+			b = []byte(it)
+		}
+		raws = append(raws, b)
+	}
+	raw, _ := json.Marshal(raws)
+	return sweep.ProgramParam(a.Key, raw)
+}
+
+// programSchema is the program's workload as the space, grid and status
+// verbs see it: the parameters its space has so far.
+func programSchema(st State) protocol.Workload {
+	w := protocol.Workload{Name: sweep.ProgramWorkload, Doc: describeProgram(st.Program)}
+	for k, vs := range st.Space {
+		w.Params = append(w.Params, sweep.ProgramParam(k, raw(vs)))
+	}
+	return w
+}
+
+// driveProgram runs a program sweep in this process, each run a launch on
+// the local mpirun with the preload library, and follows it as drive does
+// an agent's: every event journaled and shown. Interrupting stops the
+// launch under way and ends the sweep; resume runs what is missing.
+func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
+	requests := s.openCancels()
+	defer s.closeCancels()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	pr := newProgress(sw, out)
+	go func() {
+		select {
+		case <-requests:
+			pr.note("cancelling: stopping the program's launch")
+			stop()
+		case <-runCtx.Done():
+		}
+	}()
+	err := s.runProgram(runCtx, sw, sp, pr)
+	sw.Elapsed += time.Since(pr.start)
+	switch {
+	case err == nil:
+		sw.Status, sw.Message = StatusOK, ""
+	case runCtx.Err() != nil:
+		sw.Status, sw.Message = StatusCancelled, "interrupted: "+err.Error()
+	default:
+		sw.Status, sw.Message = StatusFailed, err.Error()
+	}
+	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+	pr.final()
+	return endError(sw, pr.total)
+}
+
+// runProgram runs the sweep's launches, journaling and showing each event.
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress) error {
+	lib, err := preload.Find()
+	if err != nil {
+		return err
+	}
+	l, err := launch.Find()
+	if err != nil {
+		return err
+	}
+	configs, err := sp.Validate(nil, nil, 1<<30)
+	if err != nil {
+		return err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	// The program's own output is left out: a failed launch's error ends
+	// with its last lines.
+	r := &programs.Runner{Launcher: l, Lib: lib, Dir: dir, Emit: func(ev any) error {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		var head struct{ Type string }
+		_ = json.Unmarshal(line, &head)
+		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: line}); err != nil {
+			return err
+		}
+		pr.event(Event{Type: head.Type, Raw: line})
+		return nil
+	}}
+	return r.Sweep(ctx, sp, configs)
+}

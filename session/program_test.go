@@ -1,0 +1,66 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// The program verb sets a program with its decks; space then takes any
+// parameter, its kind read from its values; the sweep it makes is a
+// program sweep that validates its placeholders; workload goes back.
+func TestProgramVerb(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	dir := t.TempDir()
+	tmpl, solver := filepath.Join(dir, "solver.template"), filepath.Join(dir, "solver")
+	for _, f := range []string{tmpl, solver} {
+		if err := os.WriteFile(f, []byte("nb={b}\nranks={ranks}\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Exec(ctx, "program "+solver+" -nb {b} -p {grid_r} \"--q={grid_c}\" deck solver.dat="+tmpl, out); err != nil {
+		t.Fatal(err)
+	}
+	p := s.st.Program
+	if p == nil || s.st.Workload != sweep.ProgramWorkload || len(p.Command) != 6 || p.Command[5] != "--q={grid_c}" ||
+		!filepath.IsAbs(p.Command[0]) || p.Decks["solver.dat"] != tmpl {
+		t.Fatalf("program state %+v, workload %s", p, s.st.Workload)
+	}
+	if err := s.Exec(ctx, "space b=32,64 grid=2x2,1x4", out); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := s.st.Space["grid"][0].(sweep.GridShape); !ok || g.Procs() != 4 || s.st.Space["b"][1] != 64 {
+		t.Fatalf("space %v: want grids and integers", s.st.Space)
+	}
+	sp, configs, err := validate(s.schemas(), s.st, sweep.ModeEvaluate, s.st.Ranks)
+	if err != nil || sp.Program == nil || len(configs) != 4 {
+		t.Fatalf("validate: %v, %d configurations", err, len(configs))
+	}
+	if got := sp.Program.Expand(configs[0], strings.Join(sp.Program.Command[1:], " ")); got != "-nb 32 -p 2 --q=2" {
+		t.Errorf("expanded arguments %q", got)
+	}
+	for _, bad := range []struct{ line, want string }{
+		{"program " + solver + " deck solver.dat=/no/such/template", "deck template"},
+		{"program " + solver + " deck", "deck wants FILE=TEMPLATE"},
+		{"program " + solver + " deck sub/x.dat=" + tmpl, "want a file name"},
+	} {
+		if err := s.Exec(ctx, bad.line, out); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want an error saying %q", bad.line, err, bad.want)
+		}
+	}
+	if err := s.Exec(ctx, "space c=1", out); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := validate(s.schemas(), s.st, sweep.ModeEvaluate, s.st.Ranks); err != nil {
+		t.Fatalf("a parameter no template uses is fine: %v", err)
+	}
+	if err := s.Exec(ctx, "workload summa", out); err != nil || s.st.Program != nil {
+		t.Fatalf("workload summa: %v, program %+v", err, s.st.Program)
+	}
+}
