@@ -154,7 +154,9 @@ func atEnd(h C.uintptr_t) {
 	res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
 		PredictedS: &predicted, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &counts[0], Skipped: &counts[1],
 		Settled: &counts[2], Promised: &counts[3], Path: &path}
-	if err := preload.WriteResult(r.cfg.Out, &res); err != nil {
+	kernels := sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Policy: res.Policy, Tolerance: tol,
+		Kernels: r.e.Report(r.tr)}
+	if err := preload.WriteResult(r.cfg.Out, &res, &kernels); err != nil {
 		fatal("%v", err)
 	}
 }

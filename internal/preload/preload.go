@@ -163,13 +163,18 @@ func ParseRun(s string) (*Run, error) {
 	return &r, nil
 }
 
-// WriteResult writes a selective run's result event to path.
-func WriteResult(path string, r any) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
+// WriteResult writes a run's events to path, one JSON line each: its
+// result, then (a selective run) rank 0's kernel statistics.
+func WriteResult(path string, events ...any) error {
+	var b []byte
+	for _, ev := range events {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, line...), '\n')
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("run result: %w", err)
 	}
 	return nil

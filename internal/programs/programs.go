@@ -7,6 +7,7 @@
 package programs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -93,8 +94,13 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		for _, res := range results {
 			done++
 			res.Done, res.Total = done, total
-			if err := r.Emit(res); err != nil {
+			if err := r.Emit(res.Result); err != nil {
 				return err
+			}
+			if res.kernels != nil {
+				if err := r.Emit(*res.kernels); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -138,7 +144,7 @@ func (r *Runner) summaries(spec *sweep.Spec, configs []sweep.Config, tallies []*
 // configuration makes one configuration's runs: its references placed
 // among its selective runs (sweep.ReferenceSlots), each a launch, and
 // returns the result events and the references' times.
-func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c sweep.Config, tallies []*tally) ([]sweep.Result, []float64, error) {
+func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c sweep.Config, tallies []*tally) ([]launched, []float64, error) {
 	dir, err := os.MkdirTemp("", "approxtune-run")
 	if err != nil {
 		return nil, nil, err
@@ -177,10 +183,10 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			return nil, nil, err
 		}
 		ls := launchS
-		return []sweep.Result{{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: spec.Workload, Index: i, Config: c,
-			ReferenceS: refs, LaunchS: &ls}}, refs, nil
+		return []launched{{Result: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: spec.Workload,
+			Index: i, Config: c, ReferenceS: refs, LaunchS: &ls}}}, refs, nil
 	}
-	var results []sweep.Result
+	var results []launched
 	var launches []float64
 	for j, t := range wanted {
 		if err := references(j); err != nil {
@@ -191,6 +197,9 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			return nil, nil, fmt.Errorf("%s at %g: %w", t.policy, t.tol, err)
 		}
 		res.Workload, res.Index, res.Config = spec.Workload, i, c
+		if res.kernels != nil {
+			res.kernels.Index = i
+		}
 		results = append(results, *res)
 		launches = append(launches, extra)
 	}
@@ -257,9 +266,16 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 	return &launcher{r: r, argv: argv, dir: dir, ranks: p.Ranks(c)}, nil
 }
 
-// run launches the program once as cfg says and returns its result and the
-// launch's time beyond the run's timed region.
-func (l *launcher) run(ctx context.Context, cfg preload.Run) (*sweep.Result, float64, error) {
+// launched is what one launch reported: its result and, for a selective
+// run, rank 0's kernel statistics.
+type launched struct {
+	sweep.Result
+	kernels *sweep.KernelsEvent
+}
+
+// run launches the program once as cfg says and returns what it reported
+// and the launch's time beyond the run's timed region.
+func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64, error) {
 	cfg.Out = filepath.Join(l.dir, "approxtune-result.json")
 	os.Remove(cfg.Out)
 	spec, err := json.Marshal(cfg)
@@ -285,9 +301,16 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*sweep.Result, flo
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s ended without reaching MPI_Finalize through approxtune's library (approxtune program --check tells why)%s", filepath.Base(l.argv[0]), lastLines(tail.String(), 10))
 	}
-	var res sweep.Result
-	if err := json.Unmarshal(b, &res); err != nil {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	var res launched
+	if err := json.Unmarshal(lines[0], &res.Result); err != nil {
 		return nil, 0, fmt.Errorf("run result: %w", err)
+	}
+	if len(lines) > 1 {
+		res.kernels = new(sweep.KernelsEvent)
+		if err := json.Unmarshal(lines[1], res.kernels); err != nil {
+			return nil, 0, fmt.Errorf("run result: kernels: %w", err)
+		}
 	}
 	timed := 0.0
 	switch {
