@@ -38,7 +38,7 @@ fi
 say() { printf '==> %s\n' "$*"; }
 
 base_pkgs="openmpi-bin libopenmpi-dev libopenblas-dev liblapacke-dev pkg-config gcc"
-test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel gfortran"
+test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel gfortran scalapack-mpi-test libscalapack-openmpi-dev"
 jupyter_pkgs="jupyter-notebook jupyter-client jupyter-console python3-ipykernel"
 
 if [ "$packages" = 1 ]; then
