@@ -99,6 +99,8 @@ mkdir -p "$prefix/lib/approxtune"
 say "building the preload library into $prefix/lib/approxtune"
 (cd "$here" && "$gobin" build -tags noopenblas -buildmode=c-shared -o "$prefix/lib/approxtune/libapproxtune.so" ./cmd/libapproxtune)
 rm -f "$prefix/lib/approxtune/libapproxtune.h"
+mkdir -p "$prefix/include"
+cp "$here/include/approxtune.h" "$prefix/include/approxtune.h"
 "$prefix/bin/approxtune" version | sed 's/^/    /'
 
 if [ "$jupyter" = 1 ] || command -v jupyter >/dev/null 2>&1; then

@@ -126,16 +126,17 @@ func runCheck(t *testing.T, bin, lib string, args ...string) (stdout, stderr str
 
 // A launch of an unmodified program with the preload library and
 // $APPROXTUNE_RUN is a selective run through the engine: at tolerance 0
-// every modelled call (dgemm_, cblas_dgemm, and the broadcasts along a
-// communicator the program split off) executes and the program computes
-// what it computes alone; at a loose tolerance kernels and collectives are
+// every modelled call of the region the program marks (dgemm_,
+// cblas_dgemm, and the broadcasts along a communicator the program split
+// off; not the set-up's dgemm_ before approxtune_begin) executes and the
+// program computes what it computes alone; at a loose tolerance kernels and collectives are
 // skipped and every rank still completes. Apriori, which needs a counting
 // run first, is refused.
 func TestProgramSelectiveRun(t *testing.T) {
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
 	lib := buildPreload(t)
-	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-lopenblas")
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
 	const ranks, iter = 4, 30
 	calls := int64(ranks * iter * (4 + 2 + 1 + 1)) // per step: 4 dgemm_, 2 cblas_dgemm, a bcast, an allreduce
 	alone := testenv.MPIRun(t, 2*time.Minute, ranks, nil, "", prog, strconv.Itoa(iter))
@@ -204,7 +205,7 @@ func TestProgramSweep(t *testing.T) {
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
 	dir := t.TempDir()
-	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-lopenblas")
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -311,7 +312,7 @@ func TestProgramREPL(t *testing.T) {
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
 	t.Setenv(preload.EnvLib, lib)
-	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-lopenblas")
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
 	tmpl := filepath.Join(t.TempDir(), "iterate.template")
 	if err := os.WriteFile(tmpl, []byte("{iter} {n}\n"), 0o644); err != nil {
 		t.Fatal(err)

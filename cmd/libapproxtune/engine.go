@@ -30,9 +30,17 @@ type run struct {
 	e     *selective.Engine
 	k     *kernels.Kernels
 	be    *realBackend
+	pol   policy.Policy // nil: a reference run
 	tr    *selective.Track
 	comms map[uintptr]*selective.Comm
 	t0    float64
+
+	// The timed region: from MPI_Init to MPI_Finalize, unless the program
+	// marks it with approxtune_begin and approxtune_end.
+	marked  bool               // approxtune_begin was called
+	stopped bool               // the region has ended
+	rs      selective.RunStats // its figures, once stopped
+	wall    float64            // its wall time, once stopped
 }
 
 // fatal ends the whole job: a selective run the library cannot carry on.
@@ -62,14 +70,12 @@ func atBegin() C.uintptr_t {
 	if err != nil {
 		fatal("%v", err)
 	}
-	var tr *selective.Track // nil: a reference run
+	var pol policy.Policy // nil: a reference run
 	if !cfg.Reference {
-		pol, err := policy.Lookup(cfg.Policy)
-		if err != nil {
+		if pol, err = policy.Lookup(cfg.Policy); err != nil {
 			fatal("%v", err)
 		}
-		tr = selective.NewTrack(pol, cfg.Tolerance)
-		if tr.NeedsCountingRun() {
+		if selective.NewTrack(pol, cfg.Tolerance).NeedsCountingRun() {
 			fatal("policy %s needs a counting run before each selective run, which programs do not have yet: choose another policy", pol.Name())
 		}
 	}
@@ -89,18 +95,75 @@ func atBegin() C.uintptr_t {
 	}
 	e.SetConfidence(cfg.Confidence)
 	e.SetNMin(cfg.NMin)
-	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, tr: tr, comms: map[uintptr]*selective.Comm{}}
+	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, pol: pol, comms: map[uintptr]*selective.Comm{}}
 	r.comms[world.Handle()] = e.World()
-	if err := world.Barrier(); err != nil {
+	r.start()
+	return C.uintptr_t(cgo.NewHandle(r))
+}
+
+// start begins the timed region on every rank: a fresh track, after a
+// barrier.
+func (r *run) start() {
+	if r.pol != nil {
+		r.tr = selective.NewTrack(r.pol, r.cfg.Tolerance)
+	}
+	if err := r.world.Barrier(); err != nil {
 		fatal("%v", err)
 	}
 	r.t0 = mpi.Wtime()
-	if tr == nil {
-		e.Begin(nil, selective.Off)
+	if r.tr == nil {
+		r.e.Begin(nil, selective.Off)
 	} else {
-		e.Begin(tr, selective.Selective)
+		r.e.Begin(r.tr, selective.Selective)
 	}
-	return C.uintptr_t(cgo.NewHandle(r))
+}
+
+// stop ends the timed region on every rank (once) and keeps its figures;
+// the program's calls after it run with the engine off.
+func (r *run) stop() {
+	if r.stopped {
+		return
+	}
+	r.stopped = true
+	rs, err := r.e.End()
+	if err != nil {
+		fatal("end of the run: %v", err)
+	}
+	if err := r.world.Barrier(); err != nil {
+		fatal("%v", err)
+	}
+	r.rs, r.wall = rs, mpi.Wtime()-r.t0
+	r.e.Begin(nil, selective.Off)
+}
+
+// atRegionBegin is approxtune_begin: the timed region starts here instead
+// of at MPI_Init (what ran before it is left out). Every rank calls it.
+//
+//export atRegionBegin
+func atRegionBegin(h C.uintptr_t) {
+	defer guard()
+	r := the(h)
+	if r.marked {
+		fatal("approxtune_begin was called twice: mark one region, on every rank")
+	}
+	r.marked = true
+	if _, err := r.e.End(); err != nil {
+		fatal("%v", err)
+	}
+	r.start()
+}
+
+// atRegionEnd is approxtune_end: the timed region ends here instead of at
+// MPI_Finalize. Every rank calls it.
+//
+//export atRegionEnd
+func atRegionEnd(h C.uintptr_t) {
+	defer guard()
+	r := the(h)
+	if !r.marked {
+		fatal("approxtune_end without approxtune_begin")
+	}
+	r.stop()
 }
 
 // the returns the run of handle h.
@@ -114,14 +177,12 @@ func atEnd(h C.uintptr_t) {
 	defer guard()
 	r := the(h)
 	defer cgo.Handle(h).Delete()
-	rs, err := r.e.End()
-	if err != nil {
-		fatal("end of the run: %v", err)
-	}
-	if err := r.world.Barrier(); err != nil {
+	r.stop()
+	rs := r.rs
+	if _, err := r.e.End(); err != nil {
 		fatal("%v", err)
 	}
-	wall := []float64{mpi.Wtime() - r.t0}
+	wall := []float64{r.wall}
 	if err := mpi.Allreduce(r.world, wall, wall, mpi.Max); err != nil {
 		fatal("%v", err)
 	}

@@ -105,6 +105,8 @@ AT_MPI(AT_MPI_IRECV, Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI
 AT_MPI(AT_MPI_WAIT, Wait, (MPI_Request *q, MPI_Status *st), (q, st))
 AT_MPI(AT_MPI_WAITALL, Waitall, (int n, MPI_Request *q, MPI_Status *st), (n, q, st))
 AT_MPI(AT_MPI_TEST, Test, (MPI_Request *q, int *flag, MPI_Status *st), (q, flag, st))
+AT_MPI(AT_MPI_TESTALL, Testall, (int n, MPI_Request *q, int *flag, MPI_Status *st), (n, q, flag, st))
+AT_MPI(AT_MPI_RSEND, Rsend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), (b, n, t, d, tag, c))
 AT_MPI(AT_MPI_SENDRECV, Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn,
 	MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status))
 AT_MPI(AT_MPI_REDUCE, Reduce, (const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c),
@@ -409,4 +411,23 @@ void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, 
 	at_enter(AT_MPI_ALLREDUCE);
 	real(sb, rb, n, t, op, c, ierr);
 	at_leave();
+}
+
+// The timed region, when the program marks it (approxtune.h): every rank
+// calls approxtune_begin, then approxtune_end. Outside a selective or
+// reference launch they do nothing.
+void approxtune_begin(void) {
+	if (at_run && at_depth == 0) {
+		at_depth++;
+		atRegionBegin(at_run);
+		at_depth--;
+	}
+}
+
+void approxtune_end(void) {
+	if (at_run && at_depth == 0) {
+		at_depth++;
+		atRegionEnd(at_run);
+		at_depth--;
+	}
 }

@@ -25,6 +25,8 @@
 	X(AT_MPI_WAIT, MPI_Wait) \
 	X(AT_MPI_WAITALL, MPI_Waitall) \
 	X(AT_MPI_TEST, MPI_Test) \
+	X(AT_MPI_TESTALL, MPI_Testall) \
+	X(AT_MPI_RSEND, MPI_Rsend) \
 	X(AT_MPI_SENDRECV, MPI_Sendrecv) \
 	X(AT_MPI_BCAST, MPI_Bcast) \
 	X(AT_MPI_REDUCE, MPI_Reduce) \
