@@ -122,7 +122,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		case <-runCtx.Done():
 		}
 	}()
-	err := s.runProgram(runCtx, sw, sp, pr)
+	err := s.runProgram(runCtx, sw, sp, pr, out)
 	sw.Elapsed += time.Since(pr.start)
 	switch {
 	case err == nil:
@@ -138,7 +138,8 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 }
 
 // runProgram runs the sweep's launches, journaling and showing each event.
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress) error {
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output) error {
+	var failed []string // the selective runs that failed
 	lib, err := preload.Find()
 	if err != nil {
 		return err
@@ -167,8 +168,17 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: line}); err != nil {
 			return err
 		}
+		if head.Type == sweep.TypeError {
+			var ev sweep.ErrorEvent
+			_ = json.Unmarshal(line, &ev)
+			failed = append(failed, ev.Message)
+		}
 		pr.event(Event{Type: head.Type, Raw: line})
 		return nil
 	}}
-	return r.Sweep(ctx, sp, configs)
+	err = r.Sweep(ctx, sp, configs)
+	for _, f := range failed {
+		out.Print("a selective run failed and has no result ('resume' tries it again): " + f)
+	}
+	return err
 }

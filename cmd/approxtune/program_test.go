@@ -344,3 +344,24 @@ func resultLine(b []byte) []byte {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	return line
 }
+
+// A selective run that exits non-zero is told of and has no result; the
+// sweep goes on with the next runs and ends well.
+func TestProgramSelectiveFailureRecorded(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "fails.c"))
+	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s\nspace x=1,2 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\ntable configs\n", prog))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"a selective run failed and has no result ('resume' tries it again): configuration ranks=2 x=1: conditional at 2^-1: fails exited: exit status 3",
+		"a selective run failed and has no result ('resume' tries it again): configuration ranks=2 x=2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/sweep"
@@ -193,6 +194,16 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			return nil, nil, err
 		}
 		res, extra, err := l.run(ctx, preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin})
+		if err != nil && ctx.Err() == nil {
+			// Skipped kernels leave the program's data meaningless, and a
+			// program may stop on it: the run is told of and has no
+			// result (resume tries it again); the sweep goes on.
+			msg := fmt.Sprintf("configuration %s: %s at %s: %v", c.Label(), t.policy, format.Tolerance(t.tol), err)
+			if err := r.Emit(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg}); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s at %g: %w", t.policy, t.tol, err)
 		}
@@ -200,6 +211,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		if res.kernels != nil {
 			res.kernels.Index = i
 		}
+		res.tally = t
 		results = append(results, *res)
 		launches = append(launches, extra)
 	}
@@ -211,7 +223,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		ref = stat.Mean(refs, nil)
 	}
 	for k := range results {
-		res, t := &results[k], wanted[k]
+		res, t := &results[k], results[k].tally
 		m := sweep.Measured{Config: i, PredictedS: *res.PredictedS, SelectiveS: *res.SelectiveS, ReferenceS: ref}
 		t.runs = append(t.runs, m)
 		ls := launches[k] + launchS/float64(len(results)) // the references' launches shared out
@@ -271,6 +283,7 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 type launched struct {
 	sweep.Result
 	kernels *sweep.KernelsEvent
+	tally   *tally // the policy x tolerance it ran under
 }
 
 // run launches the program once as cfg says and returns what it reported
