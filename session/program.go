@@ -34,6 +34,7 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 				return errAt(a.Col, "deck wants FILE=TEMPLATE: the file the program reads, and the template it is written from")
 			}
 			d := c.Args[i+1]
+			d.Key = typedKey(c, d)
 			if strings.ContainsRune(d.Key, '/') {
 				return errAt(d.Col, "deck %s: want a file name, written in each run's directory", d.Key)
 			}
@@ -51,6 +52,7 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 			i++
 			continue
 		}
+		a.Key = typedKey(c, a)
 		p.Command = append(p.Command, a.String())
 	}
 	if strings.ContainsRune(p.Command[0], '/') {
@@ -68,6 +70,21 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	s.st = next
 	out.Print(describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N")
 	return nil
+}
+
+// typedKey is the key of a KEY=VALUE argument as typed: the parser lowers
+// keys (parameter names), but a file name or a program's argument keeps
+// its case.
+func typedKey(c *Command, a Arg) string {
+	rs := []rune(c.Line)
+	start, n := a.Col-1, len([]rune(a.Key))
+	if a.Key == "" || start < 0 || start+n > len(rs) {
+		return a.Key
+	}
+	if k := string(rs[start : start+n]); strings.EqualFold(k, a.Key) {
+		return k
+	}
+	return a.Key
 }
 
 // describeProgram says what a program sweep launches.

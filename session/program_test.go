@@ -24,12 +24,12 @@ func TestProgramVerb(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Exec(ctx, "program "+solver+" -nb {b} -p {grid_r} \"--q={grid_c}\" deck solver.dat="+tmpl, out); err != nil {
+	if err := s.Exec(ctx, "program "+solver+" -nb {b} -p {grid_r} \"--q={grid_c}\" --Mode=fast deck Solver.dat="+tmpl, out); err != nil {
 		t.Fatal(err)
 	}
 	p := s.st.Program
-	if p == nil || s.st.Workload != sweep.ProgramWorkload || len(p.Command) != 6 || p.Command[5] != "--q={grid_c}" ||
-		!filepath.IsAbs(p.Command[0]) || p.Decks["solver.dat"] != tmpl {
+	if p == nil || s.st.Workload != sweep.ProgramWorkload || len(p.Command) != 7 || p.Command[5] != "--q={grid_c}" || p.Command[6] != "--Mode=fast" ||
+		!filepath.IsAbs(p.Command[0]) || p.Decks["Solver.dat"] != tmpl {
 		t.Fatalf("program state %+v, workload %s", p, s.st.Workload)
 	}
 	if err := s.Exec(ctx, "space b=32,64 grid=2x2,1x4", out); err != nil {
@@ -42,7 +42,7 @@ func TestProgramVerb(t *testing.T) {
 	if err != nil || sp.Program == nil || len(configs) != 4 {
 		t.Fatalf("validate: %v, %d configurations", err, len(configs))
 	}
-	if got := sp.Program.Expand(configs[0], strings.Join(sp.Program.Command[1:], " ")); got != "-nb 32 -p 2 --q=2" {
+	if got := sp.Program.Expand(configs[0], strings.Join(sp.Program.Command[1:], " ")); got != "-nb 32 -p 2 --q=2 --Mode=fast" {
 		t.Errorf("expanded arguments %q", got)
 	}
 	for _, bad := range []struct{ line, want string }{
