@@ -365,3 +365,38 @@ func TestProgramSelectiveFailureRecorded(t *testing.T) {
 		}
 	}
 }
+
+// Eager carries its statistics from one configuration's launch to the
+// next, as the agent's eager does from one configuration to the next: by
+// the third of three identical configurations it executes far fewer
+// kernels than in the first, and than conditional, which starts afresh.
+func TestProgramEagerCarries(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	spec := filepath.Join(t.TempDir(), "carry.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "20", "64"]},
+ "space": {"x": [1, 2, 3], "ranks": [2]}, "policies": ["conditional", "eager"], "tolerances": ["2^-1"], "mode": "tune"}`, prog)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("program --sweep: %v", err)
+	}
+	executed := map[string][]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r sweep.Result
+		if json.Unmarshal([]byte(line), &r) == nil && r.Type == sweep.TypeResult && r.Executed != nil {
+			executed[r.Policy] = append(executed[r.Policy], *r.Executed)
+		}
+	}
+	e, c := executed["eager"], executed["conditional"]
+	if len(e) != 3 || len(c) != 3 || !(e[2] < e[0]/2) || !(e[2] < c[2]/2) {
+		t.Errorf("executed per configuration: eager %v, conditional %v; want eager's last well under its first and conditional's", e, c)
+	}
+}

@@ -8,7 +8,9 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/cgo"
 	"unsafe"
@@ -106,6 +108,15 @@ func atBegin() C.uintptr_t {
 func (r *run) start() {
 	if r.pol != nil {
 		r.tr = selective.NewTrack(r.pol, r.cfg.Tolerance)
+		if r.cfg.State != "" {
+			if data, err := os.ReadFile(r.statePath()); err == nil {
+				if err := r.tr.Restore(data); err != nil {
+					fatal("%v", err)
+				}
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				fatal("%v", err)
+			}
+		}
 	}
 	if err := r.world.Barrier(); err != nil {
 		fatal("%v", err)
@@ -117,6 +128,9 @@ func (r *run) start() {
 		r.e.Begin(r.tr, selective.Selective)
 	}
 }
+
+// statePath is this rank's file of the track's carried statistics.
+func (r *run) statePath() string { return fmt.Sprintf("%s.%d", r.cfg.State, r.world.Rank()) }
 
 // stop ends the timed region on every rank (once) and keeps its figures;
 // the program's calls after it run with the engine off.
@@ -133,6 +147,15 @@ func (r *run) stop() {
 		fatal("%v", err)
 	}
 	r.rs, r.wall = rs, mpi.Wtime()-r.t0
+	if r.tr != nil && r.cfg.State != "" {
+		data, err := r.tr.Snapshot()
+		if err == nil {
+			err = os.WriteFile(r.statePath(), data, 0o600)
+		}
+		if err != nil {
+			fatal("carried statistics: %v", err)
+		}
+	}
 	r.e.Begin(nil, selective.Off)
 }
 

@@ -139,6 +139,11 @@ type Run struct {
 	Tolerance  float64 `json:"tolerance"`
 	Confidence float64 `json:"confidence,omitempty"` // default 0.95
 	NMin       int     `json:"n_min,omitempty"`      // default 2
+	// State, for a policy that carries its statistics from one
+	// configuration to the next (policy.Carrier), names the files (State.N
+	// for rank N) each rank's track is read from at the start and written
+	// to at the end.
+	State string `json:"state,omitempty"`
 	// Out is the file rank 0 writes the run's sweep.Result to at
 	// MPI_Finalize: a reference run's time in ReferenceS, a selective
 	// run's prediction and counts.

@@ -24,6 +24,7 @@ import (
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
@@ -46,6 +47,7 @@ type tally struct {
 	policy string
 	tol    float64
 	runs   []sweep.Measured
+	state  string // a policy.Carrier's statistics between launches: the files' prefix
 }
 
 // Sweep runs the configurations of spec, which Validate expanded.
@@ -56,9 +58,22 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	t0 := time.Now()
 	var tallies []*tally
 	if spec.Mode != sweep.ModeReference {
+		state, err := os.MkdirTemp("", "approxtune-state")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(state)
 		for _, p := range spec.Policies {
-			for _, t := range spec.Tolerances {
-				tallies = append(tallies, &tally{policy: p, tol: float64(t)})
+			pol, err := policy.Lookup(p)
+			if err != nil {
+				return err
+			}
+			for k, t := range spec.Tolerances {
+				tl := &tally{policy: p, tol: float64(t)}
+				if _, ok := pol.(policy.Carrier); ok {
+					tl.state = filepath.Join(state, fmt.Sprintf("%s-%d", p, k))
+				}
+				tallies = append(tallies, tl)
 			}
 		}
 	}
@@ -193,7 +208,8 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		if err := references(j); err != nil {
 			return nil, nil, err
 		}
-		res, extra, err := l.run(ctx, preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin})
+		res, extra, err := l.run(ctx, preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin,
+			State: t.state})
 		if err != nil && ctx.Err() == nil {
 			// Skipped kernels leave the program's data meaningless, and a
 			// program may stop on it: the run is told of and has no
