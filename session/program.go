@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,8 +92,8 @@ func typedKey(c *Command, a Arg) string {
 // describeProgram says what a program sweep launches.
 func describeProgram(p *sweep.Program) string {
 	s := "program " + strings.Join(p.Command, " ")
-	for f, t := range p.Decks {
-		s += fmt.Sprintf("\n  deck %s from %s", f, t)
+	for _, f := range slices.Sorted(maps.Keys(p.Decks)) {
+		s += fmt.Sprintf("\n  deck %s from %s", f, p.Decks[f])
 	}
 	return s
 }
