@@ -133,3 +133,47 @@ func ReferenceSlots(reps, runs int) []int {
 	}
 	return slots
 }
+
+// Tally is one policy at one tolerance over a sweep's selective runs.
+type Tally struct {
+	Policy    string
+	Tolerance float64
+	Runs      []Measured
+}
+
+// Summaries are a sweep's summary events: one for each tally with runs,
+// carrying the references' noise floor where it has errors, or, for a
+// sweep of references only (no tallies), one for its references. refMeans
+// is each configuration's mean reference time (NaN for none), refRuns its
+// reference times.
+func Summaries(workload string, mode Mode, configs []Config, tallies []Tally, refMeans []float64, refRuns [][]float64, elapsed float64) []Summary {
+	var runErr *float64
+	if e, n := RunError(refRuns); n > 0 {
+		runErr = &e
+	}
+	if len(tallies) == 0 {
+		s := Summary{Type: TypeSummary, V: ProtocolVersion, Workload: workload, Mode: mode, Configs: len(configs),
+			ReferenceError: runErr, ElapsedS: elapsed}
+		for _, m := range refMeans {
+			if !math.IsNaN(m) {
+				s.ReferenceTotalS += m
+			}
+		}
+		if b := Least(refMeans); b >= 0 {
+			s.Best = &configs[b]
+		}
+		return []Summary{s}
+	}
+	var out []Summary
+	for _, t := range tallies {
+		if len(t.Runs) == 0 {
+			continue
+		}
+		s := PolicySummary(workload, mode, t.Policy, t.Tolerance, configs, t.Runs, elapsed)
+		if s.MeanError != nil {
+			s.ReferenceError = runErr
+		}
+		out = append(out, s)
+	}
+	return out
+}

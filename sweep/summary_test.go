@@ -112,3 +112,25 @@ func TestLeast(t *testing.T) {
 		}
 	}
 }
+
+// Summaries: a reference sweep's one summary sums the configurations run
+// and names the fastest; with tallies, one summary each that has runs,
+// with the references' noise floor where it has errors.
+func TestSummaries(t *testing.T) {
+	configs := make([]Config, 3)
+	nan := math.NaN()
+	refRuns := [][]float64{{1, 1.2}, nil, {0.8, 0.8}}
+	got := Summaries("w", ModeReference, configs, nil, []float64{1.1, nan, 0.8}, refRuns, 5)
+	if len(got) != 1 || math.Abs(got[0].ReferenceTotalS-1.9) > 1e-12 || got[0].Best != &configs[2] || got[0].ReferenceError == nil {
+		t.Fatalf("reference sweep: %+v", got)
+	}
+	tallies := []Tally{
+		{Policy: "a", Tolerance: 0.5, Runs: []Measured{{Config: 0, PredictedS: 1, SelectiveS: 0.5, ReferenceS: 1.1}}},
+		{Policy: "b", Tolerance: 0.5},
+		{Policy: "c", Tolerance: 0.5, Runs: []Measured{{Config: 0, PredictedS: 1, SelectiveS: 0.5, ReferenceS: nan}}},
+	}
+	got = Summaries("w", ModeEvaluate, configs, tallies, []float64{1.1, nan, nan}, refRuns, 5)
+	if len(got) != 2 || got[0].Policy != "a" || got[0].ReferenceError == nil || got[1].Policy != "c" || got[1].ReferenceError != nil {
+		t.Fatalf("tallies: %+v", got)
+	}
+}

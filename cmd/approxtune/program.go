@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,10 +103,10 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	report := filepath.Join(dir, "check.json")
 	cmd := l.Command(ctx, n, path, args...)
 	cmd.Env = append(cmd.Env, "LD_PRELOAD="+lib, preload.EnvCheck+"="+report)
-	var errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, &tail{b: &errs})
+	var errs programs.Tail
+	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, &errs)
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s failed under %s: %v%s", prog, l.Path, err, indent(errs.String()))
+		return nil, fmt.Errorf("%s failed under %s: %v%s", prog, l.Path, err, errs.Lines(10))
 	}
 	c, err := preload.ReadCheck(report)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -131,32 +130,6 @@ func printCheck(w io.Writer, c *preload.Check) {
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t\n", n, c.Calls[n], float64(c.Calls[n])/float64(max(c.Ranks, 1)))
 	}
 	tw.Flush()
-}
-
-// tail keeps the last lines written to it.
-type tail struct{ b *bytes.Buffer }
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.b.Write(p)
-	if t.b.Len() > 4096 {
-		rest := t.b.Bytes()[t.b.Len()-2048:]
-		t.b.Reset()
-		t.b.Write(rest)
-	}
-	return len(p), nil
-}
-
-// indent sets the program's last output lines under an error message.
-func indent(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(s, "\n")
-	if len(lines) > 10 {
-		lines = lines[len(lines)-10:]
-	}
-	return "\n    " + strings.Join(lines, "\n    ")
 }
 
 // programSweep runs the program sweep in the spec at path, printing its

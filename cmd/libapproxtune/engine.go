@@ -209,12 +209,8 @@ func atEnd(h C.uintptr_t) {
 	if err := mpi.Allreduce(r.world, wall, wall, mpi.Max); err != nil {
 		fatal("%v", err)
 	}
-	all := make([]float64, 3*r.world.Size())
-	if err := mpi.Allgather(r.world, []float64{rs.Total, rs.Comp, rs.Comm}, all); err != nil {
-		fatal("%v", err)
-	}
-	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}
-	if err := mpi.Allreduce(r.world, counts, counts, mpi.Sum); err != nil {
+	p, err := r.e.Predict(rs)
+	if err != nil {
 		fatal("%v", err)
 	}
 	if r.world.Rank() != 0 {
@@ -226,18 +222,10 @@ func atEnd(h C.uintptr_t) {
 		}
 		return
 	}
-	var predicted float64
-	var path sweep.Path
-	for p := 0; p < r.world.Size(); p++ {
-		if t := all[3*p]; t > predicted {
-			predicted = t
-			path = sweep.Path{CompS: all[3*p+1], CommS: all[3*p+2], IdleS: t - all[3*p+1] - all[3*p+2]}
-		}
-	}
 	tol := r.tr.Tolerance
 	res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
-		PredictedS: &predicted, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &counts[0], Skipped: &counts[1],
-		Settled: &counts[2], Promised: &counts[3], Path: &path}
+		PredictedS: &p.TotalS, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &p.Executed, Skipped: &p.Skipped,
+		Settled: &p.Settled, Promised: &p.Promised, Path: &p.Path}
 	kernels := sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Policy: res.Policy, Tolerance: tol,
 		Kernels: r.e.Report(r.tr)}
 	if err := preload.WriteResult(r.cfg.Out, &res, &kernels); err != nil {

@@ -352,11 +352,9 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 // neither count nor model the call twice. Handles are converted with the
 // MPI library's own *_f2c.
 
-static void *at_fortran(const char *sym) { return at_next(sym); }
-
 void mpi_init_(MPI_Fint *ierr) {
 	static void (*real)(MPI_Fint *);
-	if (real == NULL) real = at_fortran("mpi_init_");
+	if (real == NULL) real = at_next("mpi_init_");
 	at_depth++;
 	real(ierr);
 	if (*ierr == MPI_SUCCESS) at_started();
@@ -365,7 +363,7 @@ void mpi_init_(MPI_Fint *ierr) {
 
 void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
 	static void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *);
-	if (real == NULL) real = at_fortran("mpi_init_thread_");
+	if (real == NULL) real = at_next("mpi_init_thread_");
 	at_depth++;
 	real(required, provided, ierr);
 	if (*ierr == MPI_SUCCESS) at_started();
@@ -374,7 +372,7 @@ void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
 
 void mpi_finalize_(MPI_Fint *ierr) {
 	static void (*real)(MPI_Fint *);
-	if (real == NULL) real = at_fortran("mpi_finalize_");
+	if (real == NULL) real = at_next("mpi_finalize_");
 	at_depth++;
 	at_finishing();
 	real(ierr);
@@ -383,7 +381,7 @@ void mpi_finalize_(MPI_Fint *ierr) {
 
 void mpi_bcast_(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr) {
 	static void (*real)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
-	if (real == NULL) real = at_fortran("mpi_bcast_");
+	if (real == NULL) real = at_next("mpi_bcast_");
 	if (at_enter(AT_MPI_BCAST) && at_run) {
 		*ierr = atBcast(at_run, b, *n, PMPI_Type_f2c(*t), *root, PMPI_Comm_f2c(*c));
 	} else {
@@ -394,7 +392,7 @@ void mpi_bcast_(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, 
 
 void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
 	static void (*real)(MPI_Fint *, MPI_Fint *);
-	if (real == NULL) real = at_fortran("mpi_barrier_");
+	if (real == NULL) real = at_next("mpi_barrier_");
 	if (at_enter(AT_MPI_BARRIER) && at_run) {
 		*ierr = atBarrier(at_run, PMPI_Comm_f2c(*c));
 	} else {
@@ -407,7 +405,7 @@ void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
 // may be Fortran's MPI_IN_PLACE, which only the Fortran layer translates.
 void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *ierr) {
 	static void (*real)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
-	if (real == NULL) real = at_fortran("mpi_allreduce_");
+	if (real == NULL) real = at_next("mpi_allreduce_");
 	at_enter(AT_MPI_ALLREDUCE);
 	real(sb, rb, n, t, op, c, ierr);
 	at_leave();

@@ -209,22 +209,12 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 		return o, err
 	}
 	o.wall += dt
-	// The prediction is the longest path; report that process's breakdown.
-	all := make([]float64, 3*r.world.Size())
-	if err := mpi.Allgather(r.world, []float64{rs.Total, rs.Comp, rs.Comm}, all); err != nil {
+	p, err := r.eng.Predict(rs)
+	if err != nil {
 		return o, err
 	}
-	for p := 0; p < r.world.Size(); p++ {
-		if t := all[3*p]; t > o.predicted {
-			o.predicted = t
-			o.path = sweep.Path{CompS: all[3*p+1], CommS: all[3*p+2], IdleS: t - all[3*p+1] - all[3*p+2]}
-		}
-	}
-	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}
-	if err := mpi.Allreduce(r.world, counts, counts, mpi.Sum); err != nil {
-		return o, err
-	}
-	o.executed, o.skipped, o.settled, o.promised = counts[0], counts[1], counts[2], counts[3]
+	o.predicted, o.path = p.TotalS, p.Path
+	o.executed, o.skipped, o.settled, o.promised = p.Executed, p.Skipped, p.Settled, p.Promised
 	o.local = rs.Own
 	return o, nil
 }
@@ -275,7 +265,6 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	for i := range sw.refMeans {
 		sw.refMeans[i] = math.NaN() // configurations not run (resumed sweeps) stay NaN
 	}
-	var refTotal float64
 	for i, c := range configs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -298,11 +287,8 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err != nil {
 			return fmt.Errorf("configuration %s: %w", c.Label(), err)
 		}
-		if !math.IsNaN(sw.refMeans[i]) {
-			refTotal += sw.refMeans[i]
-		}
 	}
-	return sw.summaries(configs, refTotal, mpi.Wtime()-t0)
+	return sw.summaries(configs, mpi.Wtime()-t0)
 }
 
 // newTallies makes a tally per policy x tolerance of spec (none for
@@ -336,29 +322,13 @@ type sweepRun struct {
 	refRuns  [][]float64 // each configuration's reference times
 }
 
-// summaries sends the sweep's summary events: one per policy x tolerance
-// that has runs, or one for a reference sweep.
-func (sw *sweepRun) summaries(configs []sweep.Config, refTotal, elapsed float64) error {
-	var runErr *float64
-	if e, n := sweep.RunError(sw.refRuns); n > 0 {
-		runErr = &e
+// summaries sends the sweep's summary events.
+func (sw *sweepRun) summaries(configs []sweep.Config, elapsed float64) error {
+	tallies := make([]sweep.Tally, len(sw.tallies))
+	for i, t := range sw.tallies {
+		tallies[i] = sweep.Tally{Policy: t.tr.Policy().Name(), Tolerance: t.tr.Tolerance, Runs: t.runs}
 	}
-	if len(sw.tallies) == 0 {
-		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: sw.w.Name(), Mode: sw.spec.Mode,
-			Configs: len(configs), ReferenceTotalS: refTotal, ReferenceError: runErr, ElapsedS: elapsed}
-		if b := sweep.Least(sw.refMeans); b >= 0 {
-			s.Best = &configs[b]
-		}
-		return sw.r.send(s)
-	}
-	for _, t := range sw.tallies {
-		if len(t.runs) == 0 {
-			continue
-		}
-		s := t.summary(sw.spec, sw.w.Name(), configs, elapsed)
-		if s.MeanError != nil {
-			s.ReferenceError = runErr
-		}
+	for _, s := range sweep.Summaries(sw.w.Name(), sw.spec.Mode, configs, tallies, sw.refMeans, sw.refRuns, elapsed) {
 		if err := sw.r.send(s); err != nil {
 			return err
 		}
@@ -620,11 +590,6 @@ func toSpan(op selective.Op, skipped bool, start, end, predicted float64) sweep.
 	round := func(t float64) float64 { return math.Round(t*1e7) / 1e7 }
 	return sweep.Span{Routine: op.String(), StartS: round(start), EndS: round(end), PredictedS: round(predicted),
 		Skipped: skipped, Comm: op.IsComm()}
-}
-
-// summary is the tally's summary event.
-func (t *tally) summary(spec *sweep.Spec, workload string, configs []sweep.Config, elapsed float64) sweep.Summary {
-	return sweep.PolicySummary(workload, spec.Mode, t.tr.Policy().Name(), t.tr.Tolerance, configs, t.runs, elapsed)
 }
 
 func ptr(f float64) *float64 { return &f }

@@ -125,31 +125,11 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 
 // summaries emits the sweep's summary events.
 func (r *Runner) summaries(spec *sweep.Spec, configs []sweep.Config, tallies []*tally, refMeans []float64, refRuns [][]float64, elapsed float64) error {
-	var runErr *float64
-	if e, n := sweep.RunError(refRuns); n > 0 {
-		runErr = &e
+	ts := make([]sweep.Tally, len(tallies))
+	for i, t := range tallies {
+		ts[i] = sweep.Tally{Policy: t.policy, Tolerance: t.tol, Runs: t.runs}
 	}
-	if len(tallies) == 0 {
-		s := sweep.Summary{Type: sweep.TypeSummary, V: sweep.ProtocolVersion, Workload: spec.Workload, Mode: spec.Mode,
-			Configs: len(configs), ReferenceError: runErr, ElapsedS: elapsed}
-		for _, m := range refMeans {
-			if !math.IsNaN(m) {
-				s.ReferenceTotalS += m
-			}
-		}
-		if b := sweep.Least(refMeans); b >= 0 {
-			s.Best = &configs[b]
-		}
-		return r.Emit(s)
-	}
-	for _, t := range tallies {
-		if len(t.runs) == 0 {
-			continue
-		}
-		s := sweep.PolicySummary(spec.Workload, spec.Mode, t.policy, t.tol, configs, t.runs, elapsed)
-		if s.MeanError != nil {
-			s.ReferenceError = runErr
-		}
+	for _, s := range sweep.Summaries(spec.Workload, spec.Mode, configs, ts, refMeans, refRuns, elapsed) {
 		if err := r.Emit(s); err != nil {
 			return err
 		}
@@ -314,7 +294,7 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	cmd := l.r.Launcher.Command(ctx, l.ranks, l.argv[0], l.argv[1:]...)
 	cmd.Dir = l.dir
 	cmd.Env = append(cmd.Env, "LD_PRELOAD="+l.r.Lib, preload.EnvRun+"="+string(spec))
-	tail := &lastBytes{max: 8192}
+	tail := &Tail{}
 	out := io.Writer(tail)
 	if l.r.Output != nil {
 		out = io.MultiWriter(l.r.Output, tail)
@@ -324,11 +304,11 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	err = cmd.Run()
 	wall := time.Since(t0).Seconds()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s exited: %v%s", filepath.Base(l.argv[0]), err, lastLines(tail.String(), 10))
+		return nil, 0, fmt.Errorf("%s exited: %v%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
 	}
 	b, err := os.ReadFile(cfg.Out)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s ended without reaching MPI_Finalize through approxtune's library (approxtune program --check tells why)%s", filepath.Base(l.argv[0]), lastLines(tail.String(), 10))
+		return nil, 0, fmt.Errorf("%s ended without reaching MPI_Finalize through approxtune's library (approxtune program --check tells why)%s", filepath.Base(l.argv[0]), tail.Lines(10))
 	}
 	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
 	var res launched
@@ -351,25 +331,26 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	return &res, max(wall-timed, 0), nil
 }
 
-// lastBytes keeps the last max bytes written to it.
-type lastBytes struct {
-	b   []byte
-	max int
-}
+// Tail keeps the last output written to it (a program's, for the error
+// that tells of its failure).
+type Tail struct{ b []byte }
 
-func (l *lastBytes) Write(p []byte) (int, error) {
-	l.b = append(l.b, p...)
-	if len(l.b) > 2*l.max {
-		l.b = append(l.b[:0], l.b[len(l.b)-l.max:]...)
+// tailMax is how much of the output a Tail keeps, at least.
+const tailMax = 8192
+
+// Write keeps p's end.
+func (t *Tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*tailMax {
+		t.b = append(t.b[:0], t.b[len(t.b)-tailMax:]...)
 	}
 	return len(p), nil
 }
 
-func (l *lastBytes) String() string { return string(l.b) }
-
-// lastLines is the last n lines of s, indented under an error message.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+// Lines is the last n lines kept, indented to stand under an error
+// message ("" when nothing was written).
+func (t *Tail) Lines(n int) string {
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
 	if len(lines) == 1 && lines[0] == "" {
 		return ""
 	}

@@ -523,3 +523,34 @@ func (e *Engine) Report(tr *Track) []sweep.KernelStat {
 	})
 	return out
 }
+
+// Prediction is a run's outcome over all processes: the predicted time (the
+// longest path), that process's breakdown, and the kernel counts summed.
+type Prediction struct {
+	TotalS                               float64
+	Path                                 sweep.Path
+	Executed, Skipped, Settled, Promised int64
+}
+
+// Predict combines every process's figures of the run that just ended
+// (End's RunStats) into the prediction. It is collective over the world.
+func (e *Engine) Predict(rs RunStats) (Prediction, error) {
+	w := e.world.c
+	var p Prediction
+	all := make([]float64, 3*w.Size())
+	if err := mpi.Allgather(w, []float64{rs.Total, rs.Comp, rs.Comm}, all); err != nil {
+		return p, fmt.Errorf("gather paths: %w", err)
+	}
+	for q := 0; q < w.Size(); q++ {
+		if t := all[3*q]; t > p.TotalS {
+			p.TotalS = t
+			p.Path = sweep.Path{CompS: all[3*q+1], CommS: all[3*q+2], IdleS: t - all[3*q+1] - all[3*q+2]}
+		}
+	}
+	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}
+	if err := mpi.Allreduce(w, counts, counts, mpi.Sum); err != nil {
+		return p, fmt.Errorf("sum kernel counts: %w", err)
+	}
+	p.Executed, p.Skipped, p.Settled, p.Promised = counts[0], counts[1], counts[2], counts[3]
+	return p, nil
+}
