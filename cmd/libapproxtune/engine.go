@@ -37,6 +37,9 @@ type run struct {
 	comms map[uintptr]*selective.Comm
 	t0    float64
 
+	reqs    map[uintptr]*selective.Request // the program's requests the engine started, by handle
+	persist map[uintptr]persistent         // the program's persistent requests on communicators the engine knows
+
 	// The timed region: from MPI_Init to MPI_Finalize, unless the program
 	// marks it with approxtune_begin and approxtune_end.
 	marked  bool               // approxtune_begin was called
@@ -260,7 +263,7 @@ func atBcast(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, root 
 	if sc == nil {
 		return C.PMPI_Bcast(buf, n, t, root, c)
 	}
-	sc.Collective(selective.OpBcast, bytes(n, t), func() error { return mpiError("MPI_Bcast", C.PMPI_Bcast(buf, n, t, root, c)) })
+	sc.Collective(selective.OpBcast, bytes(n, t), C.at_skippable_type(t) != 0, func() error { return mpiError("MPI_Bcast", C.PMPI_Bcast(buf, n, t, root, c)) })
 	return C.MPI_SUCCESS
 }
 
@@ -271,7 +274,7 @@ func atAllreduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype
 	if sc == nil {
 		return C.PMPI_Allreduce(sb, rb, n, t, op, c)
 	}
-	sc.Collective(selective.OpAllreduce, bytes(n, t), func() error {
+	sc.Collective(selective.OpAllreduce, bytes(n, t), C.at_skippable_type(t) != 0, func() error {
 		return mpiError("MPI_Allreduce", C.PMPI_Allreduce(sb, rb, n, t, op, c))
 	})
 	return C.MPI_SUCCESS
@@ -284,7 +287,7 @@ func atBarrier(h C.uintptr_t, c C.MPI_Comm) C.int {
 	if sc == nil {
 		return C.PMPI_Barrier(c)
 	}
-	sc.Collective(selective.OpBarrier, 0, func() error { return mpiError("MPI_Barrier", C.PMPI_Barrier(c)) })
+	sc.Collective(selective.OpBarrier, 0, true, func() error { return mpiError("MPI_Barrier", C.PMPI_Barrier(c)) })
 	return C.MPI_SUCCESS
 }
 
@@ -310,6 +313,38 @@ func atSplit(h C.uintptr_t, c C.MPI_Comm, color, key C.int, out *C.MPI_Comm) C.i
 		return C.PMPI_Comm_split(c, color, key, out)
 	}
 	return r.adopt(sc.Split(int(color), int(key)), out)
+}
+
+// atAdopt makes the program's new communicator nc, made from c by a
+// constructor the engine does not run itself, known to the engine when c
+// is: every member of nc makes the same call, so all adopt it.
+//
+//export atAdopt
+func atAdopt(h C.uintptr_t, c, nc C.MPI_Comm) {
+	defer guard()
+	r := the(h)
+	if r.comm(c) == nil || nc == C.at_null_comm() {
+		return
+	}
+	m, err := mpi.FromHandle(uintptr(C.at_handle(nc)))
+	if err != nil {
+		fatal("%v", err)
+	}
+	r.comms[m.Handle()] = r.e.Adopt(m)
+}
+
+// atForget forgets the program's communicator c, which it is freeing, and
+// frees the engine's resources of it.
+//
+//export atForget
+func atForget(h C.uintptr_t, c C.MPI_Comm) {
+	defer guard()
+	r := the(h)
+	key := uintptr(C.at_handle(c))
+	if sc := r.comms[key]; sc != nil && sc != r.e.World() {
+		delete(r.comms, key)
+		sc.Release()
+	}
 }
 
 //export atDup

@@ -38,6 +38,11 @@ static int at_enter(int idx) {
 }
 static void at_leave(void) { at_depth--; }
 
+// For p2p.c.
+int at_busy_enter(int idx) { return at_enter(idx); }
+void at_busy_leave(void) { at_leave(); }
+uintptr_t at_current_run(void) { return at_run; }
+
 static void *at_next(const char *sym) {
 	void *f = dlsym(RTLD_NEXT, sym);
 	if (f == NULL) {
@@ -95,34 +100,7 @@ AT_RET(AT_LAPACKE_DPOTRF, int, LAPACKE_dpotrf, (int order, char uplo, int n, dou
 		return r; \
 	}
 
-AT_MPI(AT_MPI_SEND, Send, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), (b, n, t, d, tag, c))
-AT_MPI(AT_MPI_RECV, Recv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st),
-	(b, n, t, s, tag, c, st))
-AT_MPI(AT_MPI_ISEND, Isend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q),
-	(b, n, t, d, tag, c, q))
-AT_MPI(AT_MPI_IRECV, Irecv, (void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q),
-	(b, n, t, s, tag, c, q))
-AT_MPI(AT_MPI_WAIT, Wait, (MPI_Request *q, MPI_Status *st), (q, st))
-AT_MPI(AT_MPI_WAITALL, Waitall, (int n, MPI_Request *q, MPI_Status *st), (n, q, st))
-AT_MPI(AT_MPI_TEST, Test, (MPI_Request *q, int *flag, MPI_Status *st), (q, flag, st))
-AT_MPI(AT_MPI_TESTALL, Testall, (int n, MPI_Request *q, int *flag, MPI_Status *st), (n, q, flag, st))
-AT_MPI(AT_MPI_RSEND, Rsend, (const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c), (b, n, t, d, tag, c))
-AT_MPI(AT_MPI_SENDRECV, Sendrecv, (const void *sb, int sn, MPI_Datatype st, int d, int stag, void *rb, int rn,
-	MPI_Datatype rt, int s, int rtag, MPI_Comm c, MPI_Status *status), (sb, sn, st, d, stag, rb, rn, rt, s, rtag, c, status))
-AT_MPI(AT_MPI_REDUCE, Reduce, (const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c),
-	(sb, rb, n, t, op, root, c))
-AT_MPI(AT_MPI_GATHER, Gather, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root,
-	MPI_Comm c), (sb, sn, st, rb, rn, rt, root, c))
-AT_MPI(AT_MPI_ALLGATHER, Allgather, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
-	MPI_Comm c), (sb, sn, st, rb, rn, rt, c))
-AT_MPI(AT_MPI_SCATTER, Scatter, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root,
-	MPI_Comm c), (sb, sn, st, rb, rn, rt, root, c))
-AT_MPI(AT_MPI_ALLTOALL, Alltoall, (const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt,
-	MPI_Comm c), (sb, sn, st, rb, rn, rt, c))
-AT_MPI(AT_MPI_COMM_CREATE, Comm_create, (MPI_Comm c, MPI_Group g, MPI_Comm *out), (c, g, out))
-AT_MPI(AT_MPI_CART_CREATE, Cart_create, (MPI_Comm c, int nd, const int *dims, const int *periods, int reorder,
-	MPI_Comm *out), (c, nd, dims, periods, reorder, out))
-AT_MPI(AT_MPI_COMM_FREE, Comm_free, (MPI_Comm *c), (c))
+
 
 // at_started begins the selective run, if the launch is one, once MPI is up
 // (once: a Fortran MPI_INIT may reach MPI_Init too).
@@ -265,6 +243,53 @@ int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out) {
 
 int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out) {
 	int r = at_enter(AT_MPI_COMM_DUP) && at_run ? atDup(at_run, c, out) : PMPI_Comm_dup(c, out);
+	at_leave();
+	return r;
+}
+
+// Communicators made by the other constructors: the engine adopts the new
+// communicator when the engine knows its parent (atAdopt), so that its
+// messages are modelled on every member alike. A freed communicator is
+// forgotten first (its handle may come back for another).
+
+int MPI_Comm_create(MPI_Comm c, MPI_Group g, MPI_Comm *out) {
+	int r = PMPI_Comm_create(c, g, out);
+	if (at_enter(AT_MPI_COMM_CREATE) && at_run && r == MPI_SUCCESS) atAdopt(at_run, c, *out);
+	at_leave();
+	return r;
+}
+
+int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm *out) {
+	int r = PMPI_Comm_create_group(c, g, tag, out);
+	if (at_enter(AT_MPI_COMM_CREATE_GROUP) && at_run && r == MPI_SUCCESS) atAdopt(at_run, c, *out);
+	at_leave();
+	return r;
+}
+
+int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm *out) {
+	int r = PMPI_Comm_split_type(c, type, key, info, out);
+	if (at_enter(AT_MPI_COMM_SPLIT_TYPE) && at_run && r == MPI_SUCCESS) atAdopt(at_run, c, *out);
+	at_leave();
+	return r;
+}
+
+int MPI_Cart_create(MPI_Comm c, int nd, const int *dims, const int *periods, int reorder, MPI_Comm *out) {
+	int r = PMPI_Cart_create(c, nd, dims, periods, reorder, out);
+	if (at_enter(AT_MPI_CART_CREATE) && at_run && r == MPI_SUCCESS) atAdopt(at_run, c, *out);
+	at_leave();
+	return r;
+}
+
+int MPI_Cart_sub(MPI_Comm c, const int *remain, MPI_Comm *out) {
+	int r = PMPI_Cart_sub(c, remain, out);
+	if (at_enter(AT_MPI_CART_SUB) && at_run && r == MPI_SUCCESS) atAdopt(at_run, c, *out);
+	at_leave();
+	return r;
+}
+
+int MPI_Comm_free(MPI_Comm *c) {
+	if (at_enter(AT_MPI_COMM_FREE) && at_run) atForget(at_run, *c);
+	int r = PMPI_Comm_free(c);
 	at_leave();
 	return r;
 }

@@ -19,15 +19,33 @@
 	X(AT_CBLAS_DTRSM, cblas_dtrsm) \
 	X(AT_LAPACKE_DPOTRF, LAPACKE_dpotrf) \
 	X(AT_MPI_SEND, MPI_Send) \
+	X(AT_MPI_RSEND, MPI_Rsend) \
+	X(AT_MPI_SSEND, MPI_Ssend) \
+	X(AT_MPI_BSEND, MPI_Bsend) \
 	X(AT_MPI_RECV, MPI_Recv) \
 	X(AT_MPI_ISEND, MPI_Isend) \
+	X(AT_MPI_IRSEND, MPI_Irsend) \
+	X(AT_MPI_ISSEND, MPI_Issend) \
+	X(AT_MPI_IBSEND, MPI_Ibsend) \
 	X(AT_MPI_IRECV, MPI_Irecv) \
+	X(AT_MPI_SENDRECV, MPI_Sendrecv) \
+	X(AT_MPI_SENDRECV_REPLACE, MPI_Sendrecv_replace) \
+	X(AT_MPI_SEND_INIT, MPI_Send_init) \
+	X(AT_MPI_RSEND_INIT, MPI_Rsend_init) \
+	X(AT_MPI_SSEND_INIT, MPI_Ssend_init) \
+	X(AT_MPI_BSEND_INIT, MPI_Bsend_init) \
+	X(AT_MPI_RECV_INIT, MPI_Recv_init) \
+	X(AT_MPI_START, MPI_Start) \
+	X(AT_MPI_STARTALL, MPI_Startall) \
+	X(AT_MPI_REQUEST_FREE, MPI_Request_free) \
 	X(AT_MPI_WAIT, MPI_Wait) \
 	X(AT_MPI_WAITALL, MPI_Waitall) \
+	X(AT_MPI_WAITANY, MPI_Waitany) \
+	X(AT_MPI_WAITSOME, MPI_Waitsome) \
 	X(AT_MPI_TEST, MPI_Test) \
 	X(AT_MPI_TESTALL, MPI_Testall) \
-	X(AT_MPI_RSEND, MPI_Rsend) \
-	X(AT_MPI_SENDRECV, MPI_Sendrecv) \
+	X(AT_MPI_TESTANY, MPI_Testany) \
+	X(AT_MPI_TESTSOME, MPI_Testsome) \
 	X(AT_MPI_BCAST, MPI_Bcast) \
 	X(AT_MPI_REDUCE, MPI_Reduce) \
 	X(AT_MPI_ALLREDUCE, MPI_Allreduce) \
@@ -39,7 +57,10 @@
 	X(AT_MPI_COMM_SPLIT, MPI_Comm_split) \
 	X(AT_MPI_COMM_DUP, MPI_Comm_dup) \
 	X(AT_MPI_COMM_CREATE, MPI_Comm_create) \
+	X(AT_MPI_COMM_CREATE_GROUP, MPI_Comm_create_group) \
+	X(AT_MPI_COMM_SPLIT_TYPE, MPI_Comm_split_type) \
 	X(AT_MPI_CART_CREATE, MPI_Cart_create) \
+	X(AT_MPI_CART_SUB, MPI_Cart_sub) \
 	X(AT_MPI_COMM_FREE, MPI_Comm_free)
 
 #define AT_ENUM(idx, sym) idx,
@@ -63,5 +84,18 @@ int at_real_dtrtri(char uplo, char diag, int n, double *a, int lda);
 uintptr_t at_handle(MPI_Comm c);
 MPI_Comm at_comm(uintptr_t h);
 MPI_Comm at_null_comm(void);
+
+// Point-to-point, for Go (p2p.go).
+enum { AT_MODE_STANDARD, AT_MODE_READY, AT_MODE_SYNC, AT_MODE_BUFFERED };
+int at_start_send(int mode, const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q);
+int at_skippable_type(MPI_Datatype t);
+uintptr_t at_request_key(MPI_Request q);
+MPI_Status *atp_status_ignore(void);
+MPI_Status *atp_statuses_ignore(void);
+int at_proc_null(void);
+void at_pending_add(int d);
+enum { AT_OP_GATHER, AT_OP_ALLGATHER, AT_OP_SCATTER, AT_OP_ALLTOALL };
+int at_gathers(int op, void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root, MPI_Comm c);
+void *atp_in_place(void);
 
 #endif

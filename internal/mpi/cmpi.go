@@ -10,6 +10,7 @@ package mpi
 // which implementation it was built against.
 MPI_Comm at_comm_world(void) { return MPI_COMM_WORLD; }
 uintptr_t at_comm_handle(MPI_Comm c) { return (uintptr_t)c; }
+MPI_Comm at_comm_of(uintptr_t h) { return (MPI_Comm)h; }
 MPI_Comm at_comm_null(void) { return MPI_COMM_NULL; }
 MPI_Datatype at_double(void) { return MPI_DOUBLE; }
 MPI_Datatype at_int64(void) { return MPI_INT64_T; }

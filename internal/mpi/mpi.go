@@ -27,6 +27,7 @@ static double at_clock(void) {
 }
 MPI_Comm at_comm_world(void);
 uintptr_t at_comm_handle(MPI_Comm c);
+MPI_Comm at_comm_of(uintptr_t h);
 MPI_Comm at_comm_null(void);
 MPI_Datatype at_double(void);
 MPI_Datatype at_int64(void);
@@ -238,6 +239,10 @@ func World() (*Comm, error) { return newComm(C.at_comm_world()) }
 // package of the process that holds it: C code that receives an MPI_Comm
 // finds its Comm by it.
 func (c *Comm) Handle() uintptr { return uintptr(C.at_comm_handle(c.c)) }
+
+// FromHandle is the communicator whose Handle is h, one that C code
+// created (a program's, in the preload library).
+func FromHandle(h uintptr) (*Comm, error) { return newComm(C.at_comm_of(C.uintptr_t(h))) }
 
 // Rank is the calling process's rank in c.
 func (c *Comm) Rank() int { return c.rank }

@@ -150,6 +150,19 @@ func (c *Comm) Dup() *Comm {
 	return w
 }
 
+// Adopt makes c, a communicator its members created outside the engine
+// (a program's MPI_Comm_create, say), known to the engine: collective over
+// c.
+func (e *Engine) Adopt(c *mpi.Comm) *Comm {
+	w, err := e.wrap(c)
+	must(err)
+	return w
+}
+
+// Release frees the engine's own resources of the communicator and leaves
+// its MPI communicator to its owner (a program that frees it itself).
+func (c *Comm) Release() { must(c.in.Free()) }
+
 // Free releases the communicator.
 func (c *Comm) Free() {
 	must(c.in.Free())
@@ -190,7 +203,7 @@ func shapeOf(ranks []int64) Shape {
 // than cores, leaving them out while kernels still execute would let ranks
 // that take turns on a core in a full run compute at once, and the kernels
 // would be timed in a context the full run never has.
-func (c *Comm) collective(op Op, n int, do func() error) {
+func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	e := c.e
 	if !e.on {
 		must(do())
@@ -217,14 +230,14 @@ func (c *Comm) collective(op Op, n int, do func() error) {
 		e.resumeAt(t1)
 		return
 	}
-	if e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
+	if skippable && e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
 		e.logEvent(coll)
 		e.settledSkips++
 		e.skippedFor(st, e.mean(st, 0))
 		e.resume()
 		return
 	}
-	e.fill(e.rec, c.shape, !e.skippable(st), 0)
+	e.fill(e.rec, c.shape, !skippable || !e.skippable(st), 0)
 	if e.executed > c.execMark {
 		e.rec[recBusy] = 1
 	}
@@ -298,11 +311,13 @@ func collectiveTime(n int, ran, exchange float64) float64 {
 
 // Collective intercepts a collective that moves bytes per process (the key's
 // size, in float64 words rounded up) and that do performs: the engine
-// executes it or, when every member agrees, skips it. The preload library
+// executes it or, when every member agrees, skips it. A collective that may
+// carry what the program computes with (integers, indices) is passed with
+// skippable false: the engine then always executes it. The preload library
 // calls it for the user's collectives; workloads call the typed methods
 // below. It panics with Failure when MPI fails.
-func (c *Comm) Collective(op Op, bytes int, do func() error) {
-	c.collective(op, (bytes+7)/8, do)
+func (c *Comm) Collective(op Op, bytes int, skippable bool, do func() error) {
+	c.collective(op, (bytes+7)/8, skippable, do)
 }
 
 // Barrier synchronizes the communicator (never skipped).
@@ -311,37 +326,37 @@ func (c *Comm) Barrier() {
 		must(c.c.Barrier())
 		return
 	}
-	c.collective(OpBarrier, 0, c.c.Barrier)
+	c.collective(OpBarrier, 0, true, c.c.Barrier)
 }
 
 // Bcast broadcasts buf from root.
 func (c *Comm) Bcast(buf []float64, root int) {
-	c.collective(OpBcast, len(buf), func() error { return mpi.Bcast(c.c, buf, root) })
+	c.collective(OpBcast, len(buf), true, func() error { return mpi.Bcast(c.c, buf, root) })
 }
 
 // Reduce combines send into recv on root with op.
 func (c *Comm) Reduce(send, recv []float64, op mpi.Op, root int) {
-	c.collective(OpReduce, len(send), func() error { return mpi.Reduce(c.c, send, recv, op, root) })
+	c.collective(OpReduce, len(send), true, func() error { return mpi.Reduce(c.c, send, recv, op, root) })
 }
 
 // Allreduce combines send into recv on every process.
 func (c *Comm) Allreduce(send, recv []float64, op mpi.Op) {
-	c.collective(OpAllreduce, len(send), func() error { return mpi.Allreduce(c.c, send, recv, op) })
+	c.collective(OpAllreduce, len(send), true, func() error { return mpi.Allreduce(c.c, send, recv, op) })
 }
 
 // Gather collects every process's send into recv on root, in rank order.
 func (c *Comm) Gather(send, recv []float64, root int) {
-	c.collective(OpGather, len(send), func() error { return mpi.Gather(c.c, send, recv, root) })
+	c.collective(OpGather, len(send), true, func() error { return mpi.Gather(c.c, send, recv, root) })
 }
 
 // Allgather collects every process's send into recv everywhere, in rank order.
 func (c *Comm) Allgather(send, recv []float64) {
-	c.collective(OpAllgather, len(send), func() error { return mpi.Allgather(c.c, send, recv) })
+	c.collective(OpAllgather, len(send), true, func() error { return mpi.Allgather(c.c, send, recv) })
 }
 
 // Scatter sends the i-th len(recv)-element piece of send on root to rank i.
 func (c *Comm) Scatter(send, recv []float64, root int) {
-	c.collective(OpScatter, len(recv), func() error { return mpi.Scatter(c.c, send, recv, root) })
+	c.collective(OpScatter, len(recv), true, func() error { return mpi.Scatter(c.c, send, recv, root) })
 }
 
 func (c *Comm) p2pKey(op Op, n, partner int) Key {
@@ -411,145 +426,4 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	}
 	e.executedFor(st, t1-t0, t0, t1)
 	e.resumeAt(t1)
-}
-
-// Request is a pending non-blocking operation started through the engine.
-type Request struct {
-	c      *Comm
-	user   *mpi.Request
-	inner  *mpi.Request
-	st     *kstat
-	send   bool
-	rec    []float64
-	done   bool
-	direct bool
-	peer   int   // the partner's rank in c
-	tag    int   // the message's tag
-	seq    int64 // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
-	rdv    bool  // a send that waits for its receive in a full run (rendezvous)
-}
-
-// rendezvousBytes is the largest message a send completes without its
-// receive posted: Open MPI's eager limit on one node (btl_vader_eager_limit).
-// Larger sends wait for their receiver, and the simulation at End makes them
-// (sim.go).
-const rendezvousBytes = 4096
-
-// Isend starts sending buf to dest. The sender decides whether it is skipped.
-func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
-	e := c.e
-	if !e.on {
-		q, err := mpi.Isend(c.c, buf, dest, tag)
-		must(err)
-		return &Request{c: c, user: q, direct: true}
-	}
-	e.gap()
-	st := e.stat(c.p2pKey(OpIsend, len(buf), dest))
-	exec := !e.skippable(st)
-	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), peer: dest, tag: tag, rdv: 8*len(buf) > rendezvousBytes}
-	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
-	r.seq = c.logP2P(evSend, dest, tag, 0)
-	var err error
-	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
-	must(err)
-	if !exec {
-		r.user, err = mpi.Isend(c.c, buf[:0], dest, tag)
-		must(err)
-		e.skippedFor(st, e.mean(st, 0))
-		e.resume()
-		return r
-	}
-	// The send's time is its start; its wait is for the receiver (the
-	// replay's evAck), and the receive carries the transfer.
-	t0 := mpi.Clock()
-	r.user, err = mpi.Isend(c.c, buf, dest, tag)
-	must(err)
-	t1 := mpi.Clock()
-	e.executedFor(st, t1-t0, t0, t1)
-	e.resumeAt(t1)
-	return r
-}
-
-// Irecv starts receiving into buf from src (a rank, not AnySource).
-func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
-	e := c.e
-	if !e.on {
-		q, err := mpi.Irecv(c.c, buf, src, tag)
-		must(err)
-		return &Request{c: c, user: q, direct: true}
-	}
-	e.gap()
-	st := e.stat(c.p2pKey(OpIrecv, len(buf), src))
-	r := &Request{c: c, st: st, rec: make([]float64, e.recLen), peer: src, tag: tag, seq: c.nextRecv(src, tag)}
-	c.logP2P(evPost, src, tag, r.seq)
-	var err error
-	r.inner, err = mpi.Irecv(c.in, r.rec, src, tag)
-	must(err)
-	r.user, err = mpi.Irecv(c.c, buf, src, tag)
-	must(err)
-	e.resume()
-	return r
-}
-
-// Wait completes r. A receive's wait is the kernel's time (less any wait for
-// a late sender), and the receive takes the sender's path if that is longer.
-// A send's wait is not: a large send waits for its receive to be posted,
-// which the simulation at End makes it do (in a selective run the receiver
-// may be far ahead of or behind where the full run has it).
-func (r *Request) Wait() {
-	if r.done {
-		return
-	}
-	r.done = true
-	e := r.c.e
-	if r.direct || !e.on {
-		_, err := mpi.Wait(r.user)
-		must(err)
-		if r.inner != nil {
-			_, err = mpi.Wait(r.inner)
-			must(err)
-		}
-		return
-	}
-	e.gap()
-	t0 := mpi.Clock()
-	_, err := mpi.Wait(r.user)
-	must(err)
-	t1 := mpi.Clock()
-	_, err = mpi.Wait(r.inner)
-	must(err)
-	if r.send {
-		if r.rdv {
-			r.c.logP2P(evAck, r.peer, r.tag, r.seq)
-		}
-		e.resume()
-		return
-	}
-	// A receive ends when both sides are there plus the transfer: take the
-	// longer path first, then add the transfer time. The wait itself also
-	// holds the time spent waiting for a late sender, which is neither the
-	// kernel's time nor, after max, on the path again; where the clocks
-	// agree, the sender's send time separates it out.
-	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
-	e.absorb(r.rec, r.c.shape)
-	if r.rec[recExec] == 0 {
-		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]))
-		e.resume()
-		return
-	}
-	transfer := t1 - t0
-	if e.sameClock {
-		transfer = t1 - math.Max(t0, r.rec[recClock])
-	}
-	e.executedFor(r.st, math.Max(transfer, 0), t0, t1)
-	e.resume()
-}
-
-// Waitall completes every request in rs (nil entries are ignored).
-func Waitall(rs []*Request) {
-	for _, r := range rs {
-		if r != nil {
-			r.Wait()
-		}
-	}
 }

@@ -23,9 +23,10 @@ const (
 	OpIsend
 	OpIrecv
 	OpBarrier
+	OpAlltoall
 )
 
-var commNames = [...]string{"bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "send", "recv", "isend", "irecv", "barrier"}
+var commNames = [...]string{"bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "send", "recv", "isend", "irecv", "barrier", "alltoall"}
 
 func (o Op) String() string {
 	if o >= OpBcast && int(o-OpBcast) < len(commNames) {

@@ -1,0 +1,363 @@
+package main
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <mpi.h>
+#include "interpose.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/approxtune/approxtune/internal/selective"
+)
+
+// persistent is what the engine knows of a persistent request of the
+// program's (MPI_Send_init, MPI_Recv_init), for each of its MPI_Starts.
+type persistent struct {
+	sc        *selective.Comm
+	send      bool
+	bytes     int
+	peer, tag int
+}
+
+// track remembers the engine's side of the program's request q until it
+// completes.
+func (r *run) track(q C.MPI_Request, er *selective.Request) {
+	if r.reqs == nil {
+		r.reqs = map[uintptr]*selective.Request{}
+	}
+	r.reqs[uintptr(C.at_request_key(q))] = er
+	C.at_pending_add(1)
+}
+
+// untrack returns the engine's side of the request whose handle was key,
+// nil for a request the engine did not start, and forgets it.
+func (r *run) untrack(key uintptr) *selective.Request {
+	er := r.reqs[key]
+	if er != nil {
+		delete(r.reqs, key)
+		C.at_pending_add(-1)
+	}
+	return er
+}
+
+// sourceTag is a status's message source and tag.
+func sourceTag(st *C.MPI_Status) (int, int) { return int(st.MPI_SOURCE), int(st.MPI_TAG) }
+
+// setStatus copies mine to the program's status st, unless it ignores it.
+func setStatus(st *C.MPI_Status, mine *C.MPI_Status) {
+	if st != nil && st != C.atp_status_ignore() {
+		*st = *mine
+	}
+}
+
+// atSend is every form of send (mode: standard, ready, synchronous,
+// buffered): blocking when q is nil, else started into *q. A skipped send
+// goes out empty in the same mode.
+//
+//export atSend
+func atSend(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, dest, tag C.int, c C.MPI_Comm, mode C.int, q *C.MPI_Request) C.int {
+	defer guard()
+	r := the(h)
+	sc := r.comm(c)
+	if sc == nil || dest == C.at_proc_null() {
+		if q != nil {
+			return C.at_start_send(mode, buf, n, t, dest, tag, c, q)
+		}
+		var local C.MPI_Request
+		if rc := C.at_start_send(mode, buf, n, t, dest, tag, c, &local); rc != C.MPI_SUCCESS {
+			return rc
+		}
+		return C.PMPI_Wait(&local, C.atp_status_ignore())
+	}
+	var local C.MPI_Request
+	rq, op := q, selective.OpIsend
+	if q == nil {
+		rq, op = &local, selective.OpSend
+	}
+	er := sc.StartSend(op, bytes(n, t), int(dest), int(tag), C.at_skippable_type(t) != 0, func(full bool) error {
+		count := n
+		if !full {
+			count = 0
+		}
+		return mpiError("MPI_Isend", C.at_start_send(mode, buf, count, t, dest, tag, c, rq))
+	})
+	if q != nil {
+		r.track(*q, er)
+		return C.MPI_SUCCESS
+	}
+	er.Complete(func() (int, int, error) {
+		return int(dest), int(tag), mpiError("MPI_Wait", C.PMPI_Wait(rq, C.atp_status_ignore()))
+	})
+	return C.MPI_SUCCESS
+}
+
+// atRecv is MPI_Recv (q nil; st the program's status) and MPI_Irecv.
+//
+//export atRecv
+func atRecv(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, src, tag C.int, c C.MPI_Comm, st *C.MPI_Status, q *C.MPI_Request) C.int {
+	defer guard()
+	r := the(h)
+	sc := r.comm(c)
+	if sc == nil || src == C.at_proc_null() {
+		if q != nil {
+			return C.PMPI_Irecv(buf, n, t, src, tag, c, q)
+		}
+		return C.PMPI_Recv(buf, n, t, src, tag, c, st)
+	}
+	var local C.MPI_Request
+	rq, op := q, selective.OpIrecv
+	if q == nil {
+		rq, op = &local, selective.OpRecv
+	}
+	er := sc.StartRecv(op, bytes(n, t), int(src), int(tag), func() error {
+		return mpiError("MPI_Irecv", C.PMPI_Irecv(buf, n, t, src, tag, c, rq))
+	})
+	if q != nil {
+		r.track(*q, er)
+		return C.MPI_SUCCESS
+	}
+	er.Complete(func() (int, int, error) {
+		var mine C.MPI_Status
+		err := mpiError("MPI_Wait", C.PMPI_Wait(rq, &mine))
+		setStatus(st, &mine)
+		s, tg := sourceTag(&mine)
+		return s, tg, err
+	})
+	return C.MPI_SUCCESS
+}
+
+// atSendrecv is MPI_Sendrecv, and MPI_Sendrecv_replace (replace 1: one
+// buffer, which the exchange itself must do). A Sendrecv is the send and
+// the receive started together and then completed; a Sendrecv_replace
+// sends its record, always sends its message (whose buffer it then
+// overwrites), and takes the record of the message it received.
+//
+//export atSendrecv
+func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype, dest, stag C.int, rb unsafe.Pointer, rn C.int, rtype C.MPI_Datatype, src, rtag C.int, c C.MPI_Comm, st *C.MPI_Status, replace C.int) C.int {
+	defer guard()
+	r := the(h)
+	sc := r.comm(c)
+	if sc == nil || dest == C.at_proc_null() || src == C.at_proc_null() {
+		if replace != 0 {
+			return C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, st)
+		}
+		return C.PMPI_Sendrecv(sb, sn, stype, dest, stag, rb, rn, rtype, src, rtag, c, st)
+	}
+	if replace != 0 {
+		send := sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), false, func(bool) error { return nil })
+		recv := sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), func() error { return nil })
+		recv.Complete(func() (int, int, error) {
+			var mine C.MPI_Status
+			err := mpiError("MPI_Sendrecv_replace", C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, &mine))
+			setStatus(st, &mine)
+			s, tg := sourceTag(&mine)
+			return s, tg, err
+		})
+		send.Complete(func() (int, int, error) { return int(dest), int(stag), nil })
+		return C.MPI_SUCCESS
+	}
+	var sq, rq C.MPI_Request
+	recv := sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), func() error {
+		return mpiError("MPI_Irecv", C.PMPI_Irecv(rb, rn, rtype, src, rtag, c, &rq))
+	})
+	send := sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), C.at_skippable_type(stype) != 0, func(full bool) error {
+		count := sn
+		if !full {
+			count = 0
+		}
+		return mpiError("MPI_Isend", C.PMPI_Isend(sb, count, stype, dest, stag, c, &sq))
+	})
+	recv.Complete(func() (int, int, error) {
+		var mine C.MPI_Status
+		err := mpiError("MPI_Wait", C.PMPI_Wait(&rq, &mine))
+		setStatus(st, &mine)
+		s, tg := sourceTag(&mine)
+		return s, tg, err
+	})
+	send.Complete(func() (int, int, error) {
+		return int(dest), int(stag), mpiError("MPI_Wait", C.PMPI_Wait(&sq, C.atp_status_ignore()))
+	})
+	return C.MPI_SUCCESS
+}
+
+// atPersistent learns a persistent request the program made (send 1:
+// MPI_*send_init, else MPI_Recv_init) on a communicator the engine knows.
+//
+//export atPersistent
+func atPersistent(h C.uintptr_t, q C.MPI_Request, send C.int, n C.int, t C.MPI_Datatype, peer, tag C.int, c C.MPI_Comm) {
+	defer guard()
+	r := the(h)
+	sc := r.comm(c)
+	if sc == nil || peer == C.at_proc_null() {
+		return
+	}
+	if r.persist == nil {
+		r.persist = map[uintptr]persistent{}
+	}
+	r.persist[uintptr(C.at_request_key(q))] = persistent{sc: sc, send: send != 0, bytes: bytes(n, t), peer: int(peer), tag: int(tag)}
+}
+
+// atStart is MPI_Start: a persistent request the engine knows sends or
+// takes its record with each start. Its message always travels (its count
+// is fixed at its creation).
+//
+//export atStart
+func atStart(h C.uintptr_t, q *C.MPI_Request) C.int {
+	defer guard()
+	r := the(h)
+	p, ok := r.persist[uintptr(C.at_request_key(*q))]
+	if !ok {
+		return C.PMPI_Start(q)
+	}
+	start := func() error { return mpiError("MPI_Start", C.PMPI_Start(q)) }
+	var er *selective.Request
+	if p.send {
+		er = p.sc.StartSend(selective.OpIsend, p.bytes, p.peer, p.tag, false, func(bool) error { return start() })
+	} else {
+		er = p.sc.StartRecv(selective.OpIrecv, p.bytes, p.peer, p.tag, start)
+	}
+	r.track(*q, er)
+	return C.MPI_SUCCESS
+}
+
+// atRequestFree is MPI_Request_free: a request the engine started is
+// completed first (MPI lets the program free an active request; its
+// message still travels), so its record is taken.
+//
+//export atRequestFree
+func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
+	defer guard()
+	r := the(h)
+	key := uintptr(C.at_request_key(*q))
+	delete(r.persist, key)
+	if er := r.untrack(key); er != nil {
+		if err := completeWait(er, q, nil); err != nil {
+			return C.MPI_ERR_REQUEST
+		}
+	}
+	return C.PMPI_Request_free(q)
+}
+
+// completeWait completes er by waiting on the program's request q, whose
+// status goes to st (nil or ignored: nowhere).
+func completeWait(er *selective.Request, q *C.MPI_Request, st *C.MPI_Status) (err error) {
+	er.Complete(func() (int, int, error) {
+		var mine C.MPI_Status
+		err = mpiError("MPI_Wait", C.PMPI_Wait(q, &mine))
+		setStatus(st, &mine)
+		s, tg := sourceTag(&mine)
+		return s, tg, err
+	})
+	return err
+}
+
+// atWait is MPI_Wait while the engine has requests in flight.
+//
+//export atWait
+func atWait(h C.uintptr_t, q *C.MPI_Request, st *C.MPI_Status) C.int {
+	defer guard()
+	er := the(h).untrack(uintptr(C.at_request_key(*q)))
+	if er == nil {
+		return C.PMPI_Wait(q, st)
+	}
+	completeWait(er, q, st)
+	return C.MPI_SUCCESS
+}
+
+// atWaitall is MPI_Waitall while the engine has requests in flight: the
+// requests are waited for one by one (a wait lets every pending message
+// progress, so the order cannot deadlock), each the engine started
+// completed through it.
+//
+//export atWaitall
+func atWaitall(h C.uintptr_t, n C.int, qs *C.MPI_Request, sts *C.MPI_Status) C.int {
+	defer guard()
+	r := the(h)
+	if n <= 0 {
+		return C.MPI_SUCCESS
+	}
+	reqs := unsafe.Slice(qs, int(n))
+	var stats []C.MPI_Status
+	if sts != C.atp_statuses_ignore() {
+		stats = unsafe.Slice(sts, int(n))
+	}
+	for i := range reqs {
+		st := C.atp_status_ignore()
+		if stats != nil {
+			st = &stats[i]
+		}
+		if er := r.untrack(uintptr(C.at_request_key(reqs[i]))); er != nil {
+			completeWait(er, &reqs[i], st)
+			continue
+		}
+		if rc := C.PMPI_Wait(&reqs[i], st); rc != C.MPI_SUCCESS {
+			return rc
+		}
+	}
+	return C.MPI_SUCCESS
+}
+
+// atCompleted completes the engine's side of the request whose handle was
+// key, which a test or wait of the program's has just completed with
+// status st.
+//
+//export atCompleted
+func atCompleted(h C.uintptr_t, key C.uintptr_t, st *C.MPI_Status) {
+	defer guard()
+	if er := the(h).untrack(uintptr(key)); er != nil {
+		s, tg := sourceTag(st)
+		er.Complete(func() (int, int, error) { return s, tg, nil })
+	}
+}
+
+//export atReduce
+func atReduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype, op C.MPI_Op, root C.int, c C.MPI_Comm) C.int {
+	defer guard()
+	sc := the(h).comm(c)
+	if sc == nil {
+		return C.PMPI_Reduce(sb, rb, n, t, op, root, c)
+	}
+	sc.Collective(selective.OpReduce, bytes(n, t), C.at_skippable_type(t) != 0, func() error {
+		return mpiError("MPI_Reduce", C.PMPI_Reduce(sb, rb, n, t, op, root, c))
+	})
+	return C.MPI_SUCCESS
+}
+
+// atGathers is MPI_Gather, MPI_Allgather, MPI_Scatter and MPI_Alltoall
+// (op: AT_OP_*), keyed by the bytes this process sends (receives, where it
+// sends in place or, for Scatter, is not the root).
+//
+//export atGathers
+func atGathers(h C.uintptr_t, op C.int, sb unsafe.Pointer, sn C.int, st C.MPI_Datatype, rb unsafe.Pointer, rn C.int, rt C.MPI_Datatype, root C.int, c C.MPI_Comm) C.int {
+	defer guard()
+	sc := the(h).comm(c)
+	if sc == nil {
+		return C.at_gathers(op, sb, sn, st, rb, rn, rt, root, c)
+	}
+	n, t := sn, st
+	switch {
+	case op == C.AT_OP_SCATTER:
+		if int(root) != sc.Rank() || rb != C.atp_in_place() {
+			n, t = rn, rt
+		}
+	case sb == C.atp_in_place():
+		n, t = rn, rt
+	}
+	sop, name := selective.OpAlltoall, "MPI_Alltoall"
+	switch op {
+	case C.AT_OP_GATHER:
+		sop, name = selective.OpGather, "MPI_Gather"
+	case C.AT_OP_ALLGATHER:
+		sop, name = selective.OpAllgather, "MPI_Allgather"
+	case C.AT_OP_SCATTER:
+		sop, name = selective.OpScatter, "MPI_Scatter"
+	}
+	sc.Collective(sop, bytes(n, t), C.at_skippable_type(t) != 0, func() error {
+		return mpiError(name, C.at_gathers(op, sb, sn, st, rb, rn, rt, root, c))
+	})
+	return C.MPI_SUCCESS
+}

@@ -1,0 +1,219 @@
+package selective
+
+import (
+	"math"
+
+	"github.com/approxtune/approxtune/internal/mpi"
+)
+
+// Request is a pending non-blocking operation started through the engine.
+// A workload's request (Isend, Irecv) is completed by Wait; a program's
+// (StartSend, StartRecv: the preload library) by Complete, because the
+// program completes its own MPI request.
+type Request struct {
+	c      *Comm
+	user   *mpi.Request // a workload's message; nil for a program's
+	inner  *mpi.Request // the record that travels with the message
+	st     *kstat       // nil for a receive from any source or with any tag, until it completes
+	send   bool
+	rec    []float64
+	done   bool
+	direct bool  // not through the engine (it was off)
+	bytes  int   // the message's size
+	peer   int   // the partner's rank in c (a wildcard receive: mpi.AnySource until it completes)
+	tag    int   // the message's tag (mpi.AnyTag likewise)
+	seq    int64 // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
+	rdv    bool  // a send that waits for its receive in a full run (rendezvous)
+	op     Op    // a wildcard receive's operation, for its key once its sender is known
+}
+
+// rendezvousBytes is the largest message a send completes without its
+// receive posted: Open MPI's eager limit on one node (btl_vader_eager_limit).
+// Larger sends wait for their receiver, and the simulation at End makes them
+// (sim.go).
+const rendezvousBytes = 4096
+
+// StartSend intercepts the start of a send of bytes to dest with tag, as
+// op (OpSend for a blocking send, OpIsend for a non-blocking one), which
+// start performs: start(true) sends the message, start(false) the empty
+// message that stands for a skipped one, so that the receive still
+// matches. A record travels ahead of it on the engine's communicator, so
+// every receive of the message, in whichever form, learns the sender's
+// path and decision. A message that may carry what the program computes
+// with (integers, indices) is passed with skippable false: the engine then
+// always sends it. The caller completes its request and then the engine's
+// (Complete). It panics with Failure when MPI fails.
+func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func(full bool) error) *Request {
+	e := c.e
+	if !e.on {
+		must(start(true))
+		return &Request{c: c, direct: true, send: true}
+	}
+	e.gap()
+	n := (bytes + 7) / 8
+	st := e.stat(c.p2pKey(op, n, dest))
+	exec := !skippable || !e.skippable(st)
+	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), bytes: bytes, peer: dest, tag: tag,
+		rdv: bytes > rendezvousBytes}
+	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
+	r.seq = c.logP2P(evSend, dest, tag, 0)
+	var err error
+	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
+	must(err)
+	if !exec {
+		must(start(false))
+		e.skippedFor(st, e.mean(st, 0))
+		e.resume()
+		return r
+	}
+	// The send's time is its start; its wait is for the receiver (the
+	// replay's evAck), and the receive carries the transfer.
+	t0 := mpi.Clock()
+	must(start(true))
+	t1 := mpi.Clock()
+	e.executedFor(st, t1-t0, t0, t1)
+	e.resumeAt(t1)
+	return r
+}
+
+// StartRecv intercepts the start of a receive of at most bytes from src
+// with tag, as op (OpRecv or OpIrecv), which start performs. src may be
+// mpi.AnySource and tag mpi.AnyTag: the record of such a receive is taken
+// from the sender the message came from, when it completes. The caller
+// completes its request and then the engine's (Complete). It panics with
+// Failure when MPI fails.
+func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Request {
+	e := c.e
+	if !e.on {
+		must(start())
+		return &Request{c: c, direct: true}
+	}
+	e.gap()
+	r := &Request{c: c, rec: make([]float64, e.recLen), bytes: bytes, peer: src, tag: tag}
+	if src != mpi.AnySource && tag != mpi.AnyTag {
+		r.post(op)
+	} else {
+		r.op = op
+	}
+	must(start())
+	e.resume()
+	return r
+}
+
+// post posts the receive's record from its (known) partner and tag.
+func (r *Request) post(op Op) {
+	c, e := r.c, r.c.e
+	r.st = e.stat(c.p2pKey(op, (r.bytes+7)/8, r.peer))
+	r.seq = c.nextRecv(r.peer, r.tag)
+	c.logP2P(evPost, r.peer, r.tag, r.seq)
+	var err error
+	r.inner, err = mpi.Irecv(c.in, r.rec, r.peer, r.tag)
+	must(err)
+}
+
+// Isend starts sending buf to dest. The sender decides whether it is skipped.
+func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
+	var q *mpi.Request
+	r := c.StartSend(OpIsend, 8*len(buf), dest, tag, true, func(full bool) (err error) {
+		b := buf
+		if !full {
+			b = buf[:0]
+		}
+		q, err = mpi.Isend(c.c, b, dest, tag)
+		return err
+	})
+	r.user = q
+	return r
+}
+
+// Irecv starts receiving into buf from src (a rank, not AnySource).
+func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
+	var q *mpi.Request
+	r := c.StartRecv(OpIrecv, 8*len(buf), src, tag, func() (err error) {
+		q, err = mpi.Irecv(c.c, buf, src, tag)
+		return err
+	})
+	r.user = q
+	return r
+}
+
+// Wait completes a workload's request r (Isend, Irecv).
+func (r *Request) Wait() {
+	if r.done {
+		return
+	}
+	r.Complete(func() (int, int, error) {
+		st, err := mpi.Wait(r.user)
+		return st.Source, st.Tag, err
+	})
+}
+
+// Complete completes r: wait completes the caller's own request (blocking,
+// or at once after a test found it complete) and returns the message's
+// source and tag, then the engine takes the record that travelled with it.
+// A receive's wait is the kernel's time (less any wait for a late sender),
+// and the receive takes the sender's path if that is longer. A send's wait
+// is not: a large send waits for its receive to be posted, which the
+// simulation at End makes it do (in a selective run the receiver may be far
+// ahead of or behind where the full run has it).
+func (r *Request) Complete(wait func() (source, tag int, err error)) {
+	if r.done {
+		return
+	}
+	r.done = true
+	e := r.c.e
+	if r.direct || !e.on {
+		_, _, err := wait()
+		must(err)
+		if r.inner != nil {
+			_, err = mpi.Wait(r.inner)
+			must(err)
+		}
+		return
+	}
+	e.gap()
+	t0 := mpi.Clock()
+	source, tag, err := wait()
+	must(err)
+	t1 := mpi.Clock()
+	if r.inner == nil && !r.send { // a wildcard receive: its sender is known now
+		r.peer, r.tag = source, tag
+		r.post(r.op)
+	}
+	_, err = mpi.Wait(r.inner)
+	must(err)
+	if r.send {
+		if r.rdv {
+			r.c.logP2P(evAck, r.peer, r.tag, r.seq)
+		}
+		e.resume()
+		return
+	}
+	// A receive ends when both sides are there plus the transfer: take the
+	// longer path first, then add the transfer time. The wait itself also
+	// holds the time spent waiting for a late sender, which is neither the
+	// kernel's time nor, after max, on the path again; where the clocks
+	// agree, the sender's send time separates it out.
+	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
+	e.absorb(r.rec, r.c.shape)
+	if r.rec[recExec] == 0 {
+		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]))
+		e.resume()
+		return
+	}
+	transfer := t1 - t0
+	if e.sameClock {
+		transfer = t1 - math.Max(t0, r.rec[recClock])
+	}
+	e.executedFor(r.st, math.Max(transfer, 0), t0, t1)
+	e.resume()
+}
+
+// Waitall completes every request in rs (nil entries are ignored).
+func Waitall(rs []*Request) {
+	for _, r := range rs {
+		if r != nil {
+			r.Wait()
+		}
+	}
+}
