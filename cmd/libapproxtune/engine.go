@@ -142,6 +142,9 @@ func (r *run) stop() {
 		return
 	}
 	r.stopped = true
+	// The region's time on this rank ends here: the engine's End (the
+	// critical-path replay) is its own work, not the program's.
+	r.wall = mpi.Wtime() - r.t0
 	rs, err := r.e.End()
 	if err != nil {
 		fatal("end of the run: %v", err)
@@ -149,7 +152,7 @@ func (r *run) stop() {
 	if err := r.world.Barrier(); err != nil {
 		fatal("%v", err)
 	}
-	r.rs, r.wall = rs, mpi.Wtime()-r.t0
+	r.rs = rs
 	if r.tr != nil && r.cfg.State != "" {
 		data, err := r.tr.Snapshot()
 		if err == nil {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// A program's point-to-point messages in every form the preload library
+// models (testdata/program/exchange.c: blocking, non-blocking, Sendrecv,
+// MPI_ANY_SOURCE with MPI_ANY_TAG, a derived datatype completed by
+// MPI_Test, persistent requests) and its Allgather and Reduce: --check
+// counts each call exactly; at tolerance 0 every one executes and the
+// program computes what it computes alone; at a loose tolerance messages
+// are skipped, every rank completes, and the integer messages, which are
+// never skipped, arrive intact.
+func TestProgramPointToPoint(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "exchange.c"), "-lopenblas")
+	const ranks, iter = 4, 20
+	args := []string{strconv.Itoa(iter), "96"}
+	alone := testenv.MPIRun(t, 2*time.Minute, ranks, nil, "", prog, args...)
+	intact := fmt.Sprintf("integers intact %d of %d\n", ranks*iter, ranks*iter)
+	if alone.ExitCode != 0 || !strings.HasPrefix(alone.Stdout, "checksum ") || !strings.HasSuffix(alone.Stdout, intact) {
+		t.Fatalf("the program alone: exit %d\n%s%s", alone.ExitCode, alone.Stdout, alone.Stderr)
+	}
+
+	t.Run("check", func(t *testing.T) {
+		stdout, stderr, code := runCheck(t, bin, lib, "--ranks", strconv.Itoa(ranks), prog, args[0], args[1])
+		if code != 0 {
+			t.Fatalf("program --check: exit %d\n%s%s", code, stdout, stderr)
+		}
+		per := ranks * iter
+		want := map[string]int{"dgemm_": 2 * per, "MPI_Isend": 2 * per, "MPI_Irecv": 2 * per, "MPI_Waitall": 2 * per,
+			"MPI_Send": per, "MPI_Recv": 2 * per, "MPI_Sendrecv": per, "MPI_Wait": per, "MPI_Issend": per,
+			"MPI_Startall": per, "MPI_Allgather": per, "MPI_Reduce": per + 2*ranks, "MPI_Send_init": ranks,
+			"MPI_Recv_init": ranks, "MPI_Request_free": 2 * ranks}
+		rows := map[string]string{}
+		for _, l := range strings.Split(stdout, "\n") {
+			if f := strings.Fields(l); len(f) == 3 {
+				rows[f[0]] = f[1]
+			}
+		}
+		for name, n := range want {
+			if rows[name] != strconv.Itoa(n) {
+				t.Errorf("%s: %q calls, want %d\n%s", name, rows[name], n, stdout)
+			}
+		}
+		if n, err := strconv.Atoi(rows["MPI_Test"]); err != nil || n < 2*per {
+			t.Errorf("MPI_Test: %q calls, want at least %d (a loop until both requests complete)", rows["MPI_Test"], 2*per)
+		}
+	})
+
+	run := func(t *testing.T, pol string, tol float64) (sweep.Result, []sweep.KernelStat, testenv.Result) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "result.json")
+		cfg := fmt.Sprintf(`{"policy":%q,"tolerance":%g,"out":%q}`, pol, tol, out)
+		r := testenv.MPIRun(t, 2*time.Minute, ranks, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog, args...)
+		b, err := os.ReadFile(out)
+		var res sweep.Result
+		var ks sweep.KernelsEvent
+		if lines := bytes.Split(bytes.TrimSpace(b), []byte("\n")); err != nil || len(lines) != 2 ||
+			json.Unmarshal(lines[0], &res) != nil || json.Unmarshal(lines[1], &ks) != nil || res.Executed == nil {
+			t.Fatalf("%s at %g: no result and kernels (%v); exit %d\n%s%s", pol, tol, err, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		return res, ks.Kernels, r
+	}
+	calls := int64(ranks*iter*16 + 2*ranks) // 16 a step, and the two reductions at the end
+	p2p := map[string]bool{"send": true, "recv": true, "isend": true, "irecv": true}
+	for _, pol := range []string{"conditional", "eager"} {
+		t.Run(pol, func(t *testing.T) {
+			res, ks, r := run(t, pol, 0)
+			if r.ExitCode != 0 || *res.Executed != calls || *res.Skipped != 0 || r.Stdout != alone.Stdout {
+				t.Errorf("at 0: exit %d, executed %d skipped %d, output %q; want 0, %d, 0 and the program's own %q\n%s",
+					r.ExitCode, *res.Executed, *res.Skipped, r.Stdout, calls, alone.Stdout, r.Stderr)
+			}
+			seen := map[string]bool{}
+			for _, k := range ks {
+				seen[k.Routine] = true
+			}
+			for _, routine := range []string{"send", "recv", "isend", "irecv", "allgather", "reduce"} {
+				if !seen[routine] {
+					t.Errorf("at 0: no %s kernel among %+v", routine, ks)
+				}
+			}
+			res, ks, r = run(t, pol, 0.5)
+			if r.ExitCode != 0 || !strings.HasSuffix(r.Stdout, intact) || *res.Executed+*res.Skipped != calls {
+				t.Errorf("at 0.5: exit %d, executed %d skipped %d, output %q; want 0, %d calls and every integer intact\n%s",
+					r.ExitCode, *res.Executed, *res.Skipped, r.Stdout, calls, r.Stderr)
+			}
+			var skipped int64
+			for _, k := range ks {
+				if p2p[k.Routine] {
+					skipped += k.Skipped
+				}
+				if p2p[k.Routine] && strings.HasPrefix(k.Key, k.Routine+" 1 doubles") && k.Skipped != 0 { // the two ints
+					t.Errorf("at 0.5: %s skipped %d times: a message of integers", k.Key, k.Skipped)
+				}
+			}
+			if skipped == 0 {
+				t.Errorf("at 0.5: no point-to-point message skipped on rank 0: %+v", ks)
+			}
+		})
+	}
+}
