@@ -2,16 +2,19 @@
 # install.sh — install approxtune and what it needs on a Debian/Ubuntu machine.
 #
 #   ./install.sh [--prefix DIR] [--no-packages] [--test-deps] [--with-jupyter]
+#                [--with-scalapack]
 #
 # 1. OS packages (apt, as root or through sudo): Open MPI, OpenBLAS, LAPACKE,
 #    pkg-config, gcc. With --test-deps also what the test suite drives (MPICH
-#    for the second-MPI build check, the Jupyter clients). With --with-jupyter,
-#    Jupyter from the OS packages. Already installed packages are left alone.
+#    for the second-MPI build check, the Jupyter clients, ScaLAPACK). With
+#    --with-jupyter, Jupyter from the OS packages; with --with-scalapack,
+#    Open MPI's ScaLAPACK. Already installed packages are left alone.
 # 2. Checks Go (at least the version go.mod names).
 # 3. Builds approxtune into PREFIX/bin (default /usr/local/bin as root,
 #    ~/.local/bin otherwise) and says so if that is not on PATH, and its
 #    preload library (for tuning your own MPI programs) into
-#    PREFIX/lib/approxtune.
+#    PREFIX/lib/approxtune. Where mpicc and ScaLAPACK are found, builds the
+#    example driver examples/scalapack/pdpotrf (notebooks/scalapack.ipynb).
 # Running it again is harmless: it only does what is still missing.
 set -euo pipefail
 
@@ -20,6 +23,7 @@ prefix=""
 packages=1
 test_deps=0
 jupyter=0
+scalapack=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix="$2"; shift 2 ;;
@@ -27,7 +31,8 @@ while [ $# -gt 0 ]; do
     --no-packages) packages=0; shift ;;
     --test-deps) test_deps=1; shift ;;
     --with-jupyter) jupyter=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --with-scalapack) scalapack=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see ./install.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,11 +45,13 @@ say() { printf '==> %s\n' "$*"; }
 base_pkgs="openmpi-bin libopenmpi-dev libopenblas-dev liblapacke-dev pkg-config gcc"
 test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel gfortran scalapack-mpi-test libscalapack-openmpi-dev"
 jupyter_pkgs="jupyter-notebook jupyter-client jupyter-console python3-ipykernel"
+scalapack_pkgs="libscalapack-openmpi-dev"
 
 if [ "$packages" = 1 ]; then
   want="$base_pkgs"
   [ "$test_deps" = 1 ] && want="$want $test_pkgs"
   [ "$jupyter" = 1 ] && want="$want $jupyter_pkgs"
+  [ "$scalapack" = 1 ] && want="$want $scalapack_pkgs"
   if command -v apt-get >/dev/null 2>&1; then
     missing=""
     for p in $want; do
@@ -102,6 +109,21 @@ rm -f "$prefix/lib/approxtune/libapproxtune.h"
 mkdir -p "$prefix/include"
 cp "$here/include/approxtune.h" "$prefix/include/approxtune.h"
 "$prefix/bin/approxtune" version | sed 's/^/    /'
+
+# The ScaLAPACK example (notebooks/scalapack.ipynb tunes it), built next to
+# its source where Open MPI's mpicc and ScaLAPACK are found; again only when
+# its source is newer.
+ex="$here/examples/scalapack"
+mpicc=$(command -v mpicc.openmpi || command -v mpicc || true)
+if [ -n "$mpicc" ] && [ -e "$("$mpicc" -print-file-name=libscalapack-openmpi.so 2>/dev/null)" ]; then
+  if [ ! -x "$ex/pdpotrf" ] || [ "$ex/pdpotrf.c" -nt "$ex/pdpotrf" ] || [ "$here/include/approxtune.h" -nt "$ex/pdpotrf" ]; then
+    say "building the ScaLAPACK example examples/scalapack/pdpotrf"
+    "$mpicc" -O2 -I"$here/include" -o "$ex/pdpotrf" "$ex/pdpotrf.c" -lscalapack-openmpi -lopenblas -lm ||
+      echo "install.sh: building examples/scalapack/pdpotrf failed (see above)" >&2
+  fi
+elif [ "$scalapack" = 1 ]; then
+  echo "install.sh: no mpicc or no Open MPI ScaLAPACK (libscalapack-openmpi.so): examples/scalapack/pdpotrf not built" >&2
+fi
 
 if [ "$jupyter" = 1 ] || command -v jupyter >/dev/null 2>&1; then
   if "$prefix/bin/approxtune" help 2>/dev/null | grep -q '^  approxtune install'; then

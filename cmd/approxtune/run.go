@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -24,7 +25,9 @@ order, each through the Jupyter kernel's own code (the same outputs, MIME
 bundles and sweep displays as in a notebook), then stores the outputs and
 execution counts (1, 2, 3...) in the notebook. Markdown and raw cells are
 left as they are; blank code cells are not run. The first sweep starts a
-local agent under mpirun, as in the REPL; it is stopped at the end.
+local agent under mpirun, as in the REPL; it is stopped at the end. Cells
+run in the notebook's directory, as under Jupyter: a relative path in a
+cell (a program, a deck template, an export) is taken from there.
 
 A line on standard error tells how each cell went. The first failing cell
 stops the run: the notebook so far is written, that cell carrying its error
@@ -67,13 +70,34 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 	}
 	nb.Metadata["language_info"] = notebook.LanguageInfo("")
 
+	// The paths given here are the caller's; the cells' are the notebook's.
+	inArg, outArg := in, out
+	if *dir == "" {
+		*dir = os.Getenv("APPROXTUNE_SESSION_DIR")
+	}
+	for _, p := range []*string{&in, &out, dir} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			fmt.Fprintf(stderr, "approxtune run: %v\n", err)
+			return 2
+		}
+		*p = abs
+	}
+	if err := os.Chdir(filepath.Dir(in)); err != nil {
+		fmt.Fprintf(stderr, "approxtune run: cannot run in the notebook's directory: %v\n", err)
+		return 1
+	}
+
 	s, err := session.New(session.Options{Dir: *dir})
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
 		return 1
 	}
 	e := jupyter.NewExecutor(s)
-	fmt.Fprintf(stderr, "approxtune run: %s, session journal in %s\n", in, s.Dir())
+	fmt.Fprintf(stderr, "approxtune run: %s, session journal in %s\n", inArg, s.Dir())
 
 	// Ctrl-C interrupts the running cell as in the kernel (twice: mpirun)
 	// and ends the run; SIGTERM and SIGHUP do both at once.
@@ -107,7 +131,7 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
 		code = 1
 	} else {
-		fmt.Fprintf(stderr, "approxtune run: wrote %s\n", out)
+		fmt.Fprintf(stderr, "approxtune run: wrote %s\n", outArg)
 	}
 	if err := s.Close(); err != nil {
 		fmt.Fprintf(stderr, "approxtune run: closing the session: %v\n", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/approxtune/approxtune/internal/launch"
+	"github.com/approxtune/approxtune/internal/notebook"
+	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/testenv"
 )
 
@@ -128,4 +131,105 @@ func checkTable(t *testing.T, stdout string, ranks int) map[string]int64 {
 		calls[f[0]] = n
 	}
 	return calls
+}
+
+// The ScaLAPACK notebook (notebooks/scalapack.ipynb) runs under approxtune
+// run on a smaller space: started from another directory, its cells run in
+// the notebook's, where the relative path of its program cell finds the
+// driver examples/scalapack/pdpotrf (built here from the repository's
+// source); the sweep over the driver completes, and every cell has its
+// outputs (the best table with each policy and tolerance, a PNG per plot)
+// and none an error.
+func TestScaLAPACKNotebook(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	if l := testenv.Launcher(t); l.Flavor != launch.OpenMPI {
+		testenv.Missing(t, "Open MPI's mpirun for ScaLAPACK's Open MPI build (%s is %s)", l.Path, l.Flavor)
+	}
+	if out, _ := exec.Command(mpicc, "-print-file-name=libscalapack-openmpi.so").Output(); !filepath.IsAbs(strings.TrimSpace(string(out))) {
+		testenv.Missing(t, "Open MPI's ScaLAPACK (apt-get install libscalapack-openmpi-dev)")
+	}
+	bin := testenv.Build(t)
+	t.Setenv(preload.EnvLib, buildPreload(t))
+	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
+
+	// The repository's layout: the notebook and, where its program cell
+	// looks, the driver.
+	root, src := t.TempDir(), testenv.Root(t)
+	for _, d := range []string{"notebooks", filepath.Join("examples", "scalapack")} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	driver := filepath.Join(root, "examples", "scalapack", "pdpotrf")
+	args := []string{"-O2", "-I" + filepath.Join(src, "include"), "-o", driver, filepath.Join(src, "examples", "scalapack", "pdpotrf.c"),
+		"-lscalapack-openmpi", "-lopenblas", "-lm"}
+	if out, err := exec.Command(mpicc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", mpicc, strings.Join(args, " "), err, out)
+	}
+	nb := readNotebook(t, filepath.Join(src, "notebooks", "scalapack.ipynb"))
+	const space, small = "space n=3072 nb=32,64,128 grid=1x4,2x2,4x1", "space n=512 nb=32,64 grid=2x2,4x1"
+	replaced := 0
+	for i := range nb.Cells {
+		if c := &nb.Cells[i]; c.Type == notebook.Code && strings.Contains(c.Source, space) {
+			c.Source = strings.Replace(c.Source, space, small, 1)
+			replaced++
+		}
+	}
+	if replaced != 1 {
+		t.Fatalf("the notebook has %d cells with %q, want 1 (update this test with the notebook)", replaced, space)
+	}
+	writeNotebook(t, filepath.Join(root, "notebooks", "scalapack.ipynb"), nb)
+
+	_, errs, code := runApproxtune(t, root, bin, "run", filepath.Join("notebooks", "scalapack.ipynb"), "-o", "out.ipynb",
+		"--dir", filepath.Join(root, "session"))
+	if code != 0 {
+		t.Fatalf("approxtune run: exit %d\n%s", code, errs)
+	}
+	out := filepath.Join(root, "out.ipynb")
+	validate(t, out)
+	ran := readNotebook(t, out)
+	var program, sweep, best string
+	plots := 0
+	for i, c := range ran.Cells {
+		if c.Type != notebook.Code {
+			continue
+		}
+		if c.ExecutionCount == nil || len(c.Outputs) == 0 {
+			t.Errorf("cell %d (%s): count %v, %d outputs; want it run, with outputs", i+1, c.Source, c.ExecutionCount, len(c.Outputs))
+		}
+		for _, o := range c.Outputs {
+			if o.Type == notebook.Error {
+				t.Errorf("cell %d (%s): error output %s: %s", i+1, c.Source, o.EName, o.EValue)
+			}
+		}
+		switch {
+		case strings.HasPrefix(c.Source, "program "):
+			program = outputOf(t, c, notebook.Stream).Text
+		case c.Source == "evaluate":
+			sweep = text(outputOf(t, c, notebook.DisplayData).Data["text/plain"])
+		case c.Source == "table best":
+			best = tableShape(text(outputOf(t, c, notebook.ExecuteResult).Data["text/plain"]))
+		case strings.HasPrefix(c.Source, "plot "):
+			plots++
+			if png := text(outputOf(t, c, notebook.DisplayData).Data["image/png"]); !strings.HasPrefix(png, "iVBORw0KGgo") {
+				t.Errorf("cell %d (%s): no PNG: %.40q", i+1, c.Source, png)
+			}
+		}
+	}
+	if want := "program " + driver + " -n {n} -nb {nb} -p {grid_r} -q {grid_c}"; !strings.Contains(program, want) {
+		t.Errorf("the program cell says %q, want %q (its path from the notebook's directory)", program, want)
+	}
+	// 4 configurations x 2 policies x 3 tolerances.
+	if !strings.Contains(sweep, "evaluate program: 24/24 runs") || !strings.Contains(sweep, "(ok)") {
+		t.Errorf("the sweep's display: %q, want 24 of 24 runs, ok", sweep)
+	}
+	for _, row := range []string{"conditional 2^-1", "conditional 2^-3", "conditional 2^-5", "eager 2^-1", "eager 2^-3", "eager 2^-5",
+		"best configuration (least reference time)"} {
+		if !strings.Contains(best, row+"\n") {
+			t.Errorf("the best table lacks %s:\n%s", row, best)
+		}
+	}
+	if plots < 2 {
+		t.Errorf("%d plot cells, want the speed-up and error figures at least", plots)
+	}
 }
