@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -113,5 +115,66 @@ func TestProgramPointToPoint(t *testing.T) {
 				t.Errorf("at 0.5: no point-to-point message skipped on rank 0: %+v", ks)
 			}
 		})
+	}
+}
+
+// The preload library builds against MPICH (-tags mpich), whose MPI_Request
+// and MPI_Comm are integers, and runs the same program's every message form
+// under MPICH's launcher: at tolerance 0 every call executes and the output
+// is the program's own; at 2^-1 messages are skipped and every integer
+// arrives intact.
+func TestProgramMPICH(t *testing.T) {
+	if exec.Command("pkg-config", "--exists", "mpich").Run() != nil {
+		testenv.Missing(t, "MPICH (pkg-config mpich; apt-get install libmpich-dev)")
+	}
+	mpiexec := testenv.Tool(t, "mpiexec.mpich")
+	mpicc := testenv.Tool(t, "mpicc.mpich")
+	lib := filepath.Join(t.TempDir(), preload.LibName)
+	build := exec.Command("go", "build", "-tags", "mpich noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
+	build.Dir = testenv.Root(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags 'mpich noopenblas' -buildmode=c-shared: %v\n%s", err, out)
+	}
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "exchange.c"), "-lopenblas")
+	const ranks, iter = 4, 10
+	run := func(env ...string) (string, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		args := []string{"-n", strconv.Itoa(ranks)}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			args = append(args, "-genv", k, v)
+		}
+		var so, se strings.Builder
+		cmd := exec.CommandContext(ctx, mpiexec, append(args, prog, strconv.Itoa(iter), "64")...)
+		cmd.Stdout, cmd.Stderr = &so, &se
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("mpiexec.mpich %v: %v\n%s%s", env, err, so.String(), se.String())
+		}
+		return so.String(), se.String()
+	}
+	alone, _ := run()
+	intact := fmt.Sprintf("integers intact %d of %d\n", ranks*iter, ranks*iter)
+	if !strings.HasSuffix(alone, intact) {
+		t.Fatalf("the program alone under MPICH:\n%s", alone)
+	}
+	calls := int64(ranks*iter*16 + 2*ranks)
+	for _, tol := range []float64{0, 0.5} {
+		out := filepath.Join(t.TempDir(), "result.json")
+		stdout, stderr := run("LD_PRELOAD="+lib, preload.EnvRun+"="+fmt.Sprintf(`{"policy":"eager","tolerance":%g,"out":%q}`, tol, out))
+		var res sweep.Result
+		if b, err := os.ReadFile(out); err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.Executed == nil {
+			t.Fatalf("at %g: no result (%v)\n%s%s", tol, err, stdout, stderr)
+		}
+		if *res.Executed+*res.Skipped != calls || !strings.HasSuffix(stdout, intact) {
+			t.Errorf("at %g: executed %d skipped %d, output %q; want %d calls and every integer intact", tol, *res.Executed, *res.Skipped, stdout, calls)
+		}
+		if tol == 0 && (*res.Skipped != 0 || stdout != alone) {
+			t.Errorf("at 0: skipped %d, output %q; want none and the program's own %q", *res.Skipped, stdout, alone)
+		}
+		if tol > 0 && *res.Skipped == 0 {
+			t.Errorf("at %g: nothing skipped", tol)
+		}
 	}
 }
