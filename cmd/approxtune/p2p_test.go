@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +176,39 @@ func TestProgramMPICH(t *testing.T) {
 		}
 		if tol > 0 && *res.Skipped == 0 {
 			t.Errorf("at %g: nothing skipped", tol)
+		}
+	}
+}
+
+// At tolerance 0 nothing is skipped and the prediction, the longest path
+// through every rank's timed kernels and the time between them, comes
+// within 3% of the run's own wall time (2 ranks, a core each on a 2-core
+// machine; the best of three launches, as another job may take a core for a
+// moment).
+func TestProgramPredictsItsRun(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	lib := buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	for _, pol := range []string{"conditional", "eager"} {
+		best := 1.0
+		for try := 0; try < 3 && best > 0.03; try++ {
+			out := filepath.Join(t.TempDir(), "result.json")
+			cfg := fmt.Sprintf(`{"policy":%q,"tolerance":0,"out":%q}`, pol, out)
+			r := testenv.MPIRun(t, 2*time.Minute, 2, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog, "40", "128")
+			var res sweep.Result
+			if b, err := os.ReadFile(out); err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.PredictedS == nil || res.SelectiveS == nil {
+				t.Fatalf("%s: no result (%v); exit %d\n%s%s", pol, err, r.ExitCode, r.Stdout, r.Stderr)
+			}
+			if *res.Skipped != 0 {
+				t.Fatalf("%s at 0: %d skipped", pol, *res.Skipped)
+			}
+			dev := math.Abs(*res.PredictedS / *res.SelectiveS - 1)
+			t.Logf("%s: predicted %.4f s, run %.4f s (%.1f%%)", pol, *res.PredictedS, *res.SelectiveS, 100*dev)
+			best = math.Min(best, dev)
+		}
+		if best > 0.03 {
+			t.Errorf("%s at 0: the prediction is %.1f%% from the run at best, want within 3%%", pol, 100*best)
 		}
 	}
 }
