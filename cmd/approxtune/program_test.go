@@ -131,8 +131,10 @@ func runCheck(t *testing.T, bin, lib string, args ...string) (stdout, stderr str
 // cblas_dgemm, and the broadcasts along a communicator the program split
 // off; not the set-up's dgemm_ before approxtune_begin) executes and the
 // program computes what it computes alone; at a loose tolerance kernels and collectives are
-// skipped and every rank still completes. Apriori, which needs a counting
-// run first, is refused.
+// skipped and every rank still completes. Apriori's counting launch
+// executes everything and leaves every rank the same critical-path counts,
+// which its selective launch reads; without them (none named, missing or
+// corrupt) the selective launch stops with what is wrong.
 func TestProgramSelectiveRun(t *testing.T) {
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
@@ -144,34 +146,104 @@ func TestProgramSelectiveRun(t *testing.T) {
 	if alone.ExitCode != 0 || !strings.HasPrefix(alone.Stdout, "checksum ") {
 		t.Fatalf("the program alone: exit %d\n%s%s", alone.ExitCode, alone.Stdout, alone.Stderr)
 	}
-	selective := func(pol string, tol float64) (sweep.Result, testenv.Result) {
+	launch := func(n, iter int, cfg preload.Run) (string, testenv.Result) {
 		t.Helper()
-		out := filepath.Join(t.TempDir(), "result.json")
-		cfg := fmt.Sprintf(`{"policy":%q,"tolerance":%g,"out":%q}`, pol, tol, out)
-		r := testenv.MPIRun(t, 2*time.Minute, ranks, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog, strconv.Itoa(iter))
+		cfg.Out = filepath.Join(t.TempDir(), "result.json")
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Out, testenv.MPIRun(t, 2*time.Minute, n, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + string(b)}, "", prog, strconv.Itoa(iter))
+	}
+	selective := func(cfg preload.Run) (sweep.Result, testenv.Result) {
+		t.Helper()
+		out, r := launch(ranks, iter, cfg)
 		var res sweep.Result
 		if b, err := os.ReadFile(out); err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.Executed == nil {
-			t.Fatalf("%s at %g: no result (%v); exit %d\n%s%s", pol, tol, err, r.ExitCode, r.Stdout, r.Stderr)
+			t.Fatalf("%s at %g (counting %v): no result (%v); exit %d\n%s%s", cfg.Policy, cfg.Tolerance, cfg.Counting, err, r.ExitCode, r.Stdout, r.Stderr)
 		}
 		return res, r
 	}
-	for _, pol := range []string{"conditional", "eager"} {
-		res, r := selective(pol, 0)
-		if *res.Executed != calls || *res.Skipped != 0 || r.Stdout != alone.Stdout {
-			t.Errorf("%s at 0: executed %d skipped %d, output %q; want %d, 0 and the program's own %q", pol, *res.Executed, *res.Skipped, r.Stdout, calls, alone.Stdout)
+	for _, pol := range []string{"conditional", "eager", "apriori"} {
+		counts := ""
+		if pol == "apriori" {
+			counts = filepath.Join(t.TempDir(), "counts")
 		}
-		if !(*res.PredictedS > 0) || !(*res.SelectiveS > 0) {
-			t.Errorf("%s at 0: predicted %v s, run %v s", pol, *res.PredictedS, *res.SelectiveS)
-		}
-		res, r = selective(pol, 0.5)
-		if r.ExitCode != 0 || *res.Skipped == 0 || *res.Executed+*res.Skipped != calls {
-			t.Errorf("%s at 0.5: exit %d, executed %d skipped %d; want 0, some skipped, %d calls in all", pol, r.ExitCode, *res.Executed, *res.Skipped, calls)
+		for _, tol := range []float64{0, 0.5} {
+			if counts != "" {
+				res, r := selective(preload.Run{Policy: pol, Tolerance: tol, Counting: true, Counts: counts})
+				if *res.Executed != calls || *res.Skipped != 0 || r.Stdout != alone.Stdout || !(*res.SelectiveS > 0) {
+					t.Errorf("%s's counting run at %g: executed %d skipped %d in %v s, output %q; want %d, 0 and the program's own %q",
+						pol, tol, *res.Executed, *res.Skipped, *res.SelectiveS, r.Stdout, calls, alone.Stdout)
+				}
+				checkCounts(t, counts, ranks, 4*iter)
+			}
+			res, r := selective(preload.Run{Policy: pol, Tolerance: tol, Counts: counts})
+			if tol == 0 {
+				if *res.Executed != calls || *res.Skipped != 0 || r.Stdout != alone.Stdout {
+					t.Errorf("%s at 0: executed %d skipped %d, output %q; want %d, 0 and the program's own %q", pol, *res.Executed, *res.Skipped, r.Stdout, calls, alone.Stdout)
+				}
+				if !(*res.PredictedS > 0) || !(*res.SelectiveS > 0) {
+					t.Errorf("%s at 0: predicted %v s, run %v s", pol, *res.PredictedS, *res.SelectiveS)
+				}
+				continue
+			}
+			if r.ExitCode != 0 || *res.Skipped == 0 || *res.Executed+*res.Skipped != calls {
+				t.Errorf("%s at 0.5: exit %d, executed %d skipped %d; want 0, some skipped, %d calls in all", pol, r.ExitCode, *res.Executed, *res.Skipped, calls)
+			}
 		}
 	}
-	out := filepath.Join(t.TempDir(), "result.json")
-	r := testenv.MPIRun(t, time.Minute, 2, []string{"LD_PRELOAD=" + lib, preload.EnvRun + `={"policy":"apriori","tolerance":0.5,"out":"` + out + `"}`}, "", prog, "2")
-	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "counting run") {
-		t.Errorf("apriori: exit %d, stderr %q; want a refusal naming the counting run", r.ExitCode, r.Stderr)
+	corrupt := filepath.Join(t.TempDir(), "corrupt")
+	for rank := range 2 {
+		if err := os.WriteFile(fmt.Sprintf("%s.%d", corrupt, rank), []byte("{\"counts\": [{\"hash\": 1, \"count\": "), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ name, counts, want string }{
+		{"no counts named", "", `has no "counts" files`},
+		{"counts missing", filepath.Join(t.TempDir(), "missing"), "no such file or directory (its counting launch writes them)"},
+		{"counts corrupt", corrupt, "critical-path counts: unexpected end of JSON input"},
+	} {
+		out, r := launch(2, 2, preload.Run{Policy: "apriori", Tolerance: 0.5, Counts: c.counts})
+		_, err := os.Stat(out)
+		if r.ExitCode == 0 || err == nil || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("apriori, %s: exit %d, result file %v, stderr %q; want a failure saying %q", c.name, r.ExitCode, err, r.Stderr, c.want)
+		}
+	}
+}
+
+// checkCounts checks the critical-path counts a counting run wrote: one file
+// per rank, the same on every rank, the most frequent kernel counted most
+// times.
+func checkCounts(t *testing.T, prefix string, ranks, most int) {
+	t.Helper()
+	var first []byte
+	for rank := range ranks {
+		b, err := os.ReadFile(fmt.Sprintf("%s.%d", prefix, rank))
+		if err != nil {
+			t.Fatalf("counting run: %v", err)
+		}
+		if rank == 0 {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Errorf("counting run: rank %d's counts %s differ from rank 0's %s", rank, b, first)
+		}
+	}
+	var c struct {
+		Counts []struct {
+			Hash  uint64
+			Count float64
+		}
+	}
+	if err := json.Unmarshal(first, &c); err != nil {
+		t.Fatalf("counting run: counts %s: %v", first, err)
+	}
+	top := 0.0
+	for _, k := range c.Counts {
+		top = max(top, k.Count)
+	}
+	if top != float64(most) {
+		t.Errorf("counting run: counts %s, want the most counted kernel at %d", first, most)
 	}
 }
 
@@ -271,6 +343,66 @@ func TestProgramSweep(t *testing.T) {
 	out, err := exec.CommandContext(ctx, bin, "program", "--sweep", bad).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "{nb} is not a parameter of the space: want one of {n}, {ranks}") {
 		t.Errorf("a placeholder the space lacks: %v\n%s", err, out)
+	}
+}
+
+// In a program sweep, apriori's selective run is two launches, as it is
+// two runs in the agent: a counting launch (everything executed), then the
+// selective launch that reads its counts. Its result's time is both timed
+// regions (each at least the program's sleep, so at least twice it, about
+// twice conditional's one region), its launch time both launches'.
+func TestProgramAprioriSweep(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	const iter, napS = 10, 0.005 // each step sleeps napS: a region lasts at least iter·napS
+	spec := filepath.Join(t.TempDir(), "apriori.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "%d", "48", "%d"]},
+ "space": {"ranks": [2]}, "policies": ["apriori", "conditional"], "tolerances": [0, "2^-1"], "mode": "evaluate", "reference_reps": 1}`,
+		prog, iter, int(napS*1e6))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var se strings.Builder
+	cmd.Stderr = &se
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("program --sweep: %v\n%s", err, se.String())
+	}
+	// Every launch prints a checksum: the reference, apriori's counting and
+	// selective launches at both tolerances, conditional's two.
+	if n := strings.Count(se.String(), "checksum "); n != 1+2*2+2 {
+		t.Errorf("%d launches, want 7:\n%s", n, se.String())
+	}
+	results := map[string]sweep.Result{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r sweep.Result
+		if json.Unmarshal([]byte(line), &r) == nil && r.Type == sweep.TypeResult {
+			results[fmt.Sprintf("%s %g", r.Policy, *r.Tolerance)] = r
+		}
+	}
+	const calls = 2 * iter * 8 // ranks x ITER x modelled calls per step
+	a0, a1, c0 := results["apriori 0"], results["apriori 0.5"], results["conditional 0"]
+	if len(results) != 4 || a0.Executed == nil || a1.Executed == nil || c0.Executed == nil {
+		t.Fatalf("results %v, want apriori and conditional at 0 and 2^-1:\n%s", results, out)
+	}
+	if *a0.Executed != calls || *a0.Skipped != 0 || *a1.Skipped == 0 || *a1.Executed+*a1.Skipped != calls {
+		t.Errorf("apriori: executed %d skipped %d at 0, %d and %d at 2^-1; want %d and 0, then some skipped of %d",
+			*a0.Executed, *a0.Skipped, *a1.Executed, *a1.Skipped, calls, calls)
+	}
+	for _, r := range []sweep.Result{a0, a1} {
+		if *r.SelectiveS < 2*iter*napS || !(*r.PredictedS < *r.SelectiveS) {
+			t.Errorf("apriori at %g: run %v s, predicted %v s; want the counting and selective regions, at least %v s, above the prediction",
+				*r.Tolerance, *r.SelectiveS, *r.PredictedS, 2*iter*napS)
+		}
+	}
+	if !(*a0.SelectiveS > 1.5**c0.SelectiveS) || !(*a0.LaunchS > *c0.LaunchS) {
+		t.Errorf("at 0: apriori's run %v s and launches %v s, conditional's %v s and %v s; want apriori's about twice, its launches more",
+			*a0.SelectiveS, *a0.LaunchS, *c0.SelectiveS, *c0.LaunchS)
 	}
 }
 

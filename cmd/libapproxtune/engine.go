@@ -80,8 +80,12 @@ func atBegin() C.uintptr_t {
 		if pol, err = policy.Lookup(cfg.Policy); err != nil {
 			fatal("%v", err)
 		}
-		if selective.NewTrack(pol, cfg.Tolerance).NeedsCountingRun() {
-			fatal("policy %s needs a counting run before each selective run, which programs do not have yet: choose another policy", pol.Name())
+		counts := selective.NewTrack(pol, cfg.Tolerance).NeedsCountingRun()
+		switch {
+		case cfg.Counting && !counts:
+			fatal("policy %s has no counting run", pol.Name())
+		case counts && cfg.Counts == "":
+			fatal("policy %s reads the critical-path counts of a counting launch before each selective run: %s has no \"counts\" files", pol.Name(), preload.EnvRun)
 		}
 	}
 	world, err := mpi.World()
@@ -120,20 +124,36 @@ func (r *run) start() {
 				fatal("%v", err)
 			}
 		}
+		if r.tr.NeedsCountingRun() && !r.cfg.Counting {
+			data, err := os.ReadFile(r.countsPath())
+			if err == nil {
+				err = r.tr.SetCounts(data)
+			}
+			if err != nil {
+				fatal("policy %s's selective run: %v (its counting launch writes them)", r.pol.Name(), err)
+			}
+		}
 	}
 	if err := r.world.Barrier(); err != nil {
 		fatal("%v", err)
 	}
 	r.t0 = mpi.Wtime()
-	if r.tr == nil {
+	switch {
+	case r.tr == nil:
 		r.e.Begin(nil, selective.Off)
-	} else {
+	case r.cfg.Counting:
+		r.e.Begin(r.tr, selective.Counting)
+	default:
 		r.e.Begin(r.tr, selective.Selective)
 	}
 }
 
 // statePath is this rank's file of the track's carried statistics.
 func (r *run) statePath() string { return fmt.Sprintf("%s.%d", r.cfg.State, r.world.Rank()) }
+
+// countsPath is this rank's file of the critical-path counts a counting
+// run writes and the selective run after it reads.
+func (r *run) countsPath() string { return fmt.Sprintf("%s.%d", r.cfg.Counts, r.world.Rank()) }
 
 // stop ends the timed region on every rank (once) and keeps its figures;
 // the program's calls after it run with the engine off.
@@ -153,6 +173,15 @@ func (r *run) stop() {
 		fatal("%v", err)
 	}
 	r.rs = rs
+	if r.tr != nil && r.cfg.Counting {
+		data, err := r.tr.Counts()
+		if err == nil {
+			err = os.WriteFile(r.countsPath(), data, 0o600)
+		}
+		if err != nil {
+			fatal("counting run: %v", err)
+		}
+	}
 	if r.tr != nil && r.cfg.State != "" {
 		data, err := r.tr.Snapshot()
 		if err == nil {
@@ -229,6 +258,14 @@ func atEnd(h C.uintptr_t) {
 		return
 	}
 	tol := r.tr.Tolerance
+	if r.cfg.Counting { // its time and counts; the selective run that follows reports the kernels
+		res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
+			SelectiveS: &wall[0], Executed: &p.Executed, Skipped: &p.Skipped}
+		if err := preload.WriteResult(r.cfg.Out, &res); err != nil {
+			fatal("%v", err)
+		}
+		return
+	}
 	res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
 		PredictedS: &p.TotalS, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &p.Executed, Skipped: &p.Skipped,
 		Settled: &p.Settled, Promised: &p.Promised, Path: &p.Path}

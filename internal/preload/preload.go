@@ -132,7 +132,8 @@ const EnvRun = "APPROXTUNE_RUN"
 
 // Run configures one launch of a program under the preload library: a
 // reference run (every routine executed, the engine off: only the time
-// from MPI_Init to MPI_Finalize is taken) or a selective run.
+// from MPI_Init to MPI_Finalize is taken), a selective run, or the counting
+// run a policy.Rehearser makes before each selective run.
 type Run struct {
 	Reference  bool    `json:"reference,omitempty"`
 	Policy     string  `json:"policy,omitempty"`
@@ -144,6 +145,15 @@ type Run struct {
 	// for rank N) each rank's track is read from at the start and written
 	// to at the end.
 	State string `json:"state,omitempty"`
+	// Counting makes the launch a policy.Rehearser's counting run (the
+	// policy apriori): every kernel executes and the critical path's
+	// kernel counts are written to the Counts files. Its result's
+	// SelectiveS is its timed region.
+	Counting bool `json:"counting,omitempty"`
+	// Counts names the files (Counts.N for rank N) of the critical-path
+	// counts: a counting run writes them, and the selective run of a
+	// policy.Rehearser that follows it reads them.
+	Counts string `json:"counts,omitempty"`
 	// Out is the file rank 0 writes the run's sweep.Result to at
 	// MPI_Finalize: a reference run's time in ReferenceS, a selective
 	// run's prediction and counts.
@@ -158,6 +168,9 @@ func ParseRun(s string) (*Run, error) {
 	}
 	if r.Out == "" {
 		return nil, fmt.Errorf("%s: no \"out\" file for the result", EnvRun)
+	}
+	if r.Counting && (r.Reference || r.Counts == "") {
+		return nil, fmt.Errorf("%s: a counting run is a policy's, and needs a \"counts\" file to write", EnvRun)
 	}
 	if r.Confidence == 0 {
 		r.Confidence = 0.95

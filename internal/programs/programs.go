@@ -1,9 +1,10 @@
 // Package programs runs sweeps over a user's own MPI program
 // (sweep.Program): each reference or selective run is one launch of the
-// program under mpirun with approxtune's preload library, which times the
-// run from MPI_Init to MPI_Finalize and, in a selective run, runs its BLAS,
-// LAPACK and MPI calls through the engine (cmd/libapproxtune). It emits the
-// same events as the agent's sweeps. It links no MPI.
+// program (apriori's selective run two: its counting run first) under
+// mpirun with approxtune's preload library, which times the run from
+// MPI_Init to MPI_Finalize and, in a selective run, runs its BLAS, LAPACK
+// and MPI calls through the engine (cmd/libapproxtune). It emits the same
+// events as the agent's sweeps. It links no MPI.
 package programs
 
 import (
@@ -48,6 +49,7 @@ type tally struct {
 	tol    float64
 	runs   []sweep.Measured
 	state  string // a policy.Carrier's statistics between launches: the files' prefix
+	counts bool   // a policy.Rehearser: a counting launch before each selective one
 }
 
 // Sweep runs the configurations of spec, which Validate expanded.
@@ -73,6 +75,7 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 				if _, ok := pol.(policy.Carrier); ok {
 					tl.state = filepath.Join(state, fmt.Sprintf("%s-%d", p, k))
 				}
+				_, tl.counts = pol.(policy.Rehearser)
 				tallies = append(tallies, tl)
 			}
 		}
@@ -188,8 +191,11 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		if err := references(j); err != nil {
 			return nil, nil, err
 		}
-		res, extra, err := l.run(ctx, preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin,
-			State: t.state})
+		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, State: t.state}
+		if t.counts {
+			cfg.Counts = filepath.Join(l.dir, fmt.Sprintf("approxtune-counts-%d", j))
+		}
+		res, extra, err := l.selective(ctx, cfg)
 		if err != nil && ctx.Err() == nil {
 			// Skipped kernels leave the program's data meaningless, and a
 			// program may stop on it: the run is told of and has no
@@ -280,6 +286,38 @@ type launched struct {
 	sweep.Result
 	kernels *sweep.KernelsEvent
 	tally   *tally // the policy x tolerance it ran under
+}
+
+// selective makes a selective run as cfg says and returns what it reported
+// and its launches' time beyond their timed regions. A policy.Rehearser
+// (cfg.Counts set) first makes its counting run, a launch of its own that
+// writes the critical-path counts the selective launch reads: as the
+// agent does with its counting run, its timed region is added to the
+// selective run's time (SelectiveS), and its launch's time beyond it to
+// the launch time.
+func (l *launcher) selective(ctx context.Context, cfg preload.Run) (*launched, float64, error) {
+	if cfg.Counts == "" {
+		return l.run(ctx, cfg)
+	}
+	counting := cfg
+	counting.Counting = true
+	cres, cextra, err := l.run(ctx, counting)
+	if err != nil {
+		return nil, 0, fmt.Errorf("counting run: %w", err)
+	}
+	if cres.SelectiveS == nil {
+		return nil, 0, fmt.Errorf("counting run: its result has no time")
+	}
+	res, extra, err := l.run(ctx, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.SelectiveS == nil {
+		return nil, 0, fmt.Errorf("run result: no selective time")
+	}
+	wall := *res.SelectiveS + *cres.SelectiveS
+	res.SelectiveS = &wall
+	return res, extra + cextra, nil
 }
 
 // run launches the program once as cfg says and returns what it reported

@@ -85,3 +85,62 @@ func compareKeys(a, b Key) int {
 	}
 	return 0
 }
+
+// countsFile is a counting run's critical-path counts, written down.
+type countsFile struct {
+	Counts []countEntry `json:"counts"`
+}
+
+type countEntry struct {
+	Hash  uint64  `json:"hash"`
+	Count float64 `json:"count"`
+}
+
+// Counts writes down the critical-path counts the track's last counting run
+// (mode Counting, policy.Rehearser) left: when the counting run and the
+// selective run are launches of their own (a user's program under the
+// preload library), they travel from the one to the other in it. It is an
+// error when the track has none.
+func (tr *Track) Counts() ([]byte, error) {
+	if tr.alphas == nil {
+		return nil, fmt.Errorf("critical-path counts: the track has had no counting run")
+	}
+	c := countsFile{Counts: make([]countEntry, 0, len(tr.alphas))}
+	for h, n := range tr.alphas {
+		c.Counts = append(c.Counts, countEntry{Hash: h, Count: n})
+	}
+	slices.SortFunc(c.Counts, func(a, b countEntry) int {
+		switch {
+		case a.Hash < b.Hash:
+			return -1
+		case a.Hash > b.Hash:
+			return 1
+		}
+		return 0
+	})
+	return json.Marshal(c)
+}
+
+// SetCounts takes in the critical-path counts Counts wrote, as if this
+// track had made that counting run: the selective run that follows reads
+// them as its kernels' CriticalCount. Call it before the run begins.
+func (tr *Track) SetCounts(data []byte) error {
+	var c countsFile
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("critical-path counts: %w", err)
+	}
+	if c.Counts == nil {
+		return fmt.Errorf("critical-path counts: no \"counts\" list")
+	}
+	tr.alphas = make(map[uint64]float64, len(c.Counts))
+	for _, e := range c.Counts {
+		if !(e.Count >= 0) {
+			return fmt.Errorf("critical-path counts: kernel %x has count %v", e.Hash, e.Count)
+		}
+		tr.alphas[e.Hash] = e.Count
+	}
+	for _, st := range tr.stats {
+		st.alpha = tr.alphas[st.hash]
+	}
+	return nil
+}

@@ -45,3 +45,37 @@ func TestTrackSnapshot(t *testing.T) {
 		t.Errorf("conditional's snapshot %s, want nothing carried", data)
 	}
 }
+
+// A counting run's critical-path counts written down and taken in by a fresh
+// track become its kernels' CriticalCount, for kernels it already holds and
+// kernels it meets later; a track with no counting run has none to write,
+// and a corrupt file is refused.
+func TestTrackCounts(t *testing.T) {
+	key, other := Key{Op: 1, M: 8, N: 8, K: 8}, Key{Op: 1, M: 16, N: 16, K: 16}
+	tr := NewTrack(policy.Apriori{}, 0.1)
+	if _, err := tr.Counts(); err == nil {
+		t.Errorf("counts of a track with no counting run: no error")
+	}
+	tr.alphas = map[uint64]float64{key.hash(): 120, other.hash(): 30}
+	data, err := tr.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := NewTrack(policy.Apriori{}, 0.1)
+	fresh.stats[key] = &kstat{key: key, hash: key.hash()}
+	if err := fresh.SetCounts(data); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{tr: fresh}
+	if a, b := fresh.stats[key].alpha, e.stat(other).alpha; a != 120 || b != 30 {
+		t.Errorf("critical counts after SetCounts: %v and %v, want 120 and 30", a, b)
+	}
+	if again, _ := fresh.Counts(); !bytes.Equal(again, data) {
+		t.Errorf("taken-in counts write\n%s\nwant\n%s", again, data)
+	}
+	for _, bad := range []string{`{"counts": [{"hash": 1, "count": `, `{}`, `{"counts": [{"hash": 1, "count": -1}]}`} {
+		if err := NewTrack(policy.Apriori{}, 0.1).SetCounts([]byte(bad)); err == nil {
+			t.Errorf("counts %s: no error", bad)
+		}
+	}
+}

@@ -4,12 +4,14 @@
 // of 2 ranks) and an allreduce over the world. It prints a checksum of its
 // result, which a run that executes everything reproduces exactly. ITER
 // and N come from its arguments or, when its working directory holds one,
-// from the input deck iterate.dat ("ITER N"). The steps are the region
-// approxtune times (approxtune.h): the 3 dgemm_ of the set-up before it are
-// left out.
+// from the input deck iterate.dat ("ITER N"); a third argument, NAP, makes
+// each step sleep NAP microseconds (time no skipped kernel takes off). The
+// steps are the region approxtune times (approxtune.h): the 3 dgemm_ of the
+// set-up before it are left out.
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <cblas.h>
 #include "approxtune.h"
 
@@ -18,7 +20,7 @@ void dgemm_(const char *, const char *, const int *, const int *, const int *, c
 
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
-	int iter = argc > 1 ? atoi(argv[1]) : 20, n = argc > 2 ? atoi(argv[2]) : 96;
+	int iter = argc > 1 ? atoi(argv[1]) : 20, n = argc > 2 ? atoi(argv[2]) : 96, nap = argc > 3 ? atoi(argv[3]) : 0;
 	FILE *deck = fopen("iterate.dat", "r");
 	if (deck != NULL) {
 		if (fscanf(deck, "%d %d", &iter, &n) != 2) {
@@ -46,6 +48,7 @@ int main(int argc, char **argv) {
 		MPI_Bcast(c, n, MPI_DOUBLE, 0, row);
 		sum = c[s % (n * n)];
 		MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		if (nap > 0) usleep(nap);
 	}
 	APPROXTUNE_END();
 	if (rank == 0) printf("checksum %.12e\n", total);
