@@ -4,10 +4,16 @@
 //	approxtune agent --ranks 4 --sweep examples/summa-evaluate.json | tee summa-1.jsonl | go run ./bench/summarize
 //	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
 //	go run ./bench/summarize -paired summa-1.jsonl summa-2.jsonl.gz ...
+//	go run ./bench/summarize -pooled pdpotrf-1.jsonl pdpotrf-2.jsonl pdpotrf-3.jsonl
 //	go run ./bench/summarize -ranking lookahead -policies conditional,eager cholesky2d-1.jsonl cholesky2d-2.jsonl ...
 //
 // -paired and -ranking read the sweeps saved in the files named as
 // arguments (JSON lines, gunzipped when the name ends in .gz).
+//
+// -pooled pools several evaluate sweeps of one space: per policy and
+// tolerance, the mean speed-up (for a program, also with every launch's
+// cost counted in both totals), mean error and their 95% intervals over
+// the sweeps, each sweep's quality and noise floor.
 //
 // -paired pools several evaluate sweeps of one space and compares, per
 // policy, each configuration's error at the tightest tolerance with its
@@ -56,12 +62,14 @@ type event struct {
 	Message      string          `json:"message"`
 	Index        int             `json:"index"`
 	Error        *float64        `json:"error"`
+	LaunchS      *float64        `json:"launch_s"`
 	Chosen, Best json.RawMessage
 }
 
 func main() {
 	overhead := flag.Bool("overhead", false, "print the engine-overhead table (tolerance-0 runs against references)")
 	paired := flag.Bool("paired", false, "pool the evaluate sweeps named as arguments: per policy, the error at the tightest tolerance minus that at the loosest, paired by sweep and configuration")
+	pooled := flag.Bool("pooled", false, "pool the evaluate sweeps named as arguments: per policy and tolerance, speed-up (also with a program's launches counted), mean error and quality, with 95% intervals over the sweeps")
 	ranking := flag.String("ranking", "", "pool the evaluate sweeps named as arguments and compare the configurations that differ only in this parameter")
 	policies := flag.String("policies", "", "with -ranking: keep only these policies (comma-separated)")
 	tolerances := flag.String("tolerances", "", "with -ranking: keep only these tolerances (comma-separated, like 2^-1,2^-5)")
@@ -80,6 +88,13 @@ func main() {
 	if *policies != "" || *tolerances != "" {
 		fmt.Fprintln(os.Stderr, "summarize: -policies and -tolerances go with -ranking")
 		os.Exit(2)
+	}
+	if *pooled {
+		if err := pooledMain(flag.Args(), os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *paired {
 		if err := pairedMain(flag.Args(), os.Stdout); err != nil {
