@@ -60,7 +60,10 @@ static int at_float_type(MPI_Datatype t, int depth) {
 		for (int i = 0; i < nd; i++) {
 			ok = ok && at_float_type(types[i], depth + 1);
 			int tni, tna, tnd, tcomb;
-			if (PMPI_Type_get_envelope(types[i], &tni, &tna, &tnd, &tcomb) == MPI_SUCCESS && tcomb != MPI_COMBINER_NAMED) {
+			// Predefined types (named, and the F90 parameterized ones)
+			// must not be freed.
+			if (PMPI_Type_get_envelope(types[i], &tni, &tna, &tnd, &tcomb) == MPI_SUCCESS && tcomb != MPI_COMBINER_NAMED &&
+				tcomb != MPI_COMBINER_F90_REAL && tcomb != MPI_COMBINER_F90_COMPLEX && tcomb != MPI_COMBINER_F90_INTEGER) {
 				PMPI_Type_free(&types[i]);
 			}
 		}
@@ -397,3 +400,47 @@ int at_gathers(int op, void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_
 }
 
 void *atp_in_place(void) { return MPI_IN_PLACE; }
+
+#if MPI_VERSION >= 4
+#include <limits.h>
+// MPI-4's large-count forms (MPICH 4): a message whose count fits an int
+// goes the same way as the int form's (the same message), and is counted
+// as it; a larger one is forwarded, and a receive the engine models would
+// wait for its record (more than 2^31 elements in one message).
+#define AT_FITS(n) ((n) <= INT_MAX)
+int MPI_Send_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c) {
+	return AT_FITS(n) ? MPI_Send(b, (int)n, t, d, tag, c) : PMPI_Send_c(b, n, t, d, tag, c);
+}
+int MPI_Rsend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c) {
+	return AT_FITS(n) ? MPI_Rsend(b, (int)n, t, d, tag, c) : PMPI_Rsend_c(b, n, t, d, tag, c);
+}
+int MPI_Ssend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c) {
+	return AT_FITS(n) ? MPI_Ssend(b, (int)n, t, d, tag, c) : PMPI_Ssend_c(b, n, t, d, tag, c);
+}
+int MPI_Bsend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c) {
+	return AT_FITS(n) ? MPI_Bsend(b, (int)n, t, d, tag, c) : PMPI_Bsend_c(b, n, t, d, tag, c);
+}
+int MPI_Isend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q) {
+	return AT_FITS(n) ? MPI_Isend(b, (int)n, t, d, tag, c, q) : PMPI_Isend_c(b, n, t, d, tag, c, q);
+}
+int MPI_Irsend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q) {
+	return AT_FITS(n) ? MPI_Irsend(b, (int)n, t, d, tag, c, q) : PMPI_Irsend_c(b, n, t, d, tag, c, q);
+}
+int MPI_Issend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q) {
+	return AT_FITS(n) ? MPI_Issend(b, (int)n, t, d, tag, c, q) : PMPI_Issend_c(b, n, t, d, tag, c, q);
+}
+int MPI_Ibsend_c(const void *b, MPI_Count n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q) {
+	return AT_FITS(n) ? MPI_Ibsend(b, (int)n, t, d, tag, c, q) : PMPI_Ibsend_c(b, n, t, d, tag, c, q);
+}
+int MPI_Recv_c(void *b, MPI_Count n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st) {
+	return AT_FITS(n) ? MPI_Recv(b, (int)n, t, s, tag, c, st) : PMPI_Recv_c(b, n, t, s, tag, c, st);
+}
+int MPI_Irecv_c(void *b, MPI_Count n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q) {
+	return AT_FITS(n) ? MPI_Irecv(b, (int)n, t, s, tag, c, q) : PMPI_Irecv_c(b, n, t, s, tag, c, q);
+}
+int MPI_Sendrecv_c(const void *sb, MPI_Count sn, MPI_Datatype stype, int d, int stag, void *rb, MPI_Count rn,
+	MPI_Datatype rtype, int s, int rtag, MPI_Comm c, MPI_Status *st) {
+	return AT_FITS(sn) && AT_FITS(rn) ? MPI_Sendrecv(sb, (int)sn, stype, d, stag, rb, (int)rn, rtype, s, rtag, c, st)
+		: PMPI_Sendrecv_c(sb, sn, stype, d, stag, rb, rn, rtype, s, rtag, c, st);
+}
+#endif

@@ -44,8 +44,15 @@ func (r *run) untrack(key uintptr) *selective.Request {
 	return er
 }
 
-// sourceTag is a status's message source and tag.
-func sourceTag(st *C.MPI_Status) (int, int) { return int(st.MPI_SOURCE), int(st.MPI_TAG) }
+// sourceTag is a status's message source and tag; the source is -1 for a
+// cancelled request, which got no message (and so no record).
+func sourceTag(st *C.MPI_Status) (int, int) {
+	var cancelled C.int
+	if C.PMPI_Test_cancelled(st, &cancelled) == C.MPI_SUCCESS && cancelled != 0 {
+		return -1, int(st.MPI_TAG)
+	}
+	return int(st.MPI_SOURCE), int(st.MPI_TAG)
+}
 
 // setStatus copies mine to the program's status st, unless it ignores it.
 func setStatus(st *C.MPI_Status, mine *C.MPI_Status) {
@@ -141,47 +148,75 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 	defer guard()
 	r := the(h)
 	sc := r.comm(c)
-	if sc == nil || dest == C.at_proc_null() || src == C.at_proc_null() {
+	pn := C.at_proc_null()
+	if sc == nil || (dest == pn && src == pn) {
 		if replace != 0 {
 			return C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, st)
 		}
 		return C.PMPI_Sendrecv(sb, sn, stype, dest, stag, rb, rn, rtype, src, rtag, c, st)
 	}
+	// Each half that has a partner (the other may be MPI_PROC_NULL, at the
+	// ends of a non-periodic shift) goes through the engine.
+	var send, recv *selective.Request
 	if replace != 0 {
-		send := sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), false, func(bool) error { return nil })
-		recv := sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), func() error { return nil })
-		recv.Complete(func() (int, int, error) {
+		if dest != pn {
+			send = sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), false, func(bool) error { return nil })
+		}
+		if src != pn {
+			recv = sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), func() error { return nil })
+		}
+		complete(recv, func() (int, int, error) {
 			var mine C.MPI_Status
 			err := mpiError("MPI_Sendrecv_replace", C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, &mine))
 			setStatus(st, &mine)
 			s, tg := sourceTag(&mine)
 			return s, tg, err
 		})
-		send.Complete(func() (int, int, error) { return int(dest), int(stag), nil })
+		complete(send, func() (int, int, error) { return int(dest), int(stag), nil })
 		return C.MPI_SUCCESS
 	}
 	var sq, rq C.MPI_Request
-	recv := sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), func() error {
-		return mpiError("MPI_Irecv", C.PMPI_Irecv(rb, rn, rtype, src, rtag, c, &rq))
-	})
-	send := sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), C.at_skippable_type(stype) != 0, func(full bool) error {
+	irecv := func() error { return mpiError("MPI_Irecv", C.PMPI_Irecv(rb, rn, rtype, src, rtag, c, &rq)) }
+	isend := func(full bool) error {
 		count := sn
 		if !full {
 			count = 0
 		}
 		return mpiError("MPI_Isend", C.PMPI_Isend(sb, count, stype, dest, stag, c, &sq))
-	})
-	recv.Complete(func() (int, int, error) {
+	}
+	if src != pn {
+		recv = sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), irecv)
+	} else if err := irecv(); err != nil {
+		panic(selective.Failure{Err: err})
+	}
+	if dest != pn {
+		send = sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), C.at_skippable_type(stype) != 0, isend)
+	} else if err := isend(true); err != nil {
+		panic(selective.Failure{Err: err})
+	}
+	complete(recv, func() (int, int, error) {
 		var mine C.MPI_Status
 		err := mpiError("MPI_Wait", C.PMPI_Wait(&rq, &mine))
 		setStatus(st, &mine)
 		s, tg := sourceTag(&mine)
 		return s, tg, err
 	})
-	send.Complete(func() (int, int, error) {
+	complete(send, func() (int, int, error) {
 		return int(dest), int(stag), mpiError("MPI_Wait", C.PMPI_Wait(&sq, C.atp_status_ignore()))
 	})
 	return C.MPI_SUCCESS
+}
+
+// complete completes er with wait, or, where the engine has no side
+// (nil: a half with MPI_PROC_NULL), only waits.
+func complete(er *selective.Request, wait func() (int, int, error)) {
+	if er != nil {
+		er.Complete(wait)
+		return
+	}
+	if _, _, err := wait(); err != nil {
+		panic(selective.Failure{Err: err})
+	}
 }
 
 // atPersistent learns a persistent request the program made (send 1:
@@ -235,8 +270,13 @@ func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
 	key := uintptr(C.at_request_key(*q))
 	delete(r.persist, key)
 	if er := r.untrack(key); er != nil {
-		if err := completeWait(er, q, nil); err != nil {
-			return C.MPI_ERR_REQUEST
+		if er.Send() {
+			// Its record has gone: waiting for the message could
+			// deadlock a program that frees an active send and then
+			// receives what its partner sends first.
+			er.Complete(func() (int, int, error) { return 0, 0, nil })
+		} else {
+			completeWait(er, q, nil)
 		}
 	}
 	return C.PMPI_Request_free(q)

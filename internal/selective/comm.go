@@ -47,6 +47,7 @@ type Comm struct {
 	colls    int64
 	recvSeq  map[[2]int64]int64
 	sendSeq  map[[2]int64]int64 // records sent per (destination, tag): the log numbers them
+	postSeq  map[[2]int64]int64 // receives posted per (source, tag), for the simulation's large sends
 	execMark int64
 	quiet    bool
 	promised map[uint64]int64 // collectives' calls left that run without records on a member's promise
@@ -65,6 +66,7 @@ func (c *Comm) count() {
 		clear(c.promised)
 		clear(c.recvSeq)
 		clear(c.sendSeq)
+		clear(c.postSeq)
 	}
 }
 
@@ -83,6 +85,12 @@ func (c *Comm) number(seqs *map[[2]int64]int64, partner, tag int) int64 {
 
 // nextRecv numbers a record about to be received from partner with tag.
 func (c *Comm) nextRecv(partner, tag int) int64 { return c.number(&c.recvSeq, partner, tag) }
+
+// logPost logs a receive from partner with tag posted (evPost), numbered
+// among the receives posted from partner with tag in this run.
+func (c *Comm) logPost(partner, tag int) {
+	c.logP2P(evPost, partner, tag, c.number(&c.postSeq, partner, tag))
+}
 
 // logP2P logs a record sent to (evSend) or received from (evRecv, with its
 // number) partner, a receive posted (evPost, with its number) or a send
@@ -370,7 +378,7 @@ func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
 	e.fill(e.rec, c.shape, exec, mean)
 	c.logP2P(evSend, partner, tag, 0)
 	seq := c.nextRecv(partner, tag)
-	c.logP2P(evPost, partner, tag, seq) // a large send the partner waits on may be matched by this record's receive
+	c.logPost(partner, tag) // a large send the partner waits on may be matched by this record's receive
 	_, err := mpi.Sendrecv(c.in, e.rec, partner, tag, e.peer, partner, tag)
 	must(err)
 	c.logP2P(evRecv, partner, tag, seq)

@@ -25,6 +25,7 @@ const (
 	recClock          // the sender's mpi.Clock when it sent (point-to-point), or reached the collective
 	recBusy           // 1 if the process executed a kernel since its previous records on this communicator (collectives)
 	recPromise        // calls of the collective after this one that the process will execute whatever it learns (promise)
+	recGen            // the sender's run number (Engine.gen): a record sent in an earlier run is not on this run's path
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
 	maxShares = 4   // shares per message
@@ -43,6 +44,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	rec[recClock] = mpi.Clock()
 	rec[recBusy] = 0
 	rec[recPromise] = 0
+	rec[recGen] = float64(e.gen)
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.shares {

@@ -18,13 +18,14 @@ type Request struct {
 	send   bool
 	rec    []float64
 	done   bool
-	direct bool  // not through the engine (it was off)
-	bytes  int   // the message's size
-	peer   int   // the partner's rank in c (a wildcard receive: mpi.AnySource until it completes)
-	tag    int   // the message's tag (mpi.AnyTag likewise)
-	seq    int64 // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
-	rdv    bool  // a send that waits for its receive in a full run (rendezvous)
-	op     Op    // a wildcard receive's operation, for its key once its sender is known
+	direct bool   // not through the engine (it was off)
+	bytes  int    // the message's size
+	peer   int    // the partner's rank in c (a wildcard receive: mpi.AnySource until it completes)
+	tag    int    // the message's tag (mpi.AnyTag likewise)
+	seq    int64  // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
+	rdv    bool   // a send that waits for its receive in a full run (rendezvous)
+	op     Op     // a receive's operation, for its key once its sender is known
+	gen    uint64 // the run it started in
 }
 
 // rendezvousBytes is the largest message a send completes without its
@@ -54,7 +55,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	st := e.stat(c.p2pKey(op, n, dest))
 	exec := !skippable || !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), bytes: bytes, peer: dest, tag: tag,
-		rdv: bytes > rendezvousBytes}
+		rdv: bytes > rendezvousBytes, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
 	r.seq = c.logP2P(evSend, dest, tag, 0)
 	var err error
@@ -78,8 +79,11 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 
 // StartRecv intercepts the start of a receive of at most bytes from src
 // with tag, as op (OpRecv or OpIrecv), which start performs. src may be
-// mpi.AnySource and tag mpi.AnyTag: the record of such a receive is taken
-// from the sender the message came from, when it completes. The caller
+// mpi.AnySource and tag mpi.AnyTag. The record is taken when the receive
+// completes, from the source and with the tag of the message it got: MPI
+// matches a wildcard receive posted before a specific one to the first
+// message, so a record posted at the start could take another message's
+// record and wait for one the sender has yet to send. The caller
 // completes its request and then the engine's (Complete). It panics with
 // Failure when MPI fails.
 func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Request {
@@ -89,26 +93,32 @@ func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Reques
 		return &Request{c: c, direct: true}
 	}
 	e.gap()
-	r := &Request{c: c, rec: make([]float64, e.recLen), bytes: bytes, peer: src, tag: tag}
+	r := &Request{c: c, rec: make([]float64, e.recLen), bytes: bytes, peer: src, tag: tag, op: op, gen: e.gen}
 	if src != mpi.AnySource && tag != mpi.AnyTag {
-		r.post(op)
-	} else {
-		r.op = op
+		// For the simulation of large sends: the receive is posted now.
+		c.logPost(src, tag)
 	}
 	must(start())
 	e.resume()
 	return r
 }
 
-// post posts the receive's record from its (known) partner and tag.
-func (r *Request) post(op Op) {
+// take receives the record of the message the receive got from r.peer
+// with r.tag, and logs it if it was sent in this run. It reports whether
+// it was.
+func (r *Request) take() bool {
 	c, e := r.c, r.c.e
-	r.st = e.stat(c.p2pKey(op, (r.bytes+7)/8, r.peer))
-	r.seq = c.nextRecv(r.peer, r.tag)
-	c.logP2P(evPost, r.peer, r.tag, r.seq)
+	r.st = e.stat(c.p2pKey(r.op, (r.bytes+7)/8, r.peer))
 	var err error
 	r.inner, err = mpi.Irecv(c.in, r.rec, r.peer, r.tag)
 	must(err)
+	_, err = mpi.Wait(r.inner)
+	must(err)
+	if uint64(r.rec[recGen]) != e.gen {
+		return false
+	}
+	r.seq = c.nextRecv(r.peer, r.tag)
+	return true
 }
 
 // Isend starts sending buf to dest. The sender decides whether it is skipped.
@@ -136,6 +146,9 @@ func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
 	r.user = q
 	return r
 }
+
+// Send reports whether r is a send.
+func (r *Request) Send() bool { return r.send }
 
 // Wait completes a workload's request r (Isend, Irecv).
 func (r *Request) Wait() {
@@ -165,10 +178,12 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	if r.direct || !e.on {
 		_, _, err := wait()
 		must(err)
-		if r.inner != nil {
+		if r.send && r.inner != nil {
 			_, err = mpi.Wait(r.inner)
 			must(err)
 		}
+		// A receive started in a run and completed after it leaves its
+		// record unread: its sender may have sent none.
 		return
 	}
 	e.gap()
@@ -176,16 +191,24 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	source, tag, err := wait()
 	must(err)
 	t1 := mpi.Clock()
-	if r.inner == nil && !r.send { // a wildcard receive: its sender is known now
-		r.peer, r.tag = source, tag
-		r.post(r.op)
-	}
-	_, err = mpi.Wait(r.inner)
-	must(err)
 	if r.send {
-		if r.rdv {
+		_, err = mpi.Wait(r.inner)
+		must(err)
+		if r.rdv && r.gen == e.gen {
 			r.c.logP2P(evAck, r.peer, r.tag, r.seq)
 		}
+		e.resume()
+		return
+	}
+	if source < 0 { // cancelled: no message, no record
+		e.resume()
+		return
+	}
+	if r.peer == mpi.AnySource || r.tag == mpi.AnyTag {
+		r.c.logPost(source, tag)
+	}
+	r.peer, r.tag = source, tag
+	if !r.take() { // a message of an earlier run: on no path of this one
 		e.resume()
 		return
 	}
