@@ -14,7 +14,7 @@
 #    ~/.local/bin otherwise) and says so if that is not on PATH, and its
 #    preload library (for tuning your own MPI programs) into
 #    PREFIX/lib/approxtune. Where mpicc and ScaLAPACK are found, builds the
-#    example driver examples/scalapack/pdpotrf (notebooks/scalapack.ipynb).
+#    example driver examples/scalapack/factor (notebooks/scalapack.ipynb).
 # Running it again is harmless: it only does what is still missing.
 set -euo pipefail
 
@@ -116,13 +116,13 @@ cp "$here/include/approxtune.h" "$prefix/include/approxtune.h"
 ex="$here/examples/scalapack"
 mpicc=$(command -v mpicc.openmpi || command -v mpicc || true)
 if [ -n "$mpicc" ] && [ -e "$("$mpicc" -print-file-name=libscalapack-openmpi.so 2>/dev/null)" ]; then
-  if [ ! -x "$ex/pdpotrf" ] || [ "$ex/pdpotrf.c" -nt "$ex/pdpotrf" ] || [ "$here/include/approxtune.h" -nt "$ex/pdpotrf" ]; then
-    say "building the ScaLAPACK example examples/scalapack/pdpotrf"
-    "$mpicc" -O2 -I"$here/include" -o "$ex/pdpotrf" "$ex/pdpotrf.c" -lscalapack-openmpi -lopenblas -lm ||
-      echo "install.sh: building examples/scalapack/pdpotrf failed (see above)" >&2
+  if [ ! -x "$ex/factor" ] || [ "$ex/factor.c" -nt "$ex/factor" ] || [ "$here/include/approxtune.h" -nt "$ex/factor" ]; then
+    say "building the ScaLAPACK example examples/scalapack/factor"
+    "$mpicc" -O2 -I"$here/include" -o "$ex/factor" "$ex/factor.c" -lscalapack-openmpi -lopenblas -lm ||
+      echo "install.sh: building examples/scalapack/factor failed (see above)" >&2
   fi
 elif [ "$scalapack" = 1 ]; then
-  echo "install.sh: no mpicc or no Open MPI ScaLAPACK (libscalapack-openmpi.so): examples/scalapack/pdpotrf not built" >&2
+  echo "install.sh: no mpicc or no Open MPI ScaLAPACK (libscalapack-openmpi.so): examples/scalapack/factor not built" >&2
 fi
 
 if [ "$jupyter" = 1 ] || command -v jupyter >/dev/null 2>&1; then

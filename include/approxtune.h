@@ -11,6 +11,11 @@
  *   APPROXTUNE_BEGIN();
  *   pdpotrf_(...);
  *   APPROXTUNE_END();
+ *
+ * APPROXTUNE_SKIPPING() is 1 in a run that may skip kernels, whose results
+ * are then meaningless: a program that checks its own results (and exits
+ * non-zero when they are wrong) skips the check there. It is 0 in a full
+ * run and without the library.
  */
 #ifndef APPROXTUNE_H
 #define APPROXTUNE_H
@@ -21,6 +26,7 @@ extern "C" {
 
 void approxtune_begin(void) __attribute__((weak));
 void approxtune_end(void) __attribute__((weak));
+int approxtune_skipping(void) __attribute__((weak));
 
 #ifdef __cplusplus
 }
@@ -28,5 +34,6 @@ void approxtune_end(void) __attribute__((weak));
 
 #define APPROXTUNE_BEGIN() do { if (approxtune_begin) approxtune_begin(); } while (0)
 #define APPROXTUNE_END() do { if (approxtune_end) approxtune_end(); } while (0)
+#define APPROXTUNE_SKIPPING() (approxtune_skipping ? approxtune_skipping() : 0)
 
 #endif

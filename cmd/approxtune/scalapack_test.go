@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,11 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/notebook"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // xdlltGlob finds the Open MPI build of ScaLAPACK's Cholesky test program
@@ -136,7 +140,7 @@ func checkTable(t *testing.T, stdout string, ranks int) map[string]int64 {
 // The ScaLAPACK notebook (notebooks/scalapack.ipynb) runs under approxtune
 // run on a smaller space: started from another directory, its cells run in
 // the notebook's, where the relative path of its program cell finds the
-// driver examples/scalapack/pdpotrf (built here from the repository's
+// driver examples/scalapack/factor (built here from the repository's
 // source); the sweep over the driver completes, and every cell has its
 // outputs (the best table with each policy and tolerance, a PNG per plot)
 // and none an error.
@@ -160,8 +164,8 @@ func TestScaLAPACKNotebook(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	driver := filepath.Join(root, "examples", "scalapack", "pdpotrf")
-	args := []string{"-O2", "-I" + filepath.Join(src, "include"), "-o", driver, filepath.Join(src, "examples", "scalapack", "pdpotrf.c"),
+	driver := filepath.Join(root, "examples", "scalapack", "factor")
+	args := []string{"-O2", "-I" + filepath.Join(src, "include"), "-o", driver, filepath.Join(src, "examples", "scalapack", "factor.c"),
 		"-lscalapack-openmpi", "-lopenblas", "-lm"}
 	if out, err := exec.Command(mpicc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", mpicc, strings.Join(args, " "), err, out)
@@ -216,7 +220,7 @@ func TestScaLAPACKNotebook(t *testing.T) {
 			}
 		}
 	}
-	if want := "program " + driver + " -n {n} -nb {nb} -p {grid_r} -q {grid_c}"; !strings.Contains(program, want) {
+	if want := "program " + driver + " -f potrf -n {n} -nb {nb} -p {grid_r} -q {grid_c}"; !strings.Contains(program, want) {
 		t.Errorf("the program cell says %q, want %q (its path from the notebook's directory)", program, want)
 	}
 	// 4 configurations x 2 policies x 3 tolerances.
@@ -231,5 +235,49 @@ func TestScaLAPACKNotebook(t *testing.T) {
 	}
 	if plots < 2 {
 		t.Errorf("%d plot cells, want the speed-up and error figures at least", plots)
+	}
+}
+
+// The driver examples/scalapack/factor with ScaLAPACK's QR (pdgeqrf, whose
+// every column broadcasts and reduces the scalars of its Householder
+// reflector): a run with the library's reference mode passes its residual
+// check; selective runs that skip kernels complete on every rank (the
+// small collectives the ranks branch on always execute) and exit 0 although
+// their results fail the check (APPROXTUNE_SKIPPING); an unknown
+// factorization is refused.
+func TestScaLAPACKQR(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	if l := testenv.Launcher(t); l.Flavor != launch.OpenMPI {
+		testenv.Missing(t, "Open MPI's mpirun for ScaLAPACK's Open MPI build (%s is %s)", l.Path, l.Flavor)
+	}
+	if out, _ := exec.Command(mpicc, "-print-file-name=libscalapack-openmpi.so").Output(); !filepath.IsAbs(strings.TrimSpace(string(out))) {
+		testenv.Missing(t, "Open MPI's ScaLAPACK (apt-get install libscalapack-openmpi-dev)")
+	}
+	lib := buildPreload(t)
+	driver := compile(t, mpicc, filepath.Join(testenv.Root(t), "examples", "scalapack", "factor.c"),
+		"-I"+filepath.Join(testenv.Root(t), "include"), "-lscalapack-openmpi", "-lopenblas", "-lm")
+	args := []string{"-f", "geqrf", "-n", "1024", "-nb", "64", "-p", "2", "-q", "2"}
+	out := filepath.Join(t.TempDir(), "result.json")
+	ref := testenv.MPIRun(t, 2*time.Minute, 4, []string{"LD_PRELOAD=" + lib, preload.EnvRun + `={"reference":true,"out":"` + out + `"}`}, "", driver, args...)
+	if ref.ExitCode != 0 || !strings.Contains(ref.Stdout, "PASSED") {
+		t.Fatalf("reference run: exit %d\n%s%s", ref.ExitCode, ref.Stdout, ref.Stderr)
+	}
+	skipped := int64(0)
+	for _, pol := range []string{"conditional", "eager"} {
+		cfg := fmt.Sprintf(`{"policy":%q,"tolerance":0.5,"out":%q}`, pol, out)
+		r := testenv.MPIRun(t, 2*time.Minute, 4, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", driver, args...)
+		var res sweep.Result
+		b, err := os.ReadFile(out)
+		if r.ExitCode != 0 || err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.Executed == nil {
+			t.Fatalf("%s at 2^-1: exit %d, result %v\n%s%s", pol, r.ExitCode, err, r.Stdout, r.Stderr)
+		}
+		skipped += *res.Skipped
+	}
+	if skipped == 0 {
+		t.Errorf("no kernel skipped at 2^-1")
+	}
+	bad := testenv.MPIRun(t, time.Minute, 4, nil, "", driver, "-f", "lu")
+	if bad.ExitCode == 0 || !strings.Contains(bad.Stderr, "want potrf or geqrf") {
+		t.Errorf("-f lu: exit %d, stderr %q; want a refusal naming potrf and geqrf", bad.ExitCode, bad.Stderr)
 	}
 }

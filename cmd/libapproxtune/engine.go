@@ -224,6 +224,16 @@ func atRegionEnd(h C.uintptr_t) {
 	r.stop()
 }
 
+// atSkipping is approxtune_skipping: whether this launch may skip kernels.
+//
+//export atSkipping
+func atSkipping(h C.uintptr_t) C.int {
+	if r := the(h); r.pol != nil && !r.cfg.Counting {
+		return 1
+	}
+	return 0
+}
+
 // the returns the run of handle h.
 func the(h C.uintptr_t) *run { return cgo.Handle(h).Value().(*run) }
 
@@ -303,7 +313,7 @@ func atBcast(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, root 
 	if sc == nil {
 		return C.PMPI_Bcast(buf, n, t, root, c)
 	}
-	sc.Collective(selective.OpBcast, bytes(n, t), C.at_skippable_type(t) != 0, func() error { return mpiError("MPI_Bcast", C.PMPI_Bcast(buf, n, t, root, c)) })
+	sc.Collective(selective.OpBcast, bytes(n, t), skippable(n, t), func() error { return mpiError("MPI_Bcast", C.PMPI_Bcast(buf, n, t, root, c)) })
 	return C.MPI_SUCCESS
 }
 
@@ -314,7 +324,7 @@ func atAllreduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype
 	if sc == nil {
 		return C.PMPI_Allreduce(sb, rb, n, t, op, c)
 	}
-	sc.Collective(selective.OpAllreduce, bytes(n, t), C.at_skippable_type(t) != 0, func() error {
+	sc.Collective(selective.OpAllreduce, bytes(n, t), skippable(n, t), func() error {
 		return mpiError("MPI_Allreduce", C.PMPI_Allreduce(sb, rb, n, t, op, c))
 	})
 	return C.MPI_SUCCESS

@@ -27,6 +27,7 @@ static int at_initialized;
 // the launch is not one ($APPROXTUNE_RUN unset): then every call is only
 // counted and forwarded.
 static uintptr_t at_run;
+static int at_skips; // the launch may skip kernels (approxtune_skipping)
 
 // at_enter says whether a call is the program's own (not made inside
 // another interposed call), counts it and marks the library busy; at_leave
@@ -107,7 +108,10 @@ AT_RET(AT_LAPACKE_DPOTRF, int, LAPACKE_dpotrf, (int order, char uplo, int n, dou
 static void at_started(void) {
 	if (at_initialized) return;
 	at_initialized = 1;
-	if (getenv("APPROXTUNE_RUN") != NULL) at_run = atBegin();
+	if (getenv("APPROXTUNE_RUN") != NULL) {
+		at_run = atBegin();
+		at_skips = atSkipping(at_run);
+	}
 }
 
 // at_finishing ends the selective run and reports the counts, before MPI
@@ -446,6 +450,11 @@ void approxtune_begin(void) {
 		at_depth--;
 	}
 }
+
+// approxtune_skipping says whether this launch may skip kernels (a
+// selective one): its results are meaningless. It holds after MPI_Finalize
+// too, where a program may decide its exit status.
+int approxtune_skipping(void) { return at_skips; }
 
 void approxtune_end(void) {
 	if (at_run && at_depth == 0) {

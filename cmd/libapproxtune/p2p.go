@@ -23,6 +23,18 @@ type persistent struct {
 	peer, tag int
 }
 
+// skippable says whether a message or collective of n elements of type t
+// may be skipped: floating-point data only (integers, characters and bytes
+// may be sizes, indices or pivots the program computes with), and more of
+// it than the eager limit. Within it a skip saves next to nothing (the
+// record costs as much as the message), and small messages and
+// collectives are where programs exchange the scalars they branch on (a
+// norm, a pivot, a flag): left meaningless by a skip, they would send
+// ranks down different branches, to wait in different collectives.
+func skippable(n C.int, t C.MPI_Datatype) bool {
+	return bytes(n, t) > selective.EagerLimit && C.at_skippable_type(t) != 0
+}
+
 // track remembers the engine's side of the program's request q until it
 // completes.
 func (r *run) track(q C.MPI_Request, er *selective.Request) {
@@ -190,7 +202,7 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 		panic(selective.Failure{Err: err})
 	}
 	if dest != pn {
-		send = sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), C.at_skippable_type(stype) != 0, isend)
+		send = sc.StartSend(selective.OpSend, bytes(sn, stype), int(dest), int(stag), skippable(sn, stype), isend)
 	} else if err := isend(true); err != nil {
 		panic(selective.Failure{Err: err})
 	}
@@ -361,7 +373,7 @@ func atReduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype, o
 	if sc == nil {
 		return C.PMPI_Reduce(sb, rb, n, t, op, root, c)
 	}
-	sc.Collective(selective.OpReduce, bytes(n, t), C.at_skippable_type(t) != 0, func() error {
+	sc.Collective(selective.OpReduce, bytes(n, t), skippable(n, t), func() error {
 		return mpiError("MPI_Reduce", C.PMPI_Reduce(sb, rb, n, t, op, root, c))
 	})
 	return C.MPI_SUCCESS
@@ -396,7 +408,7 @@ func atGathers(h C.uintptr_t, op C.int, sb unsafe.Pointer, sn C.int, st C.MPI_Da
 	case C.AT_OP_SCATTER:
 		sop, name = selective.OpScatter, "MPI_Scatter"
 	}
-	sc.Collective(sop, bytes(n, t), C.at_skippable_type(t) != 0, func() error {
+	sc.Collective(sop, bytes(n, t), skippable(n, t), func() error {
 		return mpiError(name, C.at_gathers(op, sb, sn, st, rb, rn, rt, root, c))
 	})
 	return C.MPI_SUCCESS

@@ -225,9 +225,17 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
 	sk := settleKey{c.id, st.hash}
 	coll := event{kind: evColl, comm: c.id, size: int64(size), seq: seq}
-	if e.skip && c.promised[st.hash] > 0 {
-		// A member promised to execute it: no decision to make.
+	promised := e.skip && c.promised[st.hash] > 0
+	if promised {
 		c.promised[st.hash]--
+	}
+	// Nothing to decide either for a collective never skipped (a program's
+	// small or integer ones) once its cost is known: it runs without
+	// records (but every refresh-th, so a Sharer's statistics still travel),
+	// like a promised one. Every member takes this branch alike: its
+	// samples come from the collectives that exchanged records, which
+	// every member executed.
+	if promised || (!skippable && e.skip && st.N >= e.nmin && seq%refresh != 0) {
 		e.logEvent(coll)
 		t0 := mpi.Clock()
 		must(do())

@@ -34,6 +34,11 @@ type Request struct {
 // (sim.go).
 const rendezvousBytes = 4096
 
+// EagerLimit is the largest message (bytes) sent without waiting for its
+// receive (rendezvousBytes). Skipping a message or collective within it
+// saves next to nothing: its record costs as much as it does.
+const EagerLimit = rendezvousBytes
+
 // StartSend intercepts the start of a send of bytes to dest with tag, as
 // op (OpSend for a blocking send, OpIsend for a non-blocking one), which
 // start performs: start(true) sends the message, start(false) the empty
