@@ -137,6 +137,20 @@ func checkTable(t *testing.T, stdout string, ranks int) map[string]int64 {
 	return calls
 }
 
+// needScaLAPACK returns mpicc where Open MPI's mpirun and ScaLAPACK are
+// there to build and run the driver examples/scalapack/factor.c.
+func needScaLAPACK(t *testing.T) string {
+	t.Helper()
+	mpicc := testenv.Tool(t, "mpicc")
+	if l := testenv.Launcher(t); l.Flavor != launch.OpenMPI {
+		testenv.Missing(t, "Open MPI's mpirun for ScaLAPACK's Open MPI build (%s is %s)", l.Path, l.Flavor)
+	}
+	if out, _ := exec.Command(mpicc, "-print-file-name=libscalapack-openmpi.so").Output(); !filepath.IsAbs(strings.TrimSpace(string(out))) {
+		testenv.Missing(t, "Open MPI's ScaLAPACK (apt-get install libscalapack-openmpi-dev)")
+	}
+	return mpicc
+}
+
 // The ScaLAPACK notebook (notebooks/scalapack.ipynb) runs under approxtune
 // run on a smaller space: started from another directory, its cells run in
 // the notebook's, where the relative path of its program cell finds the
@@ -145,13 +159,7 @@ func checkTable(t *testing.T, stdout string, ranks int) map[string]int64 {
 // outputs (the best table with each policy and tolerance, a PNG per plot)
 // and none an error.
 func TestScaLAPACKNotebook(t *testing.T) {
-	mpicc := testenv.Tool(t, "mpicc")
-	if l := testenv.Launcher(t); l.Flavor != launch.OpenMPI {
-		testenv.Missing(t, "Open MPI's mpirun for ScaLAPACK's Open MPI build (%s is %s)", l.Path, l.Flavor)
-	}
-	if out, _ := exec.Command(mpicc, "-print-file-name=libscalapack-openmpi.so").Output(); !filepath.IsAbs(strings.TrimSpace(string(out))) {
-		testenv.Missing(t, "Open MPI's ScaLAPACK (apt-get install libscalapack-openmpi-dev)")
-	}
+	mpicc := needScaLAPACK(t)
 	bin := testenv.Build(t)
 	t.Setenv(preload.EnvLib, buildPreload(t))
 	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
@@ -246,13 +254,7 @@ func TestScaLAPACKNotebook(t *testing.T) {
 // their results fail the check (APPROXTUNE_SKIPPING); an unknown
 // factorization is refused.
 func TestScaLAPACKQR(t *testing.T) {
-	mpicc := testenv.Tool(t, "mpicc")
-	if l := testenv.Launcher(t); l.Flavor != launch.OpenMPI {
-		testenv.Missing(t, "Open MPI's mpirun for ScaLAPACK's Open MPI build (%s is %s)", l.Path, l.Flavor)
-	}
-	if out, _ := exec.Command(mpicc, "-print-file-name=libscalapack-openmpi.so").Output(); !filepath.IsAbs(strings.TrimSpace(string(out))) {
-		testenv.Missing(t, "Open MPI's ScaLAPACK (apt-get install libscalapack-openmpi-dev)")
-	}
+	mpicc := needScaLAPACK(t)
 	lib := buildPreload(t)
 	driver := compile(t, mpicc, filepath.Join(testenv.Root(t), "examples", "scalapack", "factor.c"),
 		"-I"+filepath.Join(testenv.Root(t), "include"), "-lscalapack-openmpi", "-lopenblas", "-lm")
