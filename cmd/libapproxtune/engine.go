@@ -317,15 +317,20 @@ func atBcast(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, root 
 	return C.MPI_SUCCESS
 }
 
+// atAllreduce is MPI_Allreduce. Its buffers travel as integers: the send
+// buffer may be MPI_IN_PLACE, which Open MPI makes (void *)1, and such a
+// value in a Go pointer kills the process when the runtime moves the
+// goroutine's stack ("invalid pointer found on stack").
+//
 //export atAllreduce
-func atAllreduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype, op C.MPI_Op, c C.MPI_Comm) C.int {
+func atAllreduce(h C.uintptr_t, sb, rb C.uintptr_t, n C.int, t C.MPI_Datatype, op C.MPI_Op, c C.MPI_Comm) C.int {
 	defer guard()
 	sc := the(h).comm(c)
 	if sc == nil {
-		return C.PMPI_Allreduce(sb, rb, n, t, op, c)
+		return C.at_allreduce(sb, rb, n, t, op, c)
 	}
 	sc.Collective(selective.OpAllreduce, bytes(n, t), skippable(n, t), func() error {
-		return mpiError("MPI_Allreduce", C.PMPI_Allreduce(sb, rb, n, t, op, c))
+		return mpiError("MPI_Allreduce", C.at_allreduce(sb, rb, n, t, op, c))
 	})
 	return C.MPI_SUCCESS
 }

@@ -226,7 +226,7 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
 }
 
 int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
-	int r = at_enter(AT_MPI_ALLREDUCE) && at_run ? atAllreduce(at_run, (void *)sb, rb, n, t, op, c)
+	int r = at_enter(AT_MPI_ALLREDUCE) && at_run ? atAllreduce(at_run, (uintptr_t)sb, (uintptr_t)rb, n, t, op, c)
 		: PMPI_Allreduce(sb, rb, n, t, op, c);
 	at_leave();
 	return r;

@@ -90,12 +90,18 @@ enum { AT_MODE_STANDARD, AT_MODE_READY, AT_MODE_SYNC, AT_MODE_BUFFERED };
 int at_start_send(int mode, const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q);
 int at_skippable_type(MPI_Datatype t);
 uintptr_t at_request_key(MPI_Request q);
-MPI_Status *atp_status_ignore(void);
-MPI_Status *atp_statuses_ignore(void);
+uintptr_t atp_status_ignore(void);
+void at_set_status(uintptr_t st, const MPI_Status *mine);
+int at_wait_into(MPI_Request *q, uintptr_t st);
+int at_recv_into(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, uintptr_t st);
+uintptr_t at_status_at(uintptr_t sts, int i);
 int at_proc_null(void);
 void at_pending_add(int d);
 enum { AT_OP_GATHER, AT_OP_ALLGATHER, AT_OP_SCATTER, AT_OP_ALLTOALL };
-int at_gathers(int op, void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root, MPI_Comm c);
-void *atp_in_place(void);
+int at_gathers(int op, uintptr_t sb, int sn, MPI_Datatype st, uintptr_t rb, int rn, MPI_Datatype rt, int root,
+	MPI_Comm c);
+uintptr_t atp_in_place(void);
+int at_allreduce(uintptr_t sb, uintptr_t rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c);
+int at_reduce(uintptr_t sb, uintptr_t rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c);
 
 #endif

@@ -22,8 +22,20 @@ static long at_pending;
 void at_pending_add(int d) { at_pending += d; }
 
 uintptr_t at_request_key(MPI_Request q) { return (uintptr_t)q; }
-MPI_Status *atp_status_ignore(void) { return MPI_STATUS_IGNORE; }
-MPI_Status *atp_statuses_ignore(void) { return MPI_STATUSES_IGNORE; }
+// Statuses reach Go as integers (p2p.go's setStatus says why).
+uintptr_t atp_status_ignore(void) { return (uintptr_t)MPI_STATUS_IGNORE; }
+void at_set_status(uintptr_t st, const MPI_Status *mine) {
+	if ((MPI_Status *)st != MPI_STATUS_IGNORE && st != 0) *(MPI_Status *)st = *mine;
+}
+int at_wait_into(MPI_Request *q, uintptr_t st) { return PMPI_Wait(q, (MPI_Status *)st); }
+int at_recv_into(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, uintptr_t st) {
+	return PMPI_Recv(b, n, t, s, tag, c, (MPI_Status *)st);
+}
+// at_status_at is the i-th of the statuses sts, or MPI_STATUS_IGNORE.
+uintptr_t at_status_at(uintptr_t sts, int i) {
+	if ((MPI_Status *)sts == MPI_STATUSES_IGNORE) return (uintptr_t)MPI_STATUS_IGNORE;
+	return (uintptr_t)((MPI_Status *)sts + i);
+}
 int at_proc_null(void) { return MPI_PROC_NULL; }
 
 int at_start_send(int mode, const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q) {
@@ -133,14 +145,14 @@ int MPI_Ibsend(const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c,
 }
 
 int MPI_Recv(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status *st) {
-	int r = AT_RUN_IF(AT_MPI_RECV) ? atRecv(at_current_run(), b, n, t, s, tag, c, st, NULL)
+	int r = AT_RUN_IF(AT_MPI_RECV) ? atRecv(at_current_run(), b, n, t, s, tag, c, (uintptr_t)st, NULL)
 		: PMPI_Recv(b, n, t, s, tag, c, st);
 	at_busy_leave();
 	return r;
 }
 
 int MPI_Irecv(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request *q) {
-	int r = AT_RUN_IF(AT_MPI_IRECV) ? atRecv(at_current_run(), b, n, t, s, tag, c, NULL, q)
+	int r = AT_RUN_IF(AT_MPI_IRECV) ? atRecv(at_current_run(), b, n, t, s, tag, c, (uintptr_t)MPI_STATUS_IGNORE, q)
 		: PMPI_Irecv(b, n, t, s, tag, c, q);
 	at_busy_leave();
 	return r;
@@ -149,7 +161,7 @@ int MPI_Irecv(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Re
 int MPI_Sendrecv(const void *sb, int sn, MPI_Datatype stype, int d, int stag, void *rb, int rn, MPI_Datatype rtype,
 	int s, int rtag, MPI_Comm c, MPI_Status *st) {
 	int r = AT_RUN_IF(AT_MPI_SENDRECV)
-		? atSendrecv(at_current_run(), (void *)sb, sn, stype, d, stag, rb, rn, rtype, s, rtag, c, st, 0)
+		? atSendrecv(at_current_run(), (void *)sb, sn, stype, d, stag, rb, rn, rtype, s, rtag, c, (uintptr_t)st, 0)
 		: PMPI_Sendrecv(sb, sn, stype, d, stag, rb, rn, rtype, s, rtag, c, st);
 	at_busy_leave();
 	return r;
@@ -158,7 +170,7 @@ int MPI_Sendrecv(const void *sb, int sn, MPI_Datatype stype, int d, int stag, vo
 int MPI_Sendrecv_replace(void *b, int n, MPI_Datatype t, int d, int stag, int s, int rtag, MPI_Comm c,
 	MPI_Status *st) {
 	int r = AT_RUN_IF(AT_MPI_SENDRECV_REPLACE)
-		? atSendrecv(at_current_run(), b, n, t, d, stag, b, n, t, s, rtag, c, st, 1)
+		? atSendrecv(at_current_run(), b, n, t, d, stag, b, n, t, s, rtag, c, (uintptr_t)st, 1)
 		: PMPI_Sendrecv_replace(b, n, t, d, stag, s, rtag, c, st);
 	at_busy_leave();
 	return r;
@@ -229,13 +241,13 @@ int MPI_Request_free(MPI_Request *q) {
 #define AT_PENDING(idx) (at_busy_enter(idx) && at_current_run() && at_pending > 0)
 
 int MPI_Wait(MPI_Request *q, MPI_Status *st) {
-	int r = AT_PENDING(AT_MPI_WAIT) ? atWait(at_current_run(), q, st) : PMPI_Wait(q, st);
+	int r = AT_PENDING(AT_MPI_WAIT) ? atWait(at_current_run(), q, (uintptr_t)st) : PMPI_Wait(q, st);
 	at_busy_leave();
 	return r;
 }
 
 int MPI_Waitall(int n, MPI_Request *qs, MPI_Status *sts) {
-	int r = AT_PENDING(AT_MPI_WAITALL) ? atWaitall(at_current_run(), n, qs, sts) : PMPI_Waitall(n, qs, sts);
+	int r = AT_PENDING(AT_MPI_WAITALL) ? atWaitall(at_current_run(), n, qs, (uintptr_t)sts) : PMPI_Waitall(n, qs, sts);
 	at_busy_leave();
 	return r;
 }
@@ -351,7 +363,7 @@ int MPI_Testsome(int n, MPI_Request *qs, int *outcount, int *indices, MPI_Status
 // Collectives: the bytes each process contributes key the call.
 
 int MPI_Reduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c) {
-	int r = AT_RUN_IF(AT_MPI_REDUCE) ? atReduce(at_current_run(), (void *)sb, rb, n, t, op, root, c)
+	int r = AT_RUN_IF(AT_MPI_REDUCE) ? atReduce(at_current_run(), (uintptr_t)sb, (uintptr_t)rb, n, t, op, root, c)
 		: PMPI_Reduce(sb, rb, n, t, op, root, c);
 	at_busy_leave();
 	return r;
@@ -359,7 +371,7 @@ int MPI_Reduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, int r
 
 int MPI_Gather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root, MPI_Comm c) {
 	int r = AT_RUN_IF(AT_MPI_GATHER)
-		? atGathers(at_current_run(), AT_OP_GATHER, (void *)sb, sn, st, rb, rn, rt, root, c)
+		? atGathers(at_current_run(), AT_OP_GATHER, (uintptr_t)sb, sn, st, (uintptr_t)rb, rn, rt, root, c)
 		: PMPI_Gather(sb, sn, st, rb, rn, rt, root, c);
 	at_busy_leave();
 	return r;
@@ -367,7 +379,7 @@ int MPI_Gather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Da
 
 int MPI_Allgather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, MPI_Comm c) {
 	int r = AT_RUN_IF(AT_MPI_ALLGATHER)
-		? atGathers(at_current_run(), AT_OP_ALLGATHER, (void *)sb, sn, st, rb, rn, rt, 0, c)
+		? atGathers(at_current_run(), AT_OP_ALLGATHER, (uintptr_t)sb, sn, st, (uintptr_t)rb, rn, rt, 0, c)
 		: PMPI_Allgather(sb, sn, st, rb, rn, rt, c);
 	at_busy_leave();
 	return r;
@@ -375,7 +387,7 @@ int MPI_Allgather(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI
 
 int MPI_Scatter(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root, MPI_Comm c) {
 	int r = AT_RUN_IF(AT_MPI_SCATTER)
-		? atGathers(at_current_run(), AT_OP_SCATTER, (void *)sb, sn, st, rb, rn, rt, root, c)
+		? atGathers(at_current_run(), AT_OP_SCATTER, (uintptr_t)sb, sn, st, (uintptr_t)rb, rn, rt, root, c)
 		: PMPI_Scatter(sb, sn, st, rb, rn, rt, root, c);
 	at_busy_leave();
 	return r;
@@ -383,14 +395,16 @@ int MPI_Scatter(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_D
 
 int MPI_Alltoall(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, MPI_Comm c) {
 	int r = AT_RUN_IF(AT_MPI_ALLTOALL)
-		? atGathers(at_current_run(), AT_OP_ALLTOALL, (void *)sb, sn, st, rb, rn, rt, 0, c)
+		? atGathers(at_current_run(), AT_OP_ALLTOALL, (uintptr_t)sb, sn, st, (uintptr_t)rb, rn, rt, 0, c)
 		: PMPI_Alltoall(sb, sn, st, rb, rn, rt, c);
 	at_busy_leave();
 	return r;
 }
 
 // at_gathers performs one of the gathering collectives (for Go).
-int at_gathers(int op, void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_Datatype rt, int root, MPI_Comm c) {
+int at_gathers(int op, uintptr_t s, int sn, MPI_Datatype st, uintptr_t r, int rn, MPI_Datatype rt, int root,
+	MPI_Comm c) {
+	void *sb = (void *)s, *rb = (void *)r;
 	switch (op) {
 	case AT_OP_GATHER: return PMPI_Gather(sb, sn, st, rb, rn, rt, root, c);
 	case AT_OP_ALLGATHER: return PMPI_Allgather(sb, sn, st, rb, rn, rt, c);
@@ -399,7 +413,16 @@ int at_gathers(int op, void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_
 	return PMPI_Alltoall(sb, sn, st, rb, rn, rt, c);
 }
 
-void *atp_in_place(void) { return MPI_IN_PLACE; }
+uintptr_t atp_in_place(void) { return (uintptr_t)MPI_IN_PLACE; }
+
+// at_allreduce and at_reduce are the MPI routines with their buffers as
+// integers (Go never holds MPI_IN_PLACE as a pointer).
+int at_allreduce(uintptr_t sb, uintptr_t rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+	return PMPI_Allreduce((const void *)sb, (void *)rb, n, t, op, c);
+}
+int at_reduce(uintptr_t sb, uintptr_t rb, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c) {
+	return PMPI_Reduce((const void *)sb, (void *)rb, n, t, op, root, c);
+}
 
 #if MPI_VERSION >= 4
 #include <limits.h>

@@ -67,11 +67,10 @@ func sourceTag(st *C.MPI_Status) (int, int) {
 }
 
 // setStatus copies mine to the program's status st, unless it ignores it.
-func setStatus(st *C.MPI_Status, mine *C.MPI_Status) {
-	if st != nil && st != C.atp_status_ignore() {
-		*st = *mine
-	}
-}
+// The program's statuses travel as integers: MPICH's MPI_STATUS_IGNORE is
+// (MPI_Status *)1, fatal in a Go pointer when the runtime moves the stack
+// (atAllreduce).
+func setStatus(st C.uintptr_t, mine *C.MPI_Status) { C.at_set_status(st, mine) }
 
 // atSend is every form of send (mode: standard, ready, synchronous,
 // buffered): blocking when q is nil, else started into *q. A skipped send
@@ -90,7 +89,7 @@ func atSend(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, dest, 
 		if rc := C.at_start_send(mode, buf, n, t, dest, tag, c, &local); rc != C.MPI_SUCCESS {
 			return rc
 		}
-		return C.PMPI_Wait(&local, C.atp_status_ignore())
+		return C.at_wait_into(&local, C.atp_status_ignore())
 	}
 	var local C.MPI_Request
 	rq, op := q, selective.OpIsend
@@ -109,7 +108,7 @@ func atSend(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, dest, 
 		return C.MPI_SUCCESS
 	}
 	er.Complete(func() (int, int, error) {
-		return int(dest), int(tag), mpiError("MPI_Wait", C.PMPI_Wait(rq, C.atp_status_ignore()))
+		return int(dest), int(tag), mpiError("MPI_Wait", C.at_wait_into(rq, C.atp_status_ignore()))
 	})
 	return C.MPI_SUCCESS
 }
@@ -117,7 +116,7 @@ func atSend(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, dest, 
 // atRecv is MPI_Recv (q nil; st the program's status) and MPI_Irecv.
 //
 //export atRecv
-func atRecv(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, src, tag C.int, c C.MPI_Comm, st *C.MPI_Status, q *C.MPI_Request) C.int {
+func atRecv(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, src, tag C.int, c C.MPI_Comm, st C.uintptr_t, q *C.MPI_Request) C.int {
 	defer guard()
 	r := the(h)
 	sc := r.comm(c)
@@ -125,7 +124,7 @@ func atRecv(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, src, t
 		if q != nil {
 			return C.PMPI_Irecv(buf, n, t, src, tag, c, q)
 		}
-		return C.PMPI_Recv(buf, n, t, src, tag, c, st)
+		return C.at_recv_into(buf, n, t, src, tag, c, st)
 	}
 	var local C.MPI_Request
 	rq, op := q, selective.OpIrecv
@@ -156,16 +155,22 @@ func atRecv(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, src, t
 // overwrites), and takes the record of the message it received.
 //
 //export atSendrecv
-func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype, dest, stag C.int, rb unsafe.Pointer, rn C.int, rtype C.MPI_Datatype, src, rtag C.int, c C.MPI_Comm, st *C.MPI_Status, replace C.int) C.int {
+func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype, dest, stag C.int, rb unsafe.Pointer, rn C.int, rtype C.MPI_Datatype, src, rtag C.int, c C.MPI_Comm, st C.uintptr_t, replace C.int) C.int {
 	defer guard()
 	r := the(h)
 	sc := r.comm(c)
 	pn := C.at_proc_null()
 	if sc == nil || (dest == pn && src == pn) {
 		if replace != 0 {
-			return C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, st)
+			var mine C.MPI_Status
+			rc := C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, &mine)
+			setStatus(st, &mine)
+			return rc
 		}
-		return C.PMPI_Sendrecv(sb, sn, stype, dest, stag, rb, rn, rtype, src, rtag, c, st)
+		var mine C.MPI_Status
+		rc := C.PMPI_Sendrecv(sb, sn, stype, dest, stag, rb, rn, rtype, src, rtag, c, &mine)
+		setStatus(st, &mine)
+		return rc
 	}
 	// Each half that has a partner (the other may be MPI_PROC_NULL, at the
 	// ends of a non-periodic shift) goes through the engine.
@@ -220,7 +225,7 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 		return s, tg, err
 	})
 	complete(send, func() (int, int, error) {
-		return int(dest), int(stag), mpiError("MPI_Wait", C.PMPI_Wait(&sq, C.atp_status_ignore()))
+		return int(dest), int(stag), mpiError("MPI_Wait", C.at_wait_into(&sq, C.atp_status_ignore()))
 	})
 	return C.MPI_SUCCESS
 }
@@ -294,7 +299,7 @@ func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
 			// receives what its partner sends first.
 			er.Complete(func() (int, int, error) { return 0, 0, nil })
 		} else {
-			completeWait(er, q, nil)
+			completeWait(er, q, C.atp_status_ignore())
 		}
 	}
 	return C.PMPI_Request_free(q)
@@ -302,7 +307,7 @@ func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
 
 // completeWait completes er by waiting on the program's request q, whose
 // status goes to st (nil or ignored: nowhere).
-func completeWait(er *selective.Request, q *C.MPI_Request, st *C.MPI_Status) (err error) {
+func completeWait(er *selective.Request, q *C.MPI_Request, st C.uintptr_t) (err error) {
 	er.Complete(func() (int, int, error) {
 		var mine C.MPI_Status
 		err = mpiError("MPI_Wait", C.PMPI_Wait(q, &mine))
@@ -316,11 +321,11 @@ func completeWait(er *selective.Request, q *C.MPI_Request, st *C.MPI_Status) (er
 // atWait is MPI_Wait while the engine has requests in flight.
 //
 //export atWait
-func atWait(h C.uintptr_t, q *C.MPI_Request, st *C.MPI_Status) C.int {
+func atWait(h C.uintptr_t, q *C.MPI_Request, st C.uintptr_t) C.int {
 	defer guard()
 	er := the(h).untrack(uintptr(C.at_request_key(*q)))
 	if er == nil {
-		return C.PMPI_Wait(q, st)
+		return C.at_wait_into(q, st)
 	}
 	completeWait(er, q, st)
 	return C.MPI_SUCCESS
@@ -332,27 +337,20 @@ func atWait(h C.uintptr_t, q *C.MPI_Request, st *C.MPI_Status) C.int {
 // completed through it.
 //
 //export atWaitall
-func atWaitall(h C.uintptr_t, n C.int, qs *C.MPI_Request, sts *C.MPI_Status) C.int {
+func atWaitall(h C.uintptr_t, n C.int, qs *C.MPI_Request, sts C.uintptr_t) C.int {
 	defer guard()
 	r := the(h)
 	if n <= 0 {
 		return C.MPI_SUCCESS
 	}
 	reqs := unsafe.Slice(qs, int(n))
-	var stats []C.MPI_Status
-	if sts != C.atp_statuses_ignore() {
-		stats = unsafe.Slice(sts, int(n))
-	}
 	for i := range reqs {
-		st := C.atp_status_ignore()
-		if stats != nil {
-			st = &stats[i]
-		}
+		st := C.at_status_at(sts, C.int(i))
 		if er := r.untrack(uintptr(C.at_request_key(reqs[i]))); er != nil {
 			completeWait(er, &reqs[i], st)
 			continue
 		}
-		if rc := C.PMPI_Wait(&reqs[i], st); rc != C.MPI_SUCCESS {
+		if rc := C.at_wait_into(&reqs[i], st); rc != C.MPI_SUCCESS {
 			return rc
 		}
 	}
@@ -372,25 +370,28 @@ func atCompleted(h C.uintptr_t, key C.uintptr_t, st *C.MPI_Status) {
 	}
 }
 
+// atReduce is MPI_Reduce, its buffers as integers (atAllreduce).
+//
 //export atReduce
-func atReduce(h C.uintptr_t, sb, rb unsafe.Pointer, n C.int, t C.MPI_Datatype, op C.MPI_Op, root C.int, c C.MPI_Comm) C.int {
+func atReduce(h C.uintptr_t, sb, rb C.uintptr_t, n C.int, t C.MPI_Datatype, op C.MPI_Op, root C.int, c C.MPI_Comm) C.int {
 	defer guard()
 	sc := the(h).comm(c)
 	if sc == nil {
-		return C.PMPI_Reduce(sb, rb, n, t, op, root, c)
+		return C.at_reduce(sb, rb, n, t, op, root, c)
 	}
 	sc.Collective(selective.OpReduce, bytes(n, t), skippable(n, t), func() error {
-		return mpiError("MPI_Reduce", C.PMPI_Reduce(sb, rb, n, t, op, root, c))
+		return mpiError("MPI_Reduce", C.at_reduce(sb, rb, n, t, op, root, c))
 	})
 	return C.MPI_SUCCESS
 }
 
 // atGathers is MPI_Gather, MPI_Allgather, MPI_Scatter and MPI_Alltoall
 // (op: AT_OP_*), keyed by the bytes this process sends (receives, where it
-// sends in place or, for Scatter, is not the root).
+// sends in place or, for Scatter, is not the root). Its buffers travel as
+// integers (atAllreduce).
 //
 //export atGathers
-func atGathers(h C.uintptr_t, op C.int, sb unsafe.Pointer, sn C.int, st C.MPI_Datatype, rb unsafe.Pointer, rn C.int, rt C.MPI_Datatype, root C.int, c C.MPI_Comm) C.int {
+func atGathers(h C.uintptr_t, op C.int, sb C.uintptr_t, sn C.int, st C.MPI_Datatype, rb C.uintptr_t, rn C.int, rt C.MPI_Datatype, root C.int, c C.MPI_Comm) C.int {
 	defer guard()
 	sc := the(h).comm(c)
 	if sc == nil {

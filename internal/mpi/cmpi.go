@@ -29,9 +29,17 @@ MPI_Request at_request_null(void) { return MPI_REQUEST_NULL; }
 int at_any_source(void) { return MPI_ANY_SOURCE; }
 int at_any_tag(void) { return MPI_ANY_TAG; }
 int at_undefined(void) { return MPI_UNDEFINED; }
-void *at_in_place(void) { return MPI_IN_PLACE; }
+int at_reduce_in(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c, int inplace) {
+	return MPI_Reduce(inplace ? MPI_IN_PLACE : s, r, n, t, op, root, c);
+}
+int at_allreduce_in(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, int inplace) {
+	return MPI_Allreduce(inplace ? MPI_IN_PLACE : s, r, n, t, op, c);
+}
 int at_set_errors_return(MPI_Comm c) { return MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN); }
-MPI_Status *at_status_ignore(void) { return MPI_STATUS_IGNORE; }
-MPI_Status *at_statuses_ignore(void) { return MPI_STATUSES_IGNORE; }
+// MPICH's prototype declares an array gcc takes MPI_STATUSES_IGNORE for.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+int at_waitall_ignore(int n, MPI_Request *q) { return MPI_Waitall(n, q, MPI_STATUSES_IGNORE); }
+#pragma GCC diagnostic pop
 */
 import "C"

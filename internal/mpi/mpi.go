@@ -38,10 +38,10 @@ MPI_Request at_request_null(void);
 int at_any_source(void);
 int at_any_tag(void);
 int at_undefined(void);
-void *at_in_place(void);
+int at_reduce_in(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c, int inplace);
+int at_allreduce_in(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, int inplace);
 int at_set_errors_return(MPI_Comm c);
-MPI_Status *at_status_ignore(void);
-MPI_Status *at_statuses_ignore(void);
+int at_waitall_ignore(int n, MPI_Request *q);
 */
 import "C"
 
@@ -318,11 +318,13 @@ func Reduce[T Elem](c *Comm, send, recv []T, op Op, root int) error {
 	if c.rank == root && len(recv) < len(send) {
 		return fmt.Errorf("mpi: Reduce: recv holds %d elements, send %d", len(recv), len(send))
 	}
-	sp := ptr(send)
+	// MPI_IN_PLACE is substituted in C: Open MPI's is (void *)1, which in a
+	// Go pointer would be fatal when the runtime moves the stack.
+	in := C.int(0)
 	if c.rank == root && same(send, recv) {
-		sp = C.at_in_place()
+		in = 1
 	}
-	return check("MPI_Reduce", C.MPI_Reduce(sp, ptr(recv), C.int(len(send)), dtype[T](), op.c(), C.int(root), c.c))
+	return check("MPI_Reduce", C.at_reduce_in(ptr(send), ptr(recv), C.int(len(send)), dtype[T](), op.c(), C.int(root), c.c, in))
 }
 
 // Allreduce combines send element-wise over c with op into recv on every
@@ -331,11 +333,11 @@ func Allreduce[T Elem](c *Comm, send, recv []T, op Op) error {
 	if len(recv) < len(send) {
 		return fmt.Errorf("mpi: Allreduce: recv holds %d elements, send %d", len(recv), len(send))
 	}
-	sp := ptr(send)
+	in := C.int(0) // MPI_IN_PLACE substituted in C (Reduce)
 	if same(send, recv) {
-		sp = C.at_in_place()
+		in = 1
 	}
-	return check("MPI_Allreduce", C.MPI_Allreduce(sp, ptr(recv), C.int(len(send)), dtype[T](), op.c(), c.c))
+	return check("MPI_Allreduce", C.at_allreduce_in(ptr(send), ptr(recv), C.int(len(send)), dtype[T](), op.c(), c.c, in))
 }
 
 // AllreduceMaxLoc returns the largest value over c and the rank that holds it
@@ -510,7 +512,8 @@ func Waitall(qs []*Request) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	err := check("MPI_Waitall", C.MPI_Waitall(C.int(len(rs)), &rs[0], C.at_statuses_ignore()))
+	// MPICH's MPI_STATUSES_IGNORE is (MPI_Status *)1: never in a Go pointer.
+	err := check("MPI_Waitall", C.at_waitall_ignore(C.int(len(rs)), &rs[0]))
 	for i, q := range live {
 		q.r = rs[i]
 		q.finish(nil)
