@@ -154,17 +154,7 @@ func TestProgramEdges(t *testing.T) {
 // The same edge cases under MPICH (the library built with -tags mpich),
 // with MPI_Send_c, an MPI-4 large-count send, received by MPI_Recv.
 func TestProgramEdgesMPICH(t *testing.T) {
-	if exec.Command("pkg-config", "--exists", "mpich").Run() != nil {
-		testenv.Missing(t, "MPICH (pkg-config mpich; apt-get install libmpich-dev)")
-	}
-	mpiexec := testenv.Tool(t, "mpiexec.mpich")
-	mpicc := testenv.Tool(t, "mpicc.mpich")
-	lib := filepath.Join(t.TempDir(), preload.LibName)
-	build := exec.Command("go", "build", "-tags", "mpich noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
-	build.Dir = testenv.Root(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags 'mpich noopenblas' -buildmode=c-shared: %v\n%s", err, out)
-	}
+	lib, mpicc, mpiexec := mpichPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "edges.c"), "-I"+filepath.Join(testenv.Root(t), "include"))
 	v := mpiVersion(t, mpicc)
 	if v < 4 {

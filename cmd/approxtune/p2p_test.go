@@ -119,23 +119,31 @@ func TestProgramPointToPoint(t *testing.T) {
 	}
 }
 
+// mpichPreload builds the preload library against MPICH (-tags mpich) and
+// returns it with MPICH's mpicc and mpiexec.
+func mpichPreload(t *testing.T) (lib, mpicc, mpiexec string) {
+	t.Helper()
+	if exec.Command("pkg-config", "--exists", "mpich").Run() != nil {
+		testenv.Missing(t, "MPICH (pkg-config mpich; apt-get install libmpich-dev)")
+	}
+	mpiexec = testenv.Tool(t, "mpiexec.mpich")
+	mpicc = testenv.Tool(t, "mpicc.mpich")
+	lib = filepath.Join(t.TempDir(), preload.LibName)
+	build := exec.Command("go", "build", "-tags", "mpich noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
+	build.Dir = testenv.Root(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -tags 'mpich noopenblas' -buildmode=c-shared: %v\n%s", err, out)
+	}
+	return lib, mpicc, mpiexec
+}
+
 // The preload library builds against MPICH (-tags mpich), whose MPI_Request
 // and MPI_Comm are integers, and runs the same program's every message form
 // under MPICH's launcher: at tolerance 0 every call executes and the output
 // is the program's own; at 2^-1 messages are skipped and every integer
 // arrives intact.
 func TestProgramMPICH(t *testing.T) {
-	if exec.Command("pkg-config", "--exists", "mpich").Run() != nil {
-		testenv.Missing(t, "MPICH (pkg-config mpich; apt-get install libmpich-dev)")
-	}
-	mpiexec := testenv.Tool(t, "mpiexec.mpich")
-	mpicc := testenv.Tool(t, "mpicc.mpich")
-	lib := filepath.Join(t.TempDir(), preload.LibName)
-	build := exec.Command("go", "build", "-tags", "mpich noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
-	build.Dir = testenv.Root(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags 'mpich noopenblas' -buildmode=c-shared: %v\n%s", err, out)
-	}
+	lib, mpicc, mpiexec := mpichPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "exchange.c"), "-lopenblas")
 	const ranks, iter = 4, 10
 	run := func(env ...string) (string, string) {
