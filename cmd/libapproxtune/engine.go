@@ -116,7 +116,7 @@ func (r *run) start() {
 	if r.pol != nil {
 		r.tr = selective.NewTrack(r.pol, r.cfg.Tolerance)
 		if r.cfg.State != "" {
-			if data, err := os.ReadFile(r.statePath()); err == nil {
+			if data, err := os.ReadFile(r.rankFile(r.cfg.State)); err == nil {
 				if err := r.tr.Restore(data); err != nil {
 					fatal("%v", err)
 				}
@@ -125,7 +125,7 @@ func (r *run) start() {
 			}
 		}
 		if r.tr.NeedsCountingRun() && !r.cfg.Counting {
-			data, err := os.ReadFile(r.countsPath())
+			data, err := os.ReadFile(r.rankFile(r.cfg.Counts))
 			if err == nil {
 				err = r.tr.SetCounts(data)
 			}
@@ -148,12 +148,22 @@ func (r *run) start() {
 	}
 }
 
-// statePath is this rank's file of the track's carried statistics.
-func (r *run) statePath() string { return fmt.Sprintf("%s.%d", r.cfg.State, r.world.Rank()) }
+// rankFile is this rank's file of those named prefix.N, one a rank: the
+// track's carried statistics (cfg.State), the critical-path counts a
+// counting run writes and the selective run after it reads (cfg.Counts).
+func (r *run) rankFile(prefix string) string { return fmt.Sprintf("%s.%d", prefix, r.world.Rank()) }
 
-// countsPath is this rank's file of the critical-path counts a counting
-// run writes and the selective run after it reads.
-func (r *run) countsPath() string { return fmt.Sprintf("%s.%d", r.cfg.Counts, r.world.Rank()) }
+// save writes what data returns to this rank's file of prefix; what names
+// it in the error.
+func (r *run) save(prefix, what string, data func() ([]byte, error)) {
+	b, err := data()
+	if err == nil {
+		err = os.WriteFile(r.rankFile(prefix), b, 0o600)
+	}
+	if err != nil {
+		fatal("%s: %v", what, err)
+	}
+}
 
 // stop ends the timed region on every rank (once) and keeps its figures;
 // the program's calls after it run with the engine off.
@@ -174,22 +184,10 @@ func (r *run) stop() {
 	}
 	r.rs = rs
 	if r.tr != nil && r.cfg.Counting {
-		data, err := r.tr.Counts()
-		if err == nil {
-			err = os.WriteFile(r.countsPath(), data, 0o600)
-		}
-		if err != nil {
-			fatal("counting run: %v", err)
-		}
+		r.save(r.cfg.Counts, "counting run", r.tr.Counts)
 	}
 	if r.tr != nil && r.cfg.State != "" {
-		data, err := r.tr.Snapshot()
-		if err == nil {
-			err = os.WriteFile(r.statePath(), data, 0o600)
-		}
-		if err != nil {
-			fatal("carried statistics: %v", err)
-		}
+		r.save(r.cfg.State, "carried statistics", r.tr.Snapshot)
 	}
 	r.e.Begin(nil, selective.Off)
 }

@@ -72,6 +72,24 @@ func sourceTag(st *C.MPI_Status) (int, int) {
 // (atAllreduce).
 func setStatus(st C.uintptr_t, mine *C.MPI_Status) { C.at_set_status(st, mine) }
 
+// received is what Request.Complete wants of a receive that MPI routine
+// name ended with rc and the status mine: the message's source and tag
+// (sourceTag) and the error; mine goes to the program's status st.
+func received(name string, rc C.int, mine *C.MPI_Status, st C.uintptr_t) (int, int, error) {
+	setStatus(st, mine)
+	s, tg := sourceTag(mine)
+	return s, tg, mpiError(name, rc)
+}
+
+// count is a send's element count: n for the message, 0 for the empty one
+// that stands for a skipped message.
+func count(full bool, n C.int) C.int {
+	if full {
+		return n
+	}
+	return 0
+}
+
 // atSend is every form of send (mode: standard, ready, synchronous,
 // buffered): blocking when q is nil, else started into *q. A skipped send
 // goes out empty in the same mode.
@@ -97,11 +115,7 @@ func atSend(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, dest, 
 		rq, op = &local, selective.OpSend
 	}
 	er := sc.StartSend(op, bytes(n, t), int(dest), int(tag), C.at_skippable_type(t) != 0, func(full bool) error {
-		count := n
-		if !full {
-			count = 0
-		}
-		return mpiError("MPI_Isend", C.at_start_send(mode, buf, count, t, dest, tag, c, rq))
+		return mpiError("MPI_Isend", C.at_start_send(mode, buf, count(full, n), t, dest, tag, c, rq))
 	})
 	if q != nil {
 		r.track(*q, er)
@@ -138,13 +152,7 @@ func atRecv(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, src, t
 		r.track(*q, er)
 		return C.MPI_SUCCESS
 	}
-	er.Complete(func() (int, int, error) {
-		var mine C.MPI_Status
-		err := mpiError("MPI_Wait", C.PMPI_Wait(rq, &mine))
-		setStatus(st, &mine)
-		s, tg := sourceTag(&mine)
-		return s, tg, err
-	})
+	completeWait(er, rq, st)
 	return C.MPI_SUCCESS
 }
 
@@ -184,10 +192,7 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 		}
 		complete(recv, func() (int, int, error) {
 			var mine C.MPI_Status
-			err := mpiError("MPI_Sendrecv_replace", C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, &mine))
-			setStatus(st, &mine)
-			s, tg := sourceTag(&mine)
-			return s, tg, err
+			return received("MPI_Sendrecv_replace", C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, &mine), &mine, st)
 		})
 		complete(send, func() (int, int, error) { return int(dest), int(stag), nil })
 		return C.MPI_SUCCESS
@@ -195,11 +200,7 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 	var sq, rq C.MPI_Request
 	irecv := func() error { return mpiError("MPI_Irecv", C.PMPI_Irecv(rb, rn, rtype, src, rtag, c, &rq)) }
 	isend := func(full bool) error {
-		count := sn
-		if !full {
-			count = 0
-		}
-		return mpiError("MPI_Isend", C.PMPI_Isend(sb, count, stype, dest, stag, c, &sq))
+		return mpiError("MPI_Isend", C.PMPI_Isend(sb, count(full, sn), stype, dest, stag, c, &sq))
 	}
 	if src != pn {
 		recv = sc.StartRecv(selective.OpRecv, bytes(rn, rtype), int(src), int(rtag), irecv)
@@ -211,18 +212,13 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 	}
 	complete(recv, func() (int, int, error) {
 		var mine C.MPI_Status
-		var err error
 		if src == pn {
 			// A receive from MPI_PROC_NULL: MPI_Recv's status is MPI's
 			// (MPI_PROC_NULL, MPI_ANY_TAG, count 0) where MPICH 4.0's
 			// MPI_Wait of such an MPI_Irecv says source 0, tag 0.
-			err = mpiError("MPI_Recv", C.PMPI_Recv(rb, rn, rtype, src, rtag, c, &mine))
-		} else {
-			err = mpiError("MPI_Wait", C.PMPI_Wait(&rq, &mine))
+			return received("MPI_Recv", C.PMPI_Recv(rb, rn, rtype, src, rtag, c, &mine), &mine, st)
 		}
-		setStatus(st, &mine)
-		s, tg := sourceTag(&mine)
-		return s, tg, err
+		return received("MPI_Wait", C.PMPI_Wait(&rq, &mine), &mine, st)
 	})
 	complete(send, func() (int, int, error) {
 		return int(dest), int(stag), mpiError("MPI_Wait", C.at_wait_into(&sq, C.atp_status_ignore()))
@@ -306,16 +302,13 @@ func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
 }
 
 // completeWait completes er by waiting on the program's request q, whose
-// status goes to st (nil or ignored: nowhere).
-func completeWait(er *selective.Request, q *C.MPI_Request, st C.uintptr_t) (err error) {
+// status goes to st (MPI_STATUS_IGNORE: nowhere). An MPI error panics
+// (Request.Complete), as every engine call's does.
+func completeWait(er *selective.Request, q *C.MPI_Request, st C.uintptr_t) {
 	er.Complete(func() (int, int, error) {
 		var mine C.MPI_Status
-		err = mpiError("MPI_Wait", C.PMPI_Wait(q, &mine))
-		setStatus(st, &mine)
-		s, tg := sourceTag(&mine)
-		return s, tg, err
+		return received("MPI_Wait", C.PMPI_Wait(q, &mine), &mine, st)
 	})
-	return err
 }
 
 // atWait is MPI_Wait while the engine has requests in flight.

@@ -319,7 +319,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 // larger collective is a transfer that needs every member on a core: its
 // timed run is its cost.
 func collectiveTime(n int, ran, exchange float64) float64 {
-	if 8*n <= rendezvousBytes {
+	if 8*n <= EagerLimit {
 		return math.Max(exchange, 0)
 	}
 	return ran

@@ -4,7 +4,7 @@ import "testing"
 
 func TestCollectiveTime(t *testing.T) {
 	const ran, exchange = 150e-6, 4e-6
-	eager := rendezvousBytes / 8 // elements per process at the eager limit
+	eager := EagerLimit / 8 // elements per process at the eager limit
 	cases := []struct {
 		name          string
 		n             int

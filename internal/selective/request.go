@@ -13,8 +13,8 @@ import (
 type Request struct {
 	c      *Comm
 	user   *mpi.Request // a workload's message; nil for a program's
-	inner  *mpi.Request // the record that travels with the message
-	st     *kstat       // nil for a receive from any source or with any tag, until it completes
+	inner  *mpi.Request // a send's record, which travels ahead of its message
+	st     *kstat       // a receive's: nil until it completes (its sender may be any)
 	send   bool
 	rec    []float64
 	done   bool
@@ -28,16 +28,12 @@ type Request struct {
 	gen    uint64 // the run it started in
 }
 
-// rendezvousBytes is the largest message a send completes without its
+// EagerLimit is the largest message (bytes) a send completes without its
 // receive posted: Open MPI's eager limit on one node (btl_vader_eager_limit).
 // Larger sends wait for their receiver, and the simulation at End makes them
-// (sim.go).
-const rendezvousBytes = 4096
-
-// EagerLimit is the largest message (bytes) sent without waiting for its
-// receive (rendezvousBytes). Skipping a message or collective within it
-// saves next to nothing: its record costs as much as it does.
-const EagerLimit = rendezvousBytes
+// (sim.go). Skipping a message or collective within it saves next to
+// nothing: its record costs as much as it does.
+const EagerLimit = 4096
 
 // StartSend intercepts the start of a send of bytes to dest with tag, as
 // op (OpSend for a blocking send, OpIsend for a non-blocking one), which
@@ -60,7 +56,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	st := e.stat(c.p2pKey(op, n, dest))
 	exec := !skippable || !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), bytes: bytes, peer: dest, tag: tag,
-		rdv: bytes > rendezvousBytes, gen: e.gen}
+		rdv: bytes > EagerLimit, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
 	r.seq = c.logP2P(evSend, dest, tag, 0)
 	var err error
@@ -114,10 +110,7 @@ func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Reques
 func (r *Request) take() bool {
 	c, e := r.c, r.c.e
 	r.st = e.stat(c.p2pKey(r.op, (r.bytes+7)/8, r.peer))
-	var err error
-	r.inner, err = mpi.Irecv(c.in, r.rec, r.peer, r.tag)
-	must(err)
-	_, err = mpi.Wait(r.inner)
+	_, err := mpi.Recv(c.in, r.rec, r.peer, r.tag)
 	must(err)
 	if uint64(r.rec[recGen]) != e.gen {
 		return false
@@ -183,7 +176,7 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	if r.direct || !e.on {
 		_, _, err := wait()
 		must(err)
-		if r.send && r.inner != nil {
+		if r.inner != nil { // a send's record
 			_, err = mpi.Wait(r.inner)
 			must(err)
 		}

@@ -1,6 +1,7 @@
 package selective
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -109,15 +110,7 @@ func (tr *Track) Counts() ([]byte, error) {
 	for h, n := range tr.alphas {
 		c.Counts = append(c.Counts, countEntry{Hash: h, Count: n})
 	}
-	slices.SortFunc(c.Counts, func(a, b countEntry) int {
-		switch {
-		case a.Hash < b.Hash:
-			return -1
-		case a.Hash > b.Hash:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(c.Counts, func(a, b countEntry) int { return cmp.Compare(a.Hash, b.Hash) })
 	return json.Marshal(c)
 }
 
