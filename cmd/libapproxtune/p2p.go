@@ -114,7 +114,7 @@ func atSend(h C.uintptr_t, buf unsafe.Pointer, n C.int, t C.MPI_Datatype, dest, 
 	if q == nil {
 		rq, op = &local, selective.OpSend
 	}
-	er := sc.StartSend(op, bytes(n, t), int(dest), int(tag), C.at_skippable_type(t) != 0, func(full bool) error {
+	er := sc.StartSend(op, bytes(n, t), int(dest), int(tag), skippable(n, t), func(full bool) error {
 		return mpiError("MPI_Isend", C.at_start_send(mode, buf, count(full, n), t, dest, tag, c, rq))
 	})
 	if q != nil {
