@@ -1,0 +1,53 @@
+"""Widget protocol 2: 'controls' in the web/widgets2 page (ipywidgets 8's
+widget manager on jupyter_server).
+
+Renders the controls, moves the tolerance slider with the keyboard and
+selects policies, then executes 'status' from the page until it shows them.
+"""
+from common import URL, TOKEN, check, fail, log, main, shot, wait
+from widgets import change_controls, check_rendered, status_values
+
+SETUP = "workload summa n=512\nspace b=64,128 grid=1x4,2x2\nreps 1"
+
+
+def execute(drv, code):
+    """Executes code as a new cell of the page; returns its record."""
+    return drv.execute_async_script(
+        "var cb = arguments[arguments.length - 1];"
+        "atune.execute(arguments[0]).then(function (c) { cb({status: c.status, text: c.text, outputs: c.outputs}); },"
+        " function (e) { cb({status: 'failed: ' + e, text: '', outputs: []}); });", code)
+
+
+def body(drv):
+    drv.set_script_timeout(90)
+    drv.get("%s/static/index.html?token=%s" % (URL, TOKEN))
+    st = wait("the page's kernel", lambda: drv.execute_script(
+        "return window.atune && (atune.state.ready || atune.state.error) && atune.state"), timeout=60)
+    if st.get("error"):
+        fail("the page could not start the kernel: %s" % st["error"])
+
+    c = execute(drv, SETUP)
+    check(c["status"] == "ok", "setup cell: %s %s" % (c["status"], c["text"]))
+    c = execute(drv, "controls")
+    if c["status"] != "ok":
+        fail("controls: %s\n%s" % (c["status"], c["text"]))
+    check(any(o.get("widget") for o in c["outputs"]),
+          "controls displayed no widget view: %s" % [o.get("mimes") for o in c["outputs"]])
+    check_rendered(drv)
+    shot(drv, "controls-protocol2.png")
+
+    # ipywidgets 8's sliders are noUiSlider's.
+    tol, pols = change_controls(drv, ".noUi-handle")
+
+    # The session has them: 'status', executed from the page, says so
+    # (after the front end's throttled updates have all gone).
+    def status_shows():
+        c = execute(drv, "status")
+        v = status_values(c["text"])
+        return v.get("tolerances") == [tol] and v.get("policies") == pols and c
+    c = wait("status to show tolerance %s and policies %s" % (tol, pols), status_shows, timeout=20, every=0.5)
+    log(c["text"])
+    drv.execute_async_script("var cb = arguments[arguments.length - 1]; atune.shutdown().then(cb, cb);")
+
+
+main(body)
