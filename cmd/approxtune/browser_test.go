@@ -197,9 +197,11 @@ func buildWidgets2Page(t *testing.T) string {
 	return filepath.Join(dir, "dist")
 }
 
-// notebook writes a notebook for the approxtune kernel with these code
-// cells into the setup's directory and returns its name.
-func (bs browserSetup) notebook(t *testing.T, name string, cells ...string) string {
+// classic writes a notebook for the approxtune kernel with these code
+// cells, starts Debian's classic Notebook (6) on it, and runs the script
+// (testdata/browser/NAME.py) on the notebook (NAME.ipynb); it returns what
+// the script printed.
+func (bs browserSetup) classic(t *testing.T, name string, cells ...string) string {
 	t.Helper()
 	var cs []any
 	for _, c := range cells {
@@ -209,26 +211,31 @@ func (bs browserSetup) notebook(t *testing.T, name string, cells ...string) stri
 		"nbformat": 4, "nbformat_minor": 4, "cells": cs,
 		"metadata": map[string]any{"kernelspec": map[string]any{"name": "approxtune", "display_name": "approxtune", "language": "approxtune"}},
 	})
-	if err := os.WriteFile(filepath.Join(bs.dir, name), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(bs.dir, name+".ipynb"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return name
+	s := bs.startServer(t, "notebook", "NotebookApp", "--notebook-dir="+bs.dir)
+	out := bs.script(t, 2*time.Minute, name+".py", s, "ATUNE_NOTEBOOK="+name+".ipynb")
+	t.Log(out)
+	return out
 }
 
-// classicNotebook starts Debian's classic Notebook (6) on the setup's directory.
-func (bs browserSetup) classicNotebook(t *testing.T) server {
-	t.Helper()
-	return bs.startServer(t, "notebook", "NotebookApp", "--notebook-dir="+bs.dir)
-}
-
-// journal reads the sweeps the kernel's session journaled.
-func (bs browserSetup) journal(t *testing.T) []*session.Sweep {
+// finished returns the one sweep the kernel's session journaled, which
+// must have ended well with all its results.
+func (bs browserSetup) finished(t *testing.T) *session.Sweep {
 	t.Helper()
 	sws, err := session.ReadJournal(filepath.Join(bs.dir, "session", session.JournalName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sws
+	if len(sws) != 1 {
+		t.Fatalf("journal: %d sweeps, want one", len(sws))
+	}
+	sw := sws[0]
+	if sw.Status != session.StatusOK || len(sw.Results) != sw.Total() {
+		t.Errorf("journaled sweep: status %s, %d of %d results", sw.Status, len(sw.Results), sw.Total())
+	}
+	return sw
 }
 
 // Widget protocol 2 (ipywidgets 8's front end, as JupyterLab 4 and Notebook
@@ -245,19 +252,13 @@ func TestBrowserWidgetsProtocol2(t *testing.T) {
 
 // The classic Notebook shows a running evaluate's speed-up and error
 // figures in the cell, redrawn as results arrive; the last state is what
-// 'plot speedup' draws.
+// 'plot speedup' and 'plot error' draw.
 func TestBrowserLiveFigures(t *testing.T) {
 	bs := setupBrowser(t, "notebook")
-	bs.notebook(t, "live.ipynb",
+	bs.classic(t, "live",
 		"workload summa n=2048\nspace b=128,256 grid=1x4,2x2\npolicy conditional,eager\ntolerance 2^-1,2^-3\nreps 1",
 		"evaluate")
-	s := bs.classicNotebook(t)
-	out := bs.script(t, 2*time.Minute, "live.py", s, "ATUNE_NOTEBOOK=live.ipynb")
-	t.Log(out)
-	sws := bs.journal(t)
-	if len(sws) != 1 || sws[0].Status != session.StatusOK || len(sws[0].Results) != sws[0].Total() {
-		t.Errorf("journal: want one finished sweep, got %d", len(sws))
-	}
+	bs.finished(t)
 }
 
 // The classic Notebook (legacy widgets, ipywidgets 6) renders 'controls';
@@ -265,39 +266,26 @@ func TestBrowserLiveFigures(t *testing.T) {
 // evaluate button runs a sweep of them, which the session journals.
 func TestBrowserControlsClassic(t *testing.T) {
 	bs := setupBrowser(t, "notebook")
-	bs.notebook(t, "controls.ipynb",
-		"workload summa n=512\nspace b=64,128 grid=1x4,2x2\nreps 1",
-		"controls")
-	s := bs.classicNotebook(t)
-	out := bs.script(t, 2*time.Minute, "controls.py", s, "ATUNE_NOTEBOOK=controls.ipynb")
-	t.Log(out)
-	// The script printed what it chose: POLICIES=a,b and TOLERANCE=2^-k.
-	var pols []string
-	var tol string
+	out := bs.classic(t, "controls", "workload summa n=512\nspace b=64,128 grid=1x4,2x2\nreps 1", "controls")
+	// The script printed what it chose: POLICIES=a,b and TOLERANCES=2^-k,...
+	chosen := map[string][]string{}
 	for _, l := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(l, "POLICIES="); ok {
-			pols = strings.Split(v, ",")
-		}
-		if v, ok := strings.CutPrefix(l, "TOLERANCE="); ok {
-			tol = v
+		if k, v, ok := strings.Cut(l, "="); ok && (k == "POLICIES" || k == "TOLERANCES") {
+			chosen[k] = strings.Split(v, ",")
+			slices.Sort(chosen[k])
 		}
 	}
-	sws := bs.journal(t)
-	if len(sws) != 1 {
-		t.Fatalf("journal: %d sweeps, want the one evaluate started", len(sws))
+	sw := bs.finished(t)
+	if sw.Spec.Mode != sweep.ModeEvaluate {
+		t.Errorf("journaled sweep: mode %s, want evaluate", sw.Spec.Mode)
 	}
-	sw := sws[0]
-	if sw.Spec.Mode != sweep.ModeEvaluate || sw.Status != session.StatusOK || len(sw.Results) != sw.Total() {
-		t.Errorf("journaled sweep: mode %s, status %s, %d of %d results", sw.Spec.Mode, sw.Status, len(sw.Results), sw.Total())
-	}
-	if !slices.Equal(sw.Spec.Policies, pols) {
-		t.Errorf("journaled policies %v, chosen %v", sw.Spec.Policies, pols)
-	}
+	pols := slices.Sorted(slices.Values(sw.Spec.Policies))
 	var tols []string
 	for _, x := range sw.Spec.Tolerances {
 		tols = append(tols, format.Tolerance(float64(x)))
 	}
-	if len(tols) != 1 || tols[0] != tol {
-		t.Errorf("journaled tolerances %v, chosen %s", tols, tol)
+	slices.Sort(tols)
+	if !slices.Equal(pols, chosen["POLICIES"]) || !slices.Equal(tols, chosen["TOLERANCES"]) {
+		t.Errorf("journaled policies %v and tolerances %v; chosen %v", pols, tols, chosen)
 	}
 }

@@ -3,13 +3,13 @@
 Renders the controls, moves the tolerance slider with the keyboard and
 selects policies; a 'status' cell shows them; the evaluate button runs a
 sweep, which the session journals. Prints what it chose (POLICIES=,
-TOLERANCE=) for the Go test to compare with the journal.
+TOLERANCES=) for the Go test to compare with the journal.
 """
 import os
 import time
 
 from common import Classic, check, fail, journal, log, main, shot, wait
-from widgets import button, change_controls, check_rendered, status_values
+from widgets import button, change_controls, check_rendered, until_status
 
 
 def body(drv):
@@ -22,20 +22,17 @@ def body(drv):
     shot(nb.cell(1), "controls-classic.png")
 
     # jupyter-js-widgets' sliders are jQuery UI's.
-    tol, pols = change_controls(drv, ".ui-slider-handle")
+    tols, pols = change_controls(drv, ".ui-slider-handle")
     log("POLICIES=%s" % ",".join(pols))
-    log("TOLERANCE=%s" % tol)
+    log("TOLERANCES=%s" % ",".join(tols))
 
-    # A 'status' cell shows them (once the front end's throttled updates
-    # have all gone).
+    # A 'status' cell shows them.
     st = nb.append("status")
 
-    def status_shows():
+    def status():
         nb.run(st)
-        v = status_values(nb.text(st))
-        return v.get("tolerances") == [tol] and v.get("policies") == pols
-    wait("status to show tolerance %s and policies %s" % (tol, pols), status_shows, timeout=20, every=0.5)
-    log(nb.text(st))
+        return nb.text(st)
+    log(until_status(status, tols, pols))
 
     # evaluate: the button runs the sweep; the journal gets it, to its end.
     check(not journal(), "the journal has records before evaluate was clicked")

@@ -5,7 +5,7 @@ Renders the controls, moves the tolerance slider with the keyboard and
 selects policies, then executes 'status' from the page until it shows them.
 """
 from common import URL, TOKEN, check, fail, log, main, shot, wait
-from widgets import change_controls, check_rendered, status_values
+from widgets import change_controls, check_rendered, until_status
 
 SETUP = "workload summa n=512\nspace b=64,128 grid=1x4,2x2\nreps 1"
 
@@ -37,16 +37,10 @@ def body(drv):
     shot(drv, "controls-protocol2.png")
 
     # ipywidgets 8's sliders are noUiSlider's.
-    tol, pols = change_controls(drv, ".noUi-handle")
+    tols, pols = change_controls(drv, ".noUi-handle")
 
-    # The session has them: 'status', executed from the page, says so
-    # (after the front end's throttled updates have all gone).
-    def status_shows():
-        c = execute(drv, "status")
-        v = status_values(c["text"])
-        return v.get("tolerances") == [tol] and v.get("policies") == pols and c
-    c = wait("status to show tolerance %s and policies %s" % (tol, pols), status_shows, timeout=20, every=0.5)
-    log(c["text"])
+    # The session has them: 'status', executed from the page, says so.
+    log(until_status(lambda: execute(drv, "status")["text"], tols, pols))
     drv.execute_async_script("var cb = arguments[arguments.length - 1]; atune.shutdown().then(cb, cb);")
 
 
