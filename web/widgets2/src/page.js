@@ -54,6 +54,7 @@ const state = {
   error: '',
   kernelId: '',
   cells: [], // per execution: {code, status, outputs: [{type, text, html, displayId, widget}]}
+  comms: [], // per widget comm the kernel opened: {version (protocol), model, module, moduleVersion}
   log: [],
 };
 let kernel = null;
@@ -199,6 +200,13 @@ async function start() {
   // Messages are handled in order: a display that follows a comm_open waits
   // until its model exists.
   kernel.registerCommTarget('jupyter.widget', async (comm, msg) => {
+    const st = (msg.content.data && msg.content.data.state) || {};
+    state.comms.push({
+      version: (msg.metadata && msg.metadata.version) || '',
+      model: st._model_name || '',
+      module: st._model_module || '',
+      moduleVersion: st._model_module_version || '',
+    });
     await manager.handle_comm_open(new shims.services.Comm(comm), msg);
   });
   const info = await kernel.info;
@@ -207,7 +215,7 @@ async function start() {
 }
 
 // window.atune is what the test drives:
-//   atune.state                  ready, error, kernelId, cells, log
+//   atune.state                  ready, error, kernelId, cells, comms, log
 //   atune.execute(code)          a Promise of the cell's record
 //   atune.shutdown()             shuts the kernel down (also done on unload)
 window.atune = { state, execute, shutdown };

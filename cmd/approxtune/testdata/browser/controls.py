@@ -8,7 +8,7 @@ TOLERANCES=) for the Go test to compare with the journal.
 import os
 import time
 
-from common import Classic, check, fail, journal, log, main, shot, wait
+from common import Classic, check, console, fail, journal, log, main, shot, wait
 from widgets import button, change_controls, check_rendered, until_status
 
 
@@ -19,6 +19,16 @@ def body(drv):
     if any(o.get("output_type") == "error" for o in out):
         fail("controls: %s" % nb.text(1))
     check_rendered(drv)
+    # The kernel answered the front end's version comm (ipywidgets 6's
+    # jupyter.widget.version): the front end says so in its console, or
+    # warns after 3 s without an answer.
+    seen = []
+
+    def validated():
+        seen.extend(l for l in console(drv) if "versions are" in l or "cross validate" in l)
+        return seen
+    wait("the widget version check in the console", validated, timeout=10)
+    check(all("versions are compatible" in l for l in seen), "the widget versions were not validated: %s" % seen)
     shot(nb.cell(1), "controls-classic.png")
 
     # jupyter-js-widgets' sliders are jQuery UI's.

@@ -34,6 +34,13 @@ def body(drv):
     check(any(o.get("widget") for o in c["outputs"]),
           "controls displayed no widget view: %s" % [o.get("mimes") for o in c["outputs"]])
     check_rendered(drv)
+    # Protocol 2 (the manager would also render ipywidgets 7's models).
+    comms = drv.execute_script("return atune.state.comms;")
+    check(comms and all(c["version"].startswith("2.") for c in comms),
+          "the widget comms are not protocol 2: %s" % sorted(set(c["version"] for c in comms)))
+    check(all(c["moduleVersion"].startswith("2.") for c in comms if c["module"] == "@jupyter-widgets/controls"),
+          "controls models are not version 2: %s" % comms)
+    log("%d widget comms, protocol %s" % (len(comms), sorted(set(c["version"] for c in comms))))
     shot(drv, "controls-protocol2.png")
 
     # ipywidgets 8's sliders are noUiSlider's.
