@@ -104,13 +104,9 @@ func TestPredictionIntervalCoverage(t *testing.T) {
 		}
 		f := rep.Fits[0]
 		for _, size := range []float64{1e5, 1e6, 1e8} {
-			up := f.Upper(size, 0.95)
-			for range 20 {
-				if a*math.Pow(size, b)*math.Exp(sigma*rng.NormFloat64()) > up {
-					above++
-				}
-				total++
-			}
+			draw := func() float64 { return a * math.Pow(size, b) * math.Exp(sigma*rng.NormFloat64()) }
+			above += 20 - within(20, draw, 0, f.Upper(size, 0.95))
+			total += 20
 		}
 	}
 	share := float64(above) / float64(total)

@@ -263,13 +263,8 @@ func TestModelBand(t *testing.T) {
 			if p := m.Predict([]float64{n}); !(lo < p && p < hi) {
 				t.Fatalf("%v: band [%g, %g] misses the prediction %g", m, lo, hi, p)
 			}
-			for range 200 {
-				v := f(n) * (1 + 0.05*rng.NormFloat64())
-				if lo <= v && v <= hi {
-					in++
-				}
-				total++
-			}
+			in += within(200, func() float64 { return f(n) * (1 + 0.05*rng.NormFloat64()) }, lo, hi)
+			total += 200
 		}
 	}
 	cover := float64(in) / float64(total)
@@ -302,4 +297,15 @@ func TestFitModelErrors(t *testing.T) {
 			t.Errorf("FitModel(%v, %v): error %v, want one saying %q", c.names, c.pts, err, c.want)
 		}
 	}
+}
+
+// within counts how many of n draws fall in [lo, hi].
+func within(n int, draw func() float64, lo, hi float64) int {
+	c := 0
+	for range n {
+		if v := draw(); lo <= v && v <= hi {
+			c++
+		}
+	}
+	return c
 }

@@ -89,10 +89,10 @@ func Compare(a, b []float64, opt CompareOptions, rng *rand.Rand) (Outcome, error
 	if err := opt.Validate(); err != nil {
 		return 0, err
 	}
-	if err := checkTimes("a", a); err != nil {
+	if err := checkTimes("compare", "a", a); err != nil {
 		return 0, err
 	}
-	if err := checkTimes("b", b); err != nil {
+	if err := checkTimes("compare", "b", b); err != nil {
 		return 0, err
 	}
 	if rng == nil {
@@ -129,13 +129,15 @@ func bootMin(x []float64, k int, rng *rand.Rand) float64 {
 	return m
 }
 
-func checkTimes(name string, x []float64) error {
+// checkTimes reports an empty sample or a non-finite timing; op and name
+// say where.
+func checkTimes(op, name string, x []float64) error {
 	if len(x) == 0 {
-		return fmt.Errorf("analysis: %s: no timings", name)
+		return fmt.Errorf("analysis: %s: %s: no timings", op, name)
 	}
 	for i, v := range x {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("analysis: %s: timing %d is %g, want a finite value", name, i, v)
+			return fmt.Errorf("analysis: %s: %s: timing %d is %g, want a finite value", op, name, i, v)
 		}
 	}
 	return nil
@@ -249,8 +251,8 @@ func Rank(samples []Sample, opt RankOptions, rng *rand.Rand) (Ranking, error) {
 			return Ranking{}, fmt.Errorf("analysis: rank: configuration %q given twice", s.Name)
 		}
 		seen[s.Name] = true
-		if err := checkTimes(s.Name, s.Times); err != nil {
-			return Ranking{}, fmt.Errorf("rank: %w", err)
+		if err := checkTimes("rank", s.Name, s.Times); err != nil {
+			return Ranking{}, err
 		}
 	}
 	p := len(samples)
