@@ -101,6 +101,10 @@ func (l *Listener) handshake(c net.Conn) (*Agent, error) {
 	rd := protocol.NewReader(c)
 	w := protocol.NewWriter(c)
 	line, typ, err := rd.Next()
+	if protocol.IsVersion(err) {
+		// The agent reads this reply as of another version too, and says so.
+		w.Write(protocol.Reply{Type: protocol.TypeRefused, V: protocol.Version, Message: "this session speaks another protocol version: run the agent from the session's approxtune build"})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no hello: %w", err)
 	}
@@ -154,6 +158,26 @@ type Agent struct {
 // session started it or it dialed in.
 func (a *Agent) Warnings() []string { return a.Hello.Warnings }
 
+// Local reports whether the agent has ranks on this machine: the session
+// started it, or a host it announced is this one's. Those ranks share the
+// session's cores, so the session gates their runs while it draws
+// (RunGated).
+func (a *Agent) Local() bool {
+	if a.proc != nil {
+		return true
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return true // cannot tell: be careful
+	}
+	for _, h := range a.Hello.Hosts {
+		if h == host {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *Agent) read(rd *protocol.Reader) {
 	defer close(a.gone)
 	for {
@@ -204,22 +228,32 @@ var ErrAgentDied = errors.New("the agent died")
 // returns. Cancelling ctx asks the agent to stop at the next run boundary (the
 // agent then still answers with a Done); the caller escalates if it does not.
 func (a *Agent) Run(ctx context.Context, spec *sweep.Spec, on func(Event)) (protocol.Done, error) {
+	return a.run(ctx, spec, false, on)
+}
+
+// RunGated is Run with the gate on (protocol.Command.Gate): each event is
+// acknowledged once on has returned, and the agent starts no run while an
+// event it sent is not. What on does (drawing figures) thus never overlaps
+// a timed run; the agent waits at run boundaries meanwhile.
+func (a *Agent) RunGated(ctx context.Context, spec *sweep.Spec, on func(Event)) (protocol.Done, error) {
+	return a.run(ctx, spec, true, on)
+}
+
+func (a *Agent) run(ctx context.Context, spec *sweep.Spec, gate bool, on func(Event)) (protocol.Done, error) {
 	a.mu.Lock()
 	a.nextID++
 	id := a.nextID
 	a.mu.Unlock()
-	if err := a.w.Write(protocol.Command{Type: protocol.TypeRun, V: protocol.Version, ID: id, Spec: spec}); err != nil {
+	if err := a.w.Write(protocol.Command{Type: protocol.TypeRun, V: protocol.Version, ID: id, Spec: spec, Gate: gate}); err != nil {
 		return protocol.Done{}, fmt.Errorf("%w: %v", ErrAgentDied, err)
 	}
 	cancelled := false
+	var applied int64 // events given to on
 	for {
 		select {
 		case line := <-a.events:
-			var head struct {
-				Type string `json:"type"`
-			}
-			json.Unmarshal(line, &head)
-			if head.Type == protocol.TypeDone {
+			typ := lineType(line)
+			if typ == protocol.TypeDone {
 				var d protocol.Done
 				json.Unmarshal(line, &d)
 				if d.ID == id {
@@ -227,10 +261,14 @@ func (a *Agent) Run(ctx context.Context, spec *sweep.Spec, on func(Event)) (prot
 				}
 				continue
 			}
-			if head.Type == protocol.TypePong {
+			if typ == protocol.TypePong {
 				continue
 			}
-			on(Event{Type: head.Type, Raw: line})
+			on(Event{Type: typ, Raw: line})
+			applied++
+			if gate {
+				a.w.Write(protocol.Ack{Type: protocol.TypeAck, V: protocol.Version, ID: id, N: applied})
+			}
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true
@@ -242,12 +280,8 @@ func (a *Agent) Run(ctx context.Context, spec *sweep.Spec, on func(Event)) (prot
 			for {
 				select {
 				case line := <-a.events:
-					var head struct {
-						Type string `json:"type"`
-					}
-					json.Unmarshal(line, &head)
-					if head.Type != protocol.TypeDone && head.Type != protocol.TypePong {
-						on(Event{Type: head.Type, Raw: line})
+					if typ := lineType(line); typ != protocol.TypeDone && typ != protocol.TypePong {
+						on(Event{Type: typ, Raw: line})
 					}
 					continue
 				default:
@@ -257,6 +291,15 @@ func (a *Agent) Run(ctx context.Context, spec *sweep.Spec, on func(Event)) (prot
 			return protocol.Done{}, a.deathError()
 		}
 	}
+}
+
+// lineType is the type of a line from the agent.
+func lineType(line []byte) string {
+	var head struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(line, &head)
+	return head.Type
 }
 
 // Cancel asks the agent to stop the running sweep at the next run boundary.

@@ -153,16 +153,34 @@ func TestAgentDeathDetected(t *testing.T) {
 	t.Logf("reported after %v: %v", time.Since(killedAt), err)
 }
 
-// Validation works the same with the agent's announced schemas as with the
-// binary's own (defaults decoded from JSON become parameter values again).
-func TestAnnouncedSchemasValidate(t *testing.T) {
-	bin := testenv.Build(t)
+// agentSession is a session whose sweeps start a local agent of this
+// build, closed at the end of the test.
+func agentSession(t *testing.T) *Session {
+	t.Helper()
 	testenv.Launcher(t)
+	bin := testenv.Build(t)
 	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// execAll runs the command lines on s, failing at the first error.
+func execAll(t *testing.T, s *Session, out Output, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		if err := s.Exec(context.Background(), l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+}
+
+// Validation works the same with the agent's announced schemas as with the
+// binary's own (defaults decoded from JSON become parameter values again).
+func TestAnnouncedSchemasValidate(t *testing.T) {
+	s := agentSession(t)
 	ctx := context.Background()
 	out := &textOut{}
 	s.Exec(ctx, "workload synthetic steps=2 count=1", out)
@@ -189,21 +207,11 @@ func TestAnnouncedSchemasValidate(t *testing.T) {
 // Open MPI's single-copy transfers off says so in its output, naming the
 // variable.
 func TestLocalAgentWarnsOfSingleCopyOff(t *testing.T) {
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
 	const v = testenv.SingleCopyVar
 	t.Setenv(v, "none")
-	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := agentSession(t)
 	out := &textOut{}
-	for _, l := range []string{"workload synthetic steps=4 count=2", "policy conditional", "tolerance 2^-1", "tune"} {
-		if err := s.Exec(context.Background(), l, out); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	execAll(t, s, out, "workload synthetic steps=4 count=2", "policy conditional", "tolerance 2^-1", "tune")
 	if !strings.Contains(out.b.String(), "warning: "+v+"=none:") {
 		t.Errorf("output of a session started with %s=none:\n%s\nwant a warning naming it", v, out.b.String())
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
@@ -85,8 +86,31 @@ func interval(xs []float64) (float64, float64, float64) {
 
 // MakeFigure draws one of FigureNames for the sweep.
 func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
+	p, f, err := buildFigure(sw, name, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.encode(p); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// encode renders p into f's PNG and SVG.
+func (f *Figure) encode(p *plot.Plot) error {
+	var err error
+	if f.PNG, err = plots.Encode(p, "png"); err != nil {
+		return err
+	}
+	f.SVG, err = plots.Encode(p, "svg")
+	return err
+}
+
+// buildFigure makes the plot of one of FigureNames for the sweep, and the
+// figure without its images (name and summary).
+func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, error) {
 	if sw == nil || len(sw.Results) == 0 {
-		return nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
+		return nil, nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
 	}
 	asked := o // gantt: unset options match any run
 	o = o.defaults(sw)
@@ -97,7 +121,7 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 	switch name {
 	case "speedup", "error":
 		if !evaluate {
-			return nil, fmt.Errorf("%s needs an evaluate sweep (reference times); the last sweep is %s", name, sw.Spec.Mode)
+			return nil, nil, fmt.Errorf("%s needs an evaluate sweep (reference times); the last sweep is %s", name, sw.Spec.Mode)
 		}
 		pts := policyPoints(sw)
 		noise, n := sw.ReferenceError() // NaN when n is 0: no line
@@ -121,19 +145,62 @@ func MakeFigure(sw *Sweep, name string, o FigureOptions) (*Figure, error) {
 	case "gantt":
 		p, err = ganttFigure(sw, asked, &sum)
 	default:
-		return nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
+		return nil, nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f := &Figure{Name: name, Summary: sum.String()}
-	if f.PNG, err = plots.Encode(p, "png"); err != nil {
-		return nil, err
+	return p, &Figure{Name: name, Summary: sum.String()}, nil
+}
+
+// LiveInterval is the least time between two drawings of a running
+// sweep's live figures (a cell's live display, 'plot live FILE'); the
+// sweep's end is always drawn.
+const LiveInterval = time.Second
+
+// LiveFigureNames are the figures drawn while sw runs: speedup and error
+// for an evaluate sweep; configs for the others (in a tune sweep, each
+// configuration's predicted time per policy, the one chosen so far marked).
+func LiveFigureNames(sw *Sweep) []string {
+	if sw.Spec != nil && sw.Spec.Mode == sweep.ModeEvaluate {
+		return []string{"speedup", "error"}
 	}
-	if f.SVG, err = plots.Encode(p, "svg"); err != nil {
-		return nil, err
+	return []string{"configs"}
+}
+
+// LiveFigures draws the figures of LiveFigureNames for sw, each as 'plot
+// NAME' does (MakeFigure with no options: the same bytes), and row, all of
+// them side by side on one canvas, named "speedup|error" (the names joined
+// by '|'). An output that shows a single image shows row. Without results
+// it returns nothing and no error.
+func LiveFigures(sw *Sweep) (figs []*Figure, row *Figure, err error) {
+	if sw == nil || len(sw.Results) == 0 {
+		return nil, nil, nil
 	}
-	return f, nil
+	var ps []*plot.Plot
+	var names, sums []string
+	for _, name := range LiveFigureNames(sw) {
+		p, f, err := buildFigure(sw, name, FigureOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := f.encode(p); err != nil {
+			return nil, nil, err
+		}
+		figs, ps = append(figs, f), append(ps, p)
+		names, sums = append(names, name), append(sums, f.Summary)
+	}
+	if len(figs) == 1 {
+		return figs, figs[0], nil
+	}
+	row = &Figure{Name: strings.Join(names, "|"), Summary: strings.Join(sums, "")}
+	if row.PNG, err = plots.EncodeRow(ps, "png"); err != nil {
+		return nil, nil, err
+	}
+	if row.SVG, err = plots.EncodeRow(ps, "svg"); err != nil {
+		return nil, nil, err
+	}
+	return figs, row, nil
 }
 
 func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
@@ -385,4 +452,41 @@ func writeFigure(f *Figure, name string) (string, error) {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// plotLive is 'plot live [FILE | off]': the file drive draws each sweep's
+// figures to as results arrive (progress.drawFile).
+func plotLive(s *Session, c *Command, out Output) error {
+	switch {
+	case len(c.Args) == 1:
+		if s.live == "" {
+			out.Print("no live figure: 'plot live FILE.png' redraws FILE as each sweep's results arrive")
+		} else {
+			out.Print("live figure: " + s.live + " ('plot live off' stops)")
+		}
+		return nil
+	case len(c.Args) > 2:
+		return errAt(c.Args[2].Col, "one file only: plot live FILE")
+	case c.Args[1].Key != "":
+		return errAt(c.Args[1].Col, "plot live takes a file (.png or .svg) or off, not %s=", c.Args[1].Key)
+	}
+	a := c.Args[1]
+	if strings.EqualFold(a.Value, "off") {
+		s.live = ""
+		out.Print("live figure off")
+		return nil
+	}
+	if ext := strings.ToLower(filepath.Ext(a.Value)); ext != ".png" && ext != ".svg" {
+		return errAt(a.Col, "%q: the file must end in .png or .svg", a.Value)
+	}
+	path, err := filepath.Abs(a.Value)
+	if err != nil {
+		return errAt(a.Col, "%v", err)
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return errAt(a.Col, "%s: no such directory", filepath.Dir(path))
+	}
+	s.live = path
+	out.Print("live figure: each sweep redraws " + path + " as its results arrive, at most once a second ('plot live off' stops)")
+	return nil
 }

@@ -125,14 +125,16 @@ func programSchema(st State) protocol.Workload {
 
 // driveProgram runs a program sweep in this process, each run a launch on
 // the local mpirun with the preload library, and follows it as drive does
-// an agent's: every event journaled and shown. Interrupting stops the
-// launch under way and ends the sweep; resume runs what is missing.
+// an agent's: every event journaled and shown. The runner emits events
+// between launches only, and waits for each to be shown (figures drawn),
+// so no gate is needed. Interrupting stops the launch under way and ends
+// the sweep; resume runs what is missing.
 func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
 	requests := s.openCancels()
 	defer s.closeCancels()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	pr := newProgress(sw, out)
+	pr := newProgress(sw, out, s.live)
 	go func() {
 		select {
 		case <-requests:

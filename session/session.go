@@ -42,6 +42,25 @@ type Output interface {
 	Update(p Progress)
 }
 
+// LiveOutput is an Output that may draw a running sweep's figures as its
+// results arrive, in Update (the Jupyter kernel's cell output), found by a
+// type assertion as net/http's optional interfaces are. When LiveFigures
+// reports true and the agent runs on this machine (Agent.Local), the
+// session runs its sweeps gated (Agent.RunGated): the agent starts no run
+// before Update has returned for every event it sent, so no drawing
+// shares the cores with a timed run. Update draws only for updates without
+// a note: a note may come while a run is timed.
+type LiveOutput interface {
+	Output
+	LiveFigures() bool
+}
+
+// drawsLive reports whether out draws a running sweep's figures.
+func drawsLive(out Output) bool {
+	lo, ok := out.(LiveOutput)
+	return ok && lo.LiveFigures()
+}
+
 // Progress is a running sweep's state.
 type Progress struct {
 	Sweep       *Sweep
@@ -60,7 +79,8 @@ type Session struct {
 	agent   *Agent
 	ln      *Listener
 	sweeps  []*Sweep
-	closed  bool // Close ran
+	closed  bool   // Close ran
+	live    string // 'plot live FILE': the file each sweep's figures are drawn to ("": none)
 
 	mu         sync.Mutex
 	cancels    chan struct{} // the running sweep's cancel requests
@@ -282,7 +302,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	defer s.closeCancels()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	pr := newProgress(sw, out)
+	pr := newProgress(sw, out, s.live)
 	c := &canceller{requests: requests, stop: stop, agent: make(chan *Agent, 1), ended: make(chan struct{}),
 		grace: s.opts.Grace, note: pr.note}
 	go c.run(ctx, runCtx)
@@ -293,7 +313,8 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	}
 	c.agent <- a
 	pr.note("")
-	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr)
+	gated := a.Local() && (s.live != "" || drawsLive(out))
+	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr, gated)
 	close(c.ended)
 	sw.Elapsed += time.Since(pr.start)
 	if errors.Is(err, ErrAgentDied) {
@@ -337,10 +358,15 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 }
 
 // runOn runs sp on the agent, journaling every event and applying it to sw
-// with progress reports. It returns the agent's answer and the run's error,
-// and the first error writing the journal.
-func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress) (done protocol.Done, runErr, journalErr error) {
-	done, runErr = a.Run(ctx, sp, func(e Event) {
+// with progress reports (which may draw figures), gated when asked (see
+// LiveOutput). It returns the agent's answer and the run's error, and the
+// first error writing the journal.
+func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool) (done protocol.Done, runErr, journalErr error) {
+	run := a.Run
+	if gated {
+		run = a.RunGated
+	}
+	done, runErr = run(ctx, sp, func(e Event) {
 		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil && journalErr == nil {
 			journalErr = err
 		}
@@ -388,22 +414,55 @@ type progress struct {
 	out   Output
 	total int
 	start time.Time
+	// file is where the sweep's figures are drawn as results arrive
+	// ('plot live'; "": nowhere), last drawn at drawn; failed tells that
+	// writing it failed once (and was said).
+	file   string
+	drawn  time.Time
+	failed bool
 }
 
-// newProgress starts the progress of sw. Done counts the runs made: those
-// reported and, in evaluate mode, those whose results wait for their
-// configuration's last reference run.
-func newProgress(sw *Sweep, out Output) *progress {
+// newProgress starts the progress of sw, drawing its figures to file
+// unless it is "". Done counts the runs made: those reported and, in
+// evaluate mode, those whose results wait for their configuration's last
+// reference run.
+func newProgress(sw *Sweep, out Output, file string) *progress {
 	sw.pending = 0
-	return &progress{sw: sw, out: out, total: sw.Total(), start: time.Now()}
+	return &progress{sw: sw, out: out, total: sw.Total(), start: time.Now(), file: file}
 }
 
-// update reports the sweep's state; the caller holds mu.
+// update reports the sweep's state, and draws the live figure (drawFile)
+// unless this is a note; the caller holds mu.
 func (p *progress) update(final bool, note string) {
 	if final {
 		p.sw.pending = 0 // runs never reported are missing, for resume
 	}
 	p.out.Update(Progress{Sweep: p.sw, Done: len(p.sw.Results) + p.sw.pending, Total: p.total, Elapsed: time.Since(p.start), Final: final, Note: note})
+	if note == "" {
+		p.drawFile(final)
+	}
+}
+
+// drawFile rewrites the 'plot live' file with the sweep's figures side by
+// side (LiveFigures' row), at most every LiveInterval, and always at the
+// end. It runs where results are applied: a gated agent waits meanwhile.
+func (p *progress) drawFile(final bool) {
+	if p.file == "" || len(p.sw.Results) == 0 {
+		return
+	}
+	now := time.Now()
+	if !final && !p.drawn.IsZero() && now.Sub(p.drawn) < LiveInterval {
+		return
+	}
+	p.drawn = now
+	_, row, err := LiveFigures(p.sw)
+	if err == nil {
+		_, err = writeFigure(row, p.file)
+	}
+	if err != nil && !p.failed {
+		p.failed = true
+		p.out.Print("plot live: " + err.Error())
+	}
 }
 
 // note reports what is happening besides results ("" for a plain update).

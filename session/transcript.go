@@ -138,6 +138,10 @@ func (r *recorder) snapshot(sw *Sweep) *Sweep {
 	return c
 }
 
+// LiveFigures passes on whether the caller's Output draws live figures
+// (LiveOutput).
+func (r *recorder) LiveFigures() bool { return drawsLive(r.out) }
+
 func (r *recorder) Print(text string) {
 	r.mu.Lock()
 	r.events = append(r.events, OutputEvent{Text: text})

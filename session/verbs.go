@@ -62,8 +62,8 @@ func verbs() []verb {
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
-		{"plot", "plot speedup|error|configs|kernels|path|gantt [FILE] [policy=P] [tolerance=T] [config=N]", "draw a figure of the last sweep",
-			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one).", "plot error error.svg", cmdPlot},
+		{"plot", "plot speedup|error|configs|kernels|path|gantt [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
+			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
 		{"save", "save FILE", "write the last sweep's results as JSON lines",
 			"One JSON object per run, as the agent reported it.", "save results.jsonl", cmdSave},
 		{"export", "export csv|notebook FILE", "write results as CSV, or this session as a notebook",
@@ -710,9 +710,12 @@ func paramKeys(sw *Sweep) []string {
 
 func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	if len(c.Args) == 0 || c.Args[0].Key != "" {
-		return errAt(c.VerbCol, "plot takes a figure name: one of %s", strings.Join(FigureNames(), ", "))
+		return errAt(c.VerbCol, "plot takes a figure name: one of %s (or live FILE.png)", strings.Join(FigureNames(), ", "))
 	}
 	name := strings.ToLower(c.Args[0].Value)
+	if name == "live" {
+		return plotLive(s, c, out)
+	}
 	var file string
 	var o FigureOptions
 	for _, a := range c.Args[1:] {

@@ -1,8 +1,9 @@
 package sweep
 
 // ProtocolVersion is the version of the agent's JSON-lines events and of the
-// session <-> agent protocol. Every event carries it in "v".
-const ProtocolVersion = 1
+// session <-> agent protocol. Every event carries it in "v". Version 2 added
+// the gate of a run command and the session's acks (internal/protocol).
+const ProtocolVersion = 2
 
 // Event types.
 const (

@@ -5,6 +5,7 @@
 //	approxtune agent --ranks 4 --sweep bench/overhead.json | go run ./bench/summarize -overhead
 //	go run ./bench/summarize -paired summa-1.jsonl summa-2.jsonl.gz ...
 //	go run ./bench/summarize -pooled pdpotrf-1.jsonl pdpotrf-2.jsonl pdpotrf-3.jsonl
+//	go run ./bench/summarize -compare plain-1/results.jsonl plain-2/results.jsonl vs live-1/results.jsonl live-2/results.jsonl
 //	go run ./bench/summarize -ranking lookahead -policies conditional,eager cholesky2d-1.jsonl cholesky2d-2.jsonl ...
 //
 // -paired and -ranking read the sweeps saved in the files named as
@@ -14,6 +15,13 @@
 // tolerance, the mean speed-up (for a program, also with every launch's
 // cost counted in both totals), mean error and their 95% intervals over
 // the sweeps, each sweep's quality and noise floor.
+//
+// The files may also be session journals (results.jsonl), one sweep each.
+//
+// -compare compares two groups of evaluate sweeps of one spec, run in
+// alternation, named before and after the word vs: the second group's
+// timed runs (full and selective, summed per sweep) over the first's,
+// paired by position, with 95% intervals and the sweeps' noise floors.
 //
 // -paired pools several evaluate sweeps of one space and compares, per
 // policy, each configuration's error at the tightest tolerance with its
@@ -34,6 +42,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -70,6 +79,7 @@ func main() {
 	overhead := flag.Bool("overhead", false, "print the engine-overhead table (tolerance-0 runs against references)")
 	paired := flag.Bool("paired", false, "pool the evaluate sweeps named as arguments: per policy, the error at the tightest tolerance minus that at the loosest, paired by sweep and configuration")
 	pooled := flag.Bool("pooled", false, "pool the evaluate sweeps named as arguments: per policy and tolerance, speed-up (also with a program's launches counted), mean error and quality, with 95% intervals over the sweeps")
+	compare := flag.Bool("compare", false, "compare the timed runs of two groups of evaluate sweeps named as arguments, separated by the word vs")
 	ranking := flag.String("ranking", "", "pool the evaluate sweeps named as arguments and compare the configurations that differ only in this parameter")
 	policies := flag.String("policies", "", "with -ranking: keep only these policies (comma-separated)")
 	tolerances := flag.String("tolerances", "", "with -ranking: keep only these tolerances (comma-separated, like 2^-1,2^-5)")
@@ -88,6 +98,19 @@ func main() {
 	if *policies != "" || *tolerances != "" {
 		fmt.Fprintln(os.Stderr, "summarize: -policies and -tolerances go with -ranking")
 		os.Exit(2)
+	}
+	if *compare {
+		args := flag.Args()
+		split := slices.Index(args, "vs")
+		err := fmt.Errorf("-compare takes two groups of sweep files separated by the word vs")
+		if split >= 0 {
+			err = compareMain(args[:split], args[split+1:], os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *pooled {
 		if err := pooledMain(flag.Args(), os.Stdout); err != nil {
@@ -124,8 +147,23 @@ func read(r io.Reader) ([]event, error) {
 		if !strings.HasPrefix(line, "{") {
 			continue
 		}
+		// A session's journal (results.jsonl) wraps the agent's events.
+		var j struct {
+			Kind  string          `json:"kind"`
+			Event json.RawMessage `json:"event"`
+		}
+		if err := json.Unmarshal([]byte(line), &j); err != nil {
+			return nil, fmt.Errorf("bad event %q: %w", line, err)
+		}
+		raw := []byte(line)
+		switch {
+		case j.Kind == "event" && len(j.Event) > 0:
+			raw = j.Event
+		case j.Kind != "":
+			continue // the journal's own records (sweep, end)
+		}
 		var e event
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
+		if err := json.Unmarshal(raw, &e); err != nil {
 			return nil, fmt.Errorf("bad event %q: %w", line, err)
 		}
 		if e.Type == "error" {

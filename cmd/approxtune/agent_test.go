@@ -33,8 +33,8 @@ func decodeEvents(t *testing.T, out string) []event {
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("stdout line is not JSON: %q: %v", line, err)
 		}
-		if e.V != 1 {
-			t.Fatalf("event without protocol version 1: %q", line)
+		if e.V != sweep.ProtocolVersion {
+			t.Fatalf("event without protocol version %d: %q", sweep.ProtocolVersion, line)
 		}
 		evs = append(evs, e)
 	}

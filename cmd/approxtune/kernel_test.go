@@ -119,8 +119,9 @@ func TestJupyterInterrupt(t *testing.T) {
 }
 
 // nbconvert executes a notebook with a small evaluate sweep through the
-// kernel and stores its display (text/plain and text/html, final state)
-// and its result table in the output notebook.
+// kernel and stores its display (text/plain, text/html with the figures,
+// and their image/png and image/svg+xml, final state) and its result table
+// in the output notebook.
 func TestJupyterNbconvert(t *testing.T) {
 	testenv.Launcher(t)
 	testenv.Tool(t, "jupyter-nbconvert")
@@ -192,8 +193,11 @@ func TestJupyterNbconvert(t *testing.T) {
 		case "display_data":
 			plain, html := str(o.Data["text/plain"]), str(o.Data["text/html"])
 			if !strings.Contains(plain, "sweep 1 evaluate synthetic: 8/8 runs") || !strings.Contains(plain, "(ok)") ||
-				!strings.Contains(html, `class="approxtune-sweep"`) || !strings.Contains(html, "<table") {
-				t.Errorf("the stored display is not the final one:\n%s\n%s", plain, html)
+				!strings.Contains(html, `class="approxtune-sweep"`) || !strings.Contains(html, `<img alt="speedup"`) || !strings.Contains(html, `<img alt="error"`) {
+				t.Errorf("the stored display is not the final one:\n%s\n%.300s", plain, html)
+			}
+			if !strings.HasPrefix(str(o.Data["image/png"]), "iVBORw0KGgo") || !strings.Contains(str(o.Data["image/svg+xml"]), "<svg") {
+				t.Errorf("the stored display has no image/png and image/svg+xml")
 			}
 			display = true
 		case "execute_result":

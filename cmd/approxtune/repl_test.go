@@ -74,6 +74,28 @@ func TestScriptStopsAtFirstError(t *testing.T) {
 	}
 }
 
+// 'plot live FILE.png' in a script: the sweep draws FILE, a PNG of the
+// speed-up and error figures side by side, and the REPL's text stays.
+func TestScriptPlotLive(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	file := filepath.Join(t.TempDir(), "live.png")
+	out, errs, code := runScript(t, bin, "workload synthetic\nspace steps=10,11\npolicy eager\ntolerance 2^-1,2^-3\nreps 1\nplot live "+file+"\nevaluate\n")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if !strings.Contains(out, "live figure: each sweep redraws "+file) || !strings.Contains(out, "[4/4]") {
+		t.Errorf("output:\n%s", out)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sz := testenv.PNGSize(t, file, b); sz.X != 1600 || sz.Y != 450 {
+		t.Errorf("%s is %v, want 1600x450", file, sz)
+	}
+}
+
 // tmux drives the REPL in a real terminal.
 type tmux struct {
 	t    *testing.T

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"os"
 	"os/exec"
@@ -197,6 +198,20 @@ func TestRunNotebook(t *testing.T) {
 	fig := outputOf(t, nb.Cells[2], notebook.DisplayData)
 	if png := text(fig.Data["image/png"]); !strings.HasPrefix(png, "iVBORw0KGgo") {
 		t.Errorf("no PNG in the plot cell: %.40q", png)
+	}
+	// The sweep's display keeps its final figures: speed-up and error in
+	// the HTML, the speed-up one as 'plot speedup' draws it, and both on
+	// one canvas as image/svg+xml and image/png.
+	d := outputOf(t, ev, notebook.DisplayData)
+	if png := text(d.Data["image/png"]); !strings.HasPrefix(png, "iVBORw0KGgo") || !strings.Contains(text(d.Data["image/svg+xml"]), "<svg") {
+		t.Errorf("the sweep's display has no image/png and image/svg+xml: %v", keys(d.Data))
+	}
+	imgs := regexp.MustCompile(`<img alt="(speedup|error)"[^>]* src="data:image/svg\+xml;base64,([^"]+)"`).FindAllStringSubmatch(text(d.Data["text/html"]), -1)
+	if len(imgs) != 2 || imgs[0][1] != "speedup" || imgs[1][1] != "error" {
+		t.Fatalf("the sweep's display shows %d figures", len(imgs))
+	}
+	if svg, err := base64.StdEncoding.DecodeString(imgs[0][2]); err != nil || string(svg) != text(fig.Data["image/svg+xml"]) {
+		t.Errorf("the display's speed-up figure is not what 'plot speedup' drew (%v)", err)
 	}
 	best := outputOf(t, nb.Cells[4], notebook.ExecuteResult)
 	if shape := tableShape(text(best.Data["text/plain"])); !strings.Contains(shape, "eager 2^-1\n") || !strings.Contains(shape, "eager 2^-3\n") ||

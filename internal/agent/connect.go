@@ -99,6 +99,47 @@ type session struct {
 	w         *protocol.Writer
 	cmds      chan []byte
 	cancelled atomic.Bool
+	closed    atomic.Bool // the connection ended
+	// The gate of the running command (protocol.Command.Gate): its id, the
+	// events sent for it and those the session acknowledged. gate is
+	// touched by the MPI goroutine only.
+	gate  bool
+	run   atomic.Int64
+	sent  atomic.Int64
+	acked atomic.Int64
+	wake  chan struct{} // an ack, a cancel or the end of the connection
+}
+
+// signal wakes a gated wait (waitAcks).
+func (s *session) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// begin starts command id: no event sent nor acknowledged yet.
+func (s *session) begin(id int64, gate bool) {
+	s.cancelled.Store(false)
+	s.gate = gate
+	s.run.Store(id)
+	s.sent.Store(0)
+	s.acked.Store(0)
+}
+
+// emit sends one of the running command's events, counted for the gate.
+func (s *session) emit(ev any) error {
+	s.sent.Add(1)
+	return s.w.Write(ev)
+}
+
+// waitAcks waits, when the running command is gated, until the session has
+// acknowledged every event sent so far, the sweep is cancelled, or the
+// connection is gone.
+func (s *session) waitAcks() {
+	for s.gate && s.acked.Load() < s.sent.Load() && !s.cancelled.Load() && !s.closed.Load() {
+		<-s.wake
+	}
 }
 
 // open dials, says hello and waits for the session's answer.
@@ -107,7 +148,7 @@ func open(addr string, hello protocol.Hello) (*session, *protocol.Reader, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &session{conn: conn, w: protocol.NewWriter(conn), cmds: make(chan []byte, 4)}
+	s := &session{conn: conn, w: protocol.NewWriter(conn), cmds: make(chan []byte, 4), wake: make(chan struct{}, 1)}
 	if err := s.w.Write(hello); err != nil {
 		conn.Close()
 		return nil, nil, err
@@ -115,6 +156,9 @@ func open(addr string, hello protocol.Hello) (*session, *protocol.Reader, error)
 	rd := protocol.NewReader(conn)
 	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	line, typ, err := rd.Next()
+	if errors.Is(err, io.EOF) {
+		err = fmt.Errorf("the session closed the connection without an answer (is it another approxtune build? this agent speaks protocol %d)", protocol.Version)
+	}
 	if err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("waiting for the session's answer: %w", err)
@@ -130,11 +174,14 @@ func open(addr string, hello protocol.Hello) (*session, *protocol.Reader, error)
 }
 
 // read runs in its own goroutine on rank 0: it answers pings and records
-// cancels at once (the MPI goroutine may be busy), and queues the rest. The
-// end of the connection queues a shutdown.
+// cancels and acks at once (the MPI goroutine may be busy, or waiting for
+// them at a gate), and queues the rest. The end of the connection cancels
+// the running sweep and queues a shutdown.
 func (s *session) read(rd *protocol.Reader) {
 	defer func() {
+		s.closed.Store(true)
 		s.cancelled.Store(true)
+		s.signal()
 		b, _ := json.Marshal(protocol.Command{Type: protocol.TypeShutdown, V: protocol.Version})
 		s.cmds <- b
 	}()
@@ -149,6 +196,13 @@ func (s *session) read(rd *protocol.Reader) {
 		switch typ {
 		case protocol.TypeCancel:
 			s.cancelled.Store(true)
+			s.signal()
+		case protocol.TypeAck:
+			var a protocol.Ack
+			if json.Unmarshal(line, &a) == nil && a.ID == s.run.Load() {
+				s.acked.Store(a.N)
+				s.signal()
+			}
 		case protocol.TypePing:
 			var c protocol.Command
 			json.Unmarshal(line, &c)
@@ -178,7 +232,7 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 	}
 	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings, stop: cancelCheck(world, s)}
 	if s != nil {
-		r.emit = s.w.Write
+		r.emit = s.emit
 	}
 	for {
 		line, err := nextCommand(world, s)
@@ -245,11 +299,17 @@ func greet(world *mpi.Comm, o Options) (*session, kernels.Backend, []string, int
 }
 
 // cancelCheck is the collective check at run boundaries: rank 0's cancel
-// flag (s is its session, nil elsewhere), agreed by every rank.
+// flag (s is its session, nil elsewhere), agreed by every rank. For a
+// gated command rank 0 first waits until the session has acknowledged
+// every event sent (the other ranks wait in the broadcast), so that no run
+// starts while the session is still drawing what came back.
 func cancelCheck(world *mpi.Comm, s *session) func() (bool, error) {
 	return func() (bool, error) {
 		v := []int64{0}
-		if s != nil && s.cancelled.Load() {
+		if s != nil {
+			s.waitAcks()
+		}
+		if s != nil && (s.cancelled.Load() || s.closed.Load()) {
 			v[0] = 1
 		}
 		if err := mpi.Bcast(world, v, 0); err != nil {
@@ -274,7 +334,7 @@ func nextCommand(world *mpi.Comm, s *session) ([]byte, error) {
 // returns the sweep's error.
 func execute(ctx context.Context, r *runner, s *session, c protocol.Command) error {
 	if s != nil {
-		s.cancelled.Store(false)
+		s.begin(c.ID, c.Gate)
 	}
 	configs, err := validate(c.Spec, r.world.Size())
 	if err == nil {

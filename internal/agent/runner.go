@@ -28,7 +28,9 @@ type runner struct {
 	// warnings go into the start event (environmentWarnings, rank 0).
 	warnings []string
 	// stop, when set, is the collective check made at every run boundary:
-	// true ends the sweep with errCancelled.
+	// true ends the sweep with errCancelled. Every timed run whose time is
+	// reported starts after one, unless no event was sent since the last
+	// (a gated command waits there for the session, cancelCheck).
 	stop func() (bool, error)
 }
 
@@ -417,10 +419,14 @@ type ran struct {
 	after []any // its kernels and trace events, sent after it
 }
 
-// referencesUpTo takes the references due before selective run j.
+// referencesUpTo takes the references due before selective run j. Each
+// starts at a run boundary but the first of a configuration's whose slot is
+// 0, which follows its warm-up, itself after the boundary before the
+// configuration: an event sent since (a selective run's) is answered at the
+// boundary, as a gated command needs.
 func (cr *configRun) referencesUpTo(ctx context.Context, j int) error {
 	for len(cr.refs) < cr.reps && cr.slots[len(cr.refs)] <= j {
-		if len(cr.refs) > 0 {
+		if len(cr.refs) > 0 || j > 0 {
 			if err := cr.r.boundary(); err != nil {
 				return err
 			}

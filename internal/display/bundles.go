@@ -34,10 +34,17 @@ func TextBundle(text string) Bundle {
 
 // progressBundle renders a sweep's progress: the progress line, the notes
 // (a cancel under way...) and the chart of speed-up and error per policy and
-// tolerance (rows, from Sweep.ChartRows), as text/plain and text/html. It is the
-// one place a sweep's figures are built: image/png and image/svg+xml
-// renderings are further entries of the same bundle.
-func progressBundle(p session.Progress, notes []string, rows []session.ChartRow) Bundle {
+// tolerance (rows, from Sweep.ChartRows) as text/plain, as jupyter console
+// shows it; and as text/html the progress line, a progress bar, the notes
+// and the sweep's figures as last drawn (figs), side by side, each an <img>
+// of its SVG as a data URI (an image cannot run script, and no id of one
+// SVG can clash with another's). The figures of a running sweep show the
+// results so far; before any, the HTML has only the progress line and bar,
+// and it falls back to an HTML chart of rows when the figures could not be
+// drawn. image/svg+xml and image/png are all the figures on one canvas
+// (speed-up|error, Figure row): what a front end that shows no HTML (a PDF
+// export) shows.
+func progressBundle(p session.Progress, notes []string, rows []session.ChartRow, figs figures) Bundle {
 	line := p.Line()
 
 	var t strings.Builder
@@ -56,9 +63,26 @@ func progressBundle(p session.Progress, notes []string, rows []session.ChartRow)
 	for _, n := range notes {
 		fmt.Fprintf(&h, `<div><i>%s</i></div>`, html.EscapeString(n))
 	}
-	h.WriteString(htmlChart(rows))
+	if len(figs.figs) > 0 {
+		h.WriteString(`<div class="approxtune-figures" style="display:flex;flex-wrap:wrap;align-items:flex-start">`)
+		for _, f := range figs.figs {
+			fmt.Fprintf(&h, `<img alt="%s" style="flex:1 1 360px;min-width:0;max-width:800px" src="data:image/svg+xml;base64,%s">`,
+				html.EscapeString(f.Name), base64.StdEncoding.EncodeToString(f.SVG))
+		}
+		h.WriteString(`</div>`)
+	} else {
+		if figs.err != nil {
+			fmt.Fprintf(&h, `<div><i>no figures: %s</i></div>`, html.EscapeString(figs.err.Error()))
+		}
+		h.WriteString(htmlChart(rows))
+	}
 	h.WriteString(`</div>`)
-	return Bundle{"text/plain": strings.TrimRight(t.String(), "\n"), "text/html": h.String()}
+	b := Bundle{"text/plain": strings.TrimRight(t.String(), "\n"), "text/html": h.String()}
+	if figs.row != nil {
+		b["image/svg+xml"] = string(figs.row.SVG)
+		b["image/png"] = base64.StdEncoding.EncodeToString(figs.row.PNG)
+	}
+	return b
 }
 
 // htmlChart draws the rows as a table with inline bars.

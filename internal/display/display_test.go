@@ -36,7 +36,7 @@ func handSweep(mode sweep.Mode) *session.Sweep {
 func TestDisplayBundles(t *testing.T) {
 	sw := handSweep(sweep.ModeEvaluate)
 	p := session.Progress{Sweep: sw, Done: 6, Total: 8, Elapsed: 3 * time.Second}
-	b := progressBundle(p, []string{"cancelling: <now>"}, sw.ChartRows())
+	b := progressBundle(p, []string{"cancelling: <now>"}, sw.ChartRows(), figures{})
 	plain, _ := b["text/plain"].(string)
 	h, _ := b["text/html"].(string)
 	for _, want := range []string{"sweep 2 evaluate synthetic: 6/8 runs, 3s elapsed, about 1s left", "cancelling: <now>",
@@ -52,7 +52,7 @@ func TestDisplayBundles(t *testing.T) {
 	}
 	// tune: no references, the chosen configuration so far.
 	tw := handSweep(sweep.ModeTune)
-	b = progressBundle(session.Progress{Sweep: tw, Done: 8, Total: 8, Final: true}, nil, tw.ChartRows())
+	b = progressBundle(session.Progress{Sweep: tw, Done: 8, Total: 8, Final: true}, nil, tw.ChartRows(), figures{})
 	if s := b["text/plain"].(string); !strings.Contains(s, "chosen so far") || !strings.Contains(s, "(running)") {
 		t.Errorf("tune:\n%s", s)
 	}

@@ -38,6 +38,12 @@ type Env struct {
 	// (see the constant); 0 holds it until the command ends or its sweep
 	// starts (a replay, where no time passes).
 	PrintDelay time.Duration
+	// DrawInterval is the least time between two drawings of a live
+	// display's figures; 0 is session.LiveInterval. The sweep's end is
+	// always drawn.
+	DrawInterval time.Duration
+	// Now is the clock DrawInterval is measured with; nil is time.Now.
+	Now func() time.Time
 }
 
 // CellOutput is the session.Output of one cell. What commands print goes
@@ -45,6 +51,12 @@ type Env struct {
 // execute_result (text/plain, and text/html). A sweep's progress is a
 // live display: display_data with a display_id at the start, then
 // update_display_data at most every Env.Interval, and always the final one.
+// The display shows the sweep's figures (session.LiveFigures: speed-up and
+// error, the same as 'plot speedup' and 'plot error' draw; configs for a
+// tune sweep), redrawn in Update as results arrive, at most every
+// Env.DrawInterval, and always at the end (see progressBundle). It is a
+// session.LiveOutput: for an agent on this machine the session then gates
+// the runs, so that each drawing, made in Update, falls between two runs.
 // Its methods may be called from several goroutines.
 type CellOutput struct {
 	pub    Publisher
@@ -52,7 +64,9 @@ type CellOutput struct {
 	silent bool
 	count  int
 
+	upd     sync.Mutex // one Update at a time: it draws without holding mu
 	mu      sync.Mutex
+	draws   int         // drawings made, for tests
 	last    bool        // the running command is the cell's last
 	pending string      // what it printed that has not gone out yet
 	flush   *time.Timer // sends pending as a stream after printDelay
@@ -68,10 +82,19 @@ type liveDisplay struct {
 	sweep   *session.Sweep
 	notes   []string
 	rows    []session.ChartRow // the chart as last computed
+	figs    figures            // as last drawn
+	drawn   time.Time          // when, by Env.Now
 	sent    time.Time
 	pending Bundle // rendered, waiting for the interval to pass
 	timer   *time.Timer
 	final   bool
+}
+
+// figures are a sweep's live figures as drawn (session.LiveFigures).
+type figures struct {
+	figs []*session.Figure // each as 'plot NAME' draws it
+	row  *session.Figure   // all of them on one canvas
+	err  error             // why they could not be drawn
 }
 
 // NewCellOutput returns the output of a cell, sent through pub; a silent
@@ -187,11 +210,19 @@ func (o *CellOutput) stopFlush() {
 	}
 }
 
-// Update shows a sweep's progress in its live display.
+// LiveFigures reports that the output draws a running sweep's figures
+// (session.LiveOutput): every cell output does but a silent one.
+func (o *CellOutput) LiveFigures() bool { return !o.silent }
+
+// Update shows a sweep's progress in its live display. When a drawing of
+// the figures is due (drawDue) it draws them first, holding only the lock
+// that orders Updates: Print and Close go on meanwhile.
 func (o *CellOutput) Update(p session.Progress) {
+	o.upd.Lock()
+	defer o.upd.Unlock()
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.silent || o.closed || p.Sweep == nil {
+		o.mu.Unlock()
 		return
 	}
 	// What the command printed before its sweep started goes out first.
@@ -214,10 +245,28 @@ func (o *CellOutput) Update(p session.Progress) {
 	if fresh || p.Note == "" || p.Final {
 		d.rows = p.Sweep.ChartRows()
 	}
-	b := progressBundle(p, d.notes, d.rows)
+	now := o.now()
+	draw := o.drawDue(d, p, now)
+	o.mu.Unlock()
+
+	var figs figures
+	if draw {
+		figs.figs, figs.row, figs.err = session.LiveFigures(p.Sweep)
+	}
+
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if draw {
+		d.figs, d.drawn = figs, now
+		o.draws++
+	}
 	if p.Final {
 		d.final, o.final = true, p.Sweep
 	}
+	if o.closed {
+		return
+	}
+	b := progressBundle(p, d.notes, d.rows, d.figs)
 	switch {
 	case fresh:
 		o.sendDisplay(d, "display_data", b)
@@ -234,6 +283,29 @@ func (o *CellOutput) Update(p session.Progress) {
 			d.timer = time.AfterFunc(o.env.Interval-time.Since(d.sent), func() { o.flushDisplay(d) })
 		}
 	}
+}
+
+// drawDue says whether Update draws d's figures now: when p brings the
+// sweep's results (not a note, which may come while a run is timed) and
+// DrawInterval has passed since the last drawing, or the sweep ended. An
+// update that comes sooner shows the figures as last drawn; the next due
+// one, or the final one, draws them again. o.mu is held.
+func (o *CellOutput) drawDue(d *liveDisplay, p session.Progress, now time.Time) bool {
+	if p.Note != "" || len(p.Sweep.Results) == 0 {
+		return false
+	}
+	every := o.env.DrawInterval
+	if every == 0 {
+		every = session.LiveInterval
+	}
+	return p.Final || d.drawn.IsZero() || now.Sub(d.drawn) >= every
+}
+
+func (o *CellOutput) now() time.Time {
+	if o.env.Now != nil {
+		return o.env.Now()
+	}
+	return time.Now()
 }
 
 // flushDisplay sends an update held back by the interval.

@@ -312,3 +312,21 @@ func Encode(p *plot.Plot, format string) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// EncodeRow renders ps side by side on one canvas as "png" or "svg", each
+// at the standard size, their plotting areas aligned.
+func EncodeRow(ps []*plot.Plot, format string) ([]byte, error) {
+	c, err := draw.NewFormattedCanvas(vg.Length(len(ps))*Width, Height, format)
+	if err != nil {
+		return nil, fmt.Errorf("plots: render %s: %w", format, err)
+	}
+	tiles := draw.Tiles{Rows: 1, Cols: len(ps)}
+	for i, dc := range plot.Align([][]*plot.Plot{ps}, tiles, draw.New(c))[0] {
+		ps[i].Draw(dc)
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("plots: render %s: %w", format, err)
+	}
+	return b.Bytes(), nil
+}

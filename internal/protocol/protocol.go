@@ -4,12 +4,16 @@
 // carrying the shared token (from APPROXTUNE_TOKEN, never the command line);
 // the session answers Welcome or Refused. Then the session sends commands
 // (run, cancel, ping, shutdown) and the agent streams the sweep events of
-// package sweep, a Done after each run, and a Pong for each ping.
+// package sweep, a Done after each run, and a Pong for each ping. A run
+// with the gate on (Command.Gate) is also answered event by event with
+// Acks: the agent then starts no run before every event it sent has been
+// acknowledged.
 package protocol
 
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -34,6 +38,7 @@ const (
 	TypePong     = "pong"
 	TypeShutdown = "shutdown"
 	TypeDone     = "done"
+	TypeAck      = "ack"
 )
 
 // Workload is a workload's schema as the agent announces it.
@@ -76,6 +81,21 @@ type Command struct {
 	V    int         `json:"v"`
 	ID   int64       `json:"id,omitempty"`
 	Spec *sweep.Spec `json:"spec,omitempty"`
+	// Gate, on a run, asks the agent to wait at every run boundary until
+	// the session has acknowledged (Ack) every event the run sent so far:
+	// the session draws figures between runs, and on the agent's own
+	// machine that drawing must not overlap a timed run. A cancel, or the
+	// end of the connection, ends the wait.
+	Gate bool `json:"gate,omitempty"`
+}
+
+// Ack tells the agent that the session has applied (journaled and shown)
+// the first N events of the gated run ID.
+type Ack struct {
+	Type string `json:"type"`
+	V    int    `json:"v"`
+	ID   int64  `json:"id"`
+	N    int64  `json:"n"`
 }
 
 // Done ends the events of one run command.
@@ -126,6 +146,21 @@ func (w *Writer) Write(m any) error {
 	return nil
 }
 
+// VersionError is a message of another protocol version than this side's.
+type VersionError struct {
+	Got, Want int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("protocol: message of version %d, this side speaks %d (a different approxtune build on the other side?)", e.Got, e.Want)
+}
+
+// IsVersion reports whether err is, or wraps, a *VersionError.
+func IsVersion(err error) bool {
+	var ve *VersionError
+	return errors.As(err, &ve)
+}
+
 // Reader reads JSON lines.
 type Reader struct{ s *bufio.Scanner }
 
@@ -136,7 +171,8 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{s: s}
 }
 
-// Next returns the next line and its type. At the end of input it returns io.EOF.
+// Next returns the next line and its type. At the end of input it returns
+// io.EOF; a line of another protocol version, a *VersionError.
 func (r *Reader) Next() ([]byte, string, error) {
 	if !r.s.Scan() {
 		if err := r.s.Err(); err != nil {
@@ -153,7 +189,7 @@ func (r *Reader) Next() ([]byte, string, error) {
 		return nil, "", fmt.Errorf("protocol: a line that is not JSON: %.80q: %w", line, err)
 	}
 	if head.V != Version {
-		return nil, "", fmt.Errorf("protocol: message of version %d, this side speaks %d (a different approxtune build on the other side?)", head.V, Version)
+		return nil, "", &VersionError{Got: head.V, Want: Version}
 	}
 	return line, head.Type, nil
 }

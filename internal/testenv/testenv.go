@@ -5,7 +5,10 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,4 +198,14 @@ func WantedWarnings(t testing.TB, blas string) []string {
 		want = append(want, "OPENBLAS_CORETYPE=Prescott gives OpenBLAS's Prescott kernels")
 	}
 	return want
+}
+
+// PNGSize decodes a PNG image and returns its size, or fails t naming what.
+func PNGSize(t testing.TB, what string, data []byte) image.Point {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s is not a PNG image: %v", what, err)
+	}
+	return img.Bounds().Size()
 }
