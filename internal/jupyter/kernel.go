@@ -141,6 +141,7 @@ type Kernel struct {
 	stopSockets                  context.CancelFunc
 
 	shellQ   chan request
+	comms    *comms
 	done     chan struct{} // closed when a shutdown is asked
 	doneOnce sync.Once
 
@@ -195,7 +196,7 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &Kernel{
 		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: randomID(16), user: uname,
-		stopSockets: cancel, shellQ: make(chan request, 1024), done: make(chan struct{}), utf16: map[string]bool{},
+		stopSockets: cancel, shellQ: make(chan request, 1024), comms: newComms(), done: make(chan struct{}), utf16: map[string]bool{},
 	}
 	zl := log.New(o.Log.Writer(), "zmq4: ", log.LstdFlags)
 	bind := func(s zmq4.Socket, port *int) error {
@@ -246,6 +247,9 @@ func (k *Kernel) Serve(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		k.read(k.shell, func(r request) {
+			if k.commFast(r) {
+				return
+			}
 			select {
 			case k.shellQ <- r:
 			case <-k.done:
