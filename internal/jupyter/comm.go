@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/approxtune/approxtune/internal/display"
 	"github.com/approxtune/approxtune/session"
@@ -137,6 +138,7 @@ func (k *Kernel) commOpen(m *Message) error {
 	k.comms.mu.Lock()
 	_, taken := k.comms.widgets[c.CommID]
 	taken = taken || k.comms.versions[c.CommID]
+	first := !k.comms.legacy
 	if !taken && c.TargetName == versionTarget {
 		k.comms.legacy = true
 		k.comms.versions[c.CommID] = true
@@ -146,7 +148,9 @@ func (k *Kernel) commOpen(m *Message) error {
 	case taken:
 		return fmt.Errorf("comm_id %s is already open", c.CommID)
 	case c.TargetName == versionTarget:
-		k.log.Printf("widget front end: %s", generation{legacy: true})
+		if first {
+			k.log.Printf("widget front end: %s", generation{legacy: true})
+		}
 		k.publish("comm_msg", m, map[string]any{"comm_id": c.CommID, "data": map[string]any{"version": legacyVersion}})
 	default:
 		// No such target here: close it, as ipykernel does.
@@ -242,7 +246,9 @@ func (k *Kernel) commMsg(m *Message) error {
 		return fmt.Errorf("no comm %s", c.CommID)
 	}
 	set, w := ref.set, ref.w
-	var line string
+	var line string       // a command to run
+	var text *widget      // a parameter's text to apply
+	var pending []*widget // evaluate or tune: texts to apply first
 	var sweep bool
 	switch d.Method {
 	case "request_state":
@@ -267,19 +273,23 @@ func (k *Kernel) commMsg(m *Message) error {
 			if !set.gen.legacy {
 				// Protocol 2 sends the text on Enter or when the box
 				// loses focus; ipywidgets 6 at every key, then 'submit'.
-				line, err = set.textCommand(w)
+				text = w
 			}
 		}
 	case "custom":
 		switch ev := d.Content.Event; {
 		case ev == "click" && (w == set.evaluate || w == set.tune):
-			sweep = true
+			sweep, pending = true, set.pending()
 		case ev == "click" && w == set.cancel:
 			// Served at once by the shell reader; here nothing runs.
 			set.note("» cancel: nothing is running", "note")
 			k.sendChanges(set.area, m)
+		case ev == "submit" && w.kind == kindText && set.gen.legacy:
+			// ipywidgets 6 sends a value held back by its throttle after
+			// the submit: apply what the box holds a moment later.
+			k.deferApply(set, w, m)
 		case ev == "submit" && w.kind == kindText:
-			line, err = set.textCommand(w)
+			// Protocol 2's update, which follows, carries the value.
 		case ev == "click" || ev == "submit":
 			err = fmt.Errorf("%s on %s, which is no %s", ev, describeWidget(w), map[string]string{"click": "button", "submit": "text"}[ev])
 		default:
@@ -288,41 +298,66 @@ func (k *Kernel) commMsg(m *Message) error {
 	default:
 		err = fmt.Errorf("unknown method %q (want request_state, backbone, update or custom)", d.Method)
 	}
-	var pending []*widget
-	if sweep {
-		pending = set.pending()
-	}
 	k.comms.mu.Unlock()
-	var inputErr *session.Error
-	if errors.As(err, &inputErr) {
-		// A text that cannot be typed as a value: the user's to fix.
-		k.showError(set, fmt.Sprintf("space %s=%s", w.description, w.value), inputErr, m)
-		return nil
-	}
 	if err != nil {
 		return err
 	}
 	if line != "" {
 		k.runControl(set, line, m)
 	}
+	if text != nil {
+		k.applyText(set, text, m)
+	}
 	if sweep {
 		// What the parameters show is what the sweep runs.
 		for _, p := range pending {
-			k.comms.mu.Lock()
-			pl, err := set.textCommand(p)
-			k.comms.mu.Unlock()
-			var ie *session.Error
-			if errors.As(err, &ie) {
-				k.showError(set, fmt.Sprintf("space %s=%s", p.description, p.value), ie, m)
-				return nil
-			}
-			if pl != "" && !k.runControl(set, pl, m) {
+			if !k.applyText(set, p, m) {
 				return nil
 			}
 		}
 		k.runControl(set, w.description, m)
 	}
 	return nil
+}
+
+// applyText runs the command that applies a parameter's text, unless the
+// session holds it already; a text that cannot be typed as a value is
+// shown as an error. It reports whether the session holds the text now.
+func (k *Kernel) applyText(set *controlSet, w *widget, parent *Message) bool {
+	k.comms.mu.Lock()
+	line, err := set.textCommand(w)
+	value := w.value
+	k.comms.mu.Unlock()
+	var ie *session.Error
+	switch {
+	case errors.As(err, &ie):
+		k.showError(set, fmt.Sprintf("space %s=%s", w.description, value), ie, parent)
+		return false
+	case line != "":
+		return k.runControl(set, line, parent)
+	}
+	return true
+}
+
+// submitDelay is how long after a legacy text's submit its value is
+// applied: the front end sends the value its throttle held back when the
+// kernel is idle after the submit, within milliseconds.
+const submitDelay = 250 * time.Millisecond
+
+// deferApply applies, on the shell goroutine, what the text w holds
+// submitDelay from now, in answer to the submit m.
+func (k *Kernel) deferApply(set *controlSet, w *widget, m *Message) {
+	apply := func() {
+		k.status(m, "busy")
+		defer k.status(m, "idle")
+		k.applyText(set, w, m)
+	}
+	time.AfterFunc(submitDelay, func() {
+		select {
+		case k.shellQ <- request{msg: m, do: apply}:
+		case <-k.done:
+		}
+	})
 }
 
 // describeWidget names a widget in an error.

@@ -166,11 +166,18 @@ func (b areaBlock) render() string {
 	if b.kind == "" {
 		return b.html
 	}
-	style := "margin:0.2em 0"
+	style := ""
 	if b.kind == "error" {
-		style += ";color:#b00020"
+		style = "color:#b00020"
 	}
-	return fmt.Sprintf(`<pre class="approxtune-controls-%s" style="%s">%s</pre>`, b.kind, style, html.EscapeString(strings.TrimRight(b.text, "\n")))
+	return textHTML("approxtune-controls-"+b.kind, style, b.text)
+}
+
+// textHTML is text shown as typed (monospace, its lines kept), in a div
+// rather than a pre, which notebooks style as a box.
+func textHTML(class, style, text string) string {
+	return fmt.Sprintf(`<div class="%s" style="font-family:monospace;white-space:pre-wrap;margin:0.2em 0;%s">%s</div>`,
+		class, style, html.EscapeString(strings.TrimRight(text, "\n")))
 }
 
 // begin starts showing a command in the output area: "» LINE".
@@ -239,7 +246,7 @@ func (s *controlSet) render() {
 	b.WriteString(`<div class="approxtune-controls-output">`)
 	for _, r := range s.runs {
 		if r.line != "" {
-			fmt.Fprintf(&b, `<pre class="approxtune-controls-echo" style="margin:0.4em 0 0.2em 0;font-weight:bold">%s</pre>`, html.EscapeString("» "+r.line))
+			b.WriteString(textHTML("approxtune-controls-echo", "font-weight:bold", "» "+r.line))
 		}
 		for _, bl := range r.blocks {
 			b.WriteString(bl.render())
@@ -270,5 +277,5 @@ func bundleHTML(data any) string {
 		return h
 	}
 	t, _ := b["text/plain"].(string)
-	return `<pre style="margin:0.2em 0">` + html.EscapeString(t) + `</pre>`
+	return textHTML("approxtune-controls-text", "", t)
 }

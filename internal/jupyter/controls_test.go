@@ -280,15 +280,22 @@ func TestKernelControlsLegacy(t *testing.T) {
 	if st := updateOf(outs, w["policy"].id); fmt.Sprint(st["value"]) != "[online eager]" {
 		t.Errorf("policy not reset: %v", st)
 	}
-	// A text: applied on submit (ipywidgets 6 syncs every key).
+	// A text: applied on submit (ipywidgets 6 syncs every key), with the
+	// value its throttle sends after the submit.
+	steps := len(sess.Transcript())
 	c.commMsg(w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "5"}})
-	c.commMsg(w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "512"}})
+	sub, _ := c.commMsg(w["n"].id, map[string]any{"method": "custom", "content": map[string]any{"event": "submit"}})
 	if _, set := sess.State().Space["n"]; set {
 		t.Errorf("n applied before submit")
 	}
-	c.commMsg(w["n"].id, map[string]any{"method": "custom", "content": map[string]any{"event": "submit"}})
-	if got := sess.State().Space["n"]; fmt.Sprint(got) != "[512]" || lastLine(sess) != "space n=512" {
+	c.commMsg(w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "512"}})
+	outs = c.outputs(sub, 10*time.Second) // the submit's apply, a moment later
+	checkBusyIdle(t, outs)
+	if got := sess.State().Space["n"]; fmt.Sprint(got) != "[512]" || lastLine(sess) != "space n=512" || len(sess.Transcript()) != steps+1 {
 		t.Errorf("n after submit: %v, transcript %q", got, lastLine(sess))
+	}
+	if h := areaHTML(outs, area); !strings.Contains(h, "» space n=512") {
+		t.Errorf("output area %q", h)
 	}
 	// A typed command updates the controls.
 	_, outs = c.execute("grid 1x4,4x1", nil)

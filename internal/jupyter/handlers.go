@@ -36,6 +36,10 @@ func (k *Kernel) handleControl(r request) {
 
 // handleShell serves a shell request (on the shell goroutine).
 func (k *Kernel) handleShell(r request) {
+	if r.do != nil {
+		r.do()
+		return
+	}
 	switch r.msg.Header.MsgType {
 	case "execute_request":
 		k.execute(r)

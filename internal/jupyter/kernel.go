@@ -119,9 +119,12 @@ func (c *channel) send(frames [][]byte) error {
 }
 
 // request is a received message and the channel to answer on.
+// A request with do set is work the kernel queued for the shell goroutine
+// itself (see deferApply); msg is then the message it answers.
 type request struct {
 	ch  *channel
 	msg *Message
+	do  func()
 }
 
 // Kernel serves one session to Jupyter clients.
