@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -191,35 +192,17 @@ func (s *Session) Controls() *Controls {
 func choice(name string, options, sel []string) Choice {
 	c := Choice{Name: name, Options: append([]string(nil), options...)}
 	for _, s := range sel {
-		i := indexOf(c.Options, s)
+		i := slices.Index(c.Options, s)
 		if i < 0 {
 			c.Options = append(c.Options, s)
 			i = len(c.Options) - 1
 		}
-		if !containsInt(c.Selected, i) {
+		if !slices.Contains(c.Selected, i) {
 			c.Selected = append(c.Selected, i)
 		}
 	}
 	sort.Ints(c.Selected)
 	return c
-}
-
-func indexOf(xs []string, x string) int {
-	for i, y := range xs {
-		if y == x {
-			return i
-		}
-	}
-	return -1
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // grids lists the grids of dims dimensions with n processes, the first

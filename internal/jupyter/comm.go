@@ -467,22 +467,6 @@ func (k *Kernel) showControls(c *session.Controls, parent *Message) error {
 	return nil
 }
 
-// publishMeta publishes on iopub with message metadata.
-func (k *Kernel) publishMeta(typ string, parent *Message, content, metadata map[string]any) {
-	m, err := k.newMessage(typ, parent, content)
-	if err == nil {
-		m.Metadata, err = json.Marshal(metadata)
-	}
-	if err != nil {
-		k.log.Printf("%s: %v", typ, err)
-		return
-	}
-	m.Identities = [][]byte{[]byte("kernel." + k.id + "." + typ)}
-	if err := k.iopub.send(encode(m, k.sign)); err != nil {
-		k.log.Printf("%s: %v", typ, err)
-	}
-}
-
 // commFast serves, where shell messages are read, the clicks that must
 // not wait behind a running command: cancel interrupts it (as an
 // interrupt_request does), and evaluate or tune while a sweep runs or is

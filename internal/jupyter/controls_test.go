@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approxtune/approxtune/internal/notebook"
 	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/session"
 )
@@ -456,24 +455,6 @@ func TestKernelControlsProtocol2(t *testing.T) {
 	id, outs := c.commMsg(w["grid"].id, map[string]any{"method": "update", "state": map[string]any{"index": []int{3}}, "buffer_paths": []any{}})
 	if got := commError(t, outs, id); !strings.Contains(got, "grid: index 3 is not an option: 3 options (0 to 2)") {
 		t.Errorf("index outside: %q", got)
-	}
-}
-
-// 'controls' outside a live kernel prints the commands to type: the
-// headless executor of 'approxtune run'.
-func TestExecutorControlsText(t *testing.T) {
-	s, err := session.New(session.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	e := NewExecutor(s)
-	cell := notebook.NewCode("controls")
-	if err := e.Execute(&cell); err != nil {
-		t.Fatal(err)
-	}
-	if len(cell.Outputs) != 1 || !strings.HasPrefix(fmt.Sprint(cell.Outputs[0].Data["text/plain"]), "controls need a Jupyter front end with widgets (Notebook, JupyterLab); here, type the commands they run: 'policy conditional,eager'") {
-		t.Errorf("controls in the executor: %+v", cell.Outputs)
 	}
 }
 

@@ -14,6 +14,12 @@
 // replaces it in place with update_display_data as results arrive (at most
 // a few times a second, always the last one).
 //
+// 'controls' shows Jupyter widgets over comms (comm.go: the comm messages;
+// widgets.go: the models and their two encodings, ipywidgets 6 and widget
+// protocol 2; controls.go: the controls and their output area). Changing
+// one runs the command it stands for through the session, on the shell
+// goroutine; a click on cancel is served where shell messages are read.
+//
 // What a cell shows (MIME bundles, the live display, the execute_result) is
 // package display's CellOutput, published here on iopub. Executor runs
 // notebook cells headless through the same code, collecting what would go
@@ -426,7 +432,15 @@ func (k *Kernel) reply(r request, typ string, content any) {
 
 // publish sends a message on iopub.
 func (k *Kernel) publish(typ string, parent *Message, content any) {
+	k.publishMeta(typ, parent, content, nil)
+}
+
+// publishMeta sends a message with metadata (nil: {}) on iopub.
+func (k *Kernel) publishMeta(typ string, parent *Message, content any, metadata map[string]any) {
 	m, err := k.newMessage(typ, parent, content)
+	if err == nil && metadata != nil {
+		m.Metadata, err = json.Marshal(metadata)
+	}
 	if err != nil {
 		k.log.Printf("%s: %v", typ, err)
 		return

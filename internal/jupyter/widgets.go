@@ -3,6 +3,7 @@ package jupyter
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -65,27 +66,22 @@ type model struct {
 }
 
 func modelOf(k widgetKind) model {
-	c := func(name, view, style string) model {
-		return model{name: name, view: view, module: controlsModule, viewModule: controlsModule, style: style}
+	controls := map[widgetKind][3]string{ // model, view, style
+		kindVBox:           {"VBoxModel", "VBoxView", ""},
+		kindHBox:           {"HBoxModel", "HBoxView", ""},
+		kindSelectMultiple: {"SelectMultipleModel", "SelectMultipleView", "DescriptionStyleModel"},
+		kindText:           {"TextModel", "TextView", "TextStyleModel"},
+		kindButton:         {"ButtonModel", "ButtonView", "ButtonStyleModel"},
+		kindHTML:           {"HTMLModel", "HTMLView", "HTMLStyleModel"},
 	}
-	switch k {
-	case kindVBox:
-		return c("VBoxModel", "VBoxView", "")
-	case kindHBox:
-		return c("HBoxModel", "HBoxView", "")
-	case kindSelectMultiple:
-		return c("SelectMultipleModel", "SelectMultipleView", "DescriptionStyleModel")
-	case kindText:
-		return c("TextModel", "TextView", "TextStyleModel")
-	case kindButton:
-		return c("ButtonModel", "ButtonView", "ButtonStyleModel")
-	case kindHTML:
-		return c("HTMLModel", "HTMLView", "HTMLStyleModel")
-	case kindLayout:
+	if n, ok := controls[k]; ok {
+		return model{name: n[0], view: n[1], module: controlsModule, viewModule: controlsModule, style: n[2]}
+	}
+	if k == kindLayout {
 		return model{name: "LayoutModel", view: "LayoutView", module: baseModule, viewModule: baseModule}
-	default: // kindStyle: its name is the styled kind's style
-		return model{view: "StyleView", module: controlsModule, viewModule: baseModule}
 	}
+	// kindStyle: its name is the styled kind's style.
+	return model{view: "StyleView", module: controlsModule, viewModule: baseModule}
 }
 
 // widget is one widget model and its state, whatever the generation.
@@ -275,7 +271,7 @@ func (w *widget) input(change map[string]json.RawMessage) (in input, ok bool, er
 			}
 			var idx []int
 			for _, l := range labels {
-				i := indexOf(w.options, l)
+				i := slices.Index(w.options, l)
 				if i < 0 {
 					return in, false, fmt.Errorf("%s: %q is not an option: the options are %s", w.description, l, strings.Join(w.options, ", "))
 				}
@@ -301,13 +297,4 @@ func (w *widget) input(change map[string]json.RawMessage) (in input, ok bool, er
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
-}
-
-func indexOf(xs []string, x string) int {
-	for i, y := range xs {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
