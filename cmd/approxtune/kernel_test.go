@@ -121,8 +121,7 @@ func TestJupyterInterrupt(t *testing.T) {
 
 // nbconvert executes a notebook with a small evaluate sweep through the
 // kernel and stores its display (text/plain and text/html, final state)
-// and its result table in the output notebook; 'controls' leaves its
-// line of text and, in the notebook's metadata, the widgets' state.
+// and its result table in the output notebook.
 func TestJupyterNbconvert(t *testing.T) {
 	testenv.Launcher(t)
 	testenv.Tool(t, "jupyter-nbconvert")
@@ -224,6 +223,8 @@ func TestJupyterNbconvert(t *testing.T) {
 	if o := got.Cells[3].Outputs; len(o) != 1 || o[0].OutputType != "execute_result" || !strings.Contains(str(o[0].Data["text/html"]), `class="approxtune-best"`) {
 		t.Errorf("table best: %+v", o)
 	}
+	// controls leaves its line of text, and the widgets' state in the
+	// notebook's metadata.
 	o := got.Cells[4].Outputs
 	if len(o) != 1 || o[0].OutputType != "display_data" || o[0].Data["application/vnd.jupyter.widget-view+json"] == nil ||
 		!strings.Contains(str(o[0].Data["text/plain"]), "They need a Jupyter front end with widgets (Notebook, JupyterLab); without one, type the commands they run: 'policy conditional,eager', 'tolerance 2^-1,2^-3'") {
