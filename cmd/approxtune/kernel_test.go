@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,6 +138,7 @@ func TestJupyterNbconvert(t *testing.T) {
 			code("evaluate"),
 			code("table configs"),
 			code("table best"),
+			code("controls"),
 		},
 	}
 	b, _ := json.Marshal(nb)
@@ -156,6 +158,13 @@ func TestJupyterNbconvert(t *testing.T) {
 	var got struct {
 		Metadata struct {
 			LanguageInfo map[string]any `json:"language_info"`
+			Widgets      map[string]struct {
+				VersionMajor int `json:"version_major"`
+				State        map[string]struct {
+					ModelName string         `json:"model_name"`
+					State     map[string]any `json:"state"`
+				} `json:"state"`
+			} `json:"widgets"`
 		}
 		Cells []struct {
 			Source  any
@@ -173,7 +182,7 @@ func TestJupyterNbconvert(t *testing.T) {
 	if got.Metadata.LanguageInfo["name"] != "approxtune" || got.Metadata.LanguageInfo["file_extension"] != ".atune" {
 		t.Errorf("language_info %v", got.Metadata.LanguageInfo)
 	}
-	if len(got.Cells) != 4 {
+	if len(got.Cells) != 5 {
 		t.Fatalf("%d cells", len(got.Cells))
 	}
 	str := func(v any) string {
@@ -218,6 +227,23 @@ func TestJupyterNbconvert(t *testing.T) {
 	if o := got.Cells[3].Outputs; len(o) != 1 || o[0].OutputType != "execute_result" || !strings.Contains(str(o[0].Data["text/html"]), `class="approxtune-best"`) {
 		t.Errorf("table best: %+v", o)
 	}
+	// controls leaves its line of text, and the widgets' state in the
+	// notebook's metadata.
+	o := got.Cells[4].Outputs
+	if len(o) != 1 || o[0].OutputType != "display_data" || o[0].Data["application/vnd.jupyter.widget-view+json"] == nil ||
+		!strings.Contains(str(o[0].Data["text/plain"]), "They need a Jupyter front end with widgets (Notebook, JupyterLab); without one, type the commands they run: 'policy conditional,eager', 'tolerance 2^-1,2^-3'") {
+		t.Errorf("controls: %+v", o)
+	}
+	ws := got.Metadata.Widgets["application/vnd.jupyter.widget-state+json"]
+	tolerance := ""
+	for _, m := range ws.State {
+		if m.ModelName == "SelectMultipleModel" && m.State["description"] == "tolerance" {
+			tolerance = fmt.Sprint(m.State["index"])
+		}
+	}
+	if ws.VersionMajor != 2 || len(ws.State) < 11 || tolerance != "[1 3]" {
+		t.Errorf("widget state in the notebook: version %d, %d models, tolerance index %q", ws.VersionMajor, len(ws.State), tolerance)
+	}
 }
 
 // A scripted jupyter console session prints the results.
@@ -225,7 +251,7 @@ func TestJupyterConsole(t *testing.T) {
 	testenv.Launcher(t)
 	testenv.Tool(t, "jupyter-console")
 	js := setupJupyter(t)
-	in := "status\nworkload synthetic steps=5 count=2\nreps 1\npolicy eager\ntolerance 2^-1\nevaluate\nbogus\n"
+	in := "status\nworkload synthetic steps=5 count=2\nreps 1\npolicy eager\ntolerance 2^-1\nevaluate\nbogus\ncontrols\n"
 	out, code := js.run(t, 2*time.Minute, in, "jupyter", "console", "--kernel", "approxtune", "--simple-prompt", "--no-confirm-exit")
 	if code != 0 {
 		t.Fatalf("jupyter console: exit %d\n%s", code, out)
@@ -235,6 +261,8 @@ func TestJupyterConsole(t *testing.T) {
 		"starting a local agent: 4 ranks under mpirun", "sweep 1 evaluate synthetic: 0/1 runs", // the display, as first shown
 		"Out[6]:", "policy  tolerance  speed-up", "best configuration (least reference time)", // the result
 		`CommandError: column 1: unknown command "bogus"`, "Shutting down kernel",
+		// controls: the widgets' text.
+		"approxtune controls: policy, tolerance, grid, steps, count, kinds, mean_us, spread, slow_rank, slow_pct, msg; evaluate, tune, cancel. They need a Jupyter front end with widgets (Notebook, JupyterLab); without one, type the commands they run: 'policy eager', 'tolerance 2^-1'",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("console output lacks %q", want)

@@ -168,3 +168,14 @@ func TestInteractiveREPL(t *testing.T) {
 		t.Errorf("no history file: %v", err)
 	}
 }
+
+// In the REPL, controls prints the commands to type instead.
+func TestScriptControls(t *testing.T) {
+	bin := testenv.Build(t)
+	out, errs, code := runScript(t, bin, "policy eager\ncontrols\n")
+	want := "controls need a Jupyter front end with widgets (Notebook, JupyterLab); here, type the commands they run: " +
+		"'policy eager', 'tolerance 2^-1,2^-3,2^-5', 'grid 2x2', 'space n=1024 b=128', then 'evaluate' or 'tune' (an interrupt cancels)"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}

@@ -2,6 +2,7 @@ package jupyter
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,6 +46,12 @@ func TestExecutorCells(t *testing.T) {
 	if *c2.ExecutionCount != 2 || len(c2.Outputs) != 1 || c2.Outputs[0].Type != notebook.Error ||
 		c2.Outputs[0].Traceback[0] != "line 2: tolerance 2^-1,x" || !strings.Contains(c2.Outputs[0].EValue, `line 2: column 16: "x" is not a tolerance`) {
 		t.Errorf("failing cell: %+v", c2)
+	}
+	// controls: no widgets here, but the commands to type.
+	c3 := notebook.NewCode("controls")
+	if err := e.Execute(&c3); err != nil || len(c3.Outputs) != 1 || !strings.HasPrefix(fmt.Sprint(c3.Outputs[0].Data["text/plain"]),
+		"controls need a Jupyter front end with widgets (Notebook, JupyterLab); here, type the commands they run: 'policy eager', 'tolerance 2^-1,2^-3,2^-5', 'grid 2x2', 'space n=256 b=64,128'") {
+		t.Errorf("controls: %v %+v", err, c3.Outputs)
 	}
 	if e.Interrupt() {
 		t.Error("Interrupt with no cell running reported one")

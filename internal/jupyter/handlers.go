@@ -36,6 +36,10 @@ func (k *Kernel) handleControl(r request) {
 
 // handleShell serves a shell request (on the shell goroutine).
 func (k *Kernel) handleShell(r request) {
+	if r.do != nil {
+		r.do()
+		return
+	}
 	switch r.msg.Header.MsgType {
 	case "execute_request":
 		k.execute(r)
@@ -43,15 +47,8 @@ func (k *Kernel) handleShell(r request) {
 		k.handleShutdown(r, true)
 	case "kernel_info_request", "comm_info_request", "complete_request", "inspect_request", "is_complete_request", "history_request":
 		k.simple(r)
-	case "comm_open":
-		// No comm targets: close it, as ipykernel does for an unknown target.
-		k.status(r.msg, "busy")
-		var c struct {
-			CommID string `json:"comm_id"`
-		}
-		json.Unmarshal(r.msg.Content, &c)
-		k.publish("comm_close", r.msg, map[string]any{"comm_id": c.CommID, "data": map[string]any{}})
-		k.status(r.msg, "idle")
+	case "comm_open", "comm_msg", "comm_close":
+		k.handleComm(r)
 	default:
 		k.status(r.msg, "busy")
 		k.log.Printf("unsupported request %q on shell: dropped", r.msg.Header.MsgType)
@@ -70,7 +67,7 @@ func (k *Kernel) simple(r request) {
 	case "kernel_info_request":
 		content = k.kernelInfo()
 	case "comm_info_request":
-		content = map[string]any{"status": "ok", "comms": map[string]any{}}
+		content, err = k.commInfo(r.msg)
 	case "complete_request":
 		content, err = k.complete(r.msg)
 	case "inspect_request":
@@ -249,7 +246,8 @@ func (k *Kernel) execute(r request) {
 		k.publish("execute_input", r.msg, map[string]any{"code": c.Code, "execution_count": count})
 	}
 	out := display.NewCellOutput(iopubPublisher{k, r.msg}, k.outputEnv(), silent, count)
-	failed := runCellOutput(k.sess, c.Code, out, k.setCell)
+	failed := runCellOutput(k.sess, c.Code, kernelOutput{out, k, r.msg, silent}, k.setCell)
+	k.refreshControls(r.msg)
 	if store {
 		k.history = append(k.history, historyEntry{line: count, input: c.Code, output: out.ResultText()})
 	}
@@ -355,7 +353,7 @@ func (e *CellError) Unwrap() error { return e.Err }
 // order (runCell), then closes out and, when a command failed, publishes
 // the error (unless silent) and returns it. The live kernel and the
 // headless Executor both run cells through it.
-func runCellOutput(sess *session.Session, code string, out *display.CellOutput, track func(*cell)) *CellError {
+func runCellOutput(sess *session.Session, code string, out cellOutput, track func(*cell)) *CellError {
 	line, interrupted, err := runCell(sess, code, out, track)
 	out.Close()
 	if err == nil {
@@ -369,7 +367,7 @@ func runCellOutput(sess *session.Session, code string, out *display.CellOutput, 
 // runCell runs the commands of code and returns the 1-based line of the
 // first error, whether the cell was interrupted, and the error. track is
 // told the running cell (then nil), so that an interrupt reaches it.
-func runCell(sess *session.Session, code string, out *display.CellOutput, track func(*cell)) (int, bool, error) {
+func runCell(sess *session.Session, code string, out cellOutput, track func(*cell)) (int, bool, error) {
 	lines := splitLines(code)
 	last := -1
 	for i, l := range lines {

@@ -14,6 +14,12 @@
 // replaces it in place with update_display_data as results arrive (at most
 // a few times a second, always the last one).
 //
+// 'controls' shows Jupyter widgets over comms (comm.go: the comm messages;
+// widgets.go: the models and their two encodings, ipywidgets 6 and widget
+// protocol 2; controls.go: the controls and their output area). Changing
+// one runs the command it stands for through the session, on the shell
+// goroutine; a click on cancel is served where shell messages are read.
+//
 // What a cell shows (MIME bundles, the live display, the execute_result) is
 // package display's CellOutput, published here on iopub. Executor runs
 // notebook cells headless through the same code, collecting what would go
@@ -119,9 +125,12 @@ func (c *channel) send(frames [][]byte) error {
 }
 
 // request is a received message and the channel to answer on.
+// A request with do set is work the kernel queued for the shell goroutine
+// itself (see deferApply); msg is then the message it answers.
 type request struct {
 	ch  *channel
 	msg *Message
+	do  func()
 }
 
 // Kernel serves one session to Jupyter clients.
@@ -141,6 +150,7 @@ type Kernel struct {
 	stopSockets                  context.CancelFunc
 
 	shellQ   chan request
+	comms    *comms
 	done     chan struct{} // closed when a shutdown is asked
 	doneOnce sync.Once
 
@@ -195,7 +205,7 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	ctx, cancel := context.WithCancel(context.Background())
 	k := &Kernel{
 		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: randomID(16), user: uname,
-		stopSockets: cancel, shellQ: make(chan request, 1024), done: make(chan struct{}), utf16: map[string]bool{},
+		stopSockets: cancel, shellQ: make(chan request, 1024), comms: newComms(), done: make(chan struct{}), utf16: map[string]bool{},
 	}
 	zl := log.New(o.Log.Writer(), "zmq4: ", log.LstdFlags)
 	bind := func(s zmq4.Socket, port *int) error {
@@ -246,6 +256,9 @@ func (k *Kernel) Serve(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		k.read(k.shell, func(r request) {
+			if k.commFast(r) {
+				return
+			}
 			select {
 			case k.shellQ <- r:
 			case <-k.done:
@@ -419,7 +432,15 @@ func (k *Kernel) reply(r request, typ string, content any) {
 
 // publish sends a message on iopub.
 func (k *Kernel) publish(typ string, parent *Message, content any) {
+	k.publishMeta(typ, parent, content, nil)
+}
+
+// publishMeta sends a message with metadata (nil: {}) on iopub.
+func (k *Kernel) publishMeta(typ string, parent *Message, content any, metadata map[string]any) {
 	m, err := k.newMessage(typ, parent, content)
+	if err == nil && metadata != nil {
+		m.Metadata, err = json.Marshal(metadata)
+	}
 	if err != nil {
 		k.log.Printf("%s: %v", typ, err)
 		return

@@ -73,6 +73,33 @@ try:
     c = kc.comm_info(reply=True, timeout=30)["content"]
     check(c == {"status": "ok", "comms": {}}, "comm_info %s" % c)
 
+    # controls: widgets in protocol 2 (no legacy version comm was opened),
+    # listed by comm_info; a value change from the front end runs the
+    # command, and an unknown comm gets a CommError.
+    r, outs = execute(kc, "controls")
+    opens = [m for m in outs if m["msg_type"] == "comm_open"]
+    check(opens and all(m["content"]["target_name"] == "jupyter.widget" and m["metadata"] == {"version": "2.1.0"}
+                        and m["content"]["data"]["buffer_paths"] == [] for m in opens), "controls comm_open %s" % opens[:1])
+    ids = {m["content"]["comm_id"] for m in opens}
+    by_desc = {m["content"]["data"]["state"].get("description"): m["content"]["comm_id"] for m in opens}
+    data = first(outs, "display_data")["content"]["data"]
+    view = data["application/vnd.jupyter.widget-view+json"]
+    check(view["model_id"] in ids and view["version_major"] == 2 and "need a Jupyter front end with widgets" in data["text/plain"], "controls display %s" % data)
+    c = kc.comm_info(target_name="jupyter.widget", reply=True, timeout=30)["content"]
+    check(set(c["comms"]) == ids and all(v == {"target_name": "jupyter.widget"} for v in c["comms"].values()), "comm_info jupyter.widget %s" % c)
+    c = kc.comm_info(target_name="jupyter.widget.version", reply=True, timeout=30)["content"]
+    check(c == {"status": "ok", "comms": {}}, "comm_info jupyter.widget.version %s" % c)
+    msg = kc.session.msg("comm_msg", {"comm_id": by_desc["tolerance"], "data": {"method": "update", "state": {"index": [2, 4]}, "buffer_paths": []}})
+    kc.shell_channel.send(msg)
+    outs = outputs(kc, msg["header"]["msg_id"])
+    check(types(outs)[0] == "status" and "error" not in types(outs), "comm_msg iopub %s" % types(outs))
+    r, outs = execute(kc, "status", store_history=False)
+    check("tolerances  2^-2, 2^-4" in first(outs, "execute_result")["content"]["data"]["text/plain"], "tolerance from the widget")
+    msg = kc.session.msg("comm_msg", {"comm_id": "nope", "data": {"method": "request_state"}})
+    kc.shell_channel.send(msg)
+    e = first(outputs(kc, msg["header"]["msg_id"]), "error")["content"]
+    check(e["ename"] == "CommError" and "no comm nope" in e["evalue"], "comm error %s" % e)
+
     # The heartbeat answers.
     check(kc.is_alive(), "heartbeat")
 finally:

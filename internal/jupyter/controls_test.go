@@ -1,0 +1,584 @@
+package jupyter
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/session"
+)
+
+// commOut is a message a comm message caused: its busy ... idle.
+func (c *testClient) comm(typ string, content map[string]any) (string, []received) {
+	c.t.Helper()
+	id := c.send(c.shell, typ, content)
+	outs := c.outputs(id, 60*time.Second)
+	checkBusyIdle(c.t, outs)
+	return id, outs
+}
+
+// commMsg sends data to a comm and returns what it caused.
+func (c *testClient) commMsg(commID string, data map[string]any) (string, []received) {
+	c.t.Helper()
+	return c.comm("comm_msg", map[string]any{"comm_id": commID, "data": data})
+}
+
+// commError is the CommError a message caused, or "".
+func commError(t *testing.T, outs []received, parent string) string {
+	t.Helper()
+	e, ok := find(outs, "error")
+	if !ok {
+		return ""
+	}
+	if e.parentID() != parent || e.content()["ename"] != "CommError" {
+		t.Errorf("error %s, parent %s: want CommError with parent %s", e.Content, e.parentID(), parent)
+	}
+	return fmt.Sprint(e.content()["evalue"])
+}
+
+// shown is a widget the kernel opened: its comm_open's data and metadata,
+// and its state (the data, or its "state" in protocol 2).
+type shown struct {
+	id             string
+	data, metadata map[string]any
+	state          map[string]any
+}
+
+// controlsShown runs 'controls' and returns the widgets opened, by comm
+// id and by description, the display_data, and all the messages.
+func (c *testClient) controlsShown() (map[string]shown, map[string]shown, received, []received) {
+	c.t.Helper()
+	r, outs := c.execute("controls", nil)
+	if r.content()["status"] != "ok" {
+		c.t.Fatalf("controls: %s", r.Content)
+	}
+	byID, byDesc := map[string]shown{}, map[string]shown{}
+	for _, m := range outs {
+		if m.Header.MsgType != "comm_open" {
+			continue
+		}
+		cc := m.content()
+		if cc["target_name"] != widgetTarget {
+			c.t.Errorf("comm_open target %v", cc["target_name"])
+		}
+		var md map[string]any
+		json.Unmarshal(m.Metadata, &md)
+		data, _ := cc["data"].(map[string]any)
+		st := data
+		if s, ok := data["state"].(map[string]any); ok {
+			st = s
+		}
+		w := shown{id: fmt.Sprint(cc["comm_id"]), data: data, metadata: md, state: st}
+		byID[w.id] = w
+		if d, _ := st["description"].(string); d != "" {
+			byDesc[d] = w
+		}
+	}
+	dd, ok := find(outs, "display_data")
+	if !ok {
+		c.t.Fatalf("controls: no display_data: %v", types(outs))
+	}
+	return byID, byDesc, dd, outs
+}
+
+// areaHTML is the last value the output area was updated to in outs.
+func areaHTML(outs []received, area string) string {
+	v := ""
+	for _, m := range outs {
+		if m.Header.MsgType != "comm_msg" || m.content()["comm_id"] != area {
+			continue
+		}
+		d, _ := m.content()["data"].(map[string]any)
+		s, _ := d["state"].(map[string]any)
+		if h, ok := s["value"].(string); ok {
+			v = h
+		}
+	}
+	return v
+}
+
+// updateOf is the state of the last update of comm id in outs, or nil.
+func updateOf(outs []received, id string) map[string]any {
+	var st map[string]any
+	for _, m := range outs {
+		if m.Header.MsgType == "comm_msg" && m.content()["comm_id"] == id {
+			d, _ := m.content()["data"].(map[string]any)
+			if d["method"] == "update" {
+				st, _ = d["state"].(map[string]any)
+			}
+		}
+	}
+	return st
+}
+
+func lastLine(s *session.Session) string {
+	tr := s.Transcript()
+	if len(tr) == 0 {
+		return ""
+	}
+	return tr[len(tr)-1].Line
+}
+
+// comm_open, comm_msg, comm_close and comm_info_request as the messaging
+// spec says: the version comm of the legacy front end is answered, kept
+// and listed (with and without a target filter); other targets are
+// closed; bad comm messages get a CommError; the kernel goes on.
+func TestKernelComms(t *testing.T) {
+	c := startKernel(t, kernelSetup{key: testKey})
+	info := func(content map[string]any) map[string]any {
+		t.Helper()
+		r, outs := c.request("comm_info_request", content)
+		checkBusyIdle(t, outs)
+		comms, ok := r.content()["comms"].(map[string]any)
+		if r.Header.MsgType != "comm_info_reply" || r.content()["status"] != "ok" || !ok {
+			t.Fatalf("comm_info_reply %s", r.Content)
+		}
+		return comms
+	}
+	if got := info(map[string]any{}); len(got) != 0 {
+		t.Errorf("comms at start: %v", got)
+	}
+	id, outs := c.comm("comm_open", map[string]any{"comm_id": "v1", "target_name": versionTarget, "data": map[string]any{}})
+	v, ok := find(outs, "comm_msg")
+	if !ok || v.parentID() != id || v.content()["comm_id"] != "v1" || !reflect.DeepEqual(v.content()["data"], map[string]any{"version": "~2.1.4"}) {
+		t.Errorf("version comm: %v %s", types(outs), v.Content)
+	}
+	want := map[string]any{"v1": map[string]any{"target_name": versionTarget}}
+	for _, filter := range []map[string]any{{}, {"target_name": versionTarget}} {
+		if got := info(filter); !reflect.DeepEqual(got, want) {
+			t.Errorf("comm_info %v: %v, want %v", filter, got, want)
+		}
+	}
+	if got := info(map[string]any{"target_name": widgetTarget}); len(got) != 0 {
+		t.Errorf("comm_info jupyter.widget: %v", got)
+	}
+	// The front end's answer to the version is taken quietly.
+	_, outs = c.commMsg("v1", map[string]any{"validated": true, "frontend_version": "2.1.4"})
+	if _, bad := find(outs, "error"); bad {
+		t.Errorf("validated: %v", types(outs))
+	}
+	// Another target is closed at once.
+	_, outs = c.comm("comm_open", map[string]any{"comm_id": "x1", "target_name": "some.target", "data": map[string]any{}})
+	if cl, ok := find(outs, "comm_close"); !ok || cl.content()["comm_id"] != "x1" {
+		t.Errorf("unknown target: %v", types(outs))
+	}
+	// Bad comm messages.
+	for name, tc := range map[string]struct {
+		typ     string
+		content map[string]any
+		want    string
+	}{
+		"unknown comm_id":   {"comm_msg", map[string]any{"comm_id": "nope", "data": map[string]any{"method": "request_state"}}, "no comm nope"},
+		"no comm_id":        {"comm_msg", map[string]any{"data": map[string]any{}}, "no comm_id"},
+		"data not a object": {"comm_msg", map[string]any{"comm_id": "v1", "data": "x"}, `data "x" is not a JSON object`},
+		"close unknown":     {"comm_close", map[string]any{"comm_id": "nope", "data": map[string]any{}}, "no comm nope"},
+		"open taken":        {"comm_open", map[string]any{"comm_id": "v1", "target_name": versionTarget, "data": map[string]any{}}, "already open"},
+		"comm_id a number":  {"comm_open", map[string]any{"comm_id": 7, "target_name": versionTarget}, "content: want comm_id"},
+	} {
+		id, outs := c.comm(tc.typ, tc.content)
+		if got := commError(t, outs, id); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: error %q, want %q", name, got, tc.want)
+		}
+	}
+	if !strings.Contains(c.log.String(), "comm_msg: no comm nope") || !strings.Contains(c.log.String(), "comm_close: no comm nope") {
+		t.Errorf("comm errors not logged:\n%s", c.log.String())
+	}
+	// Closing the version comm forgets it.
+	_, outs = c.comm("comm_close", map[string]any{"comm_id": "v1", "data": map[string]any{}})
+	if _, bad := find(outs, "error"); bad {
+		t.Errorf("comm_close: %v", types(outs))
+	}
+	if got := info(map[string]any{}); len(got) != 0 {
+		t.Errorf("comms after close: %v", got)
+	}
+	if r, _ := c.request("kernel_info_request", map[string]any{}); r.Header.MsgType != "kernel_info_reply" {
+		t.Errorf("after the comm errors: %s", r.Header.MsgType)
+	}
+}
+
+// With the legacy front end's version comm open, 'controls' sends
+// ipywidgets 6 models: flat state, module jupyter-js-widgets ~2.1.4,
+// labels as values, a display message; 'backbone' changes run commands.
+func TestKernelControlsLegacy(t *testing.T) {
+	c := startKernel(t, kernelSetup{key: testKey})
+	c.comm("comm_open", map[string]any{"comm_id": "v1", "target_name": versionTarget, "data": map[string]any{}})
+	byID, w, dd, outs := c.controlsShown()
+	for _, s := range byID {
+		if s.data["_model_module"] != legacyModule || s.data["_model_module_version"] != legacyVersion ||
+			s.data["_view_module"] != legacyModule || s.data["_view_module_version"] != legacyVersion || s.data["state"] != nil ||
+			len(s.metadata) != 0 || s.data["layout"] != nil {
+			t.Errorf("legacy comm_open data %v metadata %v", s.data, s.metadata)
+		}
+	}
+	want := map[string]string{"policy": "SelectMultipleModel", "tolerance": "SelectMultipleModel", "grid": "SelectMultipleModel",
+		"n": "TextModel", "b": "TextModel", "evaluate": "ButtonModel", "tune": "ButtonModel", "cancel": "ButtonModel"}
+	for d, m := range want {
+		if w[d].state["_model_name"] != m {
+			t.Errorf("%s: %v, want %s", d, w[d].state, m)
+		}
+	}
+	if len(byID) != 11 { // 8 above, the output area, the buttons' HBox and the VBox
+		t.Errorf("%d widgets, want 11", len(byID))
+	}
+	if got := fmt.Sprint(w["policy"].state["_options_labels"], w["policy"].state["value"]); got != "[conditional local online apriori eager] [conditional eager]" {
+		t.Errorf("policy %s", got)
+	}
+	if got := fmt.Sprint(w["tolerance"].state["value"]); got != "[2^-1 2^-3 2^-5]" {
+		t.Errorf("tolerance value %s", got)
+	}
+	if got := fmt.Sprint(w["grid"].state["_options_labels"], w["grid"].state["value"]); got != "[1x4 2x2 4x1] [2x2]" {
+		t.Errorf("grid %s", got)
+	}
+	if w["n"].state["value"] != "1024" || w["b"].state["value"] != "128" {
+		t.Errorf("n %v b %v", w["n"].state["value"], w["b"].state["value"])
+	}
+	view := dd.content()["data"].(map[string]any)
+	root, _ := view[widgetViewMIME].(map[string]any)
+	rootW, ok := byID[fmt.Sprint(root["model_id"])]
+	if !ok || len(root) != 1 || rootW.state["_model_name"] != "VBoxModel" {
+		t.Fatalf("display_data %s", dd.Content)
+	}
+	if plain := fmt.Sprint(view["text/plain"]); !strings.Contains(plain, "need a Jupyter front end with widgets (Notebook, JupyterLab)") ||
+		!strings.Contains(plain, "'tolerance 2^-1,2^-3,2^-5'") || !strings.Contains(plain, "'space n=1024 b=128'") {
+		t.Errorf("text/plain %q", plain)
+	}
+	disp, ok := find(outs, "comm_msg")
+	if !ok || disp.content()["comm_id"] != root["model_id"] || fmt.Sprint(disp.content()["data"]) != "map[method:display]" {
+		t.Errorf("no display message for the root: %v", types(outs))
+	}
+	var area string
+	for id, s := range byID {
+		if s.state["_model_name"] == "HTMLModel" {
+			area = id
+		}
+	}
+
+	sess := c.k.sess
+	// A tolerance chosen: the command runs as typed.
+	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"2^-2", "2^-4"}}, "buffer_keys": []any{}})
+	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{0.25, 0.0625}) || lastLine(sess) != "tolerance 2^-2,2^-4" {
+		t.Errorf("tolerance: %v, transcript %q", got, lastLine(sess))
+	}
+	if h := areaHTML(outs, area); !strings.Contains(h, "» tolerance 2^-2,2^-4") {
+		t.Errorf("output area %q", h)
+	}
+	_, outs = c.commMsg(w["policy"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"online", "eager"}}})
+	if got := sess.State().Policies; !reflect.DeepEqual(got, []string{"online", "eager"}) || lastLine(sess) != "policy online,eager" {
+		t.Errorf("policy: %v, transcript %q", got, lastLine(sess))
+	}
+	// Nothing selected: the session's error, and the control goes back.
+	_, outs = c.commMsg(w["policy"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{}}})
+	if h := areaHTML(outs, area); !strings.Contains(h, "» policy") || !strings.Contains(h, "CommandError: column 1: policy takes a list of policies") {
+		t.Errorf("output area after an empty policy: %q", h)
+	}
+	if st := updateOf(outs, w["policy"].id); fmt.Sprint(st["value"]) != "[online eager]" {
+		t.Errorf("policy not reset: %v", st)
+	}
+	// A text: applied on submit (ipywidgets 6 syncs every key), with the
+	// value its throttle sends after the submit.
+	steps := len(sess.Transcript())
+	c.commMsg(w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "5"}})
+	sub, _ := c.commMsg(w["n"].id, map[string]any{"method": "custom", "content": map[string]any{"event": "submit"}})
+	if _, set := sess.State().Space["n"]; set {
+		t.Errorf("n applied before submit")
+	}
+	c.commMsg(w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "512"}})
+	outs = c.outputs(sub, 10*time.Second) // the submit's apply, a moment later
+	checkBusyIdle(t, outs)
+	if got := sess.State().Space["n"]; fmt.Sprint(got) != "[512]" || lastLine(sess) != "space n=512" || len(sess.Transcript()) != steps+1 {
+		t.Errorf("n after submit: %v, transcript %q", got, lastLine(sess))
+	}
+	if h := areaHTML(outs, area); !strings.Contains(h, "» space n=512") {
+		t.Errorf("output area %q", h)
+	}
+	// A typed command updates the controls.
+	_, outs = c.execute("grid 1x4,4x1", nil)
+	if st := updateOf(outs, w["grid"].id); fmt.Sprint(st) != "map[value:[1x4 4x1]]" {
+		t.Errorf("grid after a typed command: %v", st)
+	}
+	// request_state: the full state.
+	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "request_state"})
+	st := updateOf(outs, w["tolerance"].id)
+	if fmt.Sprint(st["value"]) != "[2^-2 2^-4]" || st["_model_name"] != "SelectMultipleModel" || st["description"] != "tolerance" {
+		t.Errorf("request_state: %v", st)
+	}
+	if u, _ := find(outs, "comm_msg"); !reflect.DeepEqual(u.content()["data"].(map[string]any)["buffers"], []any{}) {
+		t.Errorf("legacy update %s", u.Content)
+	}
+	// comm_info lists the widgets.
+	r, _ := c.request("comm_info_request", map[string]any{"target_name": widgetTarget})
+	if comms := r.content()["comms"].(map[string]any); len(comms) != 11 || comms[area] == nil {
+		t.Errorf("comm_info: %s", r.Content)
+	}
+	// Malformed messages: an error each; nothing changes; the kernel goes on.
+	before := sess.State()
+	for name, tc := range map[string]struct {
+		id   string
+		data map[string]any
+		want string
+	}{
+		"unknown method":   {w["tolerance"].id, map[string]any{"method": "frob"}, `unknown method "frob"`},
+		"wrong type":       {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": 5}}, "want a list of option labels"},
+		"outside options":  {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"2^-99"}}}, `"2^-99" is not an option`},
+		"text not string":  {w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []int{1}}}, "want a string"},
+		"no sync_data":     {w["n"].id, map[string]any{"method": "backbone"}, "without sync_data"},
+		"sync_data array":  {w["n"].id, map[string]any{"method": "backbone", "sync_data": []int{1}}, "data: sync_data [1]: want an object"},
+		"click on a text":  {w["n"].id, map[string]any{"method": "custom", "content": map[string]any{"event": "click"}}, "which is no button"},
+		"unknown event":    {w["evaluate"].id, map[string]any{"method": "custom", "content": map[string]any{"event": "dblclick"}}, `unknown event "dblclick"`},
+		"submit on button": {w["tune"].id, map[string]any{"method": "custom", "content": map[string]any{"event": "submit"}}, "which is no text"},
+	} {
+		id, outs := c.commMsg(tc.id, tc.data)
+		if got := commError(t, outs, id); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: error %q, want %q", name, got, tc.want)
+		}
+	}
+	if after := sess.State(); !reflect.DeepEqual(after, before) {
+		t.Errorf("a malformed message changed the state: %+v", after)
+	}
+	if r, _ := c.request("kernel_info_request", map[string]any{}); r.Header.MsgType != "kernel_info_reply" {
+		t.Errorf("after the malformed messages: %s", r.Header.MsgType)
+	}
+}
+
+// Without the version comm, 'controls' sends protocol 2: state under
+// "state", metadata version 2.1.0, models of @jupyter-widgets 2.0.0 with
+// a LayoutModel and a style model each, a widget view of version 2;
+// 'update' changes run commands; a selection's value is its indexes.
+func TestKernelControlsProtocol2(t *testing.T) {
+	c := startKernel(t, kernelSetup{key: testKey})
+	byID, w, dd, outs := c.controlsShown()
+	opened := map[string]int{} // comm id -> position
+	for i, m := range outs {
+		if m.Header.MsgType == "comm_open" {
+			opened[fmt.Sprint(m.content()["comm_id"])] = i
+		}
+	}
+	for id, s := range byID {
+		if s.metadata["version"] != "2.1.0" || !reflect.DeepEqual(s.data["buffer_paths"], []any{}) || len(s.data) != 2 {
+			t.Errorf("protocol 2 comm_open data %v metadata %v", s.data, s.metadata)
+		}
+		st := s.state
+		if st["_model_module_version"] != "2.0.0" || st["_view_module_version"] != "2.0.0" {
+			t.Errorf("versions %v", st)
+		}
+		// Every widget refers to its layout (and style) opened before it.
+		for _, key := range []string{"layout", "style"} {
+			r, has := st[key].(string)
+			if !has {
+				continue
+			}
+			sub, ok := byID[strings.TrimPrefix(r, "IPY_MODEL_")]
+			if !strings.HasPrefix(r, "IPY_MODEL_") || !ok || opened[sub.id] > opened[id] {
+				t.Errorf("%v %s: %q not opened before", st["_model_name"], key, r)
+			}
+		}
+		name := fmt.Sprint(st["_model_name"])
+		switch {
+		case name == "LayoutModel":
+			if st["_model_module"] != baseModule || st["_view_name"] != "LayoutView" {
+				t.Errorf("layout %v", st)
+			}
+		case strings.HasSuffix(name, "StyleModel"):
+			if st["_model_module"] != controlsModule || st["_view_module"] != baseModule || st["_view_name"] != "StyleView" {
+				t.Errorf("style %v", st)
+			}
+		default:
+			if st["_model_module"] != controlsModule || st["_view_module"] != controlsModule || st["layout"] == nil {
+				t.Errorf("widget %v", st)
+			}
+		}
+	}
+	styles := map[string]string{"policy": "DescriptionStyleModel", "n": "TextStyleModel", "evaluate": "ButtonStyleModel"}
+	for d, sm := range styles {
+		ref := strings.TrimPrefix(fmt.Sprint(w[d].state["style"]), "IPY_MODEL_")
+		if byID[ref].state["_model_name"] != sm {
+			t.Errorf("%s style %v, want %s", d, byID[ref].state["_model_name"], sm)
+		}
+	}
+	if got := fmt.Sprint(w["tolerance"].state["_options_labels"], w["tolerance"].state["index"]); got != "[2^0 2^-1 2^-2 2^-3 2^-4 2^-5 2^-6 2^-7 2^-8 2^-9 2^-10] [1 3 5]" {
+		t.Errorf("tolerance %s", got)
+	}
+	if w["n"].state["continuous_update"] != false {
+		t.Errorf("n %v", w["n"].state)
+	}
+	view := dd.content()["data"].(map[string]any)[widgetViewMIME].(map[string]any)
+	if byID[fmt.Sprint(view["model_id"])].state["_model_name"] != "VBoxModel" || view["version_major"] != 2.0 || view["version_minor"] != 0.0 {
+		t.Errorf("widget view %v", view)
+	}
+	for _, m := range outs {
+		if m.Header.MsgType == "comm_msg" {
+			t.Errorf("protocol 2: a comm_msg at display: %s", m.Content)
+		}
+	}
+
+	sess := c.k.sess
+	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "update", "state": map[string]any{"index": []int{0, 10}}, "buffer_paths": []any{}})
+	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{1, 1.0 / 1024}) || lastLine(sess) != "tolerance 2^0,2^-10" {
+		t.Errorf("tolerance: %v, transcript %q", got, lastLine(sess))
+	}
+	// A text is applied as it comes (on Enter or blur).
+	c.commMsg(w["b"].id, map[string]any{"method": "update", "state": map[string]any{"value": " 64, 256"}, "buffer_paths": []any{}})
+	if got := sess.State().Space["b"]; fmt.Sprint(got) != "[64 256]" || lastLine(sess) != "space b=64,256" {
+		t.Errorf("b: %v, transcript %q", got, lastLine(sess))
+	}
+	// A bad value: the session's error in the output area; the text stays.
+	_, outs = c.commMsg(w["b"].id, map[string]any{"method": "update", "state": map[string]any{"value": "sixty"}, "buffer_paths": []any{}})
+	var area string
+	for id, s := range byID {
+		if s.state["_model_name"] == "HTMLModel" {
+			area = id
+		}
+	}
+	if h := areaHTML(outs, area); !strings.Contains(h, "» space b=sixty") || !strings.Contains(h, "CommandError: column 9: b: &#34;sixty&#34; is not valid: want an integer from 1 to 65536") {
+		t.Errorf("output area %q", h)
+	}
+	if st := updateOf(outs, w["b"].id); st != nil {
+		t.Errorf("the text was reset: %v", st)
+	}
+	_, outs = c.commMsg(w["b"].id, map[string]any{"method": "update", "state": map[string]any{"value": "6#4"}, "buffer_paths": []any{}})
+	if h := areaHTML(outs, area); !strings.Contains(h, "a value holds no quote and no &#39;#&#39;") {
+		t.Errorf("output area %q", h)
+	}
+	// request_state: update with buffer_paths.
+	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "request_state"})
+	u, _ := find(outs, "comm_msg")
+	d := u.content()["data"].(map[string]any)
+	st := d["state"].(map[string]any)
+	if d["method"] != "update" || !reflect.DeepEqual(d["buffer_paths"], []any{}) || fmt.Sprint(st["index"]) != "[0 10]" || st["_model_name"] != "SelectMultipleModel" {
+		t.Errorf("request_state: %s", u.Content)
+	}
+	id, outs := c.commMsg(w["grid"].id, map[string]any{"method": "update", "state": map[string]any{"index": []int{3}}, "buffer_paths": []any{}})
+	if got := commError(t, outs, id); !strings.Contains(got, "grid: index 3 is not an option: 3 options (0 to 2)") {
+		t.Errorf("index outside: %q", got)
+	}
+}
+
+// areaOf is the comm id of the output area among the widgets shown.
+func areaOf(byID map[string]shown) string {
+	for id, s := range byID {
+		if s.state["_model_name"] == "HTMLModel" {
+			return id
+		}
+	}
+	return ""
+}
+
+var click = map[string]any{"method": "custom", "content": map[string]any{"event": "click"}}
+
+// The evaluate button runs a sweep as the typed command would (journaled,
+// in the transcript) with its live output in the output area; a click on
+// evaluate while it runs is answered at once, and so is cancel, which
+// stops the sweep as an interrupt does.
+func TestKernelControlsSweep(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	c := startKernel(t, kernelSetup{key: testKey, binary: bin, interval: 200 * time.Millisecond})
+	if r, _ := c.execute("workload synthetic steps=20 count=2 mean_us=500\nreps 1\npolicy conditional\ntolerance 2^-1", nil); r.content()["status"] != "ok" {
+		t.Fatalf("setup: %s", r.Content)
+	}
+	byID, w, _, _ := c.controlsShown()
+	area := areaOf(byID)
+	sess := c.k.sess
+
+	// A text edited but not applied yet is applied before the sweep.
+	c.k.comms.mu.Lock()
+	c.k.comms.widgets[w["steps"].id].w.value = "30"
+	c.k.comms.mu.Unlock()
+	_, outs := c.commMsg(w["evaluate"].id, click)
+	var updates int
+	for _, m := range outs {
+		if m.Header.MsgType == "comm_msg" && m.content()["comm_id"] == area {
+			updates++
+		}
+	}
+	h := areaHTML(outs, area)
+	for _, want := range []string{"» space steps=30", "» evaluate", "starting a local agent: 4 ranks under mpirun", "approxtune-sweep", "1/1 runs", "(ok)", `class="approxtune-best"`} {
+		if !strings.Contains(h, want) {
+			t.Errorf("output area lacks %q:\n%s", want, h)
+		}
+	}
+	if updates < 3 {
+		t.Errorf("%d updates of the output area, want the sweep's progress live", updates)
+	}
+	if tr := sess.Transcript(); len(tr) < 2 || tr[len(tr)-2].Line != "space steps=30" || tr[len(tr)-1].Line != "evaluate" {
+		t.Errorf("transcript ends %q", lastLine(sess))
+	}
+	sws, err := session.ReadJournal(filepath.Join(sess.Dir(), session.JournalName))
+	if err != nil || len(sws) != 1 || sws[0].Status != session.StatusOK || len(sws[0].Results) == 0 || sws[0].Spec.Mode != "evaluate" {
+		t.Fatalf("journal: %v %+v", err, sws)
+	}
+
+	// A longer sweep: evaluate again while it runs, then cancel.
+	if r, _ := c.execute("space steps=30 count=4 mean_us=4000 grid=1x4,2x2,4x1\npolicy conditional,eager\ntolerance 0", nil); r.content()["status"] != "ok" {
+		t.Fatalf("setup: %s", r.Content)
+	}
+	ev := c.send(c.shell, "comm_msg", map[string]any{"comm_id": w["evaluate"].id, "data": click})
+	var evOuts []received
+	deadline := time.After(2 * time.Minute)
+	for started := false; !started; {
+		select {
+		case m := <-c.iopubC:
+			if m.parentID() == ev {
+				evOuts = append(evOuts, m)
+				if m.Header.MsgType == "status" && m.content()["execution_state"] == "idle" {
+					t.Fatalf("the sweep ended before a result: %s", areaHTML(evOuts, area))
+				}
+				h := areaHTML([]received{m}, area)
+				started = strings.Contains(h, "runs") && !strings.Contains(h, ": 0/")
+			}
+		case <-deadline:
+			t.Fatalf("no result in the output area: %s", areaHTML(evOuts, area))
+		}
+	}
+	busy := func(name string) []received {
+		t.Helper()
+		id := c.send(c.shell, "comm_msg", map[string]any{"comm_id": w[name].id, "data": click})
+		var got []received
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case m := <-c.iopubC:
+				switch m.parentID() {
+				case ev:
+					evOuts = append(evOuts, m)
+					if m.Header.MsgType == "status" && m.content()["execution_state"] == "idle" {
+						t.Fatalf("%s: the sweep ended first", name)
+					}
+				case id:
+					got = append(got, m)
+					if m.Header.MsgType == "status" && m.content()["execution_state"] == "idle" {
+						checkBusyIdle(t, got)
+						return got
+					}
+				}
+			case <-deadline:
+				t.Fatalf("%s: not answered while the sweep runs", name)
+			}
+		}
+	}
+	if h := areaHTML(busy("tune"), area); !strings.Contains(h, "» tune: a sweep is running; wait for its end, or cancel it") {
+		t.Errorf("tune while a sweep runs: %s", h)
+	}
+	if h := areaHTML(busy("cancel"), area); !strings.Contains(h, "» cancel") {
+		t.Errorf("cancel: %s", h)
+	}
+	evOuts = append(evOuts, c.outputs(ev, 2*time.Minute)...)
+	h = areaHTML(evOuts, area)
+	for _, want := range []string{"cancelling: the sweep stops at the next run boundary", "(cancelled)", "Interrupted: sweep 2 cancelled after"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("output area lacks %q:\n%s", want, h)
+		}
+	}
+	if sw := sess.Last(); sw == nil || sw.ID != 2 || sw.Status != session.StatusCancelled {
+		t.Errorf("last sweep %+v", sw)
+	}
+	// The kernel goes on.
+	if r, _ := c.execute("status", nil); r.content()["status"] != "ok" {
+		t.Errorf("after the cancel: %s", r.Content)
+	}
+}
