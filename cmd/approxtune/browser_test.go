@@ -43,6 +43,9 @@ type browserSetup struct {
 	shots string // where scripts save screenshots; empty: nowhere
 }
 
+// setupBrowser finds Chromium, chromedriver, an MPI launcher and selenium
+// plus the Python modules named (skipping or failing as testenv.Missing
+// does), and sets up Jupyter as setupJupyter does.
 func setupBrowser(t *testing.T, modules ...string) browserSetup {
 	t.Helper()
 	testenv.Launcher(t)
@@ -147,7 +150,7 @@ func (bs browserSetup) script(t *testing.T, timeout time.Duration, name string, 
 	cmd := exec.CommandContext(ctx, browserPython, "-u", filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "browser", name))
 	cmd.Env = append(append(slices.Clip(bs.env),
 		"ATUNE_URL="+s.url, "ATUNE_TOKEN="+s.token, "ATUNE_SHOTS="+bs.shots,
-		"ATUNE_SESSION_DIR="+filepath.Join(bs.dir, "session"), "ATUNE_WORK="+bs.dir,
+		"ATUNE_SESSION_DIR="+filepath.Join(bs.dir, "session"),
 		"PYTHONPATH="+filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "browser")), env...)
 	cmd.Dir = bs.dir
 	var out bytes.Buffer
@@ -160,7 +163,7 @@ func (bs browserSetup) script(t *testing.T, timeout time.Duration, name string, 
 	if ctx.Err() != nil {
 		t.Fatalf("%s: timed out after %v\n%s", name, timeout, out.String())
 	}
-	if err != nil && !errors.Is(err, exec.ErrWaitDelay) || !strings.Contains(out.String(), "\nOK\n") {
+	if (err != nil && !errors.Is(err, exec.ErrWaitDelay)) || !strings.Contains(out.String(), "\nOK\n") {
 		t.Fatalf("%s: %v\n%s", name, err, out.String())
 	}
 	return out.String()
@@ -239,8 +242,9 @@ func (bs browserSetup) finished(t *testing.T) *session.Sweep {
 }
 
 // Widget protocol 2 (ipywidgets 8's front end, as JupyterLab 4 and Notebook
-// 7 have it): 'controls' renders its widgets in the page, and a changed
-// control reaches the kernel's session ('status' shows it).
+// 7 have it): 'controls' renders its widgets in the page, changed controls
+// reach the kernel's session ('status' shows them), and the evaluate button
+// runs a sweep of them, which the session journals.
 func TestBrowserWidgetsProtocol2(t *testing.T) {
 	bs := setupBrowser(t, "jupyter_server")
 	www := buildWidgets2Page(t)
@@ -248,6 +252,7 @@ func TestBrowserWidgetsProtocol2(t *testing.T) {
 		"--ServerApp.extra_static_paths="+www)
 	out := bs.script(t, 2*time.Minute, "widgets2.py", s)
 	t.Log(out)
+	bs.evaluated(t, out)
 }
 
 // The classic Notebook shows a running evaluate's speed-up and error
@@ -262,15 +267,22 @@ func TestBrowserLiveFigures(t *testing.T) {
 }
 
 // The classic Notebook (legacy widgets, ipywidgets 6) renders 'controls';
-// the tolerance slider and the policy selection reach the session, and the
-// evaluate button runs a sweep of them, which the session journals.
+// the tolerance and policy selections and b's text box reach the session,
+// and the evaluate button runs a sweep of them, which the session journals.
 func TestBrowserControlsClassic(t *testing.T) {
 	bs := setupBrowser(t, "notebook")
 	out := bs.classic(t, "controls", "workload summa n=512\nspace b=64,128 grid=1x4,2x2\nreps 1", "controls")
-	// The script printed what it chose: POLICIES=a,b and TOLERANCES=2^-k,...
+	bs.evaluated(t, out)
+}
+
+// evaluated checks that the one sweep journaled is an evaluate of what the
+// script (widgets.py's change_controls) printed it chose: POLICIES=p,q,
+// TOLERANCES=2^-k,... and B=128.
+func (bs browserSetup) evaluated(t *testing.T, out string) {
+	t.Helper()
 	chosen := map[string][]string{}
 	for _, l := range strings.Split(out, "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok && (k == "POLICIES" || k == "TOLERANCES") {
+		if k, v, ok := strings.Cut(l, "="); ok && (k == "POLICIES" || k == "TOLERANCES" || k == "B") {
 			chosen[k] = strings.Split(v, ",")
 			slices.Sort(chosen[k])
 		}
@@ -285,7 +297,9 @@ func TestBrowserControlsClassic(t *testing.T) {
 		tols = append(tols, format.Tolerance(float64(x)))
 	}
 	slices.Sort(tols)
-	if !slices.Equal(pols, chosen["POLICIES"]) || !slices.Equal(tols, chosen["TOLERANCES"]) {
-		t.Errorf("journaled policies %v and tolerances %v; chosen %v", pols, tols, chosen)
+	var b []int
+	json.Unmarshal(sw.Spec.Space["b"], &b)
+	if !slices.Equal(pols, chosen["POLICIES"]) || !slices.Equal(tols, chosen["TOLERANCES"]) || fmt.Sprint(b) != fmt.Sprint(chosen["B"]) {
+		t.Errorf("journaled policies %v, tolerances %v, b %s; chosen %v", pols, tols, sw.Spec.Space["b"], chosen)
 	}
 }

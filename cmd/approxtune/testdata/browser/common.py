@@ -67,7 +67,7 @@ def wait(what, fn, timeout=30, every=0.2):
     fail("waited %ds for %s%s" % (timeout, what, "" if last is None else " (last error: %s)" % str(last).splitlines()[0]))
 
 
-def browser(width=1200, height=1400):
+def browser(width=1200, height=1800):
     """Headless Chromium through the system's chromedriver."""
     o = Options()
     o.binary_location = "/usr/bin/chromium"

@@ -1,15 +1,13 @@
 """'controls' in the classic Notebook (legacy widgets, ipywidgets 6).
 
-Renders the controls, moves the tolerance slider with the keyboard and
-selects policies; a 'status' cell shows them; the evaluate button runs a
-sweep, which the session journals. Prints what it chose (POLICIES=,
-TOLERANCES=) for the Go test to compare with the journal.
+Renders the controls, selects tolerances and policies and types b's
+values; a 'status' cell shows them; the evaluate button runs a sweep, which
+the session journals.
 """
 import os
-import time
 
-from common import Classic, check, console, fail, journal, log, main, shot, wait
-from widgets import button, change_controls, check_rendered, until_status
+from common import Classic, check, console, fail, log, main, shot, wait
+from widgets import change_controls, check_rendered, click_evaluate, until_status
 
 
 def body(drv):
@@ -31,10 +29,7 @@ def body(drv):
     check(all("versions are compatible" in l for l in seen), "the widget versions were not validated: %s" % seen)
     shot(nb.cell(1), "controls-classic.png")
 
-    # jupyter-js-widgets' sliders are jQuery UI's.
-    tols, pols = change_controls(drv, ".ui-slider-handle")
-    log("POLICIES=%s" % ",".join(pols))
-    log("TOLERANCES=%s" % ",".join(tols))
+    tols, pols, b = change_controls(drv)
 
     # A 'status' cell shows them.
     st = nb.append("status")
@@ -42,19 +37,9 @@ def body(drv):
     def status():
         nb.run(st)
         return nb.text(st)
-    log(until_status(status, tols, pols))
+    log(until_status(status, tols, pols, b))
 
-    # evaluate: the button runs the sweep; the journal gets it, to its end.
-    check(not journal(), "the journal has records before evaluate was clicked")
-    button(drv, "evaluate").click()
-    wait("the evaluate button's sweep to start", lambda: any(r.get("kind") == "sweep" for r in journal()), timeout=30)
-    shot(nb.cell(1), "controls-classic-running.png")
-    end = wait("the sweep's end in the journal", lambda: [r for r in journal() if r.get("kind") == "end"], timeout=90)
-    check(end[0].get("status") == "ok", "the sweep ended %s: %s" % (end[0].get("status"), end[0].get("message")))
-    sw = [r for r in journal() if r.get("kind") == "sweep"][0]
-    log("journaled: %s, policies %s, tolerances %s" % (sw["spec"].get("mode"), sw["spec"].get("policies"), sw["spec"].get("tolerances")))
-    time.sleep(1.5)  # the output area's last redraw
-    shot(nb.cell(1), "controls-classic-done.png")
+    click_evaluate(drv, lambda name: shot(nb.cell(1), "controls-classic-%s.png" % name))
     nb.shutdown()
 
 

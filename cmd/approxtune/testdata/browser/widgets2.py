@@ -1,11 +1,12 @@
 """Widget protocol 2: 'controls' in the web/widgets2 page (ipywidgets 8's
 widget manager on jupyter_server).
 
-Renders the controls, moves the tolerance slider with the keyboard and
-selects policies, then executes 'status' from the page until it shows them.
+Renders the controls, selects tolerances and policies and types b's values,
+then executes 'status' from the page until it shows them; the evaluate
+button runs a sweep, which the session journals.
 """
 from common import URL, TOKEN, check, fail, log, main, shot, wait
-from widgets import change_controls, check_rendered, until_status
+from widgets import change_controls, check_rendered, click_evaluate, until_status
 
 SETUP = "workload summa n=512\nspace b=64,128 grid=1x4,2x2\nreps 1"
 
@@ -43,11 +44,13 @@ def body(drv):
     log("%d widget comms, protocol %s" % (len(comms), sorted(set(c["version"] for c in comms))))
     shot(drv, "controls-protocol2.png")
 
-    # ipywidgets 8's sliders are noUiSlider's.
-    tols, pols = change_controls(drv, ".noUi-handle")
+    tols, pols, b = change_controls(drv)
 
     # The session has them: 'status', executed from the page, says so.
-    log(until_status(lambda: execute(drv, "status")["text"], tols, pols))
+    log(until_status(lambda: execute(drv, "status")["text"], tols, pols, b))
+
+    # evaluate: the button runs the sweep.
+    click_evaluate(drv, lambda name: shot(drv, "controls-protocol2-%s.png" % name))
     drv.execute_async_script("var cb = arguments[arguments.length - 1]; atune.shutdown().then(cb, cb);")
 
 
