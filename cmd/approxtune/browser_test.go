@@ -40,7 +40,8 @@ const browserPython = "/usr/bin/python3"
 // binary) plus what a browser test needs.
 type browserSetup struct {
 	jupyterSetup
-	shots string // where scripts save screenshots; empty: nowhere
+	chromium, chromedriver string
+	shots                  string // where scripts save screenshots; empty: nowhere
 }
 
 // setupBrowser finds Chromium, chromedriver, an MPI launcher and selenium
@@ -49,8 +50,7 @@ type browserSetup struct {
 func setupBrowser(t *testing.T, modules ...string) browserSetup {
 	t.Helper()
 	testenv.Launcher(t)
-	testenv.Tool(t, "chromium")
-	testenv.Tool(t, "chromedriver")
+	chromium, driver := testenv.Tool(t, "chromium"), testenv.Tool(t, "chromedriver")
 	if _, err := os.Stat(browserPython); err != nil {
 		testenv.Missing(t, "%s: %v", browserPython, err)
 	}
@@ -58,7 +58,7 @@ func setupBrowser(t *testing.T, modules ...string) browserSetup {
 	if out, err := exec.Command(browserPython, "-c", imp).CombinedOutput(); err != nil {
 		testenv.Missing(t, "%s -c %q: %v\n%s", browserPython, imp, err, out)
 	}
-	bs := browserSetup{jupyterSetup: setupJupyter(t)}
+	bs := browserSetup{jupyterSetup: setupJupyter(t), chromium: chromium, chromedriver: driver}
 	if d := os.Getenv("APPROXTUNE_SCREENSHOTS"); d != "" {
 		abs, err := filepath.Abs(d)
 		if err == nil {
@@ -140,7 +140,8 @@ func (bs browserSetup) startServer(t *testing.T, module, app string, args ...str
 }
 
 // script runs testdata/browser/name with the browser Python, telling it the
-// server, where the screenshots go and the session directory, plus env; it
+// server, the browser, where the screenshots go and the session directory,
+// plus env; it
 // must print OK. Everything the script started (chromedriver, Chromium) is
 // killed when it ends.
 func (bs browserSetup) script(t *testing.T, timeout time.Duration, name string, s server, env ...string) string {
@@ -150,6 +151,7 @@ func (bs browserSetup) script(t *testing.T, timeout time.Duration, name string, 
 	cmd := exec.CommandContext(ctx, browserPython, "-u", filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "browser", name))
 	cmd.Env = append(append(slices.Clip(bs.env),
 		"ATUNE_URL="+s.url, "ATUNE_TOKEN="+s.token, "ATUNE_SHOTS="+bs.shots,
+		"ATUNE_CHROMIUM="+bs.chromium, "ATUNE_CHROMEDRIVER="+bs.chromedriver,
 		"ATUNE_SESSION_DIR="+filepath.Join(bs.dir, "session"),
 		"PYTHONPATH="+filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "browser")), env...)
 	cmd.Dir = bs.dir

@@ -1,7 +1,8 @@
 """Helpers the browser tests share (cmd/approxtune/browser_test.go).
 
 The Go test starts the Jupyter server and tells a script, in the
-environment: ATUNE_URL and ATUNE_TOKEN (the server), ATUNE_SHOTS (a
+environment: ATUNE_URL and ATUNE_TOKEN (the server), ATUNE_CHROMIUM and
+ATUNE_CHROMEDRIVER (the browser and its driver), ATUNE_SHOTS (a
 directory for screenshots, or empty), ATUNE_SESSION_DIR (the kernel's
 session directory), ATUNE_NOTEBOOK (the notebook to open, classic
 Notebook). Scripts print OK at the end when every check passed.
@@ -70,12 +71,12 @@ def wait(what, fn, timeout=30, every=0.2):
 def browser(width=1200, height=1800):
     """Headless Chromium through the system's chromedriver."""
     o = Options()
-    o.binary_location = "/usr/bin/chromium"
+    o.binary_location = os.environ.get("ATUNE_CHROMIUM", "/usr/bin/chromium")
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--hide-scrollbars", "--window-size=%d,%d" % (width, height)):
         o.add_argument(a)
     o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+    return webdriver.Chrome(service=Service(os.environ.get("ATUNE_CHROMEDRIVER", "/usr/bin/chromedriver")), options=o)
 
 
 def console(drv):
