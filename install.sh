@@ -6,9 +6,12 @@
 #
 # 1. OS packages (apt, as root or through sudo): Open MPI, OpenBLAS, LAPACKE,
 #    pkg-config, gcc. With --test-deps also what the test suite drives (MPICH
-#    for the second-MPI build check, the Jupyter clients, ScaLAPACK). With
-#    --with-jupyter, Jupyter from the OS packages; with --with-scalapack,
-#    Open MPI's ScaLAPACK. Already installed packages are left alone.
+#    for the second-MPI build check, the Jupyter clients, ScaLAPACK; for the
+#    browser tests headless Chromium, chromedriver, selenium, the classic
+#    Notebook with its widgets, jupyter-server, and Node.js with npm unless
+#    node is on PATH). With --with-jupyter, Jupyter from the OS packages;
+#    with --with-scalapack, Open MPI's ScaLAPACK. Installed packages are left
+#    alone.
 # 2. Checks Go (at least the version go.mod names).
 # 3. Builds approxtune into PREFIX/bin (default /usr/local/bin as root,
 #    ~/.local/bin otherwise) and says so if that is not on PATH, and its
@@ -32,7 +35,7 @@ while [ $# -gt 0 ]; do
     --test-deps) test_deps=1; shift ;;
     --with-jupyter) jupyter=1; shift ;;
     --with-scalapack) scalapack=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see ./install.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -44,6 +47,10 @@ say() { printf '==> %s\n' "$*"; }
 
 base_pkgs="openmpi-bin libopenmpi-dev libopenblas-dev liblapacke-dev pkg-config gcc"
 test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel gfortran scalapack-mpi-test libscalapack-openmpi-dev"
+# The browser tests (cmd/approxtune/browser_test.go); their widget page is
+# bundled with npm, which comes with any Node.js already installed.
+test_pkgs="$test_pkgs chromium chromium-driver python3-selenium jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension python3-jupyter-server"
+command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"
 jupyter_pkgs="jupyter-notebook jupyter-client jupyter-console python3-ipykernel"
 scalapack_pkgs="libscalapack-openmpi-dev"
 
