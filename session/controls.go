@@ -34,9 +34,11 @@ type Controls struct {
 	Workload string
 	// Policy chooses among all the policies (policy NAME,...).
 	Policy Choice
-	// Tolerance chooses among the powers of two 2^0..2^-10 and the
-	// tolerances the state holds besides (tolerance T,...): the sweep
-	// makes a run per selected tolerance.
+	// Tolerance is the powers of two 2^0..2^-10 and the tolerances the
+	// state holds besides, descending (the tightest last), with those the
+	// state holds selected: a sweep makes a run per selected tolerance.
+	// A front end may show it as a slider at the tightest selected, which
+	// sets one tolerance (tolerance T).
 	Tolerance Choice
 	// Grid chooses among the grids of the rank count and those of the
 	// space (grid G,...); nil when the workload has no grid parameter.

@@ -124,7 +124,7 @@ func TestControlsVerb(t *testing.T) {
 	if s.Sweeping() {
 		t.Error("Sweeping with no sweep")
 	}
-	if h, ok := HelpFor("controls"); !ok || !strings.Contains(h, "evaluate, tune and cancel") {
+	if h, ok := HelpFor("controls"); !ok || !strings.Contains(h, "evaluate, tune and cancel") || !strings.Contains(h, "tolerance (a slider over") {
 		t.Errorf("help controls: %q", h)
 	}
 }

@@ -266,7 +266,7 @@ func (k *Kernel) commMsg(m *Message) error {
 		case change == nil:
 			err = fmt.Errorf("%s without %s", d.Method, key)
 		case err != nil || !ok:
-		case w.kind == kindSelectMultiple:
+		case w.kind == kindSelectMultiple || w.kind == kindSelectionSlider:
 			line = set.choice(w).Command(in.selected)
 		case w.kind == kindText:
 			w.value = in.text

@@ -10,22 +10,26 @@ import (
 )
 
 // controlSet is the widgets one 'controls' command showed, in a VBox:
-// policy, tolerance and grid (SelectMultiple), a Text per workload
-// parameter, the buttons evaluate, tune and cancel (in an HBox), and an
-// output area (HTML) where the commands the controls run show their
-// output. It is kept in comms and used under comms.mu.
+// policy (SelectMultiple); tolerance (SelectionSlider) in an HBox with
+// the tolerances a sweep makes runs at (HTML) when there are several;
+// grid (SelectMultiple); a Text per workload parameter; the buttons
+// evaluate, tune and cancel (in an HBox); and an output area (HTML) where
+// the commands the controls run show their output. It is kept in comms
+// and used under comms.mu.
 type controlSet struct {
 	gen      generation
 	workload string
 	root     *widget
 	policy   *widget
 	tol      *widget
+	sweeps   *widget // beside tol: the tolerances, when several
 	grid     *widget // nil: the workload had no grid
 	params   []*widget
 	evaluate *widget
 	tune     *widget
 	cancel   *widget
 	area     *widget
+	settings []*widget // the named controls, policy to the last parameter
 	runs     []areaRun
 	stale    bool      // the workload changed since: its parameters are not these
 	models   []*widget // every model, in the order they are opened
@@ -52,21 +56,22 @@ func newControlSet(g generation, c *session.Controls) *controlSet {
 		return w
 	}
 	s.policy = add(kindSelectMultiple, c.Policy.Name)
-	s.tol = add(kindSelectMultiple, c.Tolerance.Name)
-	settings := []*widget{s.policy, s.tol}
+	s.tol, s.sweeps = add(kindSelectionSlider, c.Tolerance.Name), add(kindHTML, "")
+	rows := []*widget{s.policy, add(kindHBox, "", s.tol, s.sweeps)}
+	s.settings = []*widget{s.policy, s.tol}
 	if c.Grid != nil {
 		s.grid = add(kindSelectMultiple, c.Grid.Name)
-		settings = append(settings, s.grid)
+		rows, s.settings = append(rows, s.grid), append(s.settings, s.grid)
 	}
 	for _, p := range c.Params {
 		w := add(kindText, p.Name)
 		s.params = append(s.params, w)
-		settings = append(settings, w)
+		rows, s.settings = append(rows, w), append(s.settings, w)
 	}
 	s.evaluate, s.tune, s.cancel = add(kindButton, "evaluate"), add(kindButton, "tune"), add(kindButton, "cancel")
 	buttons := add(kindHBox, "", s.evaluate, s.tune, s.cancel)
 	s.area = add(kindHTML, "")
-	s.root = add(kindVBox, "", append(settings, buttons, s.area)...)
+	s.root = add(kindVBox, "", append(rows, buttons, s.area)...)
 	s.apply(c)
 	s.render()
 	return s
@@ -76,10 +81,8 @@ func newControlSet(g generation, c *session.Controls) *controlSet {
 // and the commands to type where they cannot be shown.
 func (s *controlSet) describe(c *session.Controls) string {
 	var names []string
-	for _, w := range s.root.children {
-		if w.description != "" {
-			names = append(names, w.description)
-		}
+	for _, w := range s.settings {
+		names = append(names, w.description)
 	}
 	return fmt.Sprintf("approxtune controls: %s; evaluate, tune, cancel. They need a Jupyter front end with widgets (Notebook, JupyterLab); without one, type the commands they run: %s",
 		strings.Join(names, ", "), c.Typed())
@@ -92,6 +95,13 @@ func (s *controlSet) describe(c *session.Controls) string {
 func (s *controlSet) apply(c *session.Controls) {
 	setChoice(s.policy, c.Policy)
 	setChoice(s.tol, c.Tolerance)
+	// The slider shows the tightest tolerance (the options descend); a
+	// sweep makes runs at all of them, which the note beside it lists.
+	s.sweeps.value = ""
+	if sel := s.tol.selected; len(sel) > 1 {
+		s.sweeps.value = textHTML("approxtune-controls-sweeps", "color:#555;margin-left:0.5em", "sweeps "+strings.Join(s.tol.labels(), ", "))
+		s.tol.selected = sel[len(sel)-1:]
+	}
 	if s.grid != nil {
 		s.grid.disabled = c.Grid == nil
 		if c.Grid != nil {

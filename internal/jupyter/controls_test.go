@@ -215,21 +215,30 @@ func TestKernelControlsLegacy(t *testing.T) {
 			t.Errorf("legacy comm_open data %v metadata %v", s.data, s.metadata)
 		}
 	}
-	want := map[string]string{"policy": "SelectMultipleModel", "tolerance": "SelectMultipleModel", "grid": "SelectMultipleModel",
+	want := map[string]string{"policy": "SelectMultipleModel", "tolerance": "SelectionSliderModel", "grid": "SelectMultipleModel",
 		"n": "TextModel", "b": "TextModel", "evaluate": "ButtonModel", "tune": "ButtonModel", "cancel": "ButtonModel"}
 	for d, m := range want {
 		if w[d].state["_model_name"] != m {
 			t.Errorf("%s: %v, want %s", d, w[d].state, m)
 		}
 	}
-	if len(byID) != 11 { // 8 above, the output area, the buttons' HBox and the VBox
-		t.Errorf("%d widgets, want 11", len(byID))
+	if len(byID) != 13 { // 8 above, the output area, the tolerances' note, two HBoxes and the VBox
+		t.Errorf("%d widgets, want 13", len(byID))
 	}
 	if got := fmt.Sprint(w["policy"].state["_options_labels"], w["policy"].state["value"]); got != "[conditional local online apriori eager] [conditional eager]" {
 		t.Errorf("policy %s", got)
 	}
-	if got := fmt.Sprint(w["tolerance"].state["value"]); got != "[2^-1 2^-3 2^-5]" {
-		t.Errorf("tolerance value %s", got)
+	// The tolerance slider stands at the tightest of the three; the note
+	// beside it, in an HBox, lists them.
+	tol := w["tolerance"].state
+	if tol["value"] != "2^-5" || fmt.Sprint(tol["_options_labels"]) != "[2^0 2^-1 2^-2 2^-3 2^-4 2^-5 2^-6 2^-7 2^-8 2^-9 2^-10]" ||
+		tol["orientation"] != "horizontal" || tol["readout"] != true || tol["continuous_update"] != false || tol["_view_name"] != "SelectionSliderView" ||
+		tol["index"] != nil || tol["behavior"] != nil {
+		t.Errorf("tolerance %v", tol)
+	}
+	sweeps, _ := besideOf(byID, w["tolerance"].id)
+	if st := byID[sweeps].state; st["_model_name"] != "HTMLModel" || !strings.Contains(fmt.Sprint(st["value"]), ">sweeps 2^-1, 2^-3, 2^-5</div>") {
+		t.Errorf("beside the tolerance: %v", st)
 	}
 	if got := fmt.Sprint(w["grid"].state["_options_labels"], w["grid"].state["value"]); got != "[1x4 2x2 4x1] [2x2]" {
 		t.Errorf("grid %s", got)
@@ -251,21 +260,26 @@ func TestKernelControlsLegacy(t *testing.T) {
 	if !ok || disp.content()["comm_id"] != root["model_id"] || fmt.Sprint(disp.content()["data"]) != "map[method:display]" {
 		t.Errorf("no display message for the root: %v", types(outs))
 	}
-	var area string
-	for id, s := range byID {
-		if s.state["_model_name"] == "HTMLModel" {
-			area = id
-		}
+	area := areaOf(byID)
+	if byID[area].state["_model_name"] != "HTMLModel" {
+		t.Fatalf("output area %v", byID[area].state)
 	}
 
 	sess := c.k.sess
-	// A tolerance chosen: the command runs as typed.
-	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"2^-2", "2^-4"}}, "buffer_keys": []any{}})
-	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{0.25, 0.0625}) || lastLine(sess) != "tolerance 2^-2,2^-4" {
+	// The slider moved: one tolerance, the command run as typed; the note
+	// goes, the slider keeps what the front end holds.
+	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "2^-2"}, "buffer_keys": []any{}})
+	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{0.25}) || lastLine(sess) != "tolerance 2^-2" {
 		t.Errorf("tolerance: %v, transcript %q", got, lastLine(sess))
 	}
-	if h := areaHTML(outs, area); !strings.Contains(h, "» tolerance 2^-2,2^-4") {
+	if h := areaHTML(outs, area); !strings.Contains(h, "» tolerance 2^-2") {
 		t.Errorf("output area %q", h)
+	}
+	if st := updateOf(outs, sweeps); fmt.Sprint(st) != "map[value:]" {
+		t.Errorf("note after the slider moved: %v", st)
+	}
+	if st := updateOf(outs, w["tolerance"].id); st != nil {
+		t.Errorf("the slider was sent %v", st)
 	}
 	_, outs = c.commMsg(w["policy"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"online", "eager"}}})
 	if got := sess.State().Policies; !reflect.DeepEqual(got, []string{"online", "eager"}) || lastLine(sess) != "policy online,eager" {
@@ -301,10 +315,22 @@ func TestKernelControlsLegacy(t *testing.T) {
 	if st := updateOf(outs, w["grid"].id); fmt.Sprint(st) != "map[value:[1x4 4x1]]" {
 		t.Errorf("grid after a typed command: %v", st)
 	}
+	_, outs = c.execute("tolerance 0.1,2^-4", nil)
+	if st := updateOf(outs, w["tolerance"].id); st["value"] != "2^-4" || fmt.Sprint(st["_options_labels"]) != "[2^0 2^-1 2^-2 2^-3 0.1 2^-4 2^-5 2^-6 2^-7 2^-8 2^-9 2^-10]" {
+		t.Errorf("tolerance after a typed command: %v", st)
+	}
+	if st := updateOf(outs, sweeps); !strings.Contains(fmt.Sprint(st["value"]), ">sweeps 0.1, 2^-4</div>") {
+		t.Errorf("note after a typed command: %v", st)
+	}
+	c.commMsg(w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "0.1"}})
+	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{0.1}) || lastLine(sess) != "tolerance 0.1" {
+		t.Errorf("tolerance: %v, transcript %q", got, lastLine(sess))
+	}
+	c.commMsg(w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "2^-2"}})
 	// request_state: the full state.
 	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "request_state"})
 	st := updateOf(outs, w["tolerance"].id)
-	if fmt.Sprint(st["value"]) != "[2^-2 2^-4]" || st["_model_name"] != "SelectMultipleModel" || st["description"] != "tolerance" {
+	if st["value"] != "2^-2" || st["_model_name"] != "SelectionSliderModel" || st["description"] != "tolerance" {
 		t.Errorf("request_state: %v", st)
 	}
 	if u, _ := find(outs, "comm_msg"); !reflect.DeepEqual(u.content()["data"].(map[string]any)["buffers"], []any{}) {
@@ -312,7 +338,7 @@ func TestKernelControlsLegacy(t *testing.T) {
 	}
 	// comm_info lists the widgets.
 	r, _ := c.request("comm_info_request", map[string]any{"target_name": widgetTarget})
-	if comms := r.content()["comms"].(map[string]any); len(comms) != 11 || comms[area] == nil {
+	if comms := r.content()["comms"].(map[string]any); len(comms) != 13 || comms[area] == nil {
 		t.Errorf("comm_info: %s", r.Content)
 	}
 	// Malformed messages: an error each; nothing changes; the kernel goes on.
@@ -323,8 +349,11 @@ func TestKernelControlsLegacy(t *testing.T) {
 		want string
 	}{
 		"unknown method":   {w["tolerance"].id, map[string]any{"method": "frob"}, `unknown method "frob"`},
-		"wrong type":       {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": 5}}, "want a list of option labels"},
-		"outside options":  {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"2^-99"}}}, `"2^-99" is not an option`},
+		"wrong type":       {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": 5}}, "tolerance: value 5: want an option's label"},
+		"a list":           {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{"2^-1"}}}, "want an option's label"},
+		"null":             {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": nil}}, "value null: want an option's label"},
+		"outside options":  {w["tolerance"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "2^-99"}}, `tolerance: "2^-99" is not an option: the options are 2^0, 2^-1`},
+		"not a policy":     {w["policy"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": "eager"}}, "want a list of option labels"},
 		"text not string":  {w["n"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []int{1}}}, "want a string"},
 		"no sync_data":     {w["n"].id, map[string]any{"method": "backbone"}, "without sync_data"},
 		"sync_data array":  {w["n"].id, map[string]any{"method": "backbone", "sync_data": []int{1}}, "data: sync_data [1]: want an object"},
@@ -393,15 +422,26 @@ func TestKernelControlsProtocol2(t *testing.T) {
 			}
 		}
 	}
-	styles := map[string]string{"policy": "DescriptionStyleModel", "n": "TextStyleModel", "evaluate": "ButtonStyleModel"}
+	styles := map[string]string{"policy": "DescriptionStyleModel", "tolerance": "SliderStyleModel", "n": "TextStyleModel", "evaluate": "ButtonStyleModel"}
 	for d, sm := range styles {
 		ref := strings.TrimPrefix(fmt.Sprint(w[d].state["style"]), "IPY_MODEL_")
 		if byID[ref].state["_model_name"] != sm {
 			t.Errorf("%s style %v, want %s", d, byID[ref].state["_model_name"], sm)
 		}
 	}
-	if got := fmt.Sprint(w["tolerance"].state["_options_labels"], w["tolerance"].state["index"]); got != "[2^0 2^-1 2^-2 2^-3 2^-4 2^-5 2^-6 2^-7 2^-8 2^-9 2^-10] [1 3 5]" {
-		t.Errorf("tolerance %s", got)
+	tol := w["tolerance"].state
+	if fmt.Sprint(tol["_options_labels"]) != "[2^0 2^-1 2^-2 2^-3 2^-4 2^-5 2^-6 2^-7 2^-8 2^-9 2^-10]" || tol["index"] != 5.0 ||
+		tol["orientation"] != "horizontal" || tol["readout"] != true || tol["continuous_update"] != false || tol["behavior"] != "drag-tap" ||
+		tol["_view_name"] != "SelectionSliderView" || tol["value"] != nil {
+		t.Errorf("tolerance %v", tol)
+	}
+	style := byID[strings.TrimPrefix(fmt.Sprint(tol["style"]), "IPY_MODEL_")].state
+	if h, ok := style["handle_color"]; !ok || h != nil || style["description_width"] != "" {
+		t.Errorf("tolerance style %v", style)
+	}
+	sweeps, box := besideOf(byID, w["tolerance"].id)
+	if st := byID[sweeps].state; st["_model_name"] != "HTMLModel" || !strings.Contains(fmt.Sprint(st["value"]), ">sweeps 2^-1, 2^-3, 2^-5</div>") || byID[box].state["layout"] == nil {
+		t.Errorf("beside the tolerance: %v", st)
 	}
 	if w["n"].state["continuous_update"] != false {
 		t.Errorf("n %v", w["n"].state)
@@ -417,9 +457,15 @@ func TestKernelControlsProtocol2(t *testing.T) {
 	}
 
 	sess := c.k.sess
-	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "update", "state": map[string]any{"index": []int{0, 10}}, "buffer_paths": []any{}})
-	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{1, 1.0 / 1024}) || lastLine(sess) != "tolerance 2^0,2^-10" {
+	_, outs = c.commMsg(w["tolerance"].id, map[string]any{"method": "update", "state": map[string]any{"index": 10}, "buffer_paths": []any{}})
+	if got := sess.State().Tolerances; !reflect.DeepEqual(got, []float64{1.0 / 1024}) || lastLine(sess) != "tolerance 2^-10" {
 		t.Errorf("tolerance: %v, transcript %q", got, lastLine(sess))
+	}
+	if h := areaHTML(outs, areaOf(byID)); !strings.Contains(h, "» tolerance 2^-10") {
+		t.Errorf("output area %q", h)
+	}
+	if st := updateOf(outs, sweeps); fmt.Sprint(st) != "map[value:]" {
+		t.Errorf("note after the slider moved: %v", st)
 	}
 	// A text is applied as it comes (on Enter or blur).
 	c.commMsg(w["b"].id, map[string]any{"method": "update", "state": map[string]any{"value": " 64, 256"}, "buffer_paths": []any{}})
@@ -428,12 +474,7 @@ func TestKernelControlsProtocol2(t *testing.T) {
 	}
 	// A bad value: the session's error in the output area; the text stays.
 	_, outs = c.commMsg(w["b"].id, map[string]any{"method": "update", "state": map[string]any{"value": "sixty"}, "buffer_paths": []any{}})
-	var area string
-	for id, s := range byID {
-		if s.state["_model_name"] == "HTMLModel" {
-			area = id
-		}
-	}
+	area := areaOf(byID)
 	if h := areaHTML(outs, area); !strings.Contains(h, "» space b=sixty") || !strings.Contains(h, "CommandError: column 9: b: &#34;sixty&#34; is not valid: want an integer from 1 to 65536") {
 		t.Errorf("output area %q", h)
 	}
@@ -449,23 +490,59 @@ func TestKernelControlsProtocol2(t *testing.T) {
 	u, _ := find(outs, "comm_msg")
 	d := u.content()["data"].(map[string]any)
 	st := d["state"].(map[string]any)
-	if d["method"] != "update" || !reflect.DeepEqual(d["buffer_paths"], []any{}) || fmt.Sprint(st["index"]) != "[0 10]" || st["_model_name"] != "SelectMultipleModel" {
+	if d["method"] != "update" || !reflect.DeepEqual(d["buffer_paths"], []any{}) || st["index"] != 10.0 || st["_model_name"] != "SelectionSliderModel" || st["behavior"] != "drag-tap" {
 		t.Errorf("request_state: %s", u.Content)
 	}
-	id, outs := c.commMsg(w["grid"].id, map[string]any{"method": "update", "state": map[string]any{"index": []int{3}}, "buffer_paths": []any{}})
-	if got := commError(t, outs, id); !strings.Contains(got, "grid: index 3 is not an option: 3 options (0 to 2)") {
-		t.Errorf("index outside: %q", got)
+	before := sess.State()
+	for _, tc := range []struct {
+		id    string
+		index any
+		want  string
+	}{
+		{w["grid"].id, []int{3}, "grid: index 3 is not an option: 3 options (0 to 2)"},
+		{w["tolerance"].id, 11, "tolerance: index 11 is not an option: 11 options (0 to 10)"},
+		{w["tolerance"].id, -1, "tolerance: index -1 is not an option"},
+		{w["tolerance"].id, []int{2}, "tolerance: index [2]: want an option's index"},
+		{w["tolerance"].id, nil, "tolerance: index null: want an option's index"},
+		{w["tolerance"].id, 2.5, "tolerance: index 2.5: want an option's index"},
+		{w["policy"].id, 2, "policy: index 2: want a list of option indexes"},
+	} {
+		id, outs := c.commMsg(tc.id, map[string]any{"method": "update", "state": map[string]any{"index": tc.index}, "buffer_paths": []any{}})
+		if got := commError(t, outs, id); !strings.Contains(got, tc.want) {
+			t.Errorf("index %v: %q, want %q", tc.index, got, tc.want)
+		}
+	}
+	if after := sess.State(); !reflect.DeepEqual(after, before) {
+		t.Errorf("a bad index changed the state: %+v", after)
 	}
 }
 
-// areaOf is the comm id of the output area among the widgets shown.
+// areaOf is the comm id of the output area among the widgets shown: the
+// last of the VBox's children.
 func areaOf(byID map[string]shown) string {
-	for id, s := range byID {
-		if s.state["_model_name"] == "HTMLModel" {
-			return id
+	for _, s := range byID {
+		if s.state["_model_name"] == "VBoxModel" {
+			ch, _ := s.state["children"].([]any)
+			if len(ch) > 0 {
+				return strings.TrimPrefix(fmt.Sprint(ch[len(ch)-1]), "IPY_MODEL_")
+			}
 		}
 	}
 	return ""
+}
+
+// besideOf is the model in an HBox after the widget id, and that HBox's
+// comm id; "" when it is in none.
+func besideOf(byID map[string]shown, id string) (next, box string) {
+	for boxID, s := range byID {
+		ch, _ := s.state["children"].([]any)
+		for i, c := range ch {
+			if s.state["_model_name"] == "HBoxModel" && c == "IPY_MODEL_"+id && i+1 < len(ch) {
+				return strings.TrimPrefix(fmt.Sprint(ch[i+1]), "IPY_MODEL_"), boxID
+			}
+		}
+	}
+	return "", ""
 }
 
 var click = map[string]any{"method": "custom", "content": map[string]any{"event": "click"}}

@@ -14,13 +14,15 @@ import (
 //     ~2.1.4 (Debian's packages). It opens a jupyter.widget.version comm at
 //     connect; models hold their state flat in comm_open's data; a
 //     'display' comm message shows a view; values come back as 'backbone'
-//     messages with sync_data; a selection's value is its labels.
+//     messages with sync_data; a selection's value is its labels (a
+//     multiple selection's, a list of them).
 //   - protocol 2 (2.1.0): ipywidgets 8, as JupyterLab 4 and Notebook 7 speak
 //     it. Models of @jupyter-widgets/controls and /base 2.0.0, state under
 //     "state" with "buffer_paths", metadata version 2.1.0, a LayoutModel
 //     and a style model per widget referenced as IPY_MODEL_id, views shown
 //     by display_data (widget-view+json, version_major 2), values back as
-//     'update' messages; a selection's value is its indexes.
+//     'update' messages; a selection's value is its indexes (a multiple
+//     selection's, a list of them).
 //
 // A widget is described once (widget, with modelOf for its names); the two
 // generations differ only in the small encoding functions of generation.
@@ -49,6 +51,7 @@ const (
 	kindVBox widgetKind = iota
 	kindHBox
 	kindSelectMultiple
+	kindSelectionSlider // one option, on a slider over them
 	kindText
 	kindButton
 	kindHTML
@@ -67,12 +70,13 @@ type model struct {
 
 func modelOf(k widgetKind) model {
 	controls := map[widgetKind][3]string{ // model, view, style
-		kindVBox:           {"VBoxModel", "VBoxView", ""},
-		kindHBox:           {"HBoxModel", "HBoxView", ""},
-		kindSelectMultiple: {"SelectMultipleModel", "SelectMultipleView", "DescriptionStyleModel"},
-		kindText:           {"TextModel", "TextView", "TextStyleModel"},
-		kindButton:         {"ButtonModel", "ButtonView", "ButtonStyleModel"},
-		kindHTML:           {"HTMLModel", "HTMLView", "HTMLStyleModel"},
+		kindVBox:            {"VBoxModel", "VBoxView", ""},
+		kindHBox:            {"HBoxModel", "HBoxView", ""},
+		kindSelectMultiple:  {"SelectMultipleModel", "SelectMultipleView", "DescriptionStyleModel"},
+		kindSelectionSlider: {"SelectionSliderModel", "SelectionSliderView", "SliderStyleModel"},
+		kindText:            {"TextModel", "TextView", "TextStyleModel"},
+		kindButton:          {"ButtonModel", "ButtonView", "ButtonStyleModel"},
+		kindHTML:            {"HTMLModel", "HTMLView", "HTMLStyleModel"},
 	}
 	if n, ok := controls[k]; ok {
 		return model{name: n[0], view: n[1], module: controlsModule, viewModule: controlsModule, style: n[2]}
@@ -89,8 +93,8 @@ type widget struct {
 	id          string
 	kind        widgetKind
 	description string   // the label beside it; a button's text
-	options     []string // SelectMultiple: the labels
-	selected    []int    // SelectMultiple: the selected indexes, ascending
+	options     []string // selections: the labels
+	selected    []int    // selections: the selected indexes, ascending (a slider's: one, or none)
 	value       string   // Text: its text; HTML: its HTML
 	applied     string   // Text: the session's value it was last set to
 	rows        int      // SelectMultiple: rows shown
@@ -160,6 +164,20 @@ func (g generation) state(w *widget) map[string]any {
 		} else {
 			s["index"] = append([]int{}, w.selected...)
 		}
+	case kindSelectionSlider:
+		s["_options_labels"], s["orientation"], s["readout"] = w.options, "horizontal", true
+		// Sent when the handle is let go, not while it moves.
+		s["continuous_update"] = false
+		var label any = ""  // legacy: nothing selected
+		var index any = nil // protocol 2: nothing selected
+		if l := w.labels(); len(l) > 0 {
+			label, index = l[0], w.selected[0]
+		}
+		if g.legacy {
+			s["value"] = label
+		} else {
+			s["index"], s["behavior"] = index, "drag-tap"
+		}
 	case kindText:
 		s["value"], s["placeholder"] = w.value, ""
 		if !g.legacy {
@@ -171,9 +189,12 @@ func (g generation) state(w *widget) map[string]any {
 	case kindHTML:
 		s["value"], s["placeholder"] = w.value, ""
 	case kindStyle:
-		if w.styleName == "ButtonStyleModel" {
+		switch w.styleName {
+		case "ButtonStyleModel":
 			s["button_color"], s["font_weight"] = nil, ""
-		} else {
+		case "SliderStyleModel":
+			s["description_width"], s["handle_color"] = "", nil
+		default:
 			s["description_width"] = ""
 		}
 	}
@@ -245,29 +266,31 @@ type input struct {
 
 // input reads the value a front end's state change sets on w (ok false:
 // it sets none), and records it as held by the front end: "index"
-// (protocol 2) or "value" labels (legacy) for a selection, "value" for a
-// text. Other keys are ignored. A value of the wrong type or outside the
-// options is an error.
+// (protocol 2) or "value" labels (legacy) for a selection, a list of
+// them for a multiple one; "value" for a text. Other keys are ignored. A
+// value of the wrong type or outside the options is an error.
 func (w *widget) input(change map[string]json.RawMessage) (in input, ok bool, err error) {
+	multiple := w.kind == kindSelectMultiple
+	want := map[bool][2]string{true: {"a list of option indexes", "a list of option labels"}, false: {"an option's index", "an option's label"}}[multiple]
 	switch w.kind {
-	case kindSelectMultiple:
+	case kindSelectMultiple, kindSelectionSlider:
 		if raw, has := change["index"]; has {
-			var idx []int
-			if err := json.Unmarshal(raw, &idx); err != nil {
-				return in, false, fmt.Errorf("%s: index %s: want a list of option indexes", w.description, raw)
+			idx, held, ok := decodeSelection[int](raw, multiple)
+			if !ok {
+				return in, false, fmt.Errorf("%s: index %s: want %s", w.description, raw, want[0])
 			}
 			for _, i := range idx {
 				if i < 0 || i >= len(w.options) {
 					return in, false, fmt.Errorf("%s: index %d is not an option: %d options (0 to %d)", w.description, i, len(w.options), len(w.options)-1)
 				}
 			}
-			w.front["index"] = string(mustJSON(idx))
+			w.front["index"] = string(mustJSON(held))
 			return input{selected: idx}, true, nil
 		}
 		if raw, has := change["value"]; has {
-			var labels []string
-			if err := json.Unmarshal(raw, &labels); err != nil {
-				return in, false, fmt.Errorf("%s: value %s: want a list of option labels", w.description, raw)
+			labels, held, ok := decodeSelection[string](raw, multiple)
+			if !ok {
+				return in, false, fmt.Errorf("%s: value %s: want %s", w.description, raw, want[1])
 			}
 			var idx []int
 			for _, l := range labels {
@@ -277,7 +300,7 @@ func (w *widget) input(change map[string]json.RawMessage) (in input, ok bool, er
 				}
 				idx = append(idx, i)
 			}
-			w.front["value"] = string(mustJSON(labels))
+			w.front["value"] = string(mustJSON(held))
 			return input{selected: idx}, true, nil
 		}
 	case kindText:
@@ -293,7 +316,25 @@ func (w *widget) input(change map[string]json.RawMessage) (in input, ok bool, er
 	return in, false, nil
 }
 
-// mustJSON is v's JSON; v is a list of ints or strings, or a string.
+// decodeSelection reads a selection's value: a list of T when multiple,
+// else one T (not null). It returns the values, what the front end holds
+// now, and whether raw is such a value.
+func decodeSelection[T any](raw json.RawMessage, multiple bool) ([]T, any, bool) {
+	if multiple {
+		var v []T
+		if json.Unmarshal(raw, &v) != nil {
+			return nil, nil, false
+		}
+		return v, v, true
+	}
+	var v *T
+	if json.Unmarshal(raw, &v) != nil || v == nil {
+		return nil, nil, false
+	}
+	return []T{*v}, *v, true
+}
+
+// mustJSON is v's JSON; v is an int, a string, or a list of them.
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
