@@ -49,9 +49,9 @@ base_pkgs="openmpi-bin libopenmpi-dev libopenblas-dev liblapacke-dev pkg-config 
 test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel gfortran scalapack-mpi-test libscalapack-openmpi-dev"
 # The browser tests (cmd/approxtune/browser_test.go); their widget page is
 # bundled with npm, which comes with any Node.js already installed.
-test_pkgs="$test_pkgs chromium chromium-driver python3-selenium jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension python3-jupyter-server"
+test_pkgs="$test_pkgs chromium chromium-driver python3-selenium jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension python3-jupyter-server fonts-liberation"
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"
-jupyter_pkgs="jupyter-notebook jupyter-client jupyter-console python3-ipykernel"
+jupyter_pkgs="jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension jupyter-client jupyter-console python3-ipykernel"
 scalapack_pkgs="libscalapack-openmpi-dev"
 
 if [ "$packages" = 1 ]; then

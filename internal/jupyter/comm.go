@@ -460,8 +460,15 @@ func (k *Kernel) showControls(c *session.Controls, parent *Message) error {
 		// What shows the view in the classic Notebook's widget area.
 		k.publish("comm_msg", parent, map[string]any{"comm_id": set.root.id, "data": map[string]any{"method": "display"}})
 	}
+	// The classic Notebook shows the view through the display message and
+	// this output's text/plain beneath it: there the line would only
+	// repeat what the widgets show.
+	text := set.describe(c)
+	if set.gen.legacy {
+		text = ""
+	}
 	k.publish("display_data", parent, map[string]any{
-		"data":     map[string]any{widgetViewMIME: set.gen.view(set.root.id), "text/plain": set.describe(c)},
+		"data":     map[string]any{widgetViewMIME: set.gen.view(set.root.id), "text/plain": text},
 		"metadata": map[string]any{}, "transient": map[string]any{},
 	})
 	return nil

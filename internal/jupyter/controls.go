@@ -253,6 +253,7 @@ func (s *controlSet) output(typ string, content map[string]any) bool {
 // render sets the output area's HTML from its runs.
 func (s *controlSet) render() {
 	var b strings.Builder
+	b.WriteString(areaStyle)
 	b.WriteString(`<div class="approxtune-controls-output">`)
 	for _, r := range s.runs {
 		if r.line != "" {
@@ -265,6 +266,16 @@ func (s *controlSet) render() {
 	b.WriteString("</div>")
 	s.area.value = b.String()
 }
+
+// areaStyle is the output area's style sheet: its tables spaced as a
+// notebook spaces an output's, and selected options of the controls'
+// lists shaded (the classic Notebook's widget CSS shades them with an
+// image its package ships broken, leaving them white on white).
+const areaStyle = `<style>` +
+	`.approxtune-controls-output table{border-collapse:collapse;margin:0.3em 0}` +
+	`.approxtune-controls-output th,.approxtune-controls-output td{padding:0.15em 0.7em;text-align:right}` +
+	`.widget-select-multiple select option:checked{background:#c8daf0 none;color:#000}` +
+	`</style>`
 
 // displayID is a display message's transient display_id, or "".
 func displayID(content map[string]any) string {

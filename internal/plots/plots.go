@@ -310,7 +310,27 @@ func Encode(p *plot.Plot, format string) ([]byte, error) {
 	if _, err := w.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("plots: render %s: %w", format, err)
 	}
-	return b.Bytes(), nil
+	return withFallbackFonts(b.Bytes(), format), nil
+}
+
+// fallbackFonts are the fonts a browser may draw an SVG's text in when it
+// lacks the Liberation font the figure was laid out with: the fonts each
+// Liberation font is metric-compatible with, then the generic family.
+// Without them a browser falls back to its default font, whose wider
+// letters run right-aligned legend labels into their line samples.
+var fallbackFonts = strings.NewReplacer(
+	"font-family:Liberation Serif;", "font-family:'Liberation Serif','Times New Roman',Times,serif;",
+	"font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;",
+	"font-family:Liberation Mono;", "font-family:'Liberation Mono','Courier New',Courier,monospace;",
+)
+
+// withFallbackFonts gives an SVG's fonts their fallbacks (fallbackFonts);
+// other formats are returned as they are.
+func withFallbackFonts(b []byte, format string) []byte {
+	if format != "svg" {
+		return b
+	}
+	return []byte(fallbackFonts.Replace(string(b)))
 }
 
 // EncodeRow renders ps side by side on one canvas as "png" or "svg", each
@@ -328,5 +348,5 @@ func EncodeRow(ps []*plot.Plot, format string) ([]byte, error) {
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("plots: render %s: %w", format, err)
 	}
-	return b.Bytes(), nil
+	return withFallbackFonts(b.Bytes(), format), nil
 }

@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/png"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -140,4 +141,30 @@ func pngOf(t *testing.T, p *plot.Plot) image.Image {
 		t.Errorf("png %v, want 800x450", sz)
 	}
 	return img
+}
+
+// TestSVGFallbackFonts checks that an SVG names, after the Liberation font
+// it was laid out with, the fonts of the same widths and a generic family.
+func TestSVGFallbackFonts(t *testing.T) {
+	p, err := Speedup([]PolicyPoint{{Policy: "eager", Tolerance: 0.5, Speedup: 3}, {Policy: "eager", Tolerance: 0.125, Speedup: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, enc := range map[string]func() ([]byte, error){
+		"Encode":    func() ([]byte, error) { return Encode(p, "svg") },
+		"EncodeRow": func() ([]byte, error) { return EncodeRow([]*plot.Plot{p, p}, "svg") },
+	} {
+		b, err := enc()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if strings.Contains(s, "font-family:Liberation Serif;") || !strings.Contains(s, "font-family:'Liberation Serif','Times New Roman',Times,serif;") {
+			t.Errorf("%s: the SVG's fonts have no fallbacks: %.300s", name, s[strings.Index(s, "font-family"):])
+		}
+	}
+	png, err := Encode(p, "png")
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("png: %v", err)
+	}
 }
