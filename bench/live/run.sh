@@ -24,7 +24,7 @@ evaluate'
 printf '%s\n' "$cmds" >"$out/sweep.atune"
 python3 - "$out/sweep.ipynb" "$cmds" <<'PY'
 import json, sys
-cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": sys.argv[2]}
+cell = {"cell_type": "code", "id": "sweep", "execution_count": None, "metadata": {}, "outputs": [], "source": sys.argv[2]}
 nb = {"cells": [cell], "metadata": {"kernelspec": {"name": "approxtune", "display_name": "approxtune", "language": "approxtune"}}, "nbformat": 4, "nbformat_minor": 5}
 json.dump(nb, open(sys.argv[1], "w"))
 PY

@@ -1,6 +1,7 @@
 package display
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -252,6 +253,10 @@ func (o *CellOutput) Update(p session.Progress) {
 	var figs figures
 	if draw {
 		figs.figs, figs.row, figs.err = session.LiveFigures(p.Sweep)
+		// A drawing leaves megabytes of garbage (canvases, encoders):
+		// collect it now, between two runs, rather than let the collector
+		// run beside the next timed run.
+		runtime.GC()
 	}
 
 	o.mu.Lock()
@@ -270,7 +275,7 @@ func (o *CellOutput) Update(p session.Progress) {
 	switch {
 	case fresh:
 		o.sendDisplay(d, "display_data", b)
-	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval:
+	case draw || p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval:
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
@@ -279,7 +284,11 @@ func (o *CellOutput) Update(p session.Progress) {
 		o.sendDisplay(d, "update_display_data", b)
 	default:
 		d.pending = b
-		if d.timer == nil {
+		// An update that carries figures is large (tens of kilobytes to
+		// encode and send): it waits for the next Update, which comes
+		// between two runs like this one, or Close, rather than for a
+		// timer that would send it while a run is timed.
+		if d.timer == nil && len(d.figs.figs) == 0 {
 			d.timer = time.AfterFunc(o.env.Interval-time.Since(d.sent), func() { o.flushDisplay(d) })
 		}
 	}
