@@ -275,7 +275,7 @@ func (o *CellOutput) Update(p session.Progress) {
 	switch {
 	case fresh:
 		o.sendDisplay(d, "display_data", b)
-	case draw || p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval:
+	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval:
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
