@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -172,23 +173,24 @@ func LiveFigureNames(sw *Sweep) []string {
 // NAME' does (MakeFigure with no options: the same bytes), and row, all of
 // them side by side on one canvas, named "speedup|error" (the names joined
 // by '|'). An output that shows a single image shows row. Without results
-// it returns nothing and no error.
+// it returns nothing and no error. It runs between two runs of a gated
+// agent (LiveOutput), and collects the drawing's garbage before it returns
+// so that the collector does not run beside the next timed run.
 func LiveFigures(sw *Sweep) (figs []*Figure, row *Figure, err error) {
 	if sw == nil || len(sw.Results) == 0 {
 		return nil, nil, nil
 	}
-	var ps []*plot.Plot
+	defer runtime.GC()
+	ps, figs, err := livePlots(sw)
+	if err != nil {
+		return nil, nil, err
+	}
 	var names, sums []string
-	for _, name := range LiveFigureNames(sw) {
-		p, f, err := buildFigure(sw, name, FigureOptions{})
-		if err != nil {
+	for i, f := range figs {
+		if err := f.encode(ps[i]); err != nil {
 			return nil, nil, err
 		}
-		if err := f.encode(p); err != nil {
-			return nil, nil, err
-		}
-		figs, ps = append(figs, f), append(ps, p)
-		names, sums = append(names, name), append(sums, f.Summary)
+		names, sums = append(names, f.Name), append(sums, f.Summary)
 	}
 	if len(figs) == 1 {
 		return figs, figs[0], nil
@@ -201,6 +203,35 @@ func LiveFigures(sw *Sweep) (figs []*Figure, row *Figure, err error) {
 		return nil, nil, err
 	}
 	return figs, row, nil
+}
+
+// liveRow draws LiveFigures' row in one format ("png" or "svg") only, for
+// 'plot live FILE'; like LiveFigures it collects its garbage.
+func liveRow(sw *Sweep, format string) ([]byte, error) {
+	defer runtime.GC()
+	ps, _, err := livePlots(sw)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) == 1 {
+		return plots.Encode(ps[0], format)
+	}
+	return plots.EncodeRow(ps, format)
+}
+
+// livePlots builds the plots of LiveFigureNames for sw, and their figures
+// without images.
+func livePlots(sw *Sweep) ([]*plot.Plot, []*Figure, error) {
+	var ps []*plot.Plot
+	var figs []*Figure
+	for _, name := range LiveFigureNames(sw) {
+		p, f, err := buildFigure(sw, name, FigureOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		ps, figs = append(ps, p), append(figs, f)
+	}
+	return ps, figs, nil
 }
 
 func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
@@ -441,11 +472,26 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 // writeFigure writes the figure to name (PNG or SVG by extension).
 func writeFigure(f *Figure, name string) (string, error) {
 	data := f.PNG
+	if imageFormat(name) == "svg" {
+		data = f.SVG
+	}
+	return writeImage(data, name)
+}
+
+// imageFormat is "png" or "svg" by name's extension, "" for another.
+func imageFormat(name string) string {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".svg":
-		data = f.SVG
+		return "svg"
 	case ".png":
-	default:
+		return "png"
+	}
+	return ""
+}
+
+// writeImage writes data, a PNG or SVG image, to name (by its extension).
+func writeImage(data []byte, name string) (string, error) {
+	if imageFormat(name) == "" {
 		return "", fmt.Errorf("%q: the file must end in .png or .svg", name)
 	}
 	return writeFile(name, func(w *os.File) error {
@@ -476,7 +522,7 @@ func plotLive(s *Session, c *Command, out Output) error {
 		out.Print("live figure off")
 		return nil
 	}
-	if ext := strings.ToLower(filepath.Ext(a.Value)); ext != ".png" && ext != ".svg" {
+	if imageFormat(a.Value) == "" {
 		return errAt(a.Col, "%q: the file must end in .png or .svg", a.Value)
 	}
 	path, err := filepath.Abs(a.Value)

@@ -444,7 +444,7 @@ func (p *progress) update(final bool, note string) {
 }
 
 // drawFile rewrites the 'plot live' file with the sweep's figures side by
-// side (LiveFigures' row), at most every LiveInterval, and always at the
+// side (LiveFigures' row, in the file's format only), at most every LiveInterval, and always at the
 // end. It runs where results are applied: a gated agent waits meanwhile.
 func (p *progress) drawFile(final bool) {
 	if p.file == "" || len(p.sw.Results) == 0 {
@@ -455,9 +455,9 @@ func (p *progress) drawFile(final bool) {
 		return
 	}
 	p.drawn = now
-	_, row, err := LiveFigures(p.sw)
+	img, err := liveRow(p.sw, imageFormat(p.file))
 	if err == nil {
-		_, err = writeFigure(row, p.file)
+		_, err = writeImage(img, p.file)
 	}
 	if err != nil && !p.failed {
 		p.failed = true

@@ -1,7 +1,6 @@
 package display
 
 import (
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -253,10 +252,6 @@ func (o *CellOutput) Update(p session.Progress) {
 	var figs figures
 	if draw {
 		figs.figs, figs.row, figs.err = session.LiveFigures(p.Sweep)
-		// A drawing leaves megabytes of garbage (canvases, encoders):
-		// collect it now, between two runs, rather than let the collector
-		// run beside the next timed run.
-		runtime.GC()
 	}
 
 	o.mu.Lock()

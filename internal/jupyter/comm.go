@@ -500,15 +500,11 @@ func (k *Kernel) commFast(r request) bool {
 	case ref.w == set.cancel:
 		k.comms.mu.Unlock()
 		k.status(r.msg, "busy")
-		running := k.Interrupt()
-		k.comms.mu.Lock()
-		if running {
-			set.note("» cancel", "note")
+		if k.Interrupt() {
+			k.areaNote(set, "» cancel", r.msg)
 		} else {
-			set.note("» cancel: nothing is running", "note")
+			k.areaNote(set, "» cancel: nothing is running", r.msg)
 		}
-		k.sendChanges(set.area, r.msg)
-		k.comms.mu.Unlock()
 		k.status(r.msg, "idle")
 		return true
 	case ref.w == set.evaluate || ref.w == set.tune:
@@ -519,15 +515,20 @@ func (k *Kernel) commFast(r request) bool {
 		}
 		k.comms.mu.Unlock()
 		k.status(r.msg, "busy")
-		k.comms.mu.Lock()
-		set.note(fmt.Sprintf("» %s: a sweep is running; wait for its end, or cancel it", ref.w.description), "note")
-		k.sendChanges(set.area, r.msg)
-		k.comms.mu.Unlock()
+		k.areaNote(set, fmt.Sprintf("» %s: a sweep is running; wait for its end, or cancel it", ref.w.description), r.msg)
 		k.status(r.msg, "idle")
 		return true
 	}
 	k.comms.mu.Unlock()
 	return false
+}
+
+// areaNote shows a note in set's output area, in answer to parent.
+func (k *Kernel) areaNote(set *controlSet, text string, parent *Message) {
+	k.comms.mu.Lock()
+	defer k.comms.mu.Unlock()
+	set.note(text, "note")
+	k.sendChanges(set.area, parent)
 }
 
 // endSweep clears the sweep click msgID once the shell goroutine is done
