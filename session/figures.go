@@ -35,7 +35,7 @@ type FigureOutput interface {
 
 // FigureNames lists the figures 'plot' draws.
 func FigureNames() []string {
-	return []string{"speedup", "error", "configs", "kernels", "path", "gantt"}
+	return []string{"speedup", "error", "configs", "kernels", "path", "gantt", "rank", "model", "anomalies"}
 }
 
 // FigureOptions select what a figure shows.
@@ -145,6 +145,12 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 		p, err = pathFigure(sw, o, &sum)
 	case "gantt":
 		p, err = ganttFigure(sw, asked, &sum)
+	case "rank":
+		p, err = rankFigure(sw, o, &sum)
+	case "model":
+		p, err = modelFigure(sw, o, &sum)
+	case "anomalies":
+		p, err = anomaliesFigure(sw, o, &sum)
 	default:
 		return nil, nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
 	}

@@ -51,14 +51,18 @@ type Result struct {
 	ReferenceS []float64 `json:"reference_s,omitempty"`
 	Residual   *float64  `json:"residual,omitempty"`
 	PredictedS *float64  `json:"predicted_s,omitempty"`
-	SelectiveS *float64  `json:"selective_s,omitempty"`
-	Error      *float64  `json:"error,omitempty"`
-	LocalS     *float64  `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
-	Executed   *int64    `json:"executed,omitempty"`
-	Skipped    *int64    `json:"skipped,omitempty"`
-	Settled    *int64    `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
-	Promised   *int64    `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
-	Path       *Path     `json:"path,omitempty"`
+	// PredictedSE is the standard error of PredictedS: the uncertainty
+	// of the skipped kernels' estimated means, propagated along the
+	// critical path (0 when nothing was skipped).
+	PredictedSE *float64 `json:"predicted_se_s,omitempty"`
+	SelectiveS  *float64 `json:"selective_s,omitempty"`
+	Error       *float64 `json:"error,omitempty"`
+	LocalS      *float64 `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
+	Executed    *int64   `json:"executed,omitempty"`
+	Skipped     *int64   `json:"skipped,omitempty"`
+	Settled     *int64   `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
+	Promised    *int64   `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
+	Path        *Path    `json:"path,omitempty"`
 	// LaunchS is, for a program, the time its launches took beyond their
 	// timed regions (mpirun, loading, MPI_Init, MPI_Finalize), the
 	// references' and the selective run's together: real autotuning time
@@ -162,6 +166,10 @@ type Span struct {
 	PredictedS float64 `json:"predicted_s,omitempty"` // skipped: the time charged
 	Skipped    bool    `json:"skipped"`
 	Comm       bool    `json:"comm"`
+	// Size is the kernel's work: flops for a computation routine
+	// (kernels.Signature.Flops), bytes per process for a communication;
+	// 0 when it has none (a spin).
+	Size float64 `json:"size,omitempty"`
 }
 
 // ProgressEvent says that a selective run ended whose result line waits for
