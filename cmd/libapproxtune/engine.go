@@ -275,7 +275,7 @@ func atEnd(h C.uintptr_t) {
 		return
 	}
 	res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
-		PredictedS: &p.TotalS, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &p.Executed, Skipped: &p.Skipped,
+		PredictedS: &p.TotalS, PredictedSE: &p.SE, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &p.Executed, Skipped: &p.Skipped,
 		Settled: &p.Settled, Promised: &p.Promised, Path: &p.Path}
 	kernels := sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Policy: res.Policy, Tolerance: tol,
 		Kernels: r.e.Report(r.tr)}

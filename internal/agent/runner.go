@@ -186,6 +186,7 @@ func (r *runner) reference(ctx context.Context, pc *config) (float64, float64, e
 type outcome struct {
 	wall      float64 // selective run, plus apriori's counting run
 	predicted float64
+	se        float64 // predicted's standard error
 	path      sweep.Path
 	local     float64 // rank 0's time without propagation
 	executed  int64
@@ -215,7 +216,7 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 	if err != nil {
 		return o, err
 	}
-	o.predicted, o.path = p.TotalS, p.Path
+	o.predicted, o.se, o.path = p.TotalS, p.SE, p.Path
 	o.executed, o.skipped, o.settled, o.promised = p.Executed, p.Skipped, p.Settled, p.Promised
 	o.local = rs.Own
 	return o, nil
@@ -465,7 +466,7 @@ func (cr *configRun) selective(ctx context.Context, t *tally) error {
 	}
 	p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
 		Workload: cr.w.Name(), Index: cr.i, Config: cr.c, Policy: name, Tolerance: &tol,
-		PredictedS: ptr(o.predicted), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
+		PredictedS: ptr(o.predicted), PredictedSE: ptr(o.se), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
 		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: cr.total}}
 	if cr.spec.Kernels && cr.r.root() {
 		p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: cr.i,

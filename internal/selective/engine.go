@@ -123,6 +123,8 @@ type Engine struct {
 	// entries of this run, settled collectives skipped without records.
 	dT, dC, dM   float64
 	dF           float64
+	dV           float64 // variance the skipped kernels added since the last entry (skippedFor)
+	pathVar      float64 // the path's prediction variance, set by the replay
 	plog         []event
 	settledSkips int64
 	promisedRuns int64  // collectives executed without records, on a member's promise (comm.go)
@@ -205,7 +207,8 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
 	e.dirty = false
 	e.executed, e.skipped = 0, 0
-	e.dT, e.dC, e.dM, e.dF = 0, 0, 0, 0
+	e.dT, e.dC, e.dM, e.dF, e.dV = 0, 0, 0, 0, 0
+	e.pathVar = 0
 	e.plog = e.plog[:0]
 	e.settledSkips, e.promisedRuns = 0, 0
 	e.gen++
@@ -246,8 +249,12 @@ type RunStats struct {
 	Total, Comp, Comm float64 // this process's path
 	Own               float64 // its time without propagation from others
 	Executed, Skipped int64   // its kernel calls
-	Settled           int64   // of the skipped, collectives skipped without exchanging records
-	Promised          int64   // of the executed, collectives run without records on a member's promise
+	// Var is the variance of Total's prediction: what the skipped
+	// kernels' estimated means leave uncertain (skippedFor), along the
+	// path the replay recovered. 0 in full and counting runs.
+	Var      float64
+	Settled  int64 // of the skipped, collectives skipped without exchanging records
+	Promised int64 // of the executed, collectives run without records on a member's promise
 }
 
 // End closes the run and returns this process's figures. After a Counting
@@ -262,7 +269,7 @@ func (e *Engine) End() (RunStats, error) {
 			}
 		}
 	}
-	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped,
+	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped, Var: e.pathVar,
 		Settled: e.settledSkips, Promised: e.promisedRuns}
 	if e.on && !e.skip && e.counts {
 		if err := e.criticalCounts(); err != nil {
@@ -368,6 +375,30 @@ func (e *Engine) mean(st *kstat, sent float64) float64 {
 	return sent
 }
 
+// meanVar is the variance of the mean that mean charges for a skipped
+// kernel (this process's sample, else the sample a Sharer shared): the
+// square of its standard error s/sqrt(n), widened by t_{n-1}/z at the
+// engine's confidence level, so that z·SE is the kernel's own Student t
+// half-width (quantiles.HalfWidth). A kernel is skipped as soon as its
+// interval looks narrow, after as few as two samples, and a narrow
+// interval from two samples is mostly two samples that happen to agree:
+// their s understates the spread, and the t quantile (12.7 for one degree
+// of freedom) is what keeps such an interval honest. A mean only sent
+// along by a peer (this process has no sample) carries no spread and
+// counts 0.
+func (e *Engine) meanVar(st *kstat) float64 {
+	s := st.Stat
+	if s.N == 0 {
+		s = e.tr.global[st.hash]
+	}
+	h := e.qs.HalfWidth(s)
+	if s.N < 2 || math.IsInf(h, 0) || math.IsNaN(h) {
+		return 0
+	}
+	se := h / e.qs.z
+	return se * se
+}
+
 // executedFor records an executed kernel's time dt; it ran from t0 to t1
 // (mpi.Clock, for the timeline).
 func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
@@ -391,13 +422,25 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	}
 }
 
-// skippedFor charges a skipped kernel's predicted time.
+// skippedFor charges a skipped kernel's predicted time, and the variance
+// of that prediction to the path (see meanVar).
+//
+// Every skipped call of a kernel is charged the same estimated mean, so
+// their errors are one error counted c times: c skips add c²·SE² to the
+// variance, not c·SE². The i-th skip this run adds (2i-1)·SE², which sums
+// to c²·SE² over this process's c skips. A path that takes only some of a
+// process's skips (it went through another process for a while) is charged
+// at least their c'² share, a little more when they were not the first:
+// the path's standard error leans to the conservative side. Estimates of
+// different kernels, or of one kernel on different processes, come from
+// different samples and add as independent variances.
 func (e *Engine) skippedFor(st *kstat, t float64) {
 	if e.tracing {
 		now := mpi.Clock()
 		e.span(st.key.Op, now, now, t, true)
 	}
 	st.skips++
+	e.dV += float64(2*st.skips-1) * e.meanVar(st)
 	e.add(t, st.key.Op)
 	e.skipped++
 	e.dirty = true
@@ -525,9 +568,13 @@ func (e *Engine) Report(tr *Track) []sweep.KernelStat {
 }
 
 // Prediction is a run's outcome over all processes: the predicted time (the
-// longest path), that process's breakdown, and the kernel counts summed.
+// longest path), its standard error, that process's breakdown, and the
+// kernel counts summed.
 type Prediction struct {
-	TotalS                               float64
+	TotalS float64
+	// SE is the standard error of TotalS: the square root of the
+	// longest path's variance (RunStats.Var).
+	SE                                   float64
 	Path                                 sweep.Path
 	Executed, Skipped, Settled, Promised int64
 }
@@ -537,14 +584,14 @@ type Prediction struct {
 func (e *Engine) Predict(rs RunStats) (Prediction, error) {
 	w := e.world.c
 	var p Prediction
-	all := make([]float64, 3*w.Size())
-	if err := mpi.Allgather(w, []float64{rs.Total, rs.Comp, rs.Comm}, all); err != nil {
+	all := make([]float64, 4*w.Size())
+	if err := mpi.Allgather(w, []float64{rs.Total, rs.Comp, rs.Comm, rs.Var}, all); err != nil {
 		return p, fmt.Errorf("gather paths: %w", err)
 	}
 	for q := 0; q < w.Size(); q++ {
-		if t := all[3*q]; t > p.TotalS {
-			p.TotalS = t
-			p.Path = sweep.Path{CompS: all[3*q+1], CommS: all[3*q+2], IdleS: t - all[3*q+1] - all[3*q+2]}
+		if t := all[4*q]; t > p.TotalS {
+			p.TotalS, p.SE = t, math.Sqrt(math.Max(all[4*q+3], 0))
+			p.Path = sweep.Path{CompS: all[4*q+1], CommS: all[4*q+2], IdleS: t - all[4*q+1] - all[4*q+2]}
 		}
 	}
 	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}

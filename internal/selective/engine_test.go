@@ -1,6 +1,7 @@
 package selective
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ func TestMain(m *testing.M) {
 		"promised-runs":  promisedRuns,
 		"stale-input":    staleInput,
 		"extra-policy":   extraPolicy,
+		"prediction-se":  predictionSE,
 	})
 }
 
@@ -202,3 +204,63 @@ func TestCommKernelNeedsEveryRank(t *testing.T)   { mpitest.Run(t, "comm-agreeme
 func TestEagerSpreadsAndCarriesOver(t *testing.T) { mpitest.Run(t, "eager-spread", 4) }
 func TestEagerSharesOnExecution(t *testing.T)     { mpitest.Run(t, "eager-once", 4) }
 func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4) }
+
+func TestPredictionStandardError(t *testing.T) { mpitest.Run(t, "prediction-se", 4) }
+
+// A skipped kernel's estimated mean adds its uncertainty to the path: rank
+// r skips 3(r+1) calls of a kernel whose mean has standard error se, so its
+// own path's standard error is 3(r+1)·se (one estimate's error counted on
+// every call, not sqrt(calls) of them). A collective then puts every rank
+// on rank 3's path, and its variance with it; the prediction's standard
+// error is rank 3's. At tolerance 0 nothing is skipped and it is 0.
+func predictionSE(r *mpitest.R) {
+	e := newEngine(r)
+	k := e.Kernels()
+	w := e.World()
+	key := compKey(kernels.Signature{Routine: kernels.Spin, M: 9})
+	sample := Stat{N: 50, Mean: 1e-3, M2: 49 * 4e-12} // s = 2e-6
+	se := math.Sqrt(sample.Var() / float64(sample.N))
+	tr := NewTrack(policy.Conditional{}, 0.05)
+	e.Begin(tr, Selective)
+	tr.stats[key] = &kstat{key: key, hash: key.hash(), Stat: sample}
+	calls := 3 * (r.Rank + 1)
+	for range calls {
+		k.Spin(9, 1e-3)
+	}
+	own := e.dV + e.pathVar
+	if want := float64(calls*calls) * se * se; math.Abs(own-want) > 1e-9*want {
+		r.Errorf("rank %d: variance %g after %d skips, want %g", r.Rank, own, calls, want)
+	}
+	w.Bcast(make([]float64, 4), 0)
+	rs, err := e.End()
+	if err != nil {
+		r.Fatalf("end: %v", err)
+	}
+	p, err := e.Predict(rs)
+	if err != nil {
+		r.Fatalf("predict: %v", err)
+	}
+	want := 12 * se // rank 3's 12 skips
+	if math.Abs(math.Sqrt(rs.Var)-want) > 1e-6*want || math.Abs(p.SE-want) > 1e-6*want {
+		r.Errorf("rank %d: path standard error %g, prediction's %g; want both %g (rank 3's path)", r.Rank, math.Sqrt(rs.Var), p.SE, want)
+	}
+
+	zero := NewTrack(policy.Conditional{}, 0)
+	for range 2 {
+		e.Begin(zero, Selective)
+		for range 5 {
+			k.Spin(9, 1e-5)
+		}
+		w.Bcast(make([]float64, 4), 0)
+		rs, err = e.End()
+		if err != nil {
+			r.Fatalf("end: %v", err)
+		}
+		if p, err = e.Predict(rs); err != nil {
+			r.Fatalf("predict: %v", err)
+		}
+		if rs.Skipped != 0 || rs.Var != 0 || p.SE != 0 {
+			r.Errorf("tolerance 0: %d skipped, variance %g, standard error %g; want all 0", rs.Skipped, rs.Var, p.SE)
+		}
+	}
+}

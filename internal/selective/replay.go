@@ -35,6 +35,7 @@ type event struct {
 	kind       int
 	dt, dc, dm float64
 	df         float64
+	dv         float64 // the prediction variance skipped kernels added (Engine.skippedFor)
 	comm       commID
 	size       int64   // evColl: the communicator's size
 	seq        int64   // evColl: the collective's number on comm in this run; evRecv/evPost: the receive's number from peer with tag (posting order, as MPI matches); evSend/evAck: the send's number to peer with tag
@@ -43,7 +44,7 @@ type event struct {
 }
 
 // eventLen is the number of float64 an event takes in the gathered log.
-const eventLen = 13
+const eventLen = 14
 
 // commID names a communicator across processes: an identifier agreed by its
 // members when it was created, and its lowest world rank (two communicators
@@ -56,13 +57,14 @@ func (e *Engine) logEvent(ev event) {
 	if !e.skip {
 		return
 	}
-	ev.dt, ev.dc, ev.dm, ev.df = e.dT, e.dC, e.dM, e.dF
-	e.dT, e.dC, e.dM, e.dF = 0, 0, 0, 0
+	ev.dt, ev.dc, ev.dm, ev.df, ev.dv = e.dT, e.dC, e.dM, e.dF, e.dV
+	e.dT, e.dC, e.dM, e.dF, e.dV = 0, 0, 0, 0, 0
 	e.plog = append(e.plog, ev)
 }
 
-// pathVal is a path as the records carry it.
-type pathVal struct{ total, comp, comm float64 }
+// pathVal is a path as the records carry it, and the variance of its
+// prediction (the replay's alone: records do not carry it).
+type pathVal struct{ total, comp, comm, v float64 }
 
 // replayPaths recovers every process's path at the end of a run from the
 // logs. It fails if the logs do not describe a run that completed (a
@@ -133,6 +135,7 @@ func (rp *replayer) arrive(r int) error {
 	p.total += ev.dt
 	p.comp += ev.dc
 	p.comm += ev.dm
+	p.v += ev.dv
 	rp.arrived[r] = true
 	switch ev.kind {
 	case evColl:
@@ -205,7 +208,7 @@ func encodeLog(log []event) []float64 {
 	out := make([]float64, 0, len(log)*eventLen)
 	for _, ev := range log {
 		out = append(out, float64(ev.kind), ev.dt, ev.dc, ev.dm, ev.df, float64(ev.comm.id), float64(ev.comm.low),
-			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag), ev.in, ev.out)
+			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag), ev.in, ev.out, ev.dv)
 	}
 	return out
 }
@@ -216,7 +219,7 @@ func decodeLog(buf []float64) []event {
 	for i := range log {
 		b := buf[i*eventLen : (i+1)*eventLen]
 		log[i] = event{kind: int(b[0]), dt: b[1], dc: b[2], dm: b[3], df: b[4], comm: commID{int64(b[5]), int64(b[6])},
-			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10]), in: b[11], out: b[12]}
+			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10]), in: b[11], out: b[12], dv: b[13]}
 	}
 	return log
 }
@@ -284,19 +287,19 @@ func (e *Engine) replay() error {
 	size := w.Size()
 	// Each process's log length and its collectives that exchanged no
 	// records (settled skips, promised runs); rank 0 sends back every path
-	// (total, computation, communication, simulated end) and the sum of
+	// (total, computation, communication, simulated end, variance) and the sum of
 	// those: when it is 0, the replay must give what the records carried.
 	heads := make([]int64, 2*size)
 	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips + e.promisedRuns}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
-	final := make([]float64, 4*size+1)
+	final := make([]float64, 5*size+1)
 	if w.Rank() == 0 {
 		logs := make([][]event, size)
 		logs[0] = e.plog
-		final[4*size] = float64(heads[1])
+		final[5*size] = float64(heads[1])
 		for r := 1; r < size; r++ {
-			final[4*size] += float64(heads[2*r+1])
+			final[5*size] += float64(heads[2*r+1])
 			b := make([]float64, heads[2*r])
 			if _, err := mpi.Recv(w, b, r, replayTag); err != nil {
 				return fmt.Errorf("critical-path replay: log of process %d: %w", r, err)
@@ -318,7 +321,7 @@ func (e *Engine) replay() error {
 			return err
 		}
 		for r, v := range paths {
-			final[4*r], final[4*r+1], final[4*r+2], final[4*r+3] = v.total, v.comp, v.comm, math.Max(ends[r], v.total)
+			final[5*r], final[5*r+1], final[5*r+2], final[5*r+3], final[5*r+4] = v.total, v.comp, v.comm, math.Max(ends[r], v.total), v.v
 		}
 	} else if err := mpi.Send(w, encodeLog(e.plog), 0, replayTag); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
@@ -329,10 +332,10 @@ func (e *Engine) replay() error {
 	if math.IsNaN(final[0]) {
 		return fmt.Errorf("critical-path replay failed on rank 0")
 	}
-	me := 4 * w.Rank()
-	if final[4*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {
+	me := 5 * w.Rank()
+	if final[5*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {
 		return fmt.Errorf("critical-path replay: %.9f s where the records carried %.9f s", final[me], e.total)
 	}
-	e.total, e.comp, e.comm = final[me+3], final[me+1], final[me+2]
+	e.total, e.comp, e.comm, e.pathVar = final[me+3], final[me+1], final[me+2], final[me+4]
 	return nil
 }

@@ -18,17 +18,18 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 func TestReplayCollective(t *testing.T) {
 	row := commID{id: 3, low: 0}
 	logs := [][]event{
-		{{kind: evColl, dt: 1, dc: 1, comm: row, size: 3}, {kind: evEnd, dt: 0.5, dm: 0.5}},
-		{{kind: evColl, dt: 4, dc: 3, dm: 1, comm: row, size: 3}, {kind: evEnd, dt: 0.25, dc: 0.25}},
-		{{kind: evColl, dt: 2, dc: 2, comm: row, size: 3}, {kind: evEnd}},
+		{{kind: evColl, dt: 1, dc: 1, dv: 0.1, comm: row, size: 3}, {kind: evEnd, dt: 0.5, dm: 0.5, dv: 0.05}},
+		{{kind: evColl, dt: 4, dc: 3, dm: 1, dv: 0.3, comm: row, size: 3}, {kind: evEnd, dt: 0.25, dc: 0.25}},
+		{{kind: evColl, dt: 2, dc: 2, dv: 0.2, comm: row, size: 3}, {kind: evEnd}},
 	}
 	p, err := replayPaths(logs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []pathVal{{4.5, 3, 1.5}, {4.25, 3.25, 1}, {4, 3, 1}}
+	// Every path leaves the collective with rank 1's, and its variance.
+	want := []pathVal{{4.5, 3, 1.5, 0.35}, {4.25, 3.25, 1, 0.3}, {4, 3, 1, 0.3}}
 	for r := range want {
-		if !near(p[r].total, want[r].total) || !near(p[r].comp, want[r].comp) || !near(p[r].comm, want[r].comm) {
+		if !near(p[r].total, want[r].total) || !near(p[r].comp, want[r].comp) || !near(p[r].comm, want[r].comm) || !near(p[r].v, want[r].v) {
 			t.Errorf("rank %d: %+v, want %+v", r, p[r], want[r])
 		}
 	}
@@ -70,7 +71,7 @@ func TestReplayReportsStall(t *testing.T) {
 
 // The log travels as float64s and comes back the same.
 func TestLogEncoding(t *testing.T) {
-	in := []event{{kind: evColl, dt: 1.5, dc: 1, dm: 0.5, comm: commID{7, 2}, size: 4, seq: 11}, {kind: evRecv, comm: commID{1, 0}, peer: 3, tag: 42, seq: 5}}
+	in := []event{{kind: evColl, dt: 1.5, dc: 1, dm: 0.5, dv: 0.25, comm: commID{7, 2}, size: 4, seq: 11}, {kind: evRecv, comm: commID{1, 0}, peer: 3, tag: 42, seq: 5}}
 	out := decodeLog(encodeLog(in))
 	if len(out) != len(in) {
 		t.Fatalf("%d events back, want %d", len(out), len(in))
