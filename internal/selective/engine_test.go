@@ -208,7 +208,8 @@ func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4
 func TestPredictionStandardError(t *testing.T) { mpitest.Run(t, "prediction-se", 4) }
 
 // A skipped kernel's estimated mean adds its uncertainty to the path: rank
-// r skips 3(r+1) calls of a kernel whose mean has standard error se, so its
+// r skips 3(r+1) calls of a kernel whose mean has standard error se (s/sqrt(n)
+// widened by t_{n-1}/z, Engine.meanVar), so its
 // own path's standard error is 3(r+1)·se (one estimate's error counted on
 // every call, not sqrt(calls) of them). A collective then puts every rank
 // on rank 3's path, and its variance with it; the prediction's standard
@@ -219,7 +220,10 @@ func predictionSE(r *mpitest.R) {
 	w := e.World()
 	key := compKey(kernels.Signature{Routine: kernels.Spin, M: 9})
 	sample := Stat{N: 50, Mean: 1e-3, M2: 49 * 4e-12} // s = 2e-6
-	se := math.Sqrt(sample.Var() / float64(sample.N))
+	se := e.qs.HalfWidth(sample) / e.qs.z // s/sqrt(n) widened by t_49/z
+	if plain := math.Sqrt(sample.Var() / float64(sample.N)); !(se > plain) {
+		r.Errorf("standard error %g, want it wider than s/sqrt(n) = %g (t with 49 degrees of freedom)", se, plain)
+	}
 	tr := NewTrack(policy.Conditional{}, 0.05)
 	e.Begin(tr, Selective)
 	tr.stats[key] = &kstat{key: key, hash: key.hash(), Stat: sample}
