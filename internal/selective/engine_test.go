@@ -220,7 +220,7 @@ func predictionSE(r *mpitest.R) {
 	w := e.World()
 	key := compKey(kernels.Signature{Routine: kernels.Spin, M: 9})
 	sample := Stat{N: 50, Mean: 1e-3, M2: 49 * 4e-12} // s = 2e-6
-	se := e.qs.HalfWidth(sample) / e.qs.z // s/sqrt(n) widened by t_49/z
+	se := e.qs.HalfWidth(sample) / e.qs.z             // s/sqrt(n) widened by t_49/z
 	if plain := math.Sqrt(sample.Var() / float64(sample.N)); !(se > plain) {
 		r.Errorf("standard error %g, want it wider than s/sqrt(n) = %g (t with 49 degrees of freedom)", se, plain)
 	}
