@@ -1,20 +1,475 @@
 package session
 
 import (
+	"cmp"
 	"context"
-	"errors"
-
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"gonum.org/v1/plot"
+
+	"github.com/approxtune/approxtune/analysis"
+	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/internal/plots"
+	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/sweep"
 )
 
-// cmdRank is the 'rank' verb (issue 27; being built).
-func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
-	return errors.New("rank: not built yet")
+// Settings of 'rank' besides the paper's (analysis.DefaultRankOptions).
+const (
+	// rankSeed seeds the bootstrap unless seed= says otherwise, so that a
+	// ranking of the same data reproduces.
+	rankSeed = 1
+	// rankDraws is how many times a tune sweep's ranking draws from each
+	// prediction's distribution (the paper measures 50 runs per algorithm).
+	rankDraws = 50
+	// maxRankCount bounds reps=, draws= and k=, so a typo cannot hang the
+	// session.
+	maxRankCount = 100000
+	// rankSeedKey mixes the seed into the second word of the PCG state.
+	rankSeedKey = 0x9e3779b97f4a7c15
+)
+
+// rankSettings are the options of a ranking.
+type rankSettings struct {
+	opt  analysis.RankOptions
+	seed uint64
+	// policy and tolerance choose a tune sweep's predictions; "" and nil
+	// take the sweep's first policy and its smallest tolerance.
+	policy    string
+	tolerance *float64
 }
 
-// rankFigure draws 'plot rank' (being built).
+// defaultRankSettings are the paper's options and the fixed seed.
+func defaultRankSettings() rankSettings {
+	return rankSettings{opt: analysis.DefaultRankOptions(), seed: rankSeed}
+}
+
+// rankSource is what a ranking compares: one sample of times per
+// configuration.
+type rankSource struct {
+	// from says what the times are: "reference runs", or "predictions of
+	// eager at 2^-5".
+	from      string
+	predicted bool
+	index     []int    // each sample's configuration index
+	labels    []string // each sample's configuration label
+	samples   []analysis.Sample
+	pred, se  []float64 // predicted: each configuration's prediction and its standard error
+	runs      [2]int    // reference runs: the fewest and the most of a configuration
+	left      int       // configurations of the sweep without results, left out
+}
+
+// ranked is a sweep's ranking.
+type ranked struct {
+	st  rankSettings
+	src rankSource
+	r   analysis.Ranking
+}
+
+// rankWhich fills st's policy and tolerance with a tune sweep's defaults
+// (FigureOptions.defaults: the first policy, the smallest tolerance).
+func rankWhich(sw *Sweep, st rankSettings) (string, float64) {
+	o := FigureOptions{Policy: st.policy}.defaults(sw)
+	if st.tolerance != nil {
+		return o.Policy, *st.tolerance
+	}
+	return o.Policy, o.Tolerance
+}
+
+// rankSources gathers the times of sw's configurations: an evaluate or
+// reference sweep's reference runs (two or more per configuration), or a
+// tune sweep's predictions of one policy at one tolerance, each the source
+// of rankDraws times drawn from N(predicted, standard error²).
+func rankSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error) {
+	var src rankSource
+	if sw == nil || sw.Spec == nil || len(sw.Results) == 0 {
+		return src, fmt.Errorf("no results yet: run evaluate or tune first")
+	}
+	if sw.Spec.Mode == sweep.ModeTune {
+		return predictionSources(sw, st, rng)
+	}
+	src.from = "reference runs"
+	refs := map[int][]float64{}
+	labels := map[int]string{}
+	for _, r := range sw.Results {
+		if len(r.ReferenceS) > len(refs[r.Index]) {
+			refs[r.Index], labels[r.Index] = r.ReferenceS, r.Config.Label()
+		}
+	}
+	var few []string
+	src.runs = [2]int{math.MaxInt, 0}
+	for _, i := range sortedKeys(refs) {
+		x := refs[i]
+		if len(x) < 2 {
+			few = append(few, labels[i])
+			continue
+		}
+		src.add(i, labels[i], x)
+		src.runs = [2]int{min(src.runs[0], len(x)), max(src.runs[1], len(x))}
+	}
+	if len(few) > 0 {
+		return src, fmt.Errorf("rank compares the spread of each configuration's reference runs and needs 2 or more of them; sweep %d has 1 for %s: set 'reps 3' or more and run %s again",
+			sw.ID, listSome(few, 3), sw.Spec.Mode)
+	}
+	src.left = max(0, len(sw.Configs)-len(src.index))
+	return src, nil
+}
+
+// predictionSources is rankSources for a tune sweep.
+func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error) {
+	pol, tol := rankWhich(sw, st)
+	src := rankSource{predicted: true, from: fmt.Sprintf("predictions of %s at %s", pol, format.Tolerance(tol))}
+	byIndex := map[int]sweep.Result{}
+	for _, r := range sw.Results {
+		if r.Policy == pol && r.Tolerance != nil && *r.Tolerance == tol && r.PredictedS != nil {
+			byIndex[r.Index] = r
+		}
+	}
+	if len(byIndex) == 0 {
+		return src, fmt.Errorf("sweep %d has no predictions of %s at %s: choose policy= (%s) and tolerance= (%s) from the sweep",
+			sw.ID, pol, format.Tolerance(tol), strings.Join(sw.Spec.Policies, ", "), tolerances(sw))
+	}
+	var noSE []string
+	for _, i := range sortedKeys(byIndex) {
+		r := byIndex[i]
+		if r.PredictedSE == nil {
+			noSE = append(noSE, r.Config.Label())
+			continue
+		}
+		x, err := analysis.SampleNormal(*r.PredictedS, *r.PredictedSE, rankDraws, rng)
+		if err != nil {
+			return src, fmt.Errorf("prediction of %s: %w", r.Config.Label(), err)
+		}
+		src.add(i, r.Config.Label(), x)
+		src.pred, src.se = append(src.pred, *r.PredictedS), append(src.se, *r.PredictedSE)
+	}
+	if len(noSE) > 0 {
+		return src, fmt.Errorf("rank draws times from each prediction's distribution, N(predicted, standard error²), and %d of the %d predictions of %s at %s in sweep %d carry no standard error (predicted_se_s), among them %s: run tune again with this version of approxtune, or rank an evaluate sweep's reference runs",
+			len(noSE), len(byIndex), pol, format.Tolerance(tol), sw.ID, listSome(noSE, 3))
+	}
+	src.left = max(0, len(sw.Configs)-len(src.index))
+	return src, nil
+}
+
+// add appends a configuration's times.
+func (src *rankSource) add(i int, label string, x []float64) {
+	src.index = append(src.index, i)
+	src.labels = append(src.labels, label)
+	src.samples = append(src.samples, analysis.Sample{Name: strconv.Itoa(len(src.samples)), Times: x})
+}
+
+// sortedKeys is m's keys in increasing order.
+func sortedKeys[V any](m map[int]V) []int {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// listSome joins the first n of xs, saying how many more there are.
+func listSome(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
+}
+
+// tolerances lists a sweep's tolerances as the language writes them.
+func tolerances(sw *Sweep) string {
+	var ts []string
+	for _, t := range sw.Spec.Tolerances {
+		ts = append(ts, format.Tolerance(float64(t)))
+	}
+	return strings.Join(ts, ", ")
+}
+
+// rankSweep ranks sw's configurations into performance classes.
+func rankSweep(sw *Sweep, st rankSettings) (*ranked, error) {
+	if err := st.opt.Validate(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(st.seed, st.seed^rankSeedKey))
+	src, err := rankSources(sw, st, rng)
+	if err != nil {
+		return nil, err
+	}
+	if len(src.samples) < 2 {
+		return nil, fmt.Errorf("rank compares two or more configurations; sweep %d has %s for %d", sw.ID, src.from, len(src.samples))
+	}
+	r, err := analysis.Rank(src.samples, st.opt, rng)
+	if err != nil {
+		return nil, fmt.Errorf("rank: %w", err)
+	}
+	return &ranked{st: st, src: src, r: r}, nil
+}
+
+// pos is the position in k.src of a ranking member.
+func (k *ranked) pos(m analysis.Member) int {
+	i, _ := strconv.Atoi(m.Name)
+	return i
+}
+
+// best lists the labels of the best class's members.
+func (k *ranked) best() []string {
+	var ls []string
+	for _, m := range k.r.Classes[0].Members {
+		ls = append(ls, k.src.labels[k.pos(m)])
+	}
+	return ls
+}
+
+// relation says how the best class stands to the rest.
+func (k *ranked) relation() string {
+	in, all := len(k.r.Classes[0].Members), len(k.src.samples)
+	t := strconv.FormatFloat(k.st.opt.Threshold, 'g', -1, 64)
+	switch {
+	case in == all:
+		return fmt.Sprintf("all %d equivalent within threshold %s", all, t)
+	case in == 1:
+		return fmt.Sprintf("faster than the other %d at threshold %s", all-1, t)
+	}
+	return fmt.Sprintf("equivalent within threshold %s, faster than the other %d", t, all-in)
+}
+
+// table is what 'rank' prints: the best class on top, then a row per
+// configuration (class, configuration, relative score, times) and what
+// the figures mean.
+func (k *ranked) table(sw *Sweep) string {
+	var b strings.Builder
+	src := k.src
+	fmt.Fprintf(&b, "sweep %d (%s %s): %d configurations ranked on their %s", sw.ID, sw.Spec.Mode, sw.Workload, len(src.samples), src.from)
+	switch {
+	case src.predicted:
+		fmt.Fprintf(&b, ": %d times drawn from each prediction's normal distribution N(predicted, standard error²), not measured", rankDraws)
+	case src.runs[0] == src.runs[1]:
+		fmt.Fprintf(&b, " (%d each)", src.runs[0])
+	default:
+		fmt.Fprintf(&b, " (%d to %d each)", src.runs[0], src.runs[1])
+	}
+	if src.left > 0 {
+		fmt.Fprintf(&b, "; %d without results left out", src.left)
+	}
+	fmt.Fprintf(&b, "\nbest class: %s — %s\n", strings.Join(k.best(), ", "), k.relation())
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if src.predicted {
+		fmt.Fprintln(tw, "class\tconfiguration\tscore\tpredicted s\tstd error s\t")
+	} else {
+		fmt.Fprintln(tw, "class\tconfiguration\tscore\tmean s\tmin s\t")
+	}
+	for _, c := range k.r.Classes {
+		for _, m := range c.Members {
+			i := k.pos(m)
+			mean, second := m.Mean, m.Min
+			if src.predicted {
+				mean, second = src.pred[i], src.se[i]
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", c.Rank, src.labels[i], format.Fixed(m.Score, 2), format.Seconds(mean), format.Seconds(second))
+		}
+	}
+	tw.Flush()
+	o := k.st.opt
+	fmt.Fprintf(&b, "threshold %g, %d bootstrap draws of K in [%d, %d] runs' minimum per comparison, %d sorts (seed %d); %d of the %d sorts gave these classes\n",
+		o.Threshold, o.M, o.KMin, o.KMax, o.Rep, k.st.seed, int(math.Round(k.r.Support*float64(o.Rep))), o.Rep)
+	fmt.Fprintf(&b, "score: the share of the %d sorts that ranked the configuration first\n", o.Rep)
+	if !src.predicted && src.runs[0] <= o.KMax {
+		fmt.Fprintf(&b, "note: with %d runs of a configuration and draws of up to %d, most draws hold its fastest run, so a comparison is nearly one of minima and equivalence is rare; more runs (reps 20, then evaluate) or fewer per draw (k=2..3) let it weigh the spread\n",
+			src.runs[0], o.KMax)
+	}
+	return b.String()
+}
+
+// bestClassLine names the best class of sw's configurations, ranked with
+// the default settings, for 'table best' and the end of a sweep; it is
+// empty when the data does not allow a ranking (fewer than 2 reference runs
+// per configuration, predictions without their standard error, fewer than
+// 2 configurations).
+func bestClassLine(sw *Sweep) string {
+	k, err := rankSweep(sw, defaultRankSettings())
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("best class (rank, %s): %s — %s\n", k.src.from, strings.Join(k.best(), ", "), k.relation())
+}
+
+// cmdRank is the 'rank' verb: the last sweep's configurations sorted into
+// performance classes (paper 004).
+func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
+	st := defaultRankSettings()
+	var polArg, tolArg *Arg
+	for i := range c.Args {
+		a := c.Args[i]
+		count := func(what string) (int, error) {
+			v, err := strconv.Atoi(a.Value)
+			if err != nil || v < 1 || v > maxRankCount {
+				return 0, errAt(a.ValueCol, "%q is not valid for %s=: want %s, an integer from 1 to %d", a.Value, a.Key, what, maxRankCount)
+			}
+			return v, nil
+		}
+		var err error
+		switch a.Key {
+		case "":
+			return errAt(a.Col, "rank takes options as KEY=VALUE: threshold=, reps=, draws=, k=, seed=, policy=, tolerance= (e.g. rank threshold=0.8 reps=500)")
+		case "threshold":
+			v, perr := strconv.ParseFloat(a.Value, 64)
+			if perr != nil || !(v >= 0.5 && v <= 1) {
+				return errAt(a.ValueCol, "%q is not a threshold: want a number from 0.5 to 1 (default 0.9), the share of bootstrap draws a configuration must win to be faster", a.Value)
+			}
+			st.opt.Threshold = v
+		case "reps":
+			st.opt.Rep, err = count("the number of sorts (default 100)")
+		case "draws":
+			st.opt.M, err = count("the number of bootstrap draws per comparison (default 30)")
+		case "k":
+			st.opt.KMin, st.opt.KMax, err = parseK(a)
+		case "seed":
+			v, perr := strconv.ParseUint(a.Value, 10, 64)
+			if perr != nil {
+				return errAt(a.ValueCol, "%q is not a seed: want an integer from 0 to %d (default %d)", a.Value, uint64(math.MaxUint64), rankSeed)
+			}
+			st.seed = v
+		case "policy":
+			p, perr := policy.Lookup(a.Value)
+			if perr != nil {
+				return errAt(a.ValueCol, "%v", perr)
+			}
+			st.policy, polArg = p.Name(), &c.Args[i]
+		case "tolerance":
+			ts, perr := parseTolerances(a.Value, a.ValueCol)
+			if perr != nil {
+				return perr
+			}
+			if len(ts) != 1 {
+				return errAt(a.ValueCol, "one tolerance only")
+			}
+			st.tolerance, tolArg = &ts[0], &c.Args[i]
+		default:
+			return errAt(a.Col, "rank has no option %q: want threshold=, reps=, draws=, k=, seed=, policy= or tolerance=", a.Key)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sw, err := lastSweep(s, c)
+	if err != nil {
+		return err
+	}
+	if err := rankChoice(sw, st, polArg, tolArg); err != nil {
+		return err
+	}
+	k, err := rankSweep(sw, st)
+	if err != nil {
+		return errAt(c.VerbCol, "%v", err)
+	}
+	out.Print(k.table(sw))
+	return nil
+}
+
+// parseK reads k=N or k=A..B, the bootstrap sample size's range.
+func parseK(a Arg) (int, int, error) {
+	lo, hi, ok := strings.Cut(a.Value, "..")
+	if !ok {
+		hi = lo
+	}
+	x, errx := strconv.Atoi(lo)
+	y, erry := strconv.Atoi(hi)
+	if errx != nil || erry != nil || x < 1 || y < x || y > maxRankCount {
+		return 0, 0, errAt(a.ValueCol, "%q is not valid for k=: want the runs each bootstrap draw takes, an integer or a range A..B with 1 <= A <= B <= %d (default 5..10)", a.Value, maxRankCount)
+	}
+	return x, y, nil
+}
+
+// rankChoice checks policy= and tolerance= against the sweep: they choose a
+// tune sweep's predictions.
+func rankChoice(sw *Sweep, st rankSettings, polArg, tolArg *Arg) error {
+	if polArg == nil && tolArg == nil {
+		return nil
+	}
+	a := polArg
+	if a == nil {
+		a = tolArg
+	}
+	if sw.Spec == nil || sw.Spec.Mode != sweep.ModeTune {
+		mode := "unknown"
+		if sw.Spec != nil {
+			mode = string(sw.Spec.Mode)
+		}
+		return errAt(a.Col, "policy= and tolerance= choose the predictions of a tune sweep to rank; sweep %d is %s, ranked on its reference runs", sw.ID, mode)
+	}
+	if polArg != nil && !slices.Contains(sw.Spec.Policies, st.policy) {
+		return errAt(polArg.ValueCol, "sweep %d did not run %s: its policies are %s", sw.ID, st.policy, strings.Join(sw.Spec.Policies, ", "))
+	}
+	if tolArg != nil && !slices.Contains(sw.Spec.Tolerances, sweep.Tolerance(*st.tolerance)) {
+		return errAt(tolArg.ValueCol, "sweep %d did not run tolerance %s: its tolerances are %s", sw.ID, format.Tolerance(*st.tolerance), tolerances(sw))
+	}
+	return nil
+}
+
+// rankFigure draws 'plot rank': the configurations by class, then mean
+// time, with their intervals, the classes shaded and the best one marked.
+// A tune sweep's predictions are o's policy at o's tolerance.
 func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
-	return nil, errors.New("plot rank: not built yet")
+	st := defaultRankSettings()
+	st.policy, st.tolerance = o.Policy, &o.Tolerance
+	k, err := rankSweep(sw, st)
+	if err != nil {
+		return nil, err
+	}
+	// Short labels: only the parameters that vary.
+	short := make([]string, len(k.src.labels))
+	copy(short, k.src.labels)
+	if len(sw.Configs) > 0 {
+		cs := make([]plots.Config, len(sw.Configs))
+		shortLabels(sw, cs)
+		for j, i := range k.src.index {
+			if i < len(cs) && cs[i].Label != "" {
+				short[j] = cs[i].Label
+			}
+		}
+	}
+	var rows []plots.RankRow
+	for _, c := range k.r.Classes {
+		members := slices.Clone(c.Members)
+		slices.SortStableFunc(members, func(x, y analysis.Member) int { return cmp.Compare(x.Mean, y.Mean) })
+		for _, m := range members {
+			i := k.pos(m)
+			row := plots.RankRow{Label: short[i], Class: c.Rank, Score: m.Score}
+			if k.src.predicted {
+				row.Mean, row.Min = k.src.pred[i], math.NaN()
+				row.Lo, row.Hi = row.Mean-1.96*k.src.se[i], row.Mean+1.96*k.src.se[i]
+			} else {
+				row.Mean, row.Lo, row.Hi = interval(k.src.samples[i].Times)
+				row.Min = m.Min
+			}
+			rows = append(rows, row)
+		}
+	}
+	var best []string
+	for _, r := range rows {
+		if r.Class == 1 {
+			best = append(best, r.Label)
+		}
+	}
+	fmt.Fprintf(sum, "performance classes of %d configurations on their %s: best class %s — %s\n",
+		len(rows), k.src.from, strings.Join(best, ", "), k.relation())
+	for _, r := range rows {
+		fmt.Fprintf(sum, "class %d  %s: score %.2f, mean %ss (95%% %s..%s)", r.Class, r.Label, r.Score, format.Seconds(r.Mean), format.Seconds(r.Lo), format.Seconds(r.Hi))
+		if !math.IsNaN(r.Min) {
+			fmt.Fprintf(sum, ", min %ss", format.Seconds(r.Min))
+		}
+		sum.WriteString("\n")
+	}
+	title := "Performance classes, " + k.src.from
+	xlabel := "time (s): ● mean with its 95% interval, ▲ minimum"
+	if k.src.predicted {
+		xlabel = "predicted time (s): ● prediction with its 95% interval (±1.96 standard errors)"
+	}
+	return plots.Rank(rows, title, xlabel)
 }

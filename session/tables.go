@@ -22,14 +22,15 @@ func fptr(p *float64) float64 {
 	return *p
 }
 
-// tableBest is one row per policy x tolerance: speed-up, errors, choice.
+// tableBest is one row per policy x tolerance: speed-up, errors, choice;
+// then the best performance class (bestClassLine) when the data allows.
 func tableBest(sw *Sweep) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sweep %d: %s %s, %d of %d runs (%s)\n", sw.ID, sw.Spec.Mode, sw.Workload, len(sw.Results), sw.Total(), sw.Status)
 	sums := sw.Summaries()
 	if len(sums) == 0 {
 		if sw.Spec.Mode == sweep.ModeReference {
-			return b.String() + tableConfigs(sw)
+			return b.String() + tableConfigs(sw) + bestClassLine(sw)
 		}
 		return b.String() + "no selective results yet\n"
 	}
@@ -42,6 +43,7 @@ func tableBest(sw *Sweep) string {
 		}
 		tw.Flush()
 		fmt.Fprintf(&b, "best configuration (least reference time): %s\n", sums[0].Best)
+		b.WriteString(bestClassLine(sw))
 		if l := sw.NoiseLine(); l != "" {
 			b.WriteString(l + "\n")
 		}
@@ -52,6 +54,7 @@ func tableBest(sw *Sweep) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), format.Seconds(s.SelTotal), s.Chosen, format.Seconds(s.PredChosen))
 	}
 	tw.Flush()
+	b.WriteString(bestClassLine(sw))
 	return b.String()
 }
 
