@@ -157,8 +157,12 @@ func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, 
 	return src, nil
 }
 
-// add appends a configuration's times.
+// add appends a configuration's times; a configuration without parameters
+// is named by its index, as 'table configs' numbers it.
 func (src *rankSource) add(i int, label string, x []float64) {
+	if label == "" {
+		label = fmt.Sprintf("config %d", i)
+	}
 	src.index = append(src.index, i)
 	src.labels = append(src.labels, label)
 	src.samples = append(src.samples, analysis.Sample{Name: strconv.Itoa(len(src.samples)), Times: x})

@@ -176,6 +176,11 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 // 'table best' prints): speed-up, errors, quality and the chosen configuration.
 func TableBest(sw *Sweep) string { return tableBest(sw) }
 
+// BestClass is the line 'table best' ends with that names the best
+// performance class (rank's defaults), or "" where the sweep's data cannot
+// be ranked (one reference run per configuration, no standard errors).
+func BestClass(sw *Sweep) string { return strings.TrimRight(bestClassLine(sw), "\n") }
+
 // TableConfigs renders one row per run (what 'table configs' prints).
 func TableConfigs(sw *Sweep) string { return tableConfigs(sw) }
 

@@ -141,14 +141,17 @@ func tableBundle(sw *session.Sweep, text string) Bundle {
 		if l := sw.NoiseLine(); l != "" {
 			fmt.Fprintf(&b, `<div>%s</div>`, html.EscapeString(l))
 		}
-		b.WriteString(`</div>`)
 	} else {
 		b.WriteString(`<thead><tr><th>policy</th><th>tolerance</th><th>selective s</th><th>chosen</th><th>predicted s</th></tr></thead><tbody>`)
 		for _, s := range sums {
 			b.WriteString("<tr>" + cell(s.Policy) + cell(format.Tolerance(s.Tolerance)) + cell(format.SecondsOrNone(s.SelTotal)) + cell(s.Chosen) + cell(format.SecondsOrNone(s.PredChosen)) + "</tr>")
 		}
-		b.WriteString(`</tbody></table></div>`)
+		b.WriteString(`</tbody></table>`)
 	}
+	if l := session.BestClass(sw); l != "" {
+		fmt.Fprintf(&b, `<div>%s</div>`, html.EscapeString(l))
+	}
+	b.WriteString(`</div>`)
 	bd["text/html"] = b.String()
 	return bd
 }

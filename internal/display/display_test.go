@@ -2,6 +2,7 @@ package display
 
 import (
 	"encoding/json"
+	"html"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -23,7 +24,7 @@ func handSweep(mode sweep.Mode) *session.Sweep {
 			for _, tl := range sp.Tolerances {
 				r := sweep.Result{Index: i, Policy: p, Tolerance: f(float64(tl)), PredictedS: f(1 + float64(i)), SelectiveS: f(0.5)}
 				if mode == sweep.ModeEvaluate {
-					r.ReferenceS = []float64{1.1 + float64(i)}
+					r.ReferenceS = []float64{1.1 + float64(i), 1.1 + float64(i)}
 					r.Error = f(0.1)
 				}
 				sw.Results = append(sw.Results, r)
@@ -64,6 +65,12 @@ func TestDisplayBundles(t *testing.T) {
 	tb := tableBundle(sw, text)
 	if tb["text/plain"] != text || !strings.Contains(tb["text/html"].(string), "<th>quality</th>") {
 		t.Errorf("table bundle %v", tb)
+	}
+	// The best class the text ends with is in the HTML too, where the
+	// sweep can be ranked.
+	if l := session.BestClass(sw); !strings.Contains(l, "best class (rank, reference runs): config 0") || !strings.Contains(text, l) ||
+		!strings.Contains(tb["text/html"].(string), html.EscapeString(l)) {
+		t.Errorf("best class %q: text\n%s\nhtml\n%s", l, text, tb["text/html"])
 	}
 	// Every bundle JSON-encodes with text/plain.
 	for _, bd := range []Bundle{b, tb, TextBundle("a<b")} {
