@@ -10,7 +10,8 @@ import (
 
 // Complete proposes completions for the word that ends at byte offset pos of
 // line: verbs first, then what the verb takes (workload names, parameter keys,
-// policies, table names, help topics). It returns the candidates (whole
+// policies, table names, help topics, session ids for load and resume, the
+// most recent first). It returns the candidates (whole
 // words) and the byte offset where the word being completed starts.
 func (s *Session) Complete(line string, pos int) ([]string, int) {
 	if pos > len(line) {
@@ -58,6 +59,10 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		return match([]string{"off", "0.0.0.0:7077"}, word), start
 	case "trace":
 		return match([]string{"on", "off"}, word), start
+	case "load", "resume":
+		if len(fields) == 1 {
+			return matchInOrder(recentSessions(s.Dir()), word), start
+		}
 	}
 	return nil, start
 }
@@ -89,6 +94,17 @@ func (s *Session) completeParam(workload, key, word, item string, start, itemSta
 		return match([]string{"1x4", "2x2", "4x1", "1x8", "2x4", "4x2", "8x1"}, item), itemStart
 	}
 	return nil, itemStart
+}
+
+// matchInOrder is match keeping the candidates' order.
+func matchInOrder(cands []string, prefix string) []string {
+	var out []string
+	for _, c := range cands {
+		if strings.HasPrefix(c, prefix) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func match(cands []string, prefix string) []string {

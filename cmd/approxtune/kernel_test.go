@@ -16,6 +16,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/jupyter"
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/session"
 )
 
 // jupyterSetup is the approxtune binary, its kernelspec installed under a
@@ -107,6 +108,24 @@ func (js jupyterSetup) script(t *testing.T, timeout time.Duration, name string) 
 // and shutdown through jupyter_client.
 func TestJupyterClient(t *testing.T) {
 	js := setupJupyter(t)
+	// Two finished sessions (a real journal) under the sessions directory,
+	// the second the more recent: 'load ' completes them in that order.
+	js.env = append(js.env, "XDG_DATA_HOME="+filepath.Join(js.dir, "data-home"))
+	journal, err := os.ReadFile(filepath.Join(testenv.Root(t), "session", "testdata", "traced-journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"20261122-183602-aaaaaa", "20261123-090000-bbbbbb"}
+	for i, id := range ids {
+		p := filepath.Join(js.dir, "data-home", "approxtune", "sessions", id, session.JournalName)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, journal, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(time.Duration(i-2) * time.Hour)
+		os.Chtimes(p, at, at)
+	}
+	js.env = append(js.env, "APPROXTUNE_TEST_SESSIONS="+ids[1]+","+ids[0])
 	js.script(t, 90*time.Second, "client.py")
 }
 

@@ -1,5 +1,6 @@
 """kernel_info, execute, complete, inspect, is_complete, history, comm_info
 and shutdown through jupyter_client's KernelManager and BlockingKernelClient."""
+import os
 import time
 
 from common import check, execute, fail, first, outputs, reply, start, stop, types
@@ -48,6 +49,14 @@ try:
     check(c["matches"] == ["eager"] and c["cursor_start"] == len(code) - 2 and c["cursor_end"] == len(code), "complete unicode %s" % c)
     c = kc.complete("workload synthetic st", 21, reply=True, timeout=30)["content"]
     check("steps=" in c["matches"], "complete keys %s" % c)
+    # After load and resume: the session ids, the most recent first.
+    sessions = os.environ["APPROXTUNE_TEST_SESSIONS"].split(",")
+    for code in ("load ", "resume "):
+        c = kc.complete(code, len(code), reply=True, timeout=30)["content"]
+        check(c["matches"] == sessions and (c["cursor_start"], c["cursor_end"]) == (len(code), len(code)), "complete %r %s" % (code, c))
+    code = "load " + sessions[1][:10]
+    c = kc.complete(code, len(code), reply=True, timeout=30)["content"]
+    check(c["matches"] == [sessions[1]] and c["cursor_start"] == 5, "complete %r %s" % (code, c))
 
     # inspect: help for the word under the cursor.
     c = kc.inspect("tolerance 2^-3", 4, reply=True, timeout=30)["content"]
@@ -99,6 +108,13 @@ try:
     kc.shell_channel.send(msg)
     e = first(outputs(kc, msg["header"]["msg_id"]), "error")["content"]
     check(e["ename"] == "CommError" and "no comm nope" in e["evalue"], "comm error %s" % e)
+
+    # load: another session's sweep becomes the one tables read.
+    r, outs = execute(kc, "load " + sessions[0], store_history=False)
+    text = "".join(m["content"].get("text", "") + m["content"].get("data", {}).get("text/plain", "") for m in outs)
+    check(r["content"]["status"] == "ok" and ("loaded 1 sweep of session %s" % sessions[0]) in text and "analyses: model, anomalies" in text, "load %s" % text)
+    r, outs = execute(kc, "table best", store_history=False)
+    check(first(outs, "execute_result")["content"]["data"]["text/plain"].startswith("sweep 1: evaluate synthetic, 4 of 4 runs (ok)"), "table best after load %s" % outs)
 
     # The heartbeat answers.
     check(kc.is_alive(), "heartbeat")

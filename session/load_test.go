@@ -1,0 +1,337 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// sessionsHome makes DefaultSessionsDir() a new empty directory for the
+// test, and returns it.
+func sessionsHome(t *testing.T) string {
+	t.Helper()
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("APPROXTUNE_SESSION_DIR", "")
+	return DefaultSessionsDir()
+}
+
+// writeJournal writes sws to a journal in dir as a session does: each
+// sweep, its events, its end.
+func writeJournal(t *testing.T, dir string, sws []*Sweep) {
+	t.Helper()
+	j, err := OpenJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for _, sw := range sws {
+		appends := []record{{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs}}
+		for _, r := range sw.Results {
+			appends = append(appends, record{Kind: "event", Sweep: sw.ID, Event: raw(r)})
+		}
+		for _, k := range sw.Kernels {
+			appends = append(appends, record{Kind: "event", Sweep: sw.ID, Event: raw(k)})
+		}
+		for _, tr := range sw.Traces {
+			appends = append(appends, record{Kind: "event", Sweep: sw.ID, Event: raw(tr)})
+		}
+		appends = append(appends, record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+		for _, r := range appends {
+			if err := j.append(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// The journal keeps a result's predicted_se_s and a span's size through a
+// write and ReadJournal, and through 'load', which copies the sweep into
+// the loading session's journal: read back, that journal rebuilds the same
+// sweep.
+func TestJournalKeepsNewFieldsThroughLoad(t *testing.T) {
+	home := sessionsHome(t)
+	sw := tracedSweep(t)
+	for i := range sw.Results {
+		se := 0.001 * float64(i+1)
+		sw.Results[i].PredictedSE = &se
+	}
+	sized := 0
+	for i := range sw.Traces {
+		for r := range sw.Traces[i].Ranks {
+			ev := sw.Traces[i].Ranks[r].Events
+			for e := range ev {
+				ev[e].Size = float64(1000*i + 10*r + e + 1)
+				sized++
+			}
+		}
+	}
+	src := filepath.Join(home, "20261122-183602-aaaaaa")
+	writeJournal(t, src, []*Sweep{sw})
+	sws, err := ReadJournal(filepath.Join(src, JournalName))
+	if err != nil || len(sws) != 1 {
+		t.Fatalf("read back: %d sweeps, %v", len(sws), err)
+	}
+	check := func(where string, got *Sweep) {
+		t.Helper()
+		for i, r := range got.Results {
+			if r.PredictedSE == nil || *r.PredictedSE != *sw.Results[i].PredictedSE {
+				t.Fatalf("%s: result %d predicted_se_s %v, want %v", where, i, r.PredictedSE, *sw.Results[i].PredictedSE)
+			}
+		}
+		if !reflect.DeepEqual(got.Traces, sw.Traces) || !reflect.DeepEqual(got.Results, sw.Results) || !reflect.DeepEqual(got.Kernels, sw.Kernels) {
+			t.Fatalf("%s: the sweep differs from the one written", where)
+		}
+	}
+	check("ReadJournal", sws[0])
+	if sized < 100 {
+		t.Fatalf("only %d spans sized", sized)
+	}
+	b, err := os.ReadFile(filepath.Join(src, JournalName))
+	if err != nil || !bytes.Contains(b, []byte(`"predicted_se_s":0.004`)) || !bytes.Contains(b, []byte(`"size":1`)) {
+		t.Fatalf("the journal does not hold the fields by their names (%v)", err)
+	}
+
+	s := newSession(t)
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "load "+src, out); err != nil {
+		t.Fatal(err)
+	}
+	check("loaded", s.Last())
+	s.Close()
+	again, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
+	if err != nil || len(again) != 1 {
+		t.Fatalf("the loading session's journal: %d sweeps, %v", len(again), err)
+	}
+	check("the loading session's journal", again[0])
+	if again[0].Status != StatusOK || !reflect.DeepEqual(again[0].Configs, sw.Configs) || !reflect.DeepEqual(again[0].Spec, sw.Spec) {
+		t.Errorf("the copy's status %s, configs or spec differ", again[0].Status)
+	}
+	for _, want := range []string{
+		"loaded 1 sweep of session 20261122-183602-aaaaaa (" + src + "):\n",
+		"  sweep 1 (its sweep 1): evaluate synthetic, 2 configurations, 4 of 4 runs (ok); kernel statistics: 4 runs; timelines: 4 runs\n",
+		"    analyses: model, anomalies\n",
+		"    rank: needs 2 full runs per configuration or more (this sweep has 1): evaluate with reps 2 or more, or tune\n",
+		"table, plot, save, export csv, rank, model and anomalies read sweep 1, the last\n",
+	} {
+		if !strings.Contains(out.b.String(), want) {
+			t.Errorf("load printed no %q:\n%s", want, out.b.String())
+		}
+	}
+}
+
+// After 'load ' and 'resume ', Tab proposes the ids of the sessions that
+// have a journal, the most recent first, this session left out.
+func TestCompleteSessionIDs(t *testing.T) {
+	home := sessionsHome(t)
+	journal, err := os.ReadFile(filepath.Join("testdata", "traced-journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"20261020-090000-aaaaaa", "20261124-090000-bbbbbb", "20261121-090000-cccccc"}
+	now := time.Now()
+	for i, id := range ids {
+		p := filepath.Join(home, id, JournalName)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, journal, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Written in the order of ids: the last is the most recent.
+		at := now.Add(time.Duration(i-10) * time.Minute)
+		os.Chtimes(p, at, at)
+	}
+	os.MkdirAll(filepath.Join(home, "20261125-090000-nojrnl"), 0o755) // a session that never swept
+	self := filepath.Join(home, "20261125-100000-dddddd")
+	s, err := New(Options{Dir: self})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// This session's own journal, the most recent of all.
+	if err := s.journal.append(record{Kind: "sweep", Sweep: 1, Spec: &sweep.Spec{Workload: "synthetic"}}); err != nil {
+		t.Fatal(err)
+	}
+	recent := []string{ids[2], ids[1], ids[0]}
+	for _, tc := range []struct {
+		line  string
+		want  []string
+		start int
+	}{
+		{"load ", recent, 5},
+		{"resume ", recent, 7},
+		{"load 2026112", []string{ids[2], ids[1]}, 5},
+		{"  load   20261020", []string{ids[0]}, 9},
+		{"load 2026112 sweep=", nil, 13},
+		{"load x", nil, 5},
+	} {
+		got, start := s.Complete(tc.line, len(tc.line))
+		if !reflect.DeepEqual(got, tc.want) || start != tc.start {
+			t.Errorf("complete %q: %q at %d, want %q at %d", tc.line, got, start, tc.want, tc.start)
+		}
+	}
+}
+
+// A real sweep in one session, closed; a second session loads it by id
+// and reads it as its own: tables, figures, a reload of one sweep, and its
+// journal. Then the errors: a session that is not there, this session, a
+// journal with no sweep, a journal a crash cut short.
+func TestLoadRealSession(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	home := sessionsHome(t)
+	ctx := context.Background()
+
+	a, err := New(Options{Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aOut := &textOut{}
+	for _, l := range []string{"workload synthetic steps=4 count=2 mean_us=200", "space grid=1x4,2x2", "reps 2", "policy eager",
+		"tolerance 2^-1,2^-3", "trace on", "evaluate", "trace off", "reps 1", "tune"} {
+		if err := a.Exec(ctx, l, aOut); err != nil {
+			t.Fatalf("%s: %v\n%s", l, err, aOut.b.String())
+		}
+	}
+	evaluated := *a.sweeps[0]
+	a.Close()
+	aID := filepath.Base(a.Dir())
+	if filepath.Dir(a.Dir()) != home {
+		t.Fatalf("session A in %s, not under %s", a.Dir(), home)
+	}
+
+	b, err := New(Options{Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	out := &textOut{}
+	if err := b.Exec(ctx, "load "+aID, out); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	for _, want := range []string{
+		"loaded 2 sweeps of session " + aID + " (" + a.Dir() + "):\n",
+		"  sweep 1 (its sweep 1): evaluate synthetic, 2 configurations, 4 of 4 runs (ok); kernel statistics: 4 runs; timelines: 4 runs\n    analyses: rank, model, anomalies\n",
+		"  sweep 2 (its sweep 2): tune synthetic, 2 configurations, 4 of 4 runs (ok); kernel statistics: 4 runs; timelines: none\n    analyses: rank, model\n    anomalies: no timelines: run with trace on first\n",
+		"read sweep 2, the last ('load " + aID + " sweep=N' loads only its sweep N)\n",
+	} {
+		if !strings.Contains(out.b.String(), want) {
+			t.Errorf("load printed no %q:\n%s", want, out.b.String())
+		}
+	}
+	if b.Agent() != nil {
+		t.Error("load started an agent")
+	}
+	out.b.Reset()
+	if err := b.Exec(ctx, "table best", out); err != nil || !strings.HasPrefix(out.b.String(), "sweep 2: tune synthetic, 4 of 4 runs (ok)\n") {
+		t.Errorf("table best after load: %v\n%s", err, out.b.String())
+	}
+	// The evaluate sweep alone: now the last, with its references.
+	out.b.Reset()
+	if err := b.Exec(ctx, "load "+a.Dir()+" sweep=1", out); err != nil || !strings.Contains(out.b.String(), "  sweep 3 (its sweep 1): evaluate synthetic") {
+		t.Fatalf("load sweep=1: %v\n%s", err, out.b.String())
+	}
+	if got := b.Last(); !reflect.DeepEqual(got.Results, evaluated.Results) || !reflect.DeepEqual(got.Kernels, evaluated.Kernels) || !reflect.DeepEqual(got.Traces, evaluated.Traces) {
+		t.Fatalf("the loaded sweep's data differ from the sweep that ran")
+	}
+	out.b.Reset()
+	if err := b.Exec(ctx, "table best", out); err != nil || !strings.HasPrefix(out.b.String(), "sweep 3: evaluate synthetic, 4 of 4 runs (ok)\n") || !strings.Contains(out.b.String(), "speed-up") {
+		t.Errorf("table best of the loaded evaluate: %v\n%s", err, out.b.String())
+	}
+	fig := filepath.Join(t.TempDir(), "configs.png")
+	out.b.Reset()
+	if err := b.Exec(ctx, "plot configs "+fig, out); err != nil {
+		t.Fatalf("plot configs: %v", err)
+	}
+	if f, err := os.ReadFile(fig); err != nil {
+		t.Fatal(err)
+	} else if _, err := png.Decode(bytes.NewReader(f)); err != nil {
+		t.Fatalf("plot configs wrote no PNG: %v", err)
+	}
+	// This session's journal rebuilds the three sweeps; a third session
+	// loads them from it.
+	sws, err := ReadJournal(filepath.Join(b.Dir(), JournalName))
+	if err != nil || len(sws) != 3 || len(sws[2].Traces) != 4 || len(sws[1].Results) != 4 || sws[1].Spec.Mode != sweep.ModeTune {
+		t.Fatalf("B's journal rebuilt %d sweeps (%v)", len(sws), err)
+	}
+	c, err := New(Options{Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cOut := &textOut{}
+	if err := c.Exec(ctx, "load "+filepath.Base(b.Dir()), cOut); err != nil || !strings.Contains(cOut.b.String(), "loaded 3 sweeps") ||
+		!reflect.DeepEqual(c.Last().Results, evaluated.Results) {
+		t.Fatalf("loading the session that loaded: %v\n%s", err, cOut.b.String())
+	}
+
+	// Errors. A session not there names the recent ones, the most recent first.
+	err = b.Exec(ctx, "load 20990101-000000-ffffff", out)
+	if err == nil || !strings.Contains(err.Error(), `no session "20990101-000000-ffffff" under `+home) ||
+		!strings.Contains(err.Error(), "the most recent sessions are "+filepath.Base(c.Dir())+", "+aID) {
+		t.Errorf("load of no session: %v", err)
+	}
+	for _, self := range []string{filepath.Base(b.Dir()), b.Dir()} {
+		if err := b.Exec(ctx, "load "+self, out); err == nil || !strings.Contains(err.Error(), "is this session") {
+			t.Errorf("load %s (this session): %v", self, err)
+		}
+	}
+	if err := b.Exec(ctx, "load "+filepath.Join(home, "nothing"), out); err == nil || !strings.Contains(err.Error(), "no session in "+home+"/nothing: it holds no journal (results.jsonl); the most recent") {
+		t.Errorf("load of a directory with no journal: %v", err)
+	}
+	if err := b.Exec(ctx, "load "+aID+" sweep=3", out); err == nil || !strings.Contains(err.Error(), "has no sweep 3: its sweeps are 1, 2") {
+		t.Errorf("load sweep=3: %v", err)
+	}
+	empty := filepath.Join(home, "20261125-000000-empty0")
+	os.MkdirAll(empty, 0o755)
+	os.WriteFile(filepath.Join(empty, JournalName), nil, 0o644)
+	if err := b.Exec(ctx, "load "+filepath.Base(empty), out); err == nil || !strings.Contains(err.Error(), "holds no sweep") {
+		t.Errorf("load of an empty journal: %v", err)
+	}
+	// A's journal cut after the evaluate's first result, as a crash leaves it.
+	crashed := filepath.Join(home, "20261125-000000-crash0")
+	writeCut(t, filepath.Join(a.Dir(), JournalName), filepath.Join(crashed, JournalName), `"type":"result"`)
+	n := len(b.sweeps)
+	out.b.Reset()
+	if err := b.Exec(ctx, "load 20261125-000000-crash0", out); err != nil {
+		t.Fatalf("load of a crashed session: %v", err)
+	}
+	if len(b.sweeps) != n+1 || b.Last().Status != StatusRunning || len(b.Last().Results) != 1 ||
+		!strings.Contains(out.b.String(), "evaluate synthetic, 2 configurations, 1 of 4 runs (running)") ||
+		!strings.Contains(out.b.String(), "    rank: needs results of 2 configurations or more (this sweep has 1)\n    model: no kernel statistics\n") ||
+		!strings.Contains(out.b.String(), "incomplete: 3 runs have no result (its session stopped, or is still running, before the sweep ended); it is loaded as it is, and 'resume 20261125-000000-crash0' finishes it\n") {
+		t.Errorf("load of a crashed session:\n%s", out.b.String())
+	}
+}
+
+// writeCut copies the journal src to dst up to the first line holding cut.
+func writeCut(t *testing.T, src, dst, cut string) {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var b bytes.Buffer
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		b.Write(sc.Bytes())
+		b.WriteByte('\n')
+		if strings.Contains(sc.Text(), cut) {
+			break
+		}
+	}
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	if err := os.WriteFile(dst, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
