@@ -62,7 +62,7 @@ func tableBest(sw *Sweep) string {
 func tableConfigs(sw *Sweep) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\terror\tselective s\tskipped\t")
+	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\tstd error s\terror\tselective s\tskipped\t")
 	for _, r := range sw.sortedResults() {
 		ref := stat.Mean(r.ReferenceS, nil)
 		skipped := "-"
@@ -76,8 +76,8 @@ func tableConfigs(sw *Sweep) string {
 		if r.Tolerance != nil {
 			tl = format.Tolerance(*r.Tolerance)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, r.Config.Label(), pol, tl, format.Seconds(ref),
-			format.Seconds(fptr(r.PredictedS)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, r.Config.Label(), pol, tl, format.Seconds(ref),
+			format.Seconds(fptr(r.PredictedS)), format.Seconds(fptr(r.PredictedSE)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()
 	return b.String()
@@ -131,7 +131,7 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 	keys := paramKeys(sw)
 	head := []string{"sweep", "index"}
 	head = append(head, keys...)
-	head = append(head, "policy", "tolerance", "reference_mean_s", "reference_s", "predicted_s", "selective_s", "error",
+	head = append(head, "policy", "tolerance", "reference_mean_s", "reference_s", "predicted_s", "predicted_se_s", "selective_s", "error",
 		"executed", "skipped", "comp_s", "comm_s", "idle_s", "residual")
 	cw.Write(head)
 	num := func(p *float64) string {
@@ -164,7 +164,7 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 		if r.Path != nil {
 			comp, comm, idle = num(&r.Path.CompS), num(&r.Path.CommS), num(&r.Path.IdleS)
 		}
-		row = append(row, r.Policy, num(r.Tolerance), ref, strings.Join(refs, ";"), num(r.PredictedS), num(r.SelectiveS),
+		row = append(row, r.Policy, num(r.Tolerance), ref, strings.Join(refs, ";"), num(r.PredictedS), num(r.PredictedSE), num(r.SelectiveS),
 			num(r.Error), ints(r.Executed), ints(r.Skipped), comp, comm, idle, num(r.Residual))
 		cw.Write(row)
 	}
