@@ -48,8 +48,8 @@ func verbs() []verb {
 			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3), after one untimed warm-up run.", "reps 5", cmdReps},
 		{"ranks", "ranks N", "set the local agent's MPI ranks",
 			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
-		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt)",
-			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
+		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt, anomalies)",
+			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine, size; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one; 'anomalies' finds in one the kernels slower than their size predicts. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system, with the token to pass in APPROXTUNE_TOKEN. Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"connect", "connect", "(agents dial in: see listen)",
@@ -67,8 +67,8 @@ func verbs() []verb {
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
-		{"plot", "plot speedup|error|configs|kernels|path|gantt [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
-			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
+		{"plot", "plot speedup|error|configs|kernels|path|gantt|anomalies [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
+			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one); anomalous kernels are outlined. anomalies: per routine of that run, kernel durations against their size on log axes with the fit and its 95% prediction interval, anomalies ringed (see 'help anomalies'). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
 		{"rank", "rank [threshold=T] [reps=N] [draws=M]", "sort the last sweep's configurations into performance classes",
 			"RANK-HELP", "rank", cmdRank},
 		{"save", "save FILE", "write the last sweep's results as JSON lines",
@@ -76,7 +76,7 @@ func verbs() []verb {
 		{"model", "model [ROUTINE [PARAM=SIZE ...]]", "fit performance models of the kernels against their sizes",
 			"MODEL-HELP", "model gemm m=512 n=512 k=512", cmdModel},
 		{"anomalies", "anomalies", "find kernel executions slower than their size predicts (traced runs)",
-			"ANOMALIES-HELP", "anomalies", cmdAnomalies},
+			"Finds the kernel executions of a traced run slower than their size predicts (paper 002). Per routine, log(duration) of its executed kernels is regressed on log(size), flops for computation and bytes per process for communication (a routine without sizes, like spin or barrier, is fitted as one duration), and an execution above the upper bound of the prediction interval for its size is anomalous. Prints those, most above their expected duration first (rank, routine, start in the run, duration, expected duration, the upper bound, how many times the expected; the first 20, then a count), and each routine's fit (duration = c · size^e, the spread of its residuals as a factor, its anomalies). config=, policy= and tolerance= choose the run as for 'plot gantt' (default the last traced one; it needs 'trace on' before evaluate or tune); level= sets the interval's level (default 0.95, as in the paper; 0.99 or 99% flags fewer: even without anomalies, a 95% interval leaves about 2.5% of log-normal times above it). Skipped kernels have no duration: trace a run at 'tolerance 0' to see every kernel. 'plot anomalies' draws the fits; 'plot gantt' outlines the anomalous kernels.", "anomalies", cmdAnomalies},
 		{"export", "export csv|notebook FILE", "write results as CSV, or this session as a notebook",
 			"csv: the last sweep's results, one row per run with the configuration's parameters as columns, for pandas or a spreadsheet. notebook: a Jupyter notebook (.ipynb) of this session so far: each command that succeeded is a code cell, in order, with the output the Jupyter kernel shows for it (text, the sweep's final progress display, tables, figures), and consecutive comment lines become one markdown cell. Failed commands and 'export notebook' itself are left out. 'approxtune run FILE' executes it again.", "export notebook session.ipynb", cmdExport},
 	}
@@ -736,27 +736,10 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 				return errAt(a.Col, "one file only: plot NAME [FILE]")
 			}
 			file = a.Value
-		case "policy":
-			p, err := policy.Lookup(a.Value)
-			if err != nil {
-				return errAt(a.ValueCol, "%v", err)
-			}
-			o.Policy = p.Name()
-		case "tolerance":
-			ts, err := parseTolerances(a.Value, a.ValueCol)
-			if err != nil {
+		case "policy", "tolerance", "config":
+			if err := runOption(a, &o); err != nil {
 				return err
 			}
-			if len(ts) != 1 {
-				return errAt(a.ValueCol, "one tolerance only")
-			}
-			o.Tolerance = ts[0]
-		case "config":
-			n, err := strconv.Atoi(a.Value)
-			if err != nil || n < 0 {
-				return errAt(a.ValueCol, "%q is not a configuration index: want an integer from 0, as in 'table configs'", a.Value)
-			}
-			o.Config = &n
 		default:
 			return errAt(a.Col, "plot has no option %q: want policy=, tolerance= or config=", a.Key)
 		}
