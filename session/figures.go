@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/plots"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
@@ -113,7 +115,7 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 	if sw == nil || len(sw.Results) == 0 {
 		return nil, nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
 	}
-	asked := o // gantt: unset options match any run
+	asked := o // gantt, anomalies: unset options match any run
 	o = o.defaults(sw)
 	var p *plot.Plot
 	var err error
@@ -150,7 +152,7 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 	case "model":
 		p, err = modelFigure(sw, o, &sum)
 	case "anomalies":
-		p, err = anomaliesFigure(sw, o, &sum)
+		p, err = anomaliesFigure(sw, asked, &sum) // unset options match any run, as for gantt
 	default:
 		return nil, nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
 	}
@@ -386,8 +388,40 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 	return plots.Path(bs, fmt.Sprintf("Critical path, %s at %s", o.Policy, format.Tolerance(o.Tolerance)))
 }
 
-// ganttFigure draws the timeline of the last traced run that matches o.
-func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
+// runOption parses a policy=, tolerance= or config= argument, which choose
+// a run ('plot', 'anomalies'), into o.
+func runOption(a Arg, o *FigureOptions) error {
+	switch a.Key {
+	case "policy":
+		p, err := policy.Lookup(a.Value)
+		if err != nil {
+			return errAt(a.ValueCol, "%v", err)
+		}
+		o.Policy = p.Name()
+	case "tolerance":
+		ts, err := parseTolerances(a.Value, a.ValueCol)
+		if err != nil {
+			return err
+		}
+		if len(ts) != 1 {
+			return errAt(a.ValueCol, "one tolerance only")
+		}
+		o.Tolerance = ts[0]
+	case "config":
+		n, err := strconv.Atoi(a.Value)
+		if err != nil || n < 0 {
+			return errAt(a.ValueCol, "%q is not a configuration index: want an integer from 0, as in 'table configs'", a.Value)
+		}
+		o.Config = &n
+	default:
+		return errAt(a.Col, "%q is not policy=, tolerance= or config=", a.Key)
+	}
+	return nil
+}
+
+// pickTrace is the last traced run of sw that matches o (unset options
+// match any run), or an error that says what to do or which runs there are.
+func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 	if len(sw.Traces) == 0 {
 		return nil, fmt.Errorf("sweep %d has no timelines: run 'trace on', then evaluate or tune again", sw.ID)
 	}
@@ -419,7 +453,13 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		}
 		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), strings.Join(runs, ", "))
 	}
-	label, short := fmt.Sprintf("configuration %d", tr.Index), fmt.Sprintf("config %d", tr.Index)
+	return tr, nil
+}
+
+// traceLabels are a traced run's configuration label and its short form
+// (what varies in the sweep), for titles.
+func traceLabels(sw *Sweep, tr *sweep.TraceEvent) (label, short string) {
+	label, short = fmt.Sprintf("configuration %d", tr.Index), fmt.Sprintf("config %d", tr.Index)
 	if tr.Index >= 0 && tr.Index < len(sw.Configs) {
 		label = sw.Configs[tr.Index].Label()
 		cs := make([]plots.Config, len(sw.Configs))
@@ -428,6 +468,24 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		}
 		shortLabels(sw, cs) // the title names only what varies in the sweep
 		short = cs[tr.Index].Label
+	}
+	return label, short
+}
+
+// ganttFigure draws the timeline of the last traced run that matches o, its
+// anomalous kernels (as 'anomalies' finds them at its default level)
+// outlined.
+func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
+	tr, err := pickTrace(sw, o)
+	if err != nil {
+		return nil, err
+	}
+	label, short := traceLabels(sw, tr)
+	flagged := map[[2]int]bool{}
+	if an, err := findAnomalies(tr, anomalyLevel); err == nil {
+		for _, a := range an.report.Anomalies {
+			flagged[an.at[a.Index]] = true
+		}
 	}
 	fmt.Fprintf(sum, "timeline of config %d (%s), %s at %s, %d ranks\n", tr.Index, label, tr.Policy, format.Tolerance(tr.Tolerance), len(tr.Ranks))
 	lanes := make([]plots.GanttLane, len(tr.Ranks))
@@ -441,7 +499,8 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		var names []string
 		busy, end := 0.0, 0.0
 		for k, e := range rt.Events {
-			l.Spans[k] = plots.GanttSpan{Routine: e.Routine, Start: e.StartS, End: e.EndS, Predicted: e.PredictedS, Skipped: e.Skipped, Comm: e.Comm}
+			l.Spans[k] = plots.GanttSpan{Routine: e.Routine, Start: e.StartS, End: e.EndS, Predicted: e.PredictedS, Skipped: e.Skipped, Comm: e.Comm,
+				Anomalous: flagged[[2]int{i, k}]}
 			u := by[e.Routine]
 			if u == nil {
 				u = &use{}
@@ -471,6 +530,9 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 			fmt.Fprintf(sum, "; %d kernels past the cap not recorded", rt.Dropped)
 		}
 		sum.WriteString("\n")
+	}
+	if len(flagged) > 0 {
+		fmt.Fprintf(sum, "outlined in black: %d anomalous kernel executions (see 'anomalies')\n", len(flagged))
 	}
 	return plots.Gantt(lanes, fmt.Sprintf("Timeline of %s, %s at %s", short, tr.Policy, format.Tolerance(tr.Tolerance)))
 }

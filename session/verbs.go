@@ -48,8 +48,8 @@ func verbs() []verb {
 			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3), after one untimed warm-up run.", "reps 5", cmdReps},
 		{"ranks", "ranks N", "set the local agent's MPI ranks",
 			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
-		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt)",
-			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
+		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt, anomalies)",
+			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine, size; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one; 'anomalies' finds in one the kernels slower than their size predicts. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system, with the token to pass in APPROXTUNE_TOKEN. Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"connect", "connect", "(agents dial in: see listen)",
@@ -67,8 +67,8 @@ func verbs() []verb {
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
-		{"plot", "plot speedup|error|configs|kernels|path|gantt|rank [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
-			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. rank: the configurations by performance class, then mean time, each with its 95% interval and minimum, the classes shaded and the best one green (see help rank; a tune sweep's predictions of policy= at tolerance=). In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
+		{"plot", "plot speedup|error|configs|kernels|path|gantt|rank|anomalies [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
+			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. rank: the configurations by performance class, then mean time, each with its 95% interval and minimum, the classes shaded and the best one green (see help rank; a tune sweep's predictions of policy= at tolerance=). In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one); anomalous kernels are outlined. anomalies: per routine of that run, kernel durations against their size on log axes with the fit and its 95% prediction interval, anomalies ringed (see 'help anomalies'). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
 		{"rank", "rank [threshold=T] [reps=N] [draws=M] [k=A..B] [seed=S] [policy=P tolerance=T]", "sort the last sweep's configurations into performance classes",
 			"Sorts the last sweep's configurations into performance classes: configurations whose times are equivalent share a class, and class 1 is the fastest (relative performance, Sankaran and Bientinesi). Two configurations are compared by bootstrap: in each of draws= draws (default 30) K of each one's times are drawn, K at random in k= (default 5..10), and their minima compared; one is faster when it wins at least threshold= of the draws (0.5 to 1, default 0.9: the higher, the more pairs are equivalent), slower when it wins fewer than 1 - threshold, equivalent otherwise. A bubble sort with these comparisons gives equivalent configurations one rank; it is repeated reps= times (default 100; not the 'reps' command's reference runs) from random orders, and the classes shown are those most sorts gave. A configuration's relative score is the share of the sorts that ranked it first: near 1 it is reliably among the fastest, 0 never. Sources: an evaluate or reference sweep is ranked on each configuration's reference runs (2 or more each: 'reps 3' before evaluate; with fewer runs than K a draw nearly always holds a configuration's fastest run, and equivalence shows from about 20); a tune sweep, which runs nothing in full, on the predictions of one policy at one tolerance (policy=, tolerance=; default the first policy, the smallest tolerance), each the source of 50 times drawn from the normal distribution of its predicted time and standard error. seed= (default 1) fixes the draws, so a ranking reproduces. Prints the best class, then per configuration its class, relative score, mean and minimum time (for a tune sweep the prediction and its standard error). 'plot rank' draws it; 'table best' and the end of a sweep name the best class.",
 			"rank threshold=0.8 reps=500", cmdRank},
@@ -76,8 +76,8 @@ func verbs() []verb {
 			"One JSON object per run, as the agent reported it.", "save results.jsonl", cmdSave},
 		{"model", "model [ROUTINE [PARAM=SIZE ...]]", "fit performance models of the kernels against their sizes",
 			"MODEL-HELP", "model gemm m=512 n=512 k=512", cmdModel},
-		{"anomalies", "anomalies", "find kernel executions slower than their size predicts (traced runs)",
-			"ANOMALIES-HELP", "anomalies", cmdAnomalies},
+		{"anomalies", "anomalies [config=N] [policy=P] [tolerance=T] [level=L]", "find kernel executions slower than their size predicts (traced runs)",
+			"Finds the kernel executions of a traced run slower than their size predicts (paper 002). Per routine, log(duration) of its executed kernels is regressed on log(size), flops for computation and bytes per process for communication (a routine without sizes, like spin or barrier, is fitted as one duration), and an execution above the upper bound of the prediction interval for its size is anomalous. Prints those, most above their expected duration first (rank, routine, start in the run, duration, expected duration, the upper bound, how many times the expected; the first 20, then a count), and each routine's fit (duration = c · size^e, the spread of its residuals as a factor, its anomalies). config=, policy= and tolerance= choose the run as for 'plot gantt' (default the last traced one; it needs 'trace on' before evaluate or tune); level= sets the interval's level (default 0.95, as in the paper; 0.99 or 99% flags fewer: even without anomalies, a 95% interval leaves about 2.5% of log-normal times above it). Skipped kernels have no duration: trace a run at 'tolerance 0' to see every kernel. 'plot anomalies' draws the fits; 'plot gantt' outlines the anomalous kernels.", "anomalies", cmdAnomalies},
 		{"export", "export csv|notebook FILE", "write results as CSV, or this session as a notebook",
 			"csv: the last sweep's results, one row per run with the configuration's parameters as columns, for pandas or a spreadsheet. notebook: a Jupyter notebook (.ipynb) of this session so far: each command that succeeded is a code cell, in order, with the output the Jupyter kernel shows for it (text, the sweep's final progress display, tables, figures), and consecutive comment lines become one markdown cell. Failed commands and 'export notebook' itself are left out. 'approxtune run FILE' executes it again.", "export notebook session.ipynb", cmdExport},
 	}
@@ -737,27 +737,10 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 				return errAt(a.Col, "one file only: plot NAME [FILE]")
 			}
 			file = a.Value
-		case "policy":
-			p, err := policy.Lookup(a.Value)
-			if err != nil {
-				return errAt(a.ValueCol, "%v", err)
-			}
-			o.Policy = p.Name()
-		case "tolerance":
-			ts, err := parseTolerances(a.Value, a.ValueCol)
-			if err != nil {
+		case "policy", "tolerance", "config":
+			if err := runOption(a, &o); err != nil {
 				return err
 			}
-			if len(ts) != 1 {
-				return errAt(a.ValueCol, "one tolerance only")
-			}
-			o.Tolerance = ts[0]
-		case "config":
-			n, err := strconv.Atoi(a.Value)
-			if err != nil || n < 0 {
-				return errAt(a.ValueCol, "%q is not a configuration index: want an integer from 0, as in 'table configs'", a.Value)
-			}
-			o.Config = &n
 		default:
 			return errAt(a.Col, "plot has no option %q: want policy=, tolerance= or config=", a.Key)
 		}

@@ -65,15 +65,19 @@ func traceEvents(r *mpitest.R) {
 	run := &runner{world: r.World, eng: eng, backend: b}
 	// The synthetic workload's kernels are sure to be skipped at 2^-1; the
 	// small real ones only likely (their times vary more).
+	// sizes are spans' sizes known from the spec (bytes per process).
 	for _, c := range []struct {
 		spec   string
 		traces int
 		skips  bool
+		sizes  map[string]float64
 	}{
-		{`{"workload":"summa","space":{"n":256,"b":64,"grid":"2x2"},"policies":["eager"],"tolerances":["2^-1"],"mode":"tune","trace":true}`, 1, false},
-		{`{"workload":"synthetic","space":{"grid":["2x2","1x4"],"steps":8,"count":4,"mean_us":300,"msg":64},"policies":["eager","conditional"],"tolerances":[0.5],"mode":"evaluate","reference_reps":1,"trace":true}`, 4, true},
-		{`{"workload":"cholesky2d","space":{"n":256,"b":32,"grid":"2x2"},"policies":["eager"],"tolerances":["2^-1"],"mode":"tune","trace":true}`, 1, false},
-		{`{"workload":"summa","space":{"n":256,"b":64,"grid":"2x2"},"policies":["eager"],"tolerances":["2^-1"],"mode":"tune"}`, 0, false},
+		{`{"workload":"summa","space":{"n":256,"b":64,"grid":"2x2"},"policies":["eager"],"tolerances":["2^-1"],"mode":"tune","trace":true}`, 1, false, nil},
+		{`{"workload":"synthetic","space":{"grid":["2x2","1x4"],"steps":8,"count":4,"mean_us":300,"msg":64},"policies":["eager","conditional"],"tolerances":[0.5],"mode":"evaluate","reference_reps":1,"trace":true}`, 4, true,
+			map[string]float64{"allreduce": 8 * 64, "bcast": 8 * 64}},
+		{`{"workload":"cholesky2d","space":{"n":256,"b":32,"grid":"2x2"},"policies":["eager"],"tolerances":["2^-1"],"mode":"tune","trace":true}`, 1, false,
+			map[string]float64{"potrf": 32 * 32 * 32 / 3.0}},
+		{`{"workload":"summa","space":{"n":256,"b":64,"grid":"2x2"},"policies":["eager"],"tolerances":["2^-1"],"mode":"tune"}`, 0, false, nil},
 	} {
 		evs := sweepEvents(r, run, c.spec)
 		if r.Rank != 0 {
@@ -102,7 +106,7 @@ func traceEvents(r *mpitest.R) {
 				if tr.V != sweep.ProtocolVersion || tr.Index != last.Index || tr.Policy != last.Policy || last.Tolerance == nil || tr.Tolerance != *last.Tolerance {
 					r.Errorf("trace of %d %s %v follows the result of %d %s %v", tr.Index, tr.Policy, tr.Tolerance, last.Index, last.Policy, last.Tolerance)
 				}
-				skipped += checkTrace(r, tr)
+				skipped += checkTrace(r, tr, c.sizes)
 			}
 		}
 		if traces != c.traces {
@@ -115,7 +119,9 @@ func traceEvents(r *mpitest.R) {
 }
 
 // checkTrace checks one run's timelines and returns its skipped spans.
-func checkTrace(r *mpitest.R, tr sweep.TraceEvent) int {
+// Every span has its size: flops or bytes, none for a spin or a barrier,
+// the one in sizes for the routines it names.
+func checkTrace(r *mpitest.R, tr sweep.TraceEvent, sizes map[string]float64) int {
 	if len(tr.Ranks) != 4 {
 		r.Errorf("trace of %d ranks, want 4", len(tr.Ranks))
 		return 0
@@ -134,6 +140,10 @@ func checkTrace(r *mpitest.R, tr sweep.TraceEvent) int {
 			comm := !strings.Contains("gemm syrk trsm potrf spin", s.Routine)
 			if s.Routine == "" || s.Comm != comm {
 				r.Errorf("rank %d span %d %+v: comm %v, want %v", i, k, s, s.Comm, comm)
+			}
+			if want, ok := sizes[s.Routine]; ok && s.Size != want ||
+				(s.Routine == "spin" || s.Routine == "barrier") != (s.Size == 0) {
+				r.Errorf("rank %d span %d %+v: size %v", i, k, s, s.Size)
 			}
 			if s.Skipped {
 				skipped++

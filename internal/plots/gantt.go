@@ -23,6 +23,7 @@ type GanttSpan struct {
 	Predicted  float64 // skipped: the predicted time charged
 	Skipped    bool
 	Comm       bool // a communication (drawn in the warm family of colors)
+	Anomalous  bool // executed and slower than its size predicts: outlined
 }
 
 // GanttLane is one rank's timeline.
@@ -148,6 +149,7 @@ type ganttBox struct {
 	x0, x1  float64
 	color   color.RGBA
 	skipped bool
+	flagged bool // anomalous: outlined
 }
 
 // ganttLegend is a routine as the legend shows it.
@@ -166,6 +168,7 @@ type ganttLayout struct {
 	boxes   []ganttBox
 	legend  []ganttLegend
 	skipped int
+	flagged int
 	dropped int64
 	yTicks  []plot.Tick
 }
@@ -218,7 +221,11 @@ func layoutGantt(lanes []GanttLane) ganttLayout {
 			if s.Skipped {
 				ly.skipped++
 			}
-			ly.boxes = append(ly.boxes, ganttBox{lane: i, x0: x0, x1: x1, color: c, skipped: s.Skipped})
+			flagged := s.Anomalous && !s.Skipped
+			if flagged {
+				ly.flagged++
+			}
+			ly.boxes = append(ly.boxes, ganttBox{lane: i, x0: x0, x1: x1, color: c, skipped: s.Skipped, flagged: flagged})
 		}
 	}
 	slices.SortStableFunc(ly.legend, func(a, b ganttLegend) int {
@@ -250,8 +257,9 @@ func layoutGantt(lanes []GanttLane) ganttLayout {
 // (computation in cool colors, communication in warm ones). A skipped kernel
 // takes no time: it is a narrow translucent outlined mark in a strip under
 // its lane, at the instant it was skipped (its predicted time, which the
-// figure does not show, is what the engine charged instead). The legend sits
-// right of the lanes, which are narrowed to make room.
+// figure does not show, is what the engine charged instead). An anomalous
+// kernel (GanttSpan.Anomalous) is outlined in black. The legend sits right of
+// the lanes, which are narrowed to make room.
 func Gantt(lanes []GanttLane, title string) (*plot.Plot, error) {
 	ly := layoutGantt(lanes)
 	p := styledPlot(title, fmt.Sprintf("time from the run's start (%s)", ly.unit), "rank")
@@ -267,6 +275,9 @@ func Gantt(lanes []GanttLane, title string) (*plot.Plot, error) {
 	}
 	if ly.skipped > 0 {
 		p.Legend.Add("skipped", ganttThumb{fill: paleOf(color.RGBA{110, 110, 110, 255}), line: color.Gray{90}, low: true})
+	}
+	if ly.flagged > 0 {
+		p.Legend.Add("anomalous", ganttThumb{fill: color.White, line: flagColor, width: 1.5})
 	}
 	p.Legend.Top, p.Legend.Left = true, false
 	p.Legend.Padding = vg.Points(1.5)
@@ -462,7 +473,8 @@ func (g *ganttPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 		path.Close()
 	}
 	var runs []run
-	var edges vg.Path // where a kernel wide enough to tell apart starts
+	var edges vg.Path   // where a kernel wide enough to tell apart starts
+	var outline vg.Path // around the anomalous kernels
 	b := ly.boxes
 	for lane := 0; lane < ly.lanes; lane++ {
 		exec.reset()
@@ -478,6 +490,15 @@ func (g *ganttPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 			if !b[0].skipped && x1-x0 >= edgeWidth && x0 > c.Min.X {
 				edges.Move(vg.Point{X: x0, Y: trY(yc + execLo)})
 				edges.Line(vg.Point{X: x0, Y: trY(yc + execHi)})
+			}
+			if b[0].flagged {
+				x1 = max(x1, x0+minBox)
+				y0, y1 := trY(yc+execLo-flagPad), trY(yc+execHi+flagPad)
+				outline.Move(vg.Point{X: x0, Y: y0})
+				outline.Line(vg.Point{X: x1, Y: y0})
+				outline.Line(vg.Point{X: x1, Y: y1})
+				outline.Line(vg.Point{X: x0, Y: y1})
+				outline.Close()
 			}
 			b = b[1:]
 		}
@@ -509,14 +530,21 @@ func (g *ganttPlotter) Plot(c draw.Canvas, p *plot.Plot) {
 	// Back-to-back kernels of one routine stay apart.
 	c.SetLineStyle(draw.LineStyle{Color: color.White, Width: vg.Points(0.75)})
 	c.Stroke(edges)
+	c.SetLineStyle(draw.LineStyle{Color: flagColor, Width: vg.Points(1.5)})
+	c.Stroke(outline)
 }
+
+// flagPad is how far, in lanes, an anomalous kernel's outline stands out
+// of the executed band.
+const flagPad = 0.04
 
 // ganttThumb is a legend entry's box: a routine's color, or the skipped
 // style (translucent, outlined, in the lower strip).
 type ganttThumb struct {
-	fill color.Color
-	line color.Color
-	low  bool
+	fill  color.Color
+	line  color.Color
+	low   bool
+	width float64 // the outline's width in points (0: 0.5)
 }
 
 // Thumbnail implements plot.Thumbnailer.
@@ -530,6 +558,10 @@ func (t ganttThumb) Thumbnail(c *draw.Canvas) {
 	pts := []vg.Point{{X: r.Min.X, Y: y0}, {X: r.Max.X, Y: y0}, {X: r.Max.X, Y: y1}, {X: r.Min.X, Y: y1}}
 	c.FillPolygon(t.fill, pts)
 	if t.line != nil {
-		c.StrokeLines(draw.LineStyle{Color: t.line, Width: vg.Points(0.5)}, append(pts, pts[0]))
+		w := t.width
+		if w == 0 {
+			w = 0.5
+		}
+		c.StrokeLines(draw.LineStyle{Color: t.line, Width: vg.Points(w)}, append(pts, pts[0]))
 	}
 }

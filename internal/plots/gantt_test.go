@@ -16,38 +16,39 @@ import (
 
 // knownLanes is a two-rank trace in seconds: rank 0 runs gemm and bcast and
 // skips a gemm; rank 1 runs gemm, an unknown computation routine and an
-// allreduce.
+// anomalous allreduce. (The skipped gemm's Anomalous is ignored.)
 func knownLanes() []GanttLane {
 	return []GanttLane{
 		{Rank: 0, Spans: []GanttSpan{
 			{Routine: "gemm", Start: 0, End: 0.002},
 			{Routine: "bcast", Start: 0.002, End: 0.003, Comm: true},
-			{Routine: "gemm", Start: 0.004, End: 0.004, Predicted: 0.002, Skipped: true},
+			{Routine: "gemm", Start: 0.004, End: 0.004, Predicted: 0.002, Skipped: true, Anomalous: true},
 		}},
 		{Rank: 1, Dropped: 3, Spans: []GanttSpan{
 			{Routine: "gemm", Start: 0.0005, End: 0.0025},
 			{Routine: "frob", Start: 0.0025, End: 0.0028},
-			{Routine: "allreduce", Start: 0.003, End: 0.005, Comm: true},
+			{Routine: "allreduce", Start: 0.003, End: 0.005, Comm: true, Anomalous: true},
 		}},
 	}
 }
 
 func TestGanttMapping(t *testing.T) {
 	ly := layoutGantt(knownLanes())
-	if ly.lanes != 2 || ly.unit != "ms" || ly.scale != 1e3 || math.Abs(ly.xmax-5) > 1e-9 || ly.skipped != 1 || ly.dropped != 3 {
-		t.Fatalf("layout: %d lanes, unit %s x%v, xmax %v, %d skipped, %d dropped; want 2, ms x1000, 5, 1, 3", ly.lanes, ly.unit, ly.scale, ly.xmax, ly.skipped, ly.dropped)
+	if ly.lanes != 2 || ly.unit != "ms" || ly.scale != 1e3 || math.Abs(ly.xmax-5) > 1e-9 || ly.skipped != 1 || ly.dropped != 3 || ly.flagged != 1 {
+		t.Fatalf("layout: %d lanes, unit %s x%v, xmax %v, %d skipped, %d dropped, %d flagged; want 2, ms x1000, 5, 1, 3, 1",
+			ly.lanes, ly.unit, ly.scale, ly.xmax, ly.skipped, ly.dropped, ly.flagged)
 	}
 	gemm, bcast := routineColor("gemm", false), routineColor("bcast", true)
 	want := []ganttBox{
-		{0, 0, 2, gemm, false}, {0, 2, 3, bcast, false}, {0, 4, 4, gemm, true},
-		{1, 0.5, 2.5, gemm, false}, {1, 2.5, 2.8, routineColor("frob", false), false}, {1, 3, 5, routineColor("allreduce", true), false},
+		{0, 0, 2, gemm, false, false}, {0, 2, 3, bcast, false, false}, {0, 4, 4, gemm, true, false},
+		{1, 0.5, 2.5, gemm, false, false}, {1, 2.5, 2.8, routineColor("frob", false), false, false}, {1, 3, 5, routineColor("allreduce", true), false, true},
 	}
 	if len(ly.boxes) != len(want) {
 		t.Fatalf("%d boxes, want %d", len(ly.boxes), len(want))
 	}
 	for i, b := range ly.boxes {
 		w := want[i]
-		if b.lane != w.lane || math.Abs(b.x0-w.x0) > 1e-9 || math.Abs(b.x1-w.x1) > 1e-9 || b.color != w.color || b.skipped != w.skipped {
+		if b.lane != w.lane || math.Abs(b.x0-w.x0) > 1e-9 || math.Abs(b.x1-w.x1) > 1e-9 || b.color != w.color || b.skipped != w.skipped || b.flagged != w.flagged {
 			t.Errorf("box %d: %+v, want %+v", i, b, w)
 		}
 	}
@@ -185,6 +186,40 @@ func wellFormed(t *testing.T, s []byte) {
 	}
 	if !bytes.Contains(s, []byte("<svg")) {
 		t.Error("no <svg> element")
+	}
+}
+
+// An anomalous kernel is outlined around its box (rank 1's allreduce,
+// 3-5 ms, the lower lane): the lower lane's right part has an outline's
+// worth of dark pixels more than without anomalies.
+func TestGanttOutlinesAnomalies(t *testing.T) {
+	dark := func(lanes []GanttLane) int {
+		p, err := Gantt(lanes, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		img := pngOf(t, p)
+		n := 0
+		for y := 210; y < 340; y++ { // the lower lane, above the x axis
+			for x := 300; x < 700; x++ { // 2.2 ms to the legend
+				r, g, b, _ := img.At(x, y).RGBA()
+				if r>>8 < 60 && g>>8 < 60 && b>>8 < 60 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	plain := knownLanes()
+	for i := range plain {
+		for k := range plain[i].Spans {
+			plain[i].Spans[k].Anomalous = false
+		}
+	}
+	with, without := dark(knownLanes()), dark(plain)
+	// The outline runs around a box about 250 px wide and 100 px high.
+	if with-without < 500 {
+		t.Errorf("%d dark pixels with the anomalous allreduce, %d without: want an outline", with, without)
 	}
 }
 

@@ -403,7 +403,7 @@ func (e *Engine) meanVar(st *kstat) float64 {
 // (mpi.Clock, for the timeline).
 func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	if e.tracing {
-		e.span(st.key.Op, t0, t1, 0, false)
+		e.span(st.key, t0, t1, 0, false)
 	}
 	st.Add(dt)
 	e.add(dt, st.key.Op)
@@ -437,7 +437,7 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 func (e *Engine) skippedFor(st *kstat, t float64) {
 	if e.tracing {
 		now := mpi.Clock()
-		e.span(st.key.Op, now, now, t, true)
+		e.span(st.key, now, now, t, true)
 	}
 	st.skips++
 	e.dV += float64(2*st.skips-1) * e.meanVar(st)

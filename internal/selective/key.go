@@ -53,6 +53,16 @@ func (k Key) IsComm() bool { return k.Op.IsComm() }
 // IsComm reports whether the routine is a communication.
 func (o Op) IsComm() bool { return o >= OpBcast }
 
+// Work is the kernel's size: its flops for a computation
+// (kernels.Signature.Flops; 0 for a spin), the bytes each process moves for
+// a communication (M doubles; 0 for a barrier).
+func (k Key) Work() float64 {
+	if k.IsComm() {
+		return 8 * float64(k.M)
+	}
+	return kernels.Signature{Routine: kernels.Routine(k.Op), Flags: k.Flags, M: k.M, N: k.N, K: k.K}.Flops()
+}
+
 func compKey(s kernels.Signature) Key {
 	return Key{Op: Op(s.Routine), Flags: s.Flags, M: s.M, N: s.N, K: s.K}
 }

@@ -60,7 +60,7 @@ func (e *Engine) promise(st *kstat) float64 {
 // wait for the others).
 func (e *Engine) promisedFor(st *kstat, t0, t1 float64) {
 	if e.tracing {
-		e.span(st.key.Op, t0, t1, 0, false)
+		e.span(st.key, t0, t1, 0, false)
 	}
 	e.own += st.Mean
 	e.executed++

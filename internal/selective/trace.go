@@ -11,6 +11,9 @@ type Span struct {
 	Start, End float64
 	Predicted  float64 // skipped: the predicted time charged
 	Skipped    bool
+	// Size is the kernel's work (Key.Work): flops for a computation,
+	// bytes per process for a communication, 0 for a spin or a barrier.
+	Size float64
 }
 
 // SetTrace turns the timeline on, keeping at most limit spans per run (the
@@ -32,11 +35,11 @@ func (e *Engine) SetTrace(limit int) {
 // until the next Begin.
 func (e *Engine) Trace() ([]Span, int64) { return e.trace, e.dropped }
 
-// span records one kernel on the timeline (tracing only).
-func (e *Engine) span(op Op, t0, t1, predicted float64, skipped bool) {
+// span records one kernel of key k on the timeline (tracing only).
+func (e *Engine) span(k Key, t0, t1, predicted float64, skipped bool) {
 	if len(e.trace) == cap(e.trace) {
 		e.dropped++
 		return
 	}
-	e.trace = append(e.trace, Span{Op: op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped})
+	e.trace = append(e.trace, Span{Op: k.Op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped, Size: k.Work()})
 }

@@ -57,6 +57,12 @@ func traceTimeline(r *mpitest.R) {
 	if !spans[1].Op.IsComm() || spans[0].Op.IsComm() {
 		r.Errorf("comm flags: bcast %v spin %v", spans[1].Op.IsComm(), spans[0].Op.IsComm())
 	}
+	// Sizes: a collective's bytes per process (8 doubles), none for a spin.
+	for i, want := range []float64{0, 64, 0, 64, 0, 0} {
+		if spans[i].Size != want {
+			r.Errorf("span %d %+v: size %v, want %v", i, spans[i], spans[i].Size, want)
+		}
+	}
 
 	// A new run starts a new timeline; tracing allocates nothing per kernel.
 	run := func() {
@@ -83,3 +89,23 @@ func traceTimeline(r *mpitest.R) {
 }
 
 func TestTraceTimeline(t *testing.T) { mpitest.Run(t, "trace-timeline", 4) }
+
+// A key's work: flops for a computation, bytes per process for a
+// communication.
+func TestKeyWork(t *testing.T) {
+	for _, c := range []struct {
+		k    Key
+		want float64
+	}{
+		{compKey(kernels.Signature{Routine: kernels.Gemm, M: 2, N: 3, K: 4}), 48},
+		{compKey(kernels.Signature{Routine: kernels.Potrf, N: 6}), 72},
+		{compKey(kernels.Signature{Routine: kernels.Spin, M: 3}), 0},
+		{Key{Op: OpBcast, M: 1024, Shape: Shape{Size: 4}}, 8192},
+		{Key{Op: OpSend, M: 3, Partner: 1}, 24},
+		{Key{Op: OpBarrier}, 0},
+	} {
+		if got := c.k.Work(); got != c.want {
+			t.Errorf("%v: work %v, want %v", c.k, got, c.want)
+		}
+	}
+}

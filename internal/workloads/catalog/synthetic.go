@@ -29,6 +29,7 @@ func (Synthetic) Params() []sweep.Param {
 		{Name: "spread", Kind: sweep.Int, Doc: "kernel times are uniform in mean·(1 ± spread/100)", Default: 10, Min: 0, Max: 100},
 		{Name: "slow_rank", Kind: sweep.Int, Doc: "grid rank whose kernels are slower (-1: none)", Default: -1, Min: -1, Max: 1 << 20},
 		{Name: "slow_pct", Kind: sweep.Int, Doc: "the slow rank's kernel time in percent of the others'", Default: 200, Min: 1, Max: 100000},
+		{Name: "slow_every", Kind: sweep.Int, Doc: "on the slow rank, every Nth kernel is slow (the 1st, the N+1th, ... of the run; 1: all)", Default: 1, Min: 1, Max: 1 << 20},
 		{Name: "msg", Kind: sweep.Int, Doc: "doubles per message", Default: 1024, Min: 1, Max: 1 << 24},
 	}
 }
