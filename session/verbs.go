@@ -68,17 +68,17 @@ func verbs() []verb {
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
 		{"plot", "plot speedup|error|configs|kernels|path|gantt [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
-			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
+			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); model ROUTINE (plot model gemm [FILE]): the routine's mean times per call against size with their 95% intervals, its performance model and 95% prediction band, on log-log axes (see 'help model'); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one). live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
 		{"rank", "rank [threshold=T] [reps=N] [draws=M]", "sort the last sweep's configurations into performance classes",
 			"RANK-HELP", "rank", cmdRank},
 		{"save", "save FILE", "write the last sweep's results as JSON lines",
 			"One JSON object per run, as the agent reported it.", "save results.jsonl", cmdSave},
 		{"model", "model [ROUTINE [PARAM=SIZE ...]]", "fit performance models of the kernels against their sizes",
-			"MODEL-HELP", "model gemm m=512 n=512 k=512", cmdModel},
+			"Fits a performance model to each kernel family's mean time per call against its sizes: Extra-P's performance model normal form (paper 003), t = c0 + sum of c_k * product of x^i * log2(x)^j, i in {0, 1/4, 1/3, 1/2, ..., 11/4, 3}, j in {0, 1, 2}. The data are rank 0's kernel statistics after each selective run of the last sweep (sweeps=all: every sweep of this session), pooled per size weighted by their samples (eager's, which carry over from one configuration to the next, from its last run). A family is a routine with its flags, gemm[NT] (sizes: gemm, larfb m, n, k; syrk, larft n, k; trsm, trmm, geqrf m, n; potrf, trtri n), or a communication routine, isend (message bytes and communicator size p, all communicators pooled); the synthetic workload's spins have no size and are left out. The search: for one parameter, every hypothesis c0 + c1*x^i*log2(x)^j is fitted by least squares on relative residuals and scored by its leave-one-out SMAPE, and the simplest within one standard error of the best wins; for several, Extra-P's heuristic combines each parameter's best terms into products and sums and scores those. A parameter constant at every size is dropped; parameters that vary together, as the m, n, k of a tile algorithm's b x b x b gemm (no 3 sizes along one with the others fixed), are modelled through one derived size, the kernel's flops (bytes for a communication). A fit needs at least 5 distinct sizes. Alone, model prints a line per family: the formula (t in seconds), its SMAPE (symmetric mean absolute percentage error of the fit) and adjusted R^2 (1: a perfect fit), and its sizes. model ROUTINE (gemm, or one family: gemm[NT]) shows each measured size's mean and 95% interval beside the model's prediction and 95% prediction band; model gemm m=512 n=512 k=512 predicts a size never measured, with its band, and says when that is an extrapolation. 'plot model ROUTINE [FILE]' draws the means, the model and its band against size; 'export extrap FILE' writes the measurements in Extra-P's text format.", "model gemm m=512 n=512 k=512", cmdModel},
 		{"anomalies", "anomalies", "find kernel executions slower than their size predicts (traced runs)",
 			"ANOMALIES-HELP", "anomalies", cmdAnomalies},
-		{"export", "export csv|notebook FILE", "write results as CSV, or this session as a notebook",
-			"csv: the last sweep's results, one row per run with the configuration's parameters as columns, for pandas or a spreadsheet. notebook: a Jupyter notebook (.ipynb) of this session so far: each command that succeeded is a code cell, in order, with the output the Jupyter kernel shows for it (text, the sweep's final progress display, tables, figures), and consecutive comment lines become one markdown cell. Failed commands and 'export notebook' itself are left out. 'approxtune run FILE' executes it again.", "export notebook session.ipynb", cmdExport},
+		{"export", "export csv|notebook|extrap FILE", "write results as CSV, kernel times for Extra-P, or this session as a notebook",
+			"csv: the last sweep's results, one row per run with the configuration's parameters as columns, for pandas or a spreadsheet. extrap FILE [ROUTINE] [sweeps=all]: the kernel times 'model' fits, in Extra-P's text input format (PARAMETER, POINTS, METRIC time, a REGION per kernel family with a DATA line per point: the mean of each selective run pooled there, in seconds per call), with the parameters 'model' uses; an Extra-P file has one set of points for all its regions, so each routine (each family, where their sizes differ) goes to a file of its own, FILE's name with the routine added (FILE-gemm.txt) when there are several. notebook: a Jupyter notebook (.ipynb) of this session so far: each command that succeeded is a code cell, in order, with the output the Jupyter kernel shows for it (text, the sweep's final progress display, tables, figures), and consecutive comment lines become one markdown cell. Failed commands and 'export notebook' itself are left out. 'approxtune run FILE' executes it again.", "export notebook session.ipynb", cmdExport},
 	}
 }
 
@@ -621,12 +621,15 @@ func cmdSave(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdExport(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) > 0 && c.Args[0].Key == "" && c.Args[0].Value == "extrap" {
+		return exportExtrap(s, c, out)
+	}
 	if len(c.Args) != 2 || c.Args[0].Key != "" || c.Args[1].Key != "" || (c.Args[0].Value != "csv" && c.Args[0].Value != "notebook") {
 		col := c.VerbCol
 		if len(c.Args) > 0 {
 			col = c.Args[0].Col
 		}
-		return errAt(col, "export takes a format and a file: export csv FILE, or export notebook FILE")
+		return errAt(col, "export takes a format and a file: export csv FILE, export notebook FILE, or export extrap FILE [ROUTINE]")
 	}
 	a := c.Args[1]
 	if c.Args[0].Value == "notebook" {
@@ -732,6 +735,10 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	for _, a := range c.Args[1:] {
 		switch a.Key {
 		case "":
+			if name == "model" && o.Routine == "" && file == "" && imageFormat(a.Value) == "" {
+				o.Routine = a.Value // plot model ROUTINE [FILE]
+				continue
+			}
 			if file != "" {
 				return errAt(a.Col, "one file only: plot NAME [FILE]")
 			}
@@ -776,6 +783,9 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	shown := file == "" // where a notebook would have shown it
 	if file == "" {
 		file = fmt.Sprintf("%s-sweep%d.png", name, sw.ID)
+		if o.Routine != "" {
+			file = fmt.Sprintf("%s-%s-sweep%d.png", name, strings.NewReplacer("[", "-", "]", "").Replace(o.Routine), sw.ID)
+		}
 	}
 	path, err := writeFigure(f, file)
 	if err != nil {
