@@ -45,6 +45,7 @@ type FigureOptions struct {
 	Policy    string  // configs/path: the policy (default the sweep's first); gantt: the run's
 	Tolerance float64 // configs/path: the tolerance (default the sweep's smallest); kernels: the line; gantt: the run's
 	Config    *int    // gantt: the run's configuration index (nil: any; gantt draws the last traced run that matches)
+	Routine   string  // model: the kernel routine ("gemm") or family ("gemm[NT]")
 }
 
 // policyPoints converts a sweep's summaries.

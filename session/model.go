@@ -3,18 +3,1073 @@ package session
 import (
 	"context"
 	"errors"
-
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"gonum.org/v1/plot"
+
+	"github.com/approxtune/approxtune/analysis"
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/plots"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 )
 
-// cmdModel is the 'model' verb (issue 27; being built).
-func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
-	return errors.New("model: not built yet")
+// Kernel performance models (issue 27, paper 003): each kernel family's
+// mean time per call is fitted, by analysis.FitModel, to the performance
+// model normal form in the kernel's sizes.
+//
+// The data are rank 0's kernel statistics after each selective run
+// (Sweep.Kernels). A family is a computation routine with its flags
+// ("gemm[NT]": transposes, sides and triangles change the kernel's speed,
+// so each combination has a model of its own) or a communication routine
+// ("isend": every communicator and partner pooled, sizes by message bytes
+// and communicator size). The synthetic workload's spins have no size and
+// are left out. The same key's statistics are pooled over the selective
+// runs, weighted by their sample counts: each run's for a policy that
+// starts its runs afresh, the last run's for one that carries statistics
+// from one configuration to the next (eager), whose later reports repeat
+// the earlier samples. Keys of one family that share their sizes (messages
+// on different communicators of one size) are pooled too.
+//
+// A parameter constant at every measured size is no parameter of the model.
+// When two or more vary but not along lines (sizes where the others stay
+// fixed), as the m, n and k of a tile algorithm's b x b x b gemm, which all
+// follow b, the multi-parameter search has nothing to separate them by, and
+// the model is of one derived size instead: the kernel's flops for a
+// computation, its bytes for a communication.
+
+// minModelSizes is the least number of distinct sizes a family's model is
+// fitted to: Extra-P's five measurement points per parameter. Fewer leave
+// the 3 x 18 hypotheses of the search barely a residual to choose by.
+const minModelSizes = 5
+
+var (
+	compKeyRe = regexp.MustCompile(`^([a-z]+)(?:\[([A-Z]+)\])? ([0-9]+(?:x[0-9]+)*)$`)
+	commKeyRe = regexp.MustCompile(`^([a-z]+) ([0-9]+) doubles on ([0-9]+) ranks \[[0-9a-f]+\](?: partner [+-][0-9]+)?$`)
+)
+
+// routineParams are a computation routine's size parameters in its key's
+// order (kernels.Signature.String); nil for a routine without sizes.
+func routineParams(routine string) []string {
+	switch routine {
+	case "gemm", "larfb":
+		return []string{"m", "n", "k"}
+	case "syrk", "larft":
+		return []string{"n", "k"}
+	case "trsm", "trmm", "geqrf":
+		return []string{"m", "n"}
+	case "potrf", "trtri":
+		return []string{"n"}
+	}
+	return nil
 }
 
-// modelFigure draws 'plot model' (being built).
+// commParams are a communication's size parameters: the bytes each process
+// sends or receives and the communicator's size.
+var commParams = []string{"bytes", "p"}
+
+// kernelPart is one selective run's statistics of a kernel (or a carrying
+// track's last), a part of a pooled size.
+type kernelPart struct {
+	count      int64
+	mean, half float64 // half: 95% half-width of the mean, -1 when infinite
+}
+
+// pool is the count-weighted mean of parts and its half-width, sqrt(Σ
+// (nᵢ/N)² hᵢ²) over the parts whose half-width is finite (those with an
+// infinite one, single samples, only weigh in the mean); -1 when none is.
+func pool(parts []kernelPart) (count int64, mean, half float64) {
+	var n, nf int64
+	var sum float64
+	for _, p := range parts {
+		n += p.count
+		sum += float64(p.count) * p.mean
+		if p.half >= 0 {
+			nf += p.count
+		}
+	}
+	if n == 0 {
+		return 0, math.NaN(), -1
+	}
+	if nf == 0 {
+		return n, sum / float64(n), -1
+	}
+	var v float64
+	for _, p := range parts {
+		if p.half >= 0 {
+			w := float64(p.count) / float64(nf)
+			v += w * w * p.half * p.half
+		}
+	}
+	return n, sum / float64(n), math.Sqrt(v)
+}
+
+// kernelSize is one measured size of a kernel family, pooled over its parts.
+type kernelSize struct {
+	params []float64 // in the family's parameter order
+	flops  float64   // computation: the kernel's flops at this size
+	parts  []kernelPart
+	count  int64
+	mean   float64
+	half   float64 // -1: infinite
+}
+
+// label is the size as the key shows it: "128x128x64", or "8192 bytes on
+// 4 ranks".
+func (z *kernelSize) label(f *kernelFamily) string {
+	if f.comm {
+		return num(z.params[0]) + " bytes on " + num(z.params[1]) + " ranks"
+	}
+	var ds []string
+	for _, v := range z.params {
+		ds = append(ds, num(v))
+	}
+	return strings.Join(ds, "x")
+}
+
+// kernelFamily is a routine with its flags, or a communication routine,
+// with its measured sizes.
+type kernelFamily struct {
+	name    string // "gemm[NT]", "isend"
+	routine string // "gemm", "isend"
+	comm    bool
+	right   bool // trsm, trmm: side right (their flops depend on it)
+	params  []string
+	sizes   []*kernelSize // ordered by their parameters
+}
+
+// flopsFormula is the family's flop count in its parameters, as
+// kernels.Signature.Flops counts.
+func (f *kernelFamily) flopsFormula() string {
+	switch f.routine {
+	case "gemm":
+		return "2*m*n*k"
+	case "larfb":
+		return "4*m*n*k"
+	case "syrk":
+		return "n*(n+1)*k"
+	case "larft":
+		return "n*k^2"
+	case "trsm", "trmm":
+		if f.right {
+			return "m*n^2"
+		}
+		return "n*m^2"
+	case "potrf", "trtri":
+		return "n^3/3"
+	case "geqrf":
+		return "2*m*n^2-2*n^3/3 (m >= n)"
+	}
+	return "?"
+}
+
+// flopsAt is the family's flops at the given parameters.
+func (f *kernelFamily) flopsAt(params []float64) float64 {
+	r, err := kernels.ParseRoutine(f.routine)
+	if err != nil {
+		return math.NaN()
+	}
+	s := kernels.Signature{Routine: r}
+	if f.right {
+		s.Flags = kernels.FlagRight
+	}
+	d := func(i int) int32 { return int32(min(params[i], math.MaxInt32)) }
+	switch len(f.params) {
+	case 3:
+		s.M, s.N, s.K = d(0), d(1), d(2)
+	case 2:
+		if f.params[0] == "m" {
+			s.M, s.N = d(0), d(1)
+		} else {
+			s.N, s.K = d(0), d(1)
+		}
+	case 1:
+		s.N = d(0)
+	}
+	return s.Flops()
+}
+
+// kernelData is the kernel statistics of some sweeps, pooled per family
+// and size.
+type kernelData struct {
+	families []*kernelFamily // by name
+	runs     int             // selective runs (kernel reports) read
+	sweeps   []int           // the sweeps' IDs
+	spins    bool            // spins were left out
+}
+
+// routines lists the routines present, in order.
+func (d *kernelData) routines() []string {
+	var rs []string
+	for _, f := range d.families {
+		if !slices.Contains(rs, f.routine) {
+			rs = append(rs, f.routine)
+		}
+	}
+	return rs
+}
+
+// source says where the data come from: "sweep 3" or "sweeps 1, 2, 3".
+func (d *kernelData) source() string {
+	var ids []string
+	for _, id := range d.sweeps {
+		ids = append(ids, strconv.Itoa(id))
+	}
+	if len(ids) == 1 {
+		return "sweep " + ids[0]
+	}
+	return "sweeps " + strings.Join(ids, ", ")
+}
+
+// carries reports whether the named policy keeps statistics from one
+// configuration to the next.
+func carries(name string) bool {
+	p, err := policy.Lookup(name)
+	if err != nil {
+		return false
+	}
+	_, ok := p.(policy.Carrier)
+	return ok
+}
+
+// collectKernels pools the kernel statistics of the sweeps.
+func collectKernels(sws []*Sweep) *kernelData {
+	d := &kernelData{}
+	fams := map[string]*kernelFamily{}
+	sizes := map[string]*kernelSize{}
+	add := func(key string, p kernelPart) {
+		if p.count <= 0 || !(p.mean > 0) || math.IsInf(p.mean, 0) {
+			return
+		}
+		f, params, ok := parseKernelKey(key)
+		if !ok {
+			d.spins = d.spins || strings.HasPrefix(key, "spin")
+			return
+		}
+		if fams[f.name] == nil {
+			fams[f.name] = f
+		}
+		f = fams[f.name]
+		id := f.name + " " + fmt.Sprint(params)
+		z := sizes[id]
+		if z == nil {
+			z = &kernelSize{params: params}
+			if !f.comm {
+				z.flops = f.flopsAt(params)
+			}
+			sizes[id] = z
+			f.sizes = append(f.sizes, z)
+		}
+		z.parts = append(z.parts, p)
+	}
+	for _, sw := range sws {
+		if len(sw.Kernels) == 0 {
+			continue
+		}
+		d.sweeps = append(d.sweeps, sw.ID)
+		type track struct {
+			policy    string
+			tolerance float64
+			rank      int
+		}
+		last := map[track]map[string]kernelPart{} // carrying tracks: each key's latest
+		var order []track
+		for _, ev := range sw.Kernels {
+			d.runs++
+			t := track{ev.Policy, ev.Tolerance, ev.Rank}
+			if !carries(ev.Policy) {
+				for _, k := range ev.Kernels {
+					add(k.Key, kernelPart{k.Count, k.MeanS, k.HalfS})
+				}
+				continue
+			}
+			if last[t] == nil {
+				last[t] = map[string]kernelPart{}
+				order = append(order, t)
+			}
+			for _, k := range ev.Kernels {
+				last[t][k.Key] = kernelPart{k.Count, k.MeanS, k.HalfS}
+			}
+		}
+		for _, t := range order {
+			keys := make([]string, 0, len(last[t]))
+			for k := range last[t] {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				add(k, last[t][k])
+			}
+		}
+	}
+	for _, f := range fams {
+		for _, z := range f.sizes {
+			z.count, z.mean, z.half = pool(z.parts)
+		}
+		slices.SortFunc(f.sizes, func(a, b *kernelSize) int { return slices.Compare(a.params, b.params) })
+		d.families = append(d.families, f)
+	}
+	slices.SortFunc(d.families, func(a, b *kernelFamily) int { return strings.Compare(a.name, b.name) })
+	return d
+}
+
+// parseKernelKey reads a kernel key (selective.Key.String) into its family
+// and sizes; false for a key without sizes (a spin) or one it does not know.
+func parseKernelKey(key string) (*kernelFamily, []float64, bool) {
+	if m := commKeyRe.FindStringSubmatch(key); m != nil {
+		doubles, err1 := strconv.ParseFloat(m[2], 64)
+		p, err2 := strconv.ParseFloat(m[3], 64)
+		if err1 != nil || err2 != nil {
+			return nil, nil, false
+		}
+		return &kernelFamily{name: m[1], routine: m[1], comm: true, params: commParams}, []float64{8 * doubles, p}, true
+	}
+	m := compKeyRe.FindStringSubmatch(key)
+	if m == nil {
+		return nil, nil, false
+	}
+	names := routineParams(m[1])
+	dims := strings.Split(m[3], "x")
+	if names == nil || len(dims) != len(names) {
+		return nil, nil, false
+	}
+	params := make([]float64, len(dims))
+	for i, s := range dims {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, nil, false
+		}
+		params[i] = v
+	}
+	f := &kernelFamily{name: m[1], routine: m[1], params: names}
+	if m[2] != "" {
+		f.name += "[" + m[2] + "]"
+		f.right = (m[1] == "trsm" || m[1] == "trmm") && m[2][0] == 'R'
+	}
+	return f, params, true
+}
+
+// modelPoint is one point a model is fitted to: the sizes of the family
+// that have its coordinates, pooled.
+type modelPoint struct {
+	x     []float64
+	sizes []*kernelSize
+	parts []kernelPart
+	count int64
+	mean  float64
+	half  float64
+}
+
+// kernelModel is a family's model and how it was made.
+type kernelModel struct {
+	fam    *kernelFamily
+	vars   []string // the model's parameters
+	use    []int    // their indices in the family's parameters; nil when via is set
+	via    string   // "flops" or "bytes": the one derived size modelled, when the parameters vary together
+	fixed  []string // "k = 64": family parameters constant at every size
+	why    string   // why via was chosen
+	points []*modelPoint
+	model  *analysis.Model
+	err    error
+}
+
+// coords are the model's coordinates of a size of the family.
+func (km *kernelModel) coords(params []float64) []float64 {
+	switch km.via {
+	case "flops":
+		return []float64{km.fam.flopsAt(params)}
+	case "bytes":
+		return []float64{params[0]}
+	}
+	x := make([]float64, len(km.use))
+	for i, l := range km.use {
+		x[i] = params[l]
+	}
+	return x
+}
+
+// fitFamily models a family: it chooses the parameters (those that vary;
+// one derived size when several vary but not along lines), pools the sizes
+// that share their coordinates and runs the model search. The coordinates
+// and points are set even when the fit fails (export extrap writes them).
+func fitFamily(f *kernelFamily, hint string) *kernelModel {
+	km := &kernelModel{fam: f}
+	for l, name := range f.params {
+		var vals []float64
+		for _, z := range f.sizes {
+			if !slices.Contains(vals, z.params[l]) {
+				vals = append(vals, z.params[l])
+			}
+		}
+		if len(vals) > 1 {
+			km.use = append(km.use, l)
+			km.vars = append(km.vars, name)
+		} else if len(f.sizes) > 1 {
+			km.fixed = append(km.fixed, name+" = "+num(vals[0]))
+		}
+	}
+	if len(km.use) == 0 { // a single size
+		km.use, km.vars = []int{0}, f.params[:1]
+	}
+	km.group()
+	if len(f.sizes) < minModelSizes {
+		km.err = fmt.Errorf("%s has %d size%s; a fit needs at least %d: %s", f.name, len(f.sizes), plural(len(f.sizes)), minModelSizes, hint)
+		return km
+	}
+	if err := km.fit(); err == nil || len(km.use) < 2 || !strings.Contains(err.Error(), "where the other parameters are fixed") {
+		return km
+	}
+	// Several parameters, no lines to tell them apart by: one derived size.
+	km.why = strings.Join(km.vars, ", ") + " vary together"
+	km.via, km.use, km.vars = "flops", nil, []string{"flops"}
+	if f.comm {
+		km.via, km.vars = "bytes", []string{"bytes"}
+	}
+	km.group()
+	if len(km.points) < minModelSizes {
+		km.err = fmt.Errorf("%s: %s, and its %d sizes have %d distinct %s; a fit needs at least %d: %s",
+			f.name, km.why, len(f.sizes), len(km.points), km.via, minModelSizes, hint)
+		return km
+	}
+	km.fit()
+	return km
+}
+
+// group makes the model's points: the sizes pooled by their coordinates.
+func (km *kernelModel) group() {
+	km.points = nil
+	byX := map[string]*modelPoint{}
+	for _, z := range km.fam.sizes {
+		x := km.coords(z.params)
+		id := fmt.Sprint(x)
+		p := byX[id]
+		if p == nil {
+			p = &modelPoint{x: x}
+			byX[id] = p
+			km.points = append(km.points, p)
+		}
+		p.sizes = append(p.sizes, z)
+		p.parts = append(p.parts, z.parts...)
+	}
+	for _, p := range km.points {
+		p.count, p.mean, p.half = pool(p.parts)
+	}
+	slices.SortFunc(km.points, func(a, b *modelPoint) int { return slices.Compare(a.x, b.x) })
+}
+
+// fit runs the model search on the points.
+func (km *kernelModel) fit() error {
+	if len(km.points) < minModelSizes {
+		km.err = fmt.Errorf("%s has %d distinct sizes in %s; a fit needs at least %d", km.fam.name, len(km.points), strings.Join(km.vars, ", "), minModelSizes)
+		return km.err
+	}
+	pts := make([]analysis.Point, len(km.points))
+	for i, p := range km.points {
+		pts[i] = analysis.Point{Params: p.x, Value: p.mean}
+	}
+	m, err := analysis.FitModel(km.vars, pts)
+	if err != nil {
+		km.err = fmt.Errorf("%s: %w", km.fam.name, err)
+		return km.err
+	}
+	km.model, km.err = m, nil
+	return nil
+}
+
+// formula is the model as "t(flops) = ...".
+func (km *kernelModel) formula() string {
+	return fmt.Sprintf("t(%s) = %s", strings.Join(km.vars, ", "), km.model.String())
+}
+
+// notes say what the model's parameters are: the constant ones and the
+// derived size (long: why).
+func (km *kernelModel) notes(long bool) []string {
+	var ns []string
+	why := km.why
+	if long {
+		why += fmt.Sprintf(" (at %d sizes, no 3 along one parameter with the others fixed, which the multi-parameter search needs)", len(km.fam.sizes))
+	}
+	if km.via == "flops" {
+		ns = append(ns, why+": modelled against flops = "+km.fam.flopsFormula())
+	} else if km.via == "bytes" {
+		ns = append(ns, why+": modelled against the message bytes alone, p ignored")
+	}
+	if len(km.fixed) > 0 {
+		ns = append(ns, "constant at every measured size, so no parameter of the model: "+strings.Join(km.fixed, ", "))
+	}
+	return ns
+}
+
+// sizeHint is what to do for more sizes: for a sweep with a block size b,
+// the block sizes to try.
+func sizeHint(sw *Sweep) string {
+	if sw != nil && len(sw.Configs) > 0 {
+		if _, ok := sw.Configs[0].Value("b"); ok {
+			return "sweep more block sizes, e.g. space b=32,64,128,256,512"
+		}
+	}
+	return "sweep more of the sizes the kernels' dimensions follow"
+}
+
+// num writes a size: whole numbers in full, others to 4 digits.
+func num(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// modelSweeps are the sweeps a model command reads: the last one, or with
+// sweeps=all every sweep of the session with kernel statistics.
+func modelSweeps(s *Session, c *Command, all bool) ([]*Sweep, error) {
+	sw, err := lastSweep(s, c)
+	if err != nil {
+		return nil, err
+	}
+	if !all {
+		if len(sw.Kernels) == 0 {
+			return nil, errAt(c.VerbCol, "sweep %d has no kernel statistics: kernel models need the selective runs of evaluate or tune (a reference sweep has none)", sw.ID)
+		}
+		return []*Sweep{sw}, nil
+	}
+	var out []*Sweep
+	for _, x := range s.sweeps {
+		if len(x.Kernels) > 0 {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errAt(c.VerbCol, "no sweep of this session has kernel statistics: kernel models need the selective runs of evaluate or tune")
+	}
+	return out, nil
+}
+
+// selectFamilies are the families a word names: a family ("gemm[NT]") or
+// every family of a routine ("gemm").
+func selectFamilies(d *kernelData, word string) ([]*kernelFamily, error) {
+	w := strings.ToLower(word)
+	var fs []*kernelFamily
+	for _, f := range d.families {
+		if strings.ToLower(f.name) == w || f.routine == w {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) > 0 {
+		return fs, nil
+	}
+	if w == "spin" {
+		return nil, fmt.Errorf("spin, the synthetic workload's kernel, has no size to model")
+	}
+	var names []string
+	for _, f := range d.families {
+		names = append(names, f.name)
+	}
+	return nil, fmt.Errorf("no kernel %q in %s: the routines are %s (families %s)", word, d.source(), strings.Join(d.routines(), ", "), strings.Join(names, ", "))
+}
+
+// cmdModel is 'model [ROUTINE [PARAM=SIZE ...]] [sweeps=all]'.
+func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
+	var word *Arg
+	all := false
+	var given []Arg
+	for i := range c.Args {
+		a := c.Args[i]
+		switch {
+		case a.Key == "" && word == nil:
+			word = &c.Args[i]
+		case a.Key == "":
+			return errAt(a.Col, "one routine only: model [ROUTINE [PARAM=SIZE ...]] (e.g. model gemm m=512 n=512 k=512)")
+		case a.Key == "sweeps":
+			if a.Value != "all" && a.Value != "last" {
+				return errAt(a.ValueCol, "sweeps= takes all or last, not %q", a.Value)
+			}
+			all = a.Value == "all"
+		case word == nil:
+			return errAt(a.Col, "name the routine first: model ROUTINE %s (e.g. model gemm m=512 n=512 k=512)", a)
+		default:
+			given = append(given, a)
+		}
+	}
+	sws, err := modelSweeps(s, c, all)
+	if err != nil {
+		return err
+	}
+	d := collectKernels(sws)
+	hint := sizeHint(sws[len(sws)-1])
+	if len(d.families) == 0 {
+		why := "its kernels have no sizes"
+		if d.spins {
+			why = "the synthetic workload's spins have no size to model"
+		}
+		return errAt(c.VerbCol, "no kernel to model in %s: %s", d.source(), why)
+	}
+	if word == nil {
+		text, err := modelTable(d, hint)
+		if text != "" {
+			out.Print(text)
+		}
+		if err != nil {
+			return errAt(c.VerbCol, "%v", err)
+		}
+		return nil
+	}
+	fs, err := selectFamilies(d, word.Value)
+	if err != nil {
+		return errAt(word.Col, "%v", err)
+	}
+	if len(given) > 0 {
+		if err := checkModelParams(fs[0], word.Value, given); err != nil {
+			return err
+		}
+	}
+	var b strings.Builder
+	var errs []string
+	for _, f := range fs {
+		km := fitFamily(f, hint)
+		if km.err != nil {
+			errs = append(errs, km.err.Error())
+			continue
+		}
+		if len(given) > 0 {
+			err = modelPrediction(&b, km, given)
+		} else {
+			modelDetail(&b, km, d)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if b.Len() == 0 {
+		return errAt(word.Col, "%s", strings.Join(errs, "; "))
+	}
+	for _, e := range errs {
+		b.WriteString("not modelled: " + e + "\n")
+	}
+	out.Print(strings.TrimRight(b.String(), "\n"))
+	return nil
+}
+
+// modelTable is 'model' alone: a line per family.
+func modelTable(d *kernelData, hint string) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel models of %s: rank 0's mean time per call against size, %d selective runs pooled\n", d.source(), d.runs)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "family\tsizes\tSMAPE\tadj R²\tmodel (t in seconds)")
+	var fails, notes []string
+	fitted := 0
+	for _, f := range d.families {
+		km := fitFamily(f, hint)
+		if km.err != nil {
+			fails = append(fails, km.err.Error())
+			continue
+		}
+		fitted++
+		fmt.Fprintf(tw, "%s\t%d\t%.1f%%\t%.4f\t%s\n", f.name, len(km.points), km.model.SMAPE, km.model.AR2, km.formula())
+		for _, n := range km.notes(false) {
+			notes = append(notes, f.name+": "+n)
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		b.WriteString(n + "\n")
+	}
+	for _, e := range fails {
+		b.WriteString("not modelled: " + e + "\n")
+	}
+	if d.spins {
+		b.WriteString("left out: spin, the synthetic workload's kernel, has no size\n")
+	}
+	if fitted == 0 {
+		return "", errors.New(strings.Join(fails, "; "))
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// modelDetail is 'model ROUTINE' for one family: the model, then each
+// measured size against it.
+func modelDetail(b *strings.Builder, km *kernelModel, d *kernelData) {
+	m := km.model
+	fmt.Fprintf(b, "%s: %s   (t in seconds)\n", km.fam.name, km.formula())
+	fmt.Fprintf(b, "  SMAPE %.1f%% (leave-one-out %.1f%%), adjusted R² %.4f, %d sizes of %s\n", m.SMAPE, m.CVSMAPE, m.AR2, len(km.points), d.source())
+	for _, n := range km.notes(true) {
+		b.WriteString("  " + n + "\n")
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "size\t"
+	if km.via != "" {
+		head += km.via + "\t"
+	}
+	fmt.Fprintln(tw, head+"samples\tmean\t95% interval\tmodel\t95% band\tmodel vs mean\t")
+	for _, p := range km.points {
+		for _, z := range p.sizes {
+			row := z.label(km.fam) + "\t"
+			if km.via != "" {
+				row += num(p.x[0]) + "\t"
+			}
+			half := "-"
+			if z.half >= 0 {
+				half = "±" + plots.Duration(z.half)
+			}
+			pred := m.Predict(p.x)
+			lo, hi := m.Band(p.x, 0.95)
+			fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s .. %s\t%+.1f%%\t\n", row, z.count, plots.Duration(z.mean), half,
+				plots.Duration(pred), plots.Duration(lo), plots.Duration(hi), 100*(pred/z.mean-1))
+		}
+	}
+	tw.Flush()
+}
+
+// checkModelParams checks the PARAM=SIZE words against the family's
+// parameters.
+func checkModelParams(f *kernelFamily, word string, given []Arg) error {
+	seen := map[string]bool{}
+	for _, a := range given {
+		if !slices.Contains(f.params, a.Key) {
+			return errAt(a.Col, "%s has no parameter %q: its parameters are %s", word, a.Key, strings.Join(f.params, ", "))
+		}
+		if seen[a.Key] {
+			return errAt(a.Col, "%s= given twice", a.Key)
+		}
+		seen[a.Key] = true
+		if v, err := strconv.ParseFloat(a.Value, 64); err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return errAt(a.ValueCol, "%s=%s: want a positive number", a.Key, a.Value)
+		}
+	}
+	return nil
+}
+
+// modelPrediction is 'model ROUTINE PARAM=SIZE ...' for one family: the
+// prediction with its band at the given size. Parameters the model does
+// not depend on may be left out.
+func modelPrediction(b *strings.Builder, km *kernelModel, given []Arg) error {
+	f := km.fam
+	params := make([]float64, len(f.params))
+	have := make([]bool, len(f.params))
+	for _, a := range given {
+		l := slices.Index(f.params, a.Key)
+		params[l], _ = strconv.ParseFloat(a.Value, 64)
+		have[l] = true
+	}
+	need := km.use
+	if km.via == "flops" {
+		need = nil
+		for l := range f.params {
+			need = append(need, l)
+		}
+	} else if km.via == "bytes" {
+		need = []int{0}
+	}
+	var missing, words []string
+	for _, l := range need {
+		if !have[l] {
+			missing = append(missing, f.params[l]+"=")
+		}
+	}
+	if len(missing) > 0 {
+		col := given[len(given)-1].Col
+		return errAt(col, "%s's model needs %s: give %s", f.name, strings.Join(km.vars, ", "), strings.Join(missing, " "))
+	}
+	for l, name := range f.params {
+		if have[l] {
+			words = append(words, name+"="+num(params[l]))
+		}
+	}
+	x := km.coords(params)
+	pred := km.model.Predict(x)
+	lo, hi := km.model.Band(x, 0.95)
+	fmt.Fprintf(b, "%s at %s", f.name, strings.Join(words, " "))
+	if km.via != "" {
+		fmt.Fprintf(b, " (%s %s)", km.via, num(x[0]))
+	}
+	fmt.Fprintf(b, ": %s, 95%% prediction band %s .. %s   [%s]\n", plots.Duration(pred), plots.Duration(lo), plots.Duration(hi), km.formula())
+	for _, p := range km.points {
+		if slices.Equal(p.x, x) {
+			half := ""
+			if p.half >= 0 {
+				half = " ± " + plots.Duration(p.half)
+			}
+			fmt.Fprintf(b, "  measured there: %s%s (%d samples)\n", plots.Duration(p.mean), half, p.count)
+		}
+	}
+	for i, v := range x {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range km.points {
+			lo, hi = math.Min(lo, p.x[i]), math.Max(hi, p.x[i])
+		}
+		if v < lo || v > hi {
+			fmt.Fprintf(b, "  an extrapolation: the measured %s run from %s to %s\n", km.vars[i], num(lo), num(hi))
+		}
+	}
+	for l, name := range f.params {
+		if was := f.sizes[0].params[l]; have[l] && !slices.Contains(need, l) && was != params[l] {
+			fmt.Fprintf(b, "  %s was %s at every measured size: the model does not depend on it\n", name, num(was))
+		}
+	}
+	return nil
+}
+
+// modelFigure draws 'plot model ROUTINE': each family's measured means
+// with their intervals against size, its model and prediction band.
 func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
-	return nil, errors.New("plot model: not built yet")
+	d := collectKernels([]*Sweep{sw})
+	if len(sw.Kernels) == 0 {
+		return nil, fmt.Errorf("sweep %d has no kernel statistics: kernel models need the selective runs of evaluate or tune", sw.ID)
+	}
+	if len(d.families) == 0 {
+		return nil, fmt.Errorf("no kernel to model in sweep %d: its kernels have no sizes", sw.ID)
+	}
+	if o.Routine == "" {
+		return nil, fmt.Errorf("plot model takes a routine: plot model ROUTINE [FILE], ROUTINE one of %s", strings.Join(d.routines(), ", "))
+	}
+	fs, err := selectFamilies(d, o.Routine)
+	if err != nil {
+		return nil, err
+	}
+	var series []plots.ModelSeries
+	var errs []string
+	xLabel := ""
+	for _, f := range fs {
+		km := fitFamily(f, sizeHint(sw))
+		if km.err != nil {
+			errs = append(errs, km.err.Error())
+			continue
+		}
+		s, label := modelSeries(km)
+		if xLabel != "" && label != xLabel {
+			fmt.Fprintf(sum, "%s left out: its x axis is %s\n", f.name, label)
+			continue
+		}
+		xLabel = label
+		if len(fs) > 1 {
+			s.Label, s.ModelLabel = f.name+" measured", f.name+" model"
+		}
+		series = append(series, s)
+		fmt.Fprintf(sum, "%s: %s (SMAPE %.1f%%, adjusted R² %.4f, %d sizes)\n", f.name, km.formula(), km.model.SMAPE, km.model.AR2, len(km.points))
+		for _, n := range km.notes(false) {
+			fmt.Fprintf(sum, "  %s\n", n)
+		}
+	}
+	for _, e := range errs {
+		fmt.Fprintf(sum, "not modelled: %s\n", e)
+	}
+	if len(series) == 0 {
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	name := fs[0].name
+	if len(fs) > 1 {
+		name = fs[0].routine
+	}
+	return plots.Model(fmt.Sprintf("Performance model of %s, sweep %d", name, sw.ID), xLabel, series)
+}
+
+// modelSeries is a fitted family's series of a model figure and its x
+// axis' label. A model of one parameter is drawn as a curve along it; one
+// of several at the measured sizes, placed by their flops (bytes for a
+// communication).
+func modelSeries(km *kernelModel) (plots.ModelSeries, string) {
+	m := km.model
+	s := plots.ModelSeries{Label: "measured mean (95% interval)", ModelLabel: "model " + m.String() + " (95% band)"}
+	interval := func(mean, half float64) (float64, float64) {
+		if half < 0 {
+			return math.NaN(), math.NaN()
+		}
+		return mean - half, mean + half
+	}
+	if len(km.vars) == 1 {
+		lo, hi := km.points[0].x[0], km.points[len(km.points)-1].x[0]
+		for _, p := range km.points {
+			l, h := interval(p.mean, p.half)
+			s.Points = append(s.Points, plots.ModelPoint{X: p.x[0], Mean: p.mean, Lo: l, Hi: h})
+		}
+		const n = 80
+		for i := range n + 1 {
+			x := lo / 1.25 * math.Pow(1.25*1.25*hi/lo, float64(i)/n)
+			bl, bh := m.Band([]float64{x}, 0.95)
+			s.Curve = append(s.Curve, plots.ModelValue{X: x, Y: m.Predict([]float64{x}), Lo: bl, Hi: bh})
+		}
+		label := km.vars[0]
+		switch km.via {
+		case "flops":
+			label = fmt.Sprintf("flops = %s (%s vary together)", km.fam.flopsFormula(), strings.Join(km.fam.params, ", "))
+		case "bytes":
+			label = "message bytes per process (p ignored: bytes and p vary together)"
+		default:
+			if km.fam.comm && label == "bytes" {
+				label = "message bytes per process"
+			} else if km.fam.comm {
+				label = "communicator size p"
+			}
+		}
+		if len(km.fixed) > 0 {
+			label += "; " + strings.Join(km.fixed, ", ")
+		}
+		return s, label
+	}
+	for _, p := range km.points {
+		x := p.sizes[0].flops
+		if km.fam.comm {
+			x = p.sizes[0].params[0]
+		}
+		l, h := interval(p.mean, p.half)
+		s.Points = append(s.Points, plots.ModelPoint{X: x, Mean: p.mean, Lo: l, Hi: h})
+		bl, bh := m.Band(p.x, 0.95)
+		s.AtPoints = append(s.AtPoints, plots.ModelValue{X: x, Y: m.Predict(p.x), Lo: bl, Hi: bh})
+	}
+	if km.fam.comm {
+		return s, fmt.Sprintf("message bytes (the model is of %s: drawn at the measured sizes)", strings.Join(km.vars, ", "))
+	}
+	return s, fmt.Sprintf("flops = %s (the model is of %s: drawn at the measured sizes)", km.fam.flopsFormula(), strings.Join(km.vars, ", "))
+}
+
+// exportExtrap is 'export extrap FILE [ROUTINE] [sweeps=all]': the
+// measurements in Extra-P's text input format. A file holds one set of
+// parameters and points, which every region must have data for, so the
+// families go to one file per routine and set of sizes: FILE itself when
+// that is one, else FILE's name with the routine (or the family) added
+// before its extension.
+func exportExtrap(s *Session, c *Command, out Output) error {
+	var file, word *Arg
+	all := false
+	for i := range c.Args[1:] {
+		a := &c.Args[i+1]
+		switch {
+		case a.Key == "sweeps":
+			if a.Value != "all" && a.Value != "last" {
+				return errAt(a.ValueCol, "sweeps= takes all or last, not %q", a.Value)
+			}
+			all = a.Value == "all"
+		case a.Key != "":
+			return errAt(a.Col, "export extrap has no option %q: export extrap FILE [ROUTINE] [sweeps=all]", a.Key)
+		case file == nil:
+			file = a
+		case word == nil:
+			word = a
+		default:
+			return errAt(a.Col, "export extrap FILE [ROUTINE] [sweeps=all]: one file and one routine")
+		}
+	}
+	if file == nil {
+		return errAt(c.Args[0].Col, "export extrap takes a file: export extrap FILE [ROUTINE] [sweeps=all]")
+	}
+	sws, err := modelSweeps(s, c, all)
+	if err != nil {
+		return err
+	}
+	d := collectKernels(sws)
+	fs := d.families
+	if word != nil {
+		if fs, err = selectFamilies(d, word.Value); err != nil {
+			return errAt(word.Col, "%v", err)
+		}
+	}
+	if len(fs) == 0 {
+		return errAt(c.VerbCol, "no kernel with sizes in %s to export", d.source())
+	}
+	files := extrapFiles(fs, d, sizeHint(sws[len(sws)-1]))
+	var lines []string
+	for _, ef := range files {
+		name := file.Value
+		if len(files) > 1 {
+			ext := filepath.Ext(name)
+			name = strings.TrimSuffix(name, ext) + "-" + ef.suffix + ext
+		}
+		path, err := writeFile(name, func(w *os.File) error {
+			_, err := io.WriteString(w, ef.text)
+			return err
+		})
+		if err != nil {
+			return errAt(file.Col, "%v", err)
+		}
+		lines = append(lines, fmt.Sprintf("wrote %s: %s", path, ef.what))
+	}
+	out.Print(strings.Join(lines, "\n"))
+	return nil
+}
+
+// extrapFile is one Extra-P text file's content.
+type extrapFile struct {
+	suffix string // added to the file name when there are several
+	what   string // what it holds, for the message
+	text   string
+}
+
+// extrapFiles lays the families out in Extra-P text files: one per routine
+// and set of coordinates (the model's parameters, as 'model' fits them).
+func extrapFiles(fs []*kernelFamily, d *kernelData, hint string) []extrapFile {
+	type group struct {
+		routine, id string
+		models      []*kernelModel
+	}
+	var groups []*group
+	families := map[string]int{} // per routine
+	for _, f := range fs {
+		km := fitFamily(f, hint)
+		var pts []string
+		for _, p := range km.points {
+			pts = append(pts, fmt.Sprint(p.x))
+		}
+		id := strings.Join(km.vars, " ") + "|" + strings.Join(pts, " ")
+		families[f.routine]++
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.routine == f.routine && g.id == id })
+		if i < 0 {
+			groups = append(groups, &group{routine: f.routine, id: id})
+			i = len(groups) - 1
+		}
+		groups[i].models = append(groups[i].models, km)
+	}
+	var out []extrapFile
+	for _, g := range groups {
+		km0 := g.models[0]
+		var b strings.Builder
+		fmt.Fprintf(&b, "# approxtune kernel times of %s (rank 0): seconds per call, one DATA value per selective run pooled\n", d.source())
+		var names []string
+		for _, km := range g.models {
+			names = append(names, km.fam.name)
+			for _, n := range km.notes(false) {
+				fmt.Fprintf(&b, "# %s: %s\n", km.fam.name, n)
+			}
+		}
+		fmt.Fprintf(&b, "PARAMETER %s\n", strings.Join(km0.vars, " "))
+		b.WriteString("POINTS")
+		for _, p := range km0.points {
+			var cs []string
+			for _, v := range p.x {
+				cs = append(cs, strconv.FormatFloat(v, 'f', -1, 64))
+			}
+			b.WriteString(" (" + strings.Join(cs, " ") + ")")
+		}
+		b.WriteString("\nMETRIC time\n")
+		for _, km := range g.models {
+			fmt.Fprintf(&b, "REGION %s\n", km.fam.name)
+			for _, p := range km.points {
+				b.WriteString("DATA")
+				for _, part := range p.parts {
+					b.WriteString(" " + strconv.FormatFloat(part.mean, 'f', -1, 64))
+				}
+				b.WriteString("\n")
+			}
+		}
+		suffix := g.routine
+		if families[g.routine] > len(g.models) {
+			suffix = strings.NewReplacer("[", "-", "]", "").Replace(km0.fam.name)
+		}
+		out = append(out, extrapFile{suffix: suffix, text: b.String(),
+			what: fmt.Sprintf("%s (%d points in %s)", strings.Join(names, ", "), len(km0.points), strings.Join(km0.vars, ", "))})
+	}
+	return out
 }

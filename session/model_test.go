@@ -1,0 +1,480 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// kstat is a kernel's statistics as a selective run reports them.
+func kstat(key string, count int64, mean, half float64) sweep.KernelStat {
+	routine, _, _ := strings.Cut(key, " ")
+	routine, _, _ = strings.Cut(routine, "[")
+	return sweep.KernelStat{Key: key, Routine: routine, Count: count, MeanS: mean, HalfS: half, Calls: count}
+}
+
+func atof(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// kernelSweep is a tune sweep over block sizes b whose selective runs
+// reported the given kernel statistics, one event per run.
+func kernelSweep(runs ...sweep.KernelsEvent) *Sweep {
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
+	sw := &Sweep{ID: 1, Status: "ok", Workload: "cholesky2d",
+		Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"conditional"}, Tolerances: []sweep.Tolerance{0.125}}}
+	sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"b": 64}))
+	f := 0.01
+	for _, r := range runs {
+		if r.Policy == "" {
+			r.Policy = "conditional"
+		}
+		r.Type, r.Index, r.Tolerance = sweep.TypeKernels, 0, 0.125
+		sw.Kernels = append(sw.Kernels, r)
+		sw.Results = append(sw.Results, sweep.Result{Index: 0, Config: sw.Configs[0], Policy: r.Policy, Tolerance: &r.Tolerance, PredictedS: &f})
+	}
+	return sw
+}
+
+// gemmGrid is a gemm[NN] on the 5 x 5 x 5 grid of m, n, k in 16..4096 (2.4
+// decades, as analysis.TestFitModelNoisyMulti), its means 2e-9·m·n·k with
+// 3% noise.
+func gemmGrid(seed uint64) sweep.KernelsEvent {
+	rng := rand.New(rand.NewPCG(seed, 27))
+	vals := []int{16, 64, 256, 1024, 4096}
+	var ks []sweep.KernelStat
+	for _, m := range vals {
+		for _, n := range vals {
+			for _, k := range vals {
+				v := 2e-9 * float64(m*n*k) * (1 + 0.03*rng.NormFloat64())
+				ks = append(ks, kstat(fmt.Sprintf("gemm[NN] %dx%dx%d", m, n, k), 40, v, 0.02*v))
+			}
+		}
+	}
+	return sweep.KernelsEvent{Kernels: ks}
+}
+
+// tileRun is what a tile algorithm's rank reports: b x b x b gemms, b x b
+// syrks and potrfs of b, for each block size, with 3% noise, and the
+// synthetic workload's spin.
+func tileRun(seed uint64, bs []int) sweep.KernelsEvent {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	noisy := func(v float64) float64 { return v * (1 + 0.03*rng.NormFloat64()) }
+	var ks []sweep.KernelStat
+	for _, b := range bs {
+		x := float64(b)
+		ks = append(ks,
+			kstat(fmt.Sprintf("gemm[NT] %dx%dx%d", b, b, b), 100, noisy(2e-9*x*x*x), 0.05*2e-9*x*x*x),
+			kstat(fmt.Sprintf("potrf[L] %d", b), 10, noisy(4e-10*x*x*math.Log2(x)), -1),
+		)
+	}
+	ks = append(ks, kstat("spin 1000", 50, 1e-3, 1e-5))
+	return sweep.KernelsEvent{Kernels: ks}
+}
+
+// A gemm measured on a grid of sizes is modelled in m, n and k: the
+// search finds the one product term of the planted 2e-9·m·n·k, and the
+// model predicts a size never measured within 10%.
+func TestModelGemmGrid(t *testing.T) {
+	for seed := range uint64(3) {
+		sw := kernelSweep(gemmGrid(seed))
+		d := collectKernels([]*Sweep{sw})
+		if len(d.families) != 1 || d.families[0].name != "gemm[NN]" || len(d.families[0].sizes) != 125 {
+			t.Fatalf("families %+v", d.families)
+		}
+		km := fitFamily(d.families[0], "")
+		if km.err != nil {
+			t.Fatal(km.err)
+		}
+		m := km.model
+		if km.via != "" || strings.Join(km.vars, ",") != "m,n,k" || len(m.Terms) != 1 || !strings.HasSuffix(m.String(), " * m * n * k") {
+			t.Errorf("seed %d: model %v of %v (via %q), want c0 + c * m * n * k", seed, m, km.vars, km.via)
+			continue
+		}
+		for _, f := range m.Terms[0].Factors {
+			if f.I.Num != f.I.Den || f.J != 0 {
+				t.Errorf("seed %d: factor %+v, want exponent 1 and no log", seed, f)
+			}
+		}
+		if e := math.Abs(m.Terms[0].Coef/2e-9 - 1); e > 0.1 {
+			t.Errorf("seed %d: %v: coefficient off by %.1f%%", seed, m, 100*e)
+		}
+		want := 2e-9 * 500 * 700 * 300
+		if got := m.Predict([]float64{500, 700, 300}); math.Abs(got/want-1) > 0.1 {
+			t.Errorf("seed %d: prediction at 500x700x300 %g, want %g within 10%%", seed, got, want)
+		}
+	}
+	// The command prints the prediction with its band.
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, kernelSweep(gemmGrid(0)))
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "model gemm m=500 n=700 k=300", out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.b.String()
+	// 2e-9·500·700·300 s = 210 ms, inside the band.
+	pm := regexp.MustCompile(`^gemm\[NN\] at m=500 n=700 k=300: ([0-9.]+) ms, 95% prediction band ([0-9.]+) ms \.\. ([0-9.]+) ms   \[t\(m, n, k\) = .* \* m \* n \* k\]\n$`).FindStringSubmatch(got)
+	if pm == nil {
+		t.Fatalf("prediction:\n%s", got)
+	}
+	pred, lo, hi := atof(t, pm[1]), atof(t, pm[2]), atof(t, pm[3])
+	if math.Abs(pred/210-1) > 0.1 || !(lo < 210 && 210 < hi) || !(lo < pred && pred < hi) {
+		t.Errorf("prediction %g ms, band %g .. %g ms; want 210 ms within 10%% and inside the band", pred, lo, hi)
+	}
+	if strings.Contains(got, "extrapolation") {
+		t.Errorf("500x700x300 lies inside the measured sizes:\n%s", got)
+	}
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "model gemm m=8192 n=16 k=16", out); err != nil || !strings.Contains(out.b.String(), "an extrapolation: the measured m run from 16 to 4096") {
+		t.Errorf("extrapolation: %v\n%s", err, out.b.String())
+	}
+}
+
+// A tile algorithm's kernels have m = n = k = b: the multi-parameter
+// search has no line to separate them by, and the model is of flops. The
+// planted 2e-9·b³ is 1e-9·flops; potrf's 4e-10·n²·log2(n) comes back with
+// its exponents; spins are left out.
+func TestModelTileSizes(t *testing.T) {
+	bs := []int{16, 32, 64, 128, 256, 512, 1024, 2048}
+	sw := kernelSweep(tileRun(1, bs), tileRun(2, bs))
+	d := collectKernels([]*Sweep{sw})
+	if !d.spins || len(d.families) != 2 {
+		t.Fatalf("families %v, spins %v", d.families, d.spins)
+	}
+	gemm := fitFamily(d.families[0], "")
+	if gemm.err != nil {
+		t.Fatal(gemm.err)
+	}
+	if gemm.via != "flops" || len(gemm.model.Terms) != 1 || !strings.HasSuffix(gemm.model.String(), "* flops") {
+		t.Errorf("gemm: %s (via %q), want c0 + c * flops", gemm.formula(), gemm.via)
+	} else if e := math.Abs(gemm.model.Terms[0].Coef/1e-9 - 1); e > 0.1 {
+		t.Errorf("gemm: %s: coefficient off by %.1f%% from 1e-9 s per flop", gemm.formula(), 100*e)
+	}
+	want := 2e-9 * 3000 * 3000 * 3000
+	if got := gemm.model.Predict(gemm.coords([]float64{3000, 3000, 3000})); math.Abs(got/want-1) > 0.1 {
+		t.Errorf("gemm at 3000^3: %g, want %g within 10%%", got, want)
+	}
+	potrf := fitFamily(d.families[1], "")
+	if potrf.err != nil {
+		t.Fatal(potrf.err)
+	}
+	if s := potrf.model.String(); potrf.via != "" || len(potrf.model.Terms) != 1 || !strings.HasSuffix(s, " * n^2 * log2(n)") {
+		t.Errorf("potrf: %s, want c0 + c * n^2 * log2(n)", s)
+	} else if e := math.Abs(potrf.model.Terms[0].Coef/4e-10 - 1); e > 0.1 {
+		t.Errorf("potrf: %s: coefficient off by %.1f%%", s, 100*e)
+	}
+
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, sw)
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "model", out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.b.String()
+	for _, w := range []string{
+		"kernel models of sweep 1: rank 0's mean time per call against size, 2 selective runs pooled\n",
+		"gemm[NT]  8      ", "t(flops) = ",
+		"potrf[L]  8      ", "t(n) = ",
+		"gemm[NT]: m, n, k vary together: modelled against flops = 2*m*n*k\n",
+		"left out: spin, the synthetic workload's kernel, has no size",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("model: no %q in\n%s", w, got)
+		}
+	}
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "model gemm", out); err != nil {
+		t.Fatal(err)
+	}
+	got = out.b.String()
+	// The detail has a row per size: the measured mean against the model.
+	if !strings.Contains(got, "  flops  samples     mean  95% interval    model") || !strings.Contains(got, "\n  2048x2048x2048  17179869184      200   17.2 s ") ||
+		strings.Count(got, "\n") != 4+len(bs) {
+		t.Errorf("model gemm:\n%s", got)
+	}
+	// sweeps=all pools the session's sweeps: a later one with other sizes
+	// adds them; alone it has too few.
+	later := kernelSweep(tileRun(3, []int{24, 48, 96}))
+	later.ID = 2
+	s.sweeps = append(s.sweeps, later)
+	if err := s.Exec(context.Background(), "model gemm", out); err == nil || !strings.HasPrefix(err.Error(), "column 7: gemm[NT] has 3 sizes; a fit needs at least 5") {
+		t.Errorf("model gemm of sweep 2: %v", err)
+	}
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "model sweeps=all", out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.b.String(); !strings.HasPrefix(got, "kernel models of sweeps 1, 2: rank 0's mean time per call against size, 3 selective runs pooled\n") ||
+		!strings.Contains(got, "gemm[NT]  11     ") {
+		t.Errorf("model sweeps=all:\n%s", got)
+	}
+}
+
+// Pooling: a policy that starts each run afresh contributes every run's
+// statistics, weighted by their counts; eager, which carries them from one
+// configuration to the next, only its last report of each kernel;
+// messages of one size on different communicators are one size.
+func TestCollectKernelsPooling(t *testing.T) {
+	sw := kernelSweep(
+		sweep.KernelsEvent{Policy: "conditional", Kernels: []sweep.KernelStat{kstat("potrf[L] 64", 10, 1e-5, 1e-6)}},
+		sweep.KernelsEvent{Policy: "conditional", Kernels: []sweep.KernelStat{kstat("potrf[L] 64", 30, 2e-5, 2e-6)}},
+		sweep.KernelsEvent{Policy: "eager", Kernels: []sweep.KernelStat{kstat("potrf[L] 64", 20, 4e-5, -1)}},
+		sweep.KernelsEvent{Policy: "eager", Kernels: []sweep.KernelStat{kstat("potrf[L] 64", 40, 3e-5, 1e-6),
+			kstat("isend 128 doubles on 2 ranks [0000aaaa] partner +1", 10, 1e-6, 1e-7),
+			kstat("isend 128 doubles on 2 ranks [0000bbbb] partner -1", 30, 3e-6, -1)}},
+	)
+	d := collectKernels([]*Sweep{sw})
+	if d.runs != 4 || len(d.families) != 2 {
+		t.Fatalf("%d runs, families %v", d.runs, d.families)
+	}
+	isend, potrf := d.families[0], d.families[1]
+	if len(potrf.sizes) != 1 || len(potrf.sizes[0].parts) != 3 {
+		t.Fatalf("potrf parts %+v: want the two conditional runs and eager's last", potrf.sizes)
+	}
+	z := potrf.sizes[0]
+	if z.count != 80 || math.Abs(z.mean-(10*1e-5+30*2e-5+40*3e-5)/80) > 1e-18 {
+		t.Errorf("pooled potrf: %d samples, mean %g", z.count, z.mean)
+	}
+	wantHalf := math.Sqrt(math.Pow(10./80*1e-6, 2) + math.Pow(30./80*2e-6, 2) + math.Pow(40./80*1e-6, 2))
+	if math.Abs(z.half-wantHalf) > 1e-18 {
+		t.Errorf("pooled half-width %g, want %g", z.half, wantHalf)
+	}
+	if len(isend.sizes) != 1 || isend.sizes[0].params[0] != 1024 || isend.sizes[0].params[1] != 2 || isend.sizes[0].count != 40 ||
+		math.Abs(isend.sizes[0].mean-2.5e-6) > 1e-18 || isend.sizes[0].half != 0.1e-6 {
+		t.Errorf("isend: %+v, want one size of 1024 bytes on 2 ranks, 40 samples, mean 2.5e-6, half-width from the finite part", isend.sizes[0])
+	}
+}
+
+// Each missing piece of data or wrong word gets an error that says what
+// is there and what to do.
+func TestModelErrors(t *testing.T) {
+	ctx := context.Background()
+	s := newSession(t)
+	out := &textOut{}
+	if err := s.Exec(ctx, "model", out); err == nil || !strings.Contains(err.Error(), "no results yet") {
+		t.Errorf("no sweep: %v", err)
+	}
+	s.sweeps = append(s.sweeps, knownSweep(t))
+	if err := s.Exec(ctx, "model", out); err == nil || !strings.Contains(err.Error(), "sweep 1 has no kernel statistics") {
+		t.Errorf("no kernels: %v", err)
+	}
+	s.sweeps = []*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: []sweep.KernelStat{kstat("spin 1000", 5, 1e-3, 1e-5)}})}
+	if err := s.Exec(ctx, "model", out); err == nil || !strings.Contains(err.Error(), "no kernel to model in sweep 1: the synthetic workload's spins have no size to model") {
+		t.Errorf("spins only: %v", err)
+	}
+	var ks []sweep.KernelStat // gemm at 2 block sizes, potrf at 5
+	for _, b := range []int{16, 32, 64, 128, 256} {
+		if b == 32 || b == 64 {
+			ks = append(ks, kstat(fmt.Sprintf("gemm[NT] %dx%dx%d", b, b, b), 5, 2e-9*float64(b*b*b), -1))
+		}
+		ks = append(ks, kstat(fmt.Sprintf("potrf[L] %d", b), 5, 1e-9*float64(b*b*b), -1))
+	}
+	s.sweeps = []*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: ks})}
+	for line, want := range map[string]string{
+		"model gemm":                  "column 7: gemm[NT] has 2 sizes; a fit needs at least 5: sweep more block sizes, e.g. space b=32,64,128,256,512",
+		"model":                       "", // potrf fits; gemm is listed as not modelled
+		"model dgemm":                 `column 7: no kernel "dgemm" in sweep 1: the routines are gemm, potrf (families gemm[NT], potrf[L])`,
+		"model spin":                  "column 7: spin, the synthetic workload's kernel, has no size to model",
+		"model potrf m=4":             `column 13: potrf has no parameter "m": its parameters are n`,
+		"model potrf n=x":             "column 15: n=x: want a positive number",
+		"model potrf n=-3":            "column 15: n=-3: want a positive number",
+		"model potrf n=3 n=4":         "column 17: n= given twice",
+		"model n=3":                   "column 7: name the routine first",
+		"model potrf gemm":            "column 13: one routine only",
+		"model sweeps=some":           `column 14: sweeps= takes all or last, not "some"`,
+		"plot model":                  "column 6: plot model takes a routine: plot model ROUTINE [FILE], ROUTINE one of gemm, potrf",
+		"plot model x.png":            "column 6: plot model takes a routine",
+		"plot model gemm x.png":       "column 6: gemm[NT] has 2 sizes; a fit needs at least 5",
+		"export extrap":               "column 8: export extrap takes a file",
+		"export extrap a.txt b c":     "column 23: export extrap FILE [ROUTINE] [sweeps=all]: one file and one routine",
+		"export extrap a.txt dgemm":   `column 21: no kernel "dgemm"`,
+		"export extrap a.txt depth=3": `column 21: export extrap has no option "depth"`,
+		"export xml a.txt":            "column 8: export takes a format and a file: export csv FILE, export notebook FILE, or export extrap FILE [ROUTINE]",
+	} {
+		out.b.Reset()
+		err := s.Exec(ctx, line, out)
+		if want == "" {
+			if err != nil || !strings.Contains(out.b.String(), "not modelled: gemm[NT] has 2 sizes; a fit needs at least 5") || !strings.Contains(out.b.String(), "potrf[L]  5") {
+				t.Errorf("%s: %v\n%s", line, err, out.b.String())
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s:\n got %v\nwant %s...", line, err, want)
+		}
+	}
+	// gemm's model is of flops, which needs all three dimensions.
+	s.sweeps = []*Sweep{kernelSweep(tileRun(1, []int{16, 32, 64, 128, 256, 512}))}
+	if err := s.Exec(ctx, "model gemm m=100 n=100", out); err == nil || !strings.HasPrefix(err.Error(), "column 18: gemm[NT]'s model needs flops: give k=") {
+		t.Errorf("missing k: %v", err)
+	}
+}
+
+// plot model draws the measurements, the model and its band: a curve
+// for a model of one parameter, the model at each size for one of several.
+func TestPlotModel(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	for _, c := range []struct {
+		sw   *Sweep
+		line string
+		sum  string
+	}{
+		{kernelSweep(tileRun(1, []int{16, 32, 64, 128, 256, 512})), "plot model gemm " + filepath.Join(dir, "tile.png"), "gemm[NT]: t(flops) = "},
+		{kernelSweep(gemmGrid(0)), "plot model gemm[NN] " + filepath.Join(dir, "grid.png"), "gemm[NN]: t(m, n, k) = "},
+	} {
+		s := newSession(t)
+		s.sweeps = append(s.sweeps, c.sw)
+		out := &textOut{}
+		if err := s.Exec(ctx, c.line, out); err != nil {
+			t.Fatalf("%s: %v", c.line, err)
+		}
+		file := c.line[strings.LastIndex(c.line, " ")+1:]
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if sz := img.Bounds().Size(); sz.X != 800 || sz.Y != 450 {
+			t.Errorf("%s: %v", file, sz)
+		}
+		if got := out.b.String(); !strings.HasPrefix(got, c.sum) || !strings.HasSuffix(got, "wrote "+file+"\n") {
+			t.Errorf("%s printed:\n%s", c.line, got)
+		}
+	}
+	// The default file name has the routine.
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, kernelSweep(tileRun(1, []int{16, 32, 64, 128, 256, 512})))
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	out := &textOut{}
+	if err := s.Exec(ctx, "plot model gemm[NT]", out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model-gemm-NT-sweep1.png")); err != nil {
+		t.Errorf("default file: %v\n%s", err, out.b.String())
+	}
+}
+
+// export extrap writes Extra-P's text format: a file per routine (the
+// families of one file share its points), a REGION per family and a DATA
+// line per point with a value per selective run.
+func TestExportExtrap(t *testing.T) {
+	var runs []sweep.KernelsEvent
+	for r := range 2 {
+		var ks []sweep.KernelStat
+		for i, n := range []int{32, 64, 128, 256, 512} {
+			ks = append(ks, kstat(fmt.Sprintf("potrf[L] %d", n), 4, float64(10*(i+1)+r)/1e6, -1))
+			ks = append(ks, kstat(fmt.Sprintf("isend %d doubles on 2 ranks [0000000%d] partner +1", n*n/8, r), 4, float64(i+2)/1e6, -1))
+		}
+		ks = append(ks, kstat("spin 1000", 5, 1e-3, 1e-5))
+		runs = append(runs, sweep.KernelsEvent{Kernels: ks})
+	}
+	// trsm[RLTN] and trsm[LLNN] on the same 3 x 3 grid share a file.
+	for i, fl := range []string{"RLTN", "LLNN"} {
+		var ks []sweep.KernelStat
+		for _, m := range []int{8, 16, 32} {
+			for _, n := range []int{8, 16, 32} {
+				ks = append(ks, kstat(fmt.Sprintf("trsm[%s] %dx%d", fl, m, n), 2, float64((2*i+1)*m*n*n)/1e9, -1))
+			}
+		}
+		runs = append(runs, sweep.KernelsEvent{Kernels: ks})
+	}
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, kernelSweep(runs...))
+	dir := t.TempDir()
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "export extrap "+filepath.Join(dir, "k.txt"), out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"k-potrf.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call, one DATA value per selective run pooled
+PARAMETER n
+POINTS (32) (64) (128) (256) (512)
+METRIC time
+REGION potrf[L]
+DATA 0.00001 0.000011
+DATA 0.00002 0.000021
+DATA 0.00003 0.000031
+DATA 0.00004 0.000041
+DATA 0.00005 0.000051
+`,
+		"k-isend.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call, one DATA value per selective run pooled
+# isend: constant at every measured size, so no parameter of the model: p = 2
+PARAMETER bytes
+POINTS (1024) (4096) (16384) (65536) (262144)
+METRIC time
+REGION isend
+DATA 0.000002 0.000002
+DATA 0.000003 0.000003
+DATA 0.000004 0.000004
+DATA 0.000005 0.000005
+DATA 0.000006 0.000006
+`,
+		"k-trsm.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call, one DATA value per selective run pooled
+PARAMETER m n
+POINTS (8 8) (8 16) (8 32) (16 8) (16 16) (16 32) (32 8) (32 16) (32 32)
+METRIC time
+REGION trsm[LLNN]
+DATA 0.000001536
+DATA 0.000006144
+DATA 0.000024576
+DATA 0.000003072
+DATA 0.000012288
+DATA 0.000049152
+DATA 0.000006144
+DATA 0.000024576
+DATA 0.000098304
+REGION trsm[RLTN]
+DATA 0.000000512
+DATA 0.000002048
+DATA 0.000008192
+DATA 0.000001024
+DATA 0.000004096
+DATA 0.000016384
+DATA 0.000002048
+DATA 0.000008192
+DATA 0.000032768
+`,
+	}
+	for name, w := range want {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out.b.String())
+		}
+		if string(b) != w {
+			t.Errorf("%s:\n%s\nwant\n%s", name, b, w)
+		}
+	}
+	if n := strings.Count(out.b.String(), "wrote "); n != 3 || !strings.Contains(out.b.String(), "k-trsm.txt: trsm[LLNN], trsm[RLTN] (9 points in m, n)") {
+		t.Errorf("export printed:\n%s", out.b.String())
+	}
+	// One routine: one file, under the name given.
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "export extrap "+filepath.Join(dir, "p.txt")+" potrf", out); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "p.txt")); err != nil || string(b) != want["k-potrf.txt"] {
+		t.Errorf("export extrap p.txt potrf: %v\n%s", err, b)
+	}
+}
