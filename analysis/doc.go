@@ -14,8 +14,6 @@
 //     multi-frontal sparse linear solvers"): DetectAnomalies regresses
 //     log(duration) on log(size) per routine and flags executions above the
 //     prediction interval.
-//   - Uncertainty: PredictSkipped is the standard error of a predicted path
-//     total whose skipped kernels are replaced by their sample means.
 //
 // Randomized functions take an explicit *rand.Rand (math/rand/v2) so that
 // results are reproducible from a seed; none uses a global source.
