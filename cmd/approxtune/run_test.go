@@ -123,14 +123,14 @@ func outputOf(t *testing.T, c notebook.Cell, typ notebook.OutputType) notebook.O
 // tableShape is the best table's text without what varies from run to run
 // (numbers, the chosen configurations, column widths): its title, header,
 // the policy and tolerance of each row, and the labels of the
-// best-configuration and noise-floor lines.
+// best-configuration, best-class and noise-floor lines.
 func tableShape(text string) string {
 	tol := regexp.MustCompile(`^(2\^-?\d+|[0-9.]+)$`)
 	var b strings.Builder
 	for _, l := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		f := strings.Fields(l)
 		switch {
-		case strings.HasPrefix(l, "best configuration"), strings.HasPrefix(l, "noise floor"):
+		case strings.HasPrefix(l, "best configuration"), strings.HasPrefix(l, "best class"), strings.HasPrefix(l, "noise floor"):
 			l, _, _ = strings.Cut(l, ":")
 		case len(f) > 2 && tol.MatchString(f[1]):
 			l = f[0] + " " + f[1]
