@@ -249,7 +249,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	if skippable && e.skip && c.quiet && e.tr.settled[sk] && seq%refresh != 0 {
 		e.logEvent(coll)
 		e.settledSkips++
-		e.skippedFor(st, e.mean(st, 0))
+		e.skippedFor(st, 0)
 		e.resume()
 		return
 	}
@@ -287,7 +287,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 		if e.skip && !e.counts { // path counts travel with the records
 			e.tr.settled[sk] = true
 		}
-		e.skippedFor(st, e.mean(st, 0))
+		e.skippedFor(st, 0)
 		e.resume()
 		return
 	}
@@ -408,7 +408,7 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 	c.exchange(dest, tag, exec, e.mean(st, 0))
 	if !exec {
 		must(mpi.Send(c.c, buf[:0], dest, tag))
-		e.skippedFor(st, e.mean(st, 0))
+		e.skippedFor(st, 0)
 		e.resume()
 		return
 	}
@@ -436,7 +436,7 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	must(err)
 	t1 := mpi.Clock()
 	if !exec {
-		e.skippedFor(st, e.mean(st, sent))
+		e.skippedFor(st, sent)
 		e.resume()
 		return
 	}

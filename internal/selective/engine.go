@@ -363,34 +363,35 @@ func (e *Engine) view(st *kstat) policy.Kernel {
 	return k
 }
 
-// mean is the time charged for a skipped kernel: this process's mean, or the
-// mean another process shared (Sharer) or sent along (point-to-point).
-func (e *Engine) mean(st *kstat, sent float64) float64 {
+// sample is the sample a skipped kernel's time is estimated from: this
+// process's, else the one another process shared (Sharer); empty when
+// there is neither.
+func (e *Engine) sample(st *kstat) Stat {
 	if st.N > 0 {
-		return st.Mean
+		return st.Stat
 	}
-	if g, ok := e.tr.global[st.hash]; ok && g.N > 0 {
-		return g.Mean
+	return e.tr.global[st.hash]
+}
+
+// mean is the time charged for a skipped kernel: its sample's mean, or,
+// without a sample, the mean a point-to-point peer sent along.
+func (e *Engine) mean(st *kstat, sent float64) float64 {
+	if s := e.sample(st); s.N > 0 {
+		return s.Mean
 	}
 	return sent
 }
 
-// meanVar is the variance of the mean that mean charges for a skipped
-// kernel (this process's sample, else the sample a Sharer shared): the
-// square of its standard error s/sqrt(n), widened by t_{n-1}/z at the
+// meanVar is the variance of the mean charged from sample s (see sample):
+// the square of its standard error s/sqrt(n), widened by t_{n-1}/z at the
 // engine's confidence level, so that z·SE is the kernel's own Student t
 // half-width (quantiles.HalfWidth). A kernel is skipped as soon as its
 // interval looks narrow, after as few as two samples, and a narrow
 // interval from two samples is mostly two samples that happen to agree:
 // their s understates the spread, and the t quantile (12.7 for one degree
 // of freedom) is what keeps such an interval honest. A mean only sent
-// along by a peer (this process has no sample) carries no spread and
-// counts 0.
-func (e *Engine) meanVar(st *kstat) float64 {
-	s := st.Stat
-	if s.N == 0 {
-		s = e.tr.global[st.hash]
-	}
+// along by a peer (no sample) carries no spread and counts 0.
+func (e *Engine) meanVar(s Stat) float64 {
 	h := e.qs.HalfWidth(s)
 	if s.N < 2 || math.IsInf(h, 0) || math.IsNaN(h) {
 		return 0
@@ -422,8 +423,9 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	}
 }
 
-// skippedFor charges a skipped kernel's predicted time, and the variance
-// of that prediction to the path (see meanVar).
+// skippedFor charges a skipped kernel's predicted time (mean; sent is what
+// a point-to-point peer sent along, or 0), and the variance of that
+// prediction to the path (see meanVar).
 //
 // Every skipped call of a kernel is charged the same estimated mean, so
 // their errors are one error counted c times: c skips add c²·SE² to the
@@ -434,13 +436,17 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 // the path's standard error leans to the conservative side. Estimates of
 // different kernels, or of one kernel on different processes, come from
 // different samples and add as independent variances.
-func (e *Engine) skippedFor(st *kstat, t float64) {
+func (e *Engine) skippedFor(st *kstat, sent float64) {
+	smp, t := e.sample(st), sent
+	if smp.N > 0 {
+		t = smp.Mean
+	}
 	if e.tracing {
 		now := mpi.Clock()
 		e.span(st.key, now, now, t, true)
 	}
 	st.skips++
-	e.dV += float64(2*st.skips-1) * e.meanVar(st)
+	e.dV += float64(2*st.skips-1) * e.meanVar(smp)
 	e.add(t, st.key.Op)
 	e.skipped++
 	e.dirty = true
@@ -477,7 +483,7 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	e.gap()
 	st := e.stat(compKey(c.Sig))
 	if e.skippable(st) {
-		e.skippedFor(st, e.mean(st, 0))
+		e.skippedFor(st, 0)
 		e.resume()
 		return
 	}
@@ -521,7 +527,7 @@ func (e *Engine) prepareInput(c *kernels.Call) bool {
 func (e *Engine) kernelCPU(c *kernels.Call) {
 	st := e.stat(compKey(c.Sig))
 	if e.skippable(st) {
-		e.skippedFor(st, e.mean(st, 0))
+		e.skippedFor(st, 0)
 		return
 	}
 	t0 := e.gap()

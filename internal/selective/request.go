@@ -64,7 +64,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	must(err)
 	if !exec {
 		must(start(false))
-		e.skippedFor(st, e.mean(st, 0))
+		e.skippedFor(st, 0)
 		e.resume()
 		return r
 	}
@@ -218,7 +218,7 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
 	e.absorb(r.rec, r.c.shape)
 	if r.rec[recExec] == 0 {
-		e.skippedFor(r.st, e.mean(r.st, r.rec[recMean]))
+		e.skippedFor(r.st, r.rec[recMean])
 		e.resume()
 		return
 	}
