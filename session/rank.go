@@ -16,7 +16,6 @@ import (
 	"github.com/approxtune/approxtune/analysis"
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/plots"
-	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -339,21 +338,16 @@ func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
 				return errAt(a.ValueCol, "%q is not a seed: want an integer from 0 to %d (default %d)", a.Value, uint64(math.MaxUint64), rankSeed)
 			}
 			st.seed = v
-		case "policy":
-			p, perr := policy.Lookup(a.Value)
-			if perr != nil {
-				return errAt(a.ValueCol, "%v", perr)
+		case "policy", "tolerance": // as 'plot' reads them
+			var fo FigureOptions
+			if err := runOption(a, &fo); err != nil {
+				return err
 			}
-			st.policy, polArg = p.Name(), &c.Args[i]
-		case "tolerance":
-			ts, perr := parseTolerances(a.Value, a.ValueCol)
-			if perr != nil {
-				return perr
+			if a.Key == "policy" {
+				st.policy, polArg = fo.Policy, &c.Args[i]
+			} else {
+				st.tolerance, tolArg = &fo.Tolerance, &c.Args[i]
 			}
-			if len(ts) != 1 {
-				return errAt(a.ValueCol, "one tolerance only")
-			}
-			st.tolerance, tolArg = &ts[0], &c.Args[i]
 		default:
 			return errAt(a.Col, "rank has no option %q: want threshold=, reps=, draws=, k=, seed=, policy= or tolerance=", a.Key)
 		}
