@@ -23,6 +23,7 @@ type State struct {
 	Reps       int              `json:"reference_reps"`
 	Ranks      int              `json:"ranks"`
 	Trace      bool             `json:"trace,omitempty"` // selective runs send their timelines ('trace on')
+	Models     bool             `json:"models,omitempty"` // kernels never measured are predicted from models ('models on')
 	// Program, when set, is the user's program the sweeps run instead of
 	// a built-in workload (Workload is then sweep.ProgramWorkload).
 	Program *sweep.Program `json:"program,omitempty"`
@@ -49,7 +50,7 @@ func (s State) clone() State {
 // Spec builds the sweep spec for a mode.
 func (s State) Spec(mode sweep.Mode) *sweep.Spec {
 	sp := &sweep.Spec{Workload: s.Workload, Space: map[string]json.RawMessage{}, Confidence: s.Confidence,
-		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace}
+		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace, Models: s.Models}
 	for k, vs := range s.Space {
 		sp.Space[k] = raw(vs)
 	}

@@ -50,6 +50,8 @@ func verbs() []verb {
 			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
 		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt, anomalies)",
 			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine, size; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one; 'anomalies' finds in one the kernels slower than their size predicts. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
+		{"models", "models [on|off]", "predict kernels never measured from performance models",
+			"With models on, a kernel whose size no process has measured yet (a new block size, a new message length) is predicted from its routine's performance model, fitted over the sizes measured so far as 'model' fits them, and skipped from its first call, when that model rests on at least 4 distinct sizes and its leave-one-out error is within the tolerance; otherwise it runs until its own samples settle it, as with models off. Alone, shows the setting; off by default.", "models on", cmdModels},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system, with the token to pass in APPROXTUNE_TOKEN. Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"connect", "connect", "(agents dial in: see listen)",
@@ -447,6 +449,30 @@ func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
 		s.st.Trace = false
 	default:
 		return errAt(a.Col, "%q is not on or off: trace on records the timelines of the next sweeps' selective runs, trace off stops", a.Value)
+	}
+	return nil
+}
+
+func cmdModels(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		state := "off: kernels never measured run until their own samples settle them"
+		if s.st.Models {
+			state = "on: kernels never measured are predicted from their routine's model when it is good enough"
+		}
+		out.Print("models " + state)
+		return nil
+	}
+	a, err := oneArg(c, "on or off")
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(a.Value) {
+	case "on":
+		s.st.Models = true
+	case "off":
+		s.st.Models = false
+	default:
+		return errAt(a.Col, "%q is not on or off: models on predicts kernels never measured from their routine's model, models off runs them", a.Value)
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ const (
 	TypeTrace    = "trace"
 	TypeError    = "error"
 	TypeProgress = "progress"
+	TypeRound    = "round"  // a search's round ended (spec search)
+	TypeSearch   = "search" // a search's outcome (spec search)
 )
 
 // Start announces a sweep: the normalized spec and the number of runs ahead.
@@ -68,8 +70,13 @@ type Result struct {
 	// references' and the selective run's together: real autotuning time
 	// that SelectiveS and ReferenceS leave out.
 	LaunchS *float64 `json:"launch_s,omitempty"`
-	Done    int      `json:"done"`  // results emitted so far, this one included
-	Total   int      `json:"total"` // results the sweep will emit
+	// Round is the search round the run belongs to (spec search), from 1:
+	// selective runs in rounds 1..R, the survivors' full runs (no policy,
+	// reference_s) in round R+1. 0: not a search's run (an evaluate
+	// search's references, made to judge it, are round 0).
+	Round int `json:"round,omitempty"`
+	Done  int `json:"done"`  // results emitted so far, this one included
+	Total int `json:"total"` // results the sweep will emit
 }
 
 // Summary closes a sweep, or one policy x tolerance of it.
@@ -187,4 +194,40 @@ type ErrorEvent struct {
 	Type    string `json:"type"`
 	V       int    `json:"v"`
 	Message string `json:"message"`
+}
+
+// Round ends a search round: which configurations ran at which tolerance,
+// which survive into the next round and which were dropped, with why.
+type Round struct {
+	Type      string  `json:"type"`
+	V         int     `json:"v"`
+	Round     int     `json:"round"` // from 1; the last is the survivors' full runs
+	Policy    string  `json:"policy,omitempty"`
+	Tolerance float64 `json:"tolerance"` // 0: the full runs
+	Ran       []int   `json:"ran"`       // configuration indices run this round
+	Kept      []int   `json:"kept"`      // survivors, fastest first
+	Dropped   []int   `json:"dropped"`   // eliminated this round
+	Best      int     `json:"best"`      // the round's fastest (predicted, or measured in the full round)
+	// Threshold is the time above which a configuration was dropped: the
+	// best's time plus the margin the ranking's confidence allows.
+	ThresholdS float64 `json:"threshold_s,omitempty"`
+	ElapsedS   float64 `json:"elapsed_s"` // the round's runs' wall time, summed
+}
+
+// SearchEvent is a search's outcome: the configuration chosen and what
+// the search cost.
+type SearchEvent struct {
+	Type    string  `json:"type"`
+	V       int     `json:"v"`
+	Method  Search  `json:"method"`
+	Policy  string  `json:"policy"`
+	Chosen  int     `json:"chosen"` // configuration index
+	Config  Config  `json:"config"`
+	ChosenS float64 `json:"chosen_s"` // its mean full-run time in the last round
+	// Finalists are the configurations of the full round, fastest first:
+	// the search's estimate of the best class.
+	Finalists  []int   `json:"finalists"`
+	Rounds     int     `json:"rounds"`
+	Considered int     `json:"considered"` // configurations in round 1
+	SearchS    float64 `json:"search_s"`   // wall time of every run the search made
 }

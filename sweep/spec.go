@@ -54,6 +54,19 @@ func (s *Spec) WantsConfig(config int) bool {
 	return false
 }
 
+// Search is how a sweep searches its space.
+type Search string
+
+// Searches of a space.
+const (
+	SearchNone    Search = ""        // every configuration, every policy and tolerance
+	SearchHalving Search = "halving" // successive halving over the whole space
+	SearchRandom  Search = "random"  // successive halving over Budget configurations drawn at random
+)
+
+// Searches lists the valid searches (the empty one is "none" in messages).
+func Searches() []Search { return []Search{SearchHalving, SearchRandom} }
+
 // Modes lists the valid modes.
 func Modes() []Mode { return []Mode{ModeReference, ModeEvaluate, ModeTune} }
 
@@ -75,6 +88,21 @@ type Spec struct {
 	Seed          int64                      `json:"seed,omitempty"`
 	Kernels       bool                       `json:"kernels,omitempty"`
 	Trace         bool                       `json:"trace,omitempty"`
+	// Models, when set, lets a kernel with no samples of its own be
+	// predicted from its routine's performance model (fitted over the
+	// sizes measured so far) when that model's leave-one-out error is
+	// within the tolerance, and skipped from its first call.
+	Models bool `json:"models,omitempty"`
+	// Search, when set, searches the space instead of running every
+	// configuration under every policy and tolerance: SearchHalving runs
+	// rounds of selective runs of one policy at the tolerances in order
+	// (loosest first), dropping after each the configurations slower than
+	// the best with the ranking's confidence, and ends with full runs of
+	// the survivors; SearchRandom does the same on Budget configurations
+	// drawn at random (Seed).
+	Search Search `json:"search,omitempty"`
+	// Budget is how many configurations SearchRandom draws.
+	Budget int `json:"budget,omitempty"`
 	// Runs, when set, restricts the sweep to these runs (resuming an
 	// interrupted sweep); configuration indices refer to the full expansion.
 	Runs []RunRef `json:"runs,omitempty"`
@@ -164,8 +192,8 @@ func Parse(data []byte) (*Spec, error) {
 }
 
 // Normalize fills defaults: mode evaluate, confidence 0.95, 3 reference
-// repetitions, n_min 2, seed 1, and tolerance 2^-3 and policy eager when a
-// selective mode names none.
+// repetitions, n_min 2, seed 1, and tolerance 2^-3 (a search's rounds:
+// 2^-1, 2^-3, 2^-5) and policy eager when a selective mode names none.
 func (s *Spec) Normalize() {
 	if s.Mode == "" {
 		s.Mode = ModeEvaluate
@@ -188,6 +216,9 @@ func (s *Spec) Normalize() {
 		}
 		if len(s.Tolerances) == 0 {
 			s.Tolerances = []Tolerance{0.125}
+			if s.Search != SearchNone {
+				s.Tolerances = []Tolerance{0.5, 0.125, 0.03125} // halving's rounds
+			}
 		}
 	}
 }
@@ -212,6 +243,9 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	}
 	if s.NMin < 1 {
 		return nil, fmt.Errorf("sweep spec: n_min %d is out of range: want an integer of at least 1 (2 is the default)", s.NMin)
+	}
+	if err := s.validateSearch(); err != nil {
+		return nil, err
 	}
 	if s.Mode != ModeReference {
 		for i, p := range s.Policies {
@@ -286,6 +320,36 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 		}
 	}
 	return configs, nil
+}
+
+// validateSearch checks the search fields.
+func (s *Spec) validateSearch() error {
+	switch s.Search {
+	case SearchNone:
+		if s.Budget != 0 {
+			return fmt.Errorf("sweep spec: budget %d without a search: budget is the configurations search \"random\" draws", s.Budget)
+		}
+		return nil
+	case SearchHalving, SearchRandom:
+	default:
+		return fmt.Errorf("sweep spec: search %q is unknown: want halving or random (or none, to run every configuration)", s.Search)
+	}
+	if s.Mode == ModeReference {
+		return fmt.Errorf("sweep spec: search %s in mode reference: a search makes selective runs; want mode tune or evaluate", s.Search)
+	}
+	if len(s.Policies) != 1 {
+		return fmt.Errorf("sweep spec: search %s with %d policies: a search runs one policy, like [\"eager\"]", s.Search, len(s.Policies))
+	}
+	if len(s.Runs) > 0 {
+		return fmt.Errorf("sweep spec: search %s with runs: a search cannot be resumed run by run; run it again", s.Search)
+	}
+	if s.Search == SearchRandom && s.Budget < 1 {
+		return fmt.Errorf("sweep spec: search random needs a budget: want the number of configurations to draw, like 20")
+	}
+	if s.Search == SearchHalving && s.Budget != 0 {
+		return fmt.Errorf("sweep spec: budget %d with search halving: halving runs the whole space; search random draws budget configurations", s.Budget)
+	}
+	return nil
 }
 
 // schema is the spec's workload schema: a built-in workload's, or its
