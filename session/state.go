@@ -22,7 +22,7 @@ type State struct {
 	Confidence float64          `json:"confidence"`
 	Reps       int              `json:"reference_reps"`
 	Ranks      int              `json:"ranks"`
-	Trace      bool             `json:"trace,omitempty"` // selective runs send their timelines ('trace on')
+	Trace      bool             `json:"trace,omitempty"`  // selective runs send their timelines ('trace on')
 	Models     bool             `json:"models,omitempty"` // kernels never measured are predicted from models ('models on')
 	// Program, when set, is the user's program the sweeps run instead of
 	// a built-in workload (Workload is then sweep.ProgramWorkload).
