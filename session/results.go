@@ -18,6 +18,8 @@ type Sweep struct {
 	Results   []sweep.Result
 	Kernels   []sweep.KernelsEvent
 	Traces    []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
+	Rounds    []sweep.Round      // a search's rounds, as they ended (spec search)
+	Search    *sweep.SearchEvent // a search's outcome, once it came
 	Status    Status             // running, ok, cancelled, failed, died
 	Message   string
 	Started   time.Time
@@ -27,12 +29,17 @@ type Sweep struct {
 	BLAS      string
 	resumedAt int // results present when the last resume started
 	pending   int // runs made whose results have not come yet (progress events)
+	runs      int // a search's runs as far as known (the agent's latest total)
 }
 
 // Total is the number of runs the sweep is made of.
 func (s *Sweep) Total() int {
 	if s.Spec == nil {
 		return 0
+	}
+	if s.Spec.Search != sweep.SearchNone {
+		// Later rounds' sizes are known only as earlier ones end.
+		return max(s.runs, len(s.Results))
 	}
 	if s.Spec.Mode == sweep.ModeReference {
 		return len(s.Configs)
@@ -48,11 +55,25 @@ func (s *Sweep) apply(e Event) {
 		if e.Decode(&st) == nil && len(s.Configs) == 0 {
 			s.Configs, s.Ranks, s.BLAS = st.Configs, st.Ranks, st.BLAS
 		}
+		if st.Runs > s.runs {
+			s.runs = st.Runs
+		}
 	case sweep.TypeResult:
 		var r sweep.Result
 		if e.Decode(&r) == nil {
 			s.Results = append(s.Results, r)
 			s.pending = max(s.pending-1, 0)
+			s.runs = max(s.runs, r.Total)
+		}
+	case sweep.TypeRound:
+		var r sweep.Round
+		if e.Decode(&r) == nil {
+			s.Rounds = append(s.Rounds, r)
+		}
+	case sweep.TypeSearch:
+		var se sweep.SearchEvent
+		if e.Decode(&se) == nil {
+			s.Search = &se
 		}
 	case sweep.TypeProgress:
 		var p sweep.ProgressEvent
@@ -133,8 +154,8 @@ type Summary struct {
 // Summaries computes one Summary per policy x tolerance, in spec order
 // (sweep.Summarize's figures over the results in the order they came).
 func (s *Sweep) Summaries() []Summary {
-	if s.Spec == nil || s.Spec.Mode == sweep.ModeReference {
-		return nil
+	if s.Spec == nil || s.Spec.Mode == sweep.ModeReference || s.Spec.Search != sweep.SearchNone {
+		return nil // a search's rounds run subsets of the space: tableSearch
 	}
 	var out []Summary
 	for _, p := range s.Spec.Policies {

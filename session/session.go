@@ -259,7 +259,14 @@ func (s *Session) stopAgent() {
 // "reference"), streaming progress to out, and returns it. It is the Go API
 // behind the evaluate and tune commands.
 func (s *Session) Run(ctx context.Context, mode sweep.Mode, out Output) (*Sweep, error) {
-	sp, configs, err := validate(s.schemas(), s.st, mode, s.st.Ranks)
+	return s.RunSearch(ctx, mode, Search{}, out)
+}
+
+// RunSearch runs a sweep of the current state in mode that searches the
+// space as se says (the tune and evaluate commands' search= options); a
+// zero Search runs every configuration, as Run does.
+func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out Output) (*Sweep, error) {
+	sp, configs, err := validateSearch(s.schemas(), s.st, mode, se, s.st.Ranks)
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +280,9 @@ func (s *Session) Run(ctx context.Context, mode sweep.Mode, out Output) (*Sweep,
 
 // Resume reruns the runs of sw that have no result yet.
 func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		return &Error{Msg: fmt.Sprintf("sweep %d is a search (search=%s): its rounds depend on each other, so it cannot be resumed run by run; run it again", sw.ID, sw.Spec.Search)}
+	}
 	missing := sw.Missing()
 	if len(missing) == 0 {
 		out.Print(fmt.Sprintf("sweep %d is complete: nothing to resume", sw.ID))
@@ -437,6 +447,9 @@ func (p *progress) update(final bool, note string) {
 	if final {
 		p.sw.pending = 0 // runs never reported are missing, for resume
 	}
+	if p.sw.Spec != nil && p.sw.Spec.Search != sweep.SearchNone {
+		p.total = p.sw.Total() // grows as rounds end
+	}
 	p.out.Update(Progress{Sweep: p.sw, Done: len(p.sw.Results) + p.sw.pending, Total: p.total, Elapsed: time.Since(p.start), Final: final, Note: note})
 	if note == "" {
 		p.drawFile(final)
@@ -478,8 +491,11 @@ func (p *progress) event(e Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sw.apply(e)
-	if e.Type == sweep.TypeResult || e.Type == sweep.TypeProgress {
+	switch e.Type {
+	case sweep.TypeResult, sweep.TypeProgress:
 		p.update(false, "")
+	case sweep.TypeRound:
+		p.out.Print(roundLine(p.sw, p.sw.Rounds[len(p.sw.Rounds)-1]))
 	}
 }
 
@@ -561,6 +577,14 @@ func (p Progress) Line() string {
 	var mode sweep.Mode
 	if sw.Spec != nil {
 		mode = sw.Spec.Mode
+	}
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		s := fmt.Sprintf("sweep %d %s search=%s %s: %s, %d runs, %s elapsed", sw.ID, mode, sw.Spec.Search, sw.Workload,
+			sw.roundNow(), p.Done, FormatDuration(p.Elapsed))
+		if p.Final {
+			s += " (" + string(sw.Status) + ")"
+		}
+		return s
 	}
 	s := fmt.Sprintf("sweep %d %s %s: %d/%d runs, %s elapsed", sw.ID, mode, sw.Workload, p.Done, p.Total, FormatDuration(p.Elapsed))
 	if p.Done > 0 && p.Done < p.Total && !p.Final {

@@ -25,6 +25,9 @@ func fptr(p *float64) float64 {
 // tableBest is one row per policy x tolerance: speed-up, errors, choice;
 // then the best performance class (bestClassLine) when the data allows.
 func tableBest(sw *Sweep) string {
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		return tableSearch(sw)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "sweep %d: %s %s, %d of %d runs (%s)\n", sw.ID, sw.Spec.Mode, sw.Workload, len(sw.Results), sw.Total(), sw.Status)
 	sums := sw.Summaries()

@@ -532,21 +532,23 @@ func cmdConnect(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdEvaluate(s *Session, ctx context.Context, c *Command, out Output) error {
-	if err := noArgs(c); err != nil {
+	se, err := searchArgs(s, c)
+	if err != nil {
 		return err
 	}
-	return s.sweepAndReport(ctx, sweep.ModeEvaluate, out)
+	return s.sweepAndReport(ctx, sweep.ModeEvaluate, se, out)
 }
 
 func cmdTune(s *Session, ctx context.Context, c *Command, out Output) error {
-	if err := noArgs(c); err != nil {
+	se, err := searchArgs(s, c)
+	if err != nil {
 		return err
 	}
-	return s.sweepAndReport(ctx, sweep.ModeTune, out)
+	return s.sweepAndReport(ctx, sweep.ModeTune, se, out)
 }
 
-func (s *Session) sweepAndReport(ctx context.Context, mode sweep.Mode, out Output) error {
-	sw, err := s.Run(ctx, mode, out)
+func (s *Session) sweepAndReport(ctx context.Context, mode sweep.Mode, se Search, out Output) error {
+	sw, err := s.RunSearch(ctx, mode, se, out)
 	if sw != nil && len(sw.Results) > 0 {
 		out.Print(tableBest(sw))
 	}

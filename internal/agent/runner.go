@@ -248,6 +248,9 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		r.eng.SetTrace(traceLimit(r.world.Size()))
 		defer r.eng.SetTrace(0)
 	}
+	if spec.Search != sweep.SearchNone {
+		return r.search(ctx, spec, w, configs)
+	}
 	t0 := mpi.Wtime()
 	tallies, err := newTallies(spec)
 	if err != nil {
@@ -464,29 +467,44 @@ func (cr *configRun) selective(ctx context.Context, t *tally) error {
 	if err != nil {
 		return fmt.Errorf("%s at %g: %w", name, tol, err)
 	}
-	p := ran{t: t, o: o, ev: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
-		Workload: cr.w.Name(), Index: cr.i, Config: cr.c, Policy: name, Tolerance: &tol,
-		PredictedS: ptr(o.predicted), PredictedSE: ptr(o.se), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
-		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: cr.total}}
-	if cr.spec.Kernels && cr.r.root() {
-		p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: cr.i,
-			Policy: name, Tolerance: tol, Rank: 0, Kernels: cr.r.eng.Report(t.tr)})
+	ev, after, err := cr.r.selectiveEvents(cr.spec, cr.w.Name(), cr.i, cr.c, t.tr, o)
+	if err != nil {
+		return err
 	}
-	if cr.spec.Trace {
-		ev, err := cr.r.gatherTrace(cr.i, name, tol)
-		if err != nil {
-			return fmt.Errorf("%s at %g: trace: %w", name, tol, err)
-		}
-		if ev != nil {
-			p.after = append(p.after, ev)
-		}
-	}
+	ev.Total = cr.total
+	p := ran{t: t, o: o, ev: ev, after: after}
 	cr.pending = append(cr.pending, p)
 	if len(cr.refs) == cr.reps { // every reference taken (or none to take)
 		return cr.report()
 	}
 	return cr.r.send(sweep.ProgressEvent{Type: sweep.TypeProgress, V: sweep.ProtocolVersion, Index: cr.i,
 		Pending: len(cr.pending)})
+}
+
+// selectiveEvents are the events of a selective run o of configuration i
+// on track tr: its result (Done and Total left to the caller) and, as the
+// spec asks, the kernels (rank 0's) and trace events that follow it.
+func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c sweep.Config, tr *selective.Track, o outcome) (sweep.Result, []any, error) {
+	name, tol := tr.Policy().Name(), tr.Tolerance
+	ev := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
+		Workload: workload, Index: i, Config: c, Policy: name, Tolerance: &tol,
+		PredictedS: ptr(o.predicted), PredictedSE: ptr(o.se), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
+		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path}
+	var after []any
+	if spec.Kernels && r.root() {
+		after = append(after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
+			Policy: name, Tolerance: tol, Rank: 0, Kernels: r.eng.Report(tr)})
+	}
+	if spec.Trace {
+		tev, err := r.gatherTrace(i, name, tol)
+		if err != nil {
+			return ev, nil, fmt.Errorf("%s at %g: trace: %w", name, tol, err)
+		}
+		if tev != nil {
+			after = append(after, tev)
+		}
+	}
+	return ev, after, nil
 }
 
 // report sends the runs waiting for their references.

@@ -1,0 +1,298 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/approxtune/approxtune/analysis"
+	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/internal/workloads"
+	"github.com/approxtune/approxtune/sweep"
+	"gonum.org/v1/gonum/stat"
+)
+
+// Finalists is how many survivors a search takes to its full runs without
+// another selective round: with this few left, full runs of them all cost
+// little more than a tighter round would, and measure instead of predict.
+const Finalists = 3
+
+// allowance is the relative error a round's elimination grants every
+// prediction beyond its standard error (analysis.Eliminate's rel): what
+// sampling does not cover, the run-to-run noise of the executed part and
+// the bias of predicting a skipped kernel by its mean elsewhere. It is
+// half the round's tolerance, and never under 5%, the noise floor of a
+// quiet machine: at 2^-1, a configuration is dropped when its prediction
+// is about 1.7 times the best's; at 2^-5, when about 15% above it.
+func allowance(tol float64) float64 { return max(tol/2, 0.05) }
+
+// search runs a searching sweep (spec.Search): successive halving over
+// the space, or over Budget configurations drawn at random. Each round
+// runs every surviving configuration once selectively under the spec's
+// policy at the round's tolerance (the spec's, loosest first), and drops
+// those slower than the round's best with the spec's confidence
+// (analysis.Eliminate). The next round's track keeps the samples (Track.Retuned).
+// When Finalists or fewer survive, or the tolerances are spent, the
+// survivors run once in full and the fastest is chosen. In evaluate mode
+// every configuration of the space also runs its references first (round
+// 0), to judge the choice; they are not part of the search's cost.
+//
+// Every rank makes the same decisions: predictions and wall times are
+// reduced over the world, so the rounds agree without a broadcast.
+func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workload, configs []sweep.Config) error {
+	pol, err := policy.Lookup(spec.Policies[0])
+	if err != nil {
+		return err
+	}
+	tols := make([]float64, len(spec.Tolerances))
+	for i, t := range spec.Tolerances {
+		tols[i] = float64(t)
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(tols)))
+	tols = slices.Compact(tols)
+	cand := candidates(spec, len(configs))
+	s := &searchRun{r: r, spec: spec, w: w, configs: configs, total: len(cand)}
+	if spec.Mode == sweep.ModeEvaluate {
+		s.total += len(configs)
+	}
+	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
+		Runs: s.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings}); err != nil {
+		return err
+	}
+	if spec.Mode == sweep.ModeEvaluate {
+		if err := s.references(ctx); err != nil {
+			return err
+		}
+	}
+	alive := cand
+	var tr *selective.Track
+	for k, tol := range tols {
+		if tr == nil {
+			tr = selective.NewTrack(pol, tol)
+		} else {
+			tr = tr.Retuned(tol)
+		}
+		cut, elapsed, err := s.round(ctx, k+1, tr, alive)
+		if err != nil {
+			return err
+		}
+		alive = cut.Kept
+		last := len(alive) <= Finalists || k == len(tols)-1
+		if !last {
+			s.total += len(alive)
+		}
+		if err := r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: k + 1, Policy: pol.Name(),
+			Tolerance: tol, Ran: s.ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Best: cut.Best,
+			ThresholdS: cut.Threshold, ElapsedS: elapsed}); err != nil {
+			return err
+		}
+		if last {
+			s.rounds = k + 1
+			break
+		}
+	}
+	s.total += len(alive)
+	return s.final(ctx, pol.Name(), alive, len(cand))
+}
+
+// candidates are the configurations a search starts from: all of them, or
+// for SearchRandom Budget drawn without replacement with the spec's seed
+// (every rank draws the same), in index order.
+func candidates(spec *sweep.Spec, n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	if spec.Search != sweep.SearchRandom || spec.Budget >= n {
+		return all
+	}
+	rng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x5eed))
+	rng.Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
+	out := all[:spec.Budget]
+	slices.Sort(out)
+	return out
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil(x []int) []int {
+	if x == nil {
+		return []int{}
+	}
+	return x
+}
+
+// searchRun is the state of a search across its rounds.
+type searchRun struct {
+	r       *runner
+	spec    *sweep.Spec
+	w       workloads.Workload
+	configs []sweep.Config
+	done    int     // results sent so far
+	total   int     // results the sweep will send, as far as known
+	cost    float64 // wall time of the search's runs so far
+	ran     []int   // the configurations of the current round
+	rounds  int     // selective rounds made
+}
+
+// prepared runs f on configuration i prepared, after a run boundary, and
+// frees it after.
+func (s *searchRun) prepared(i int, f func(pc *config) error) error {
+	if err := s.r.boundary(); err != nil {
+		return err
+	}
+	pc, err := s.r.prepare(s.w, s.configs[i], s.spec.Seed)
+	if err != nil {
+		return err
+	}
+	err = f(pc)
+	pc.grid.Free()
+	if err != nil && !errors.Is(err, errCancelled) {
+		return fmt.Errorf("configuration %s: %w", s.configs[i].Label(), err)
+	}
+	return err
+}
+
+// references takes every configuration's reference runs (evaluate), after
+// an untimed warm-up, as an evaluate sweep does, and reports them in round 0.
+func (s *searchRun) references(ctx context.Context) error {
+	for i := range s.configs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.prepared(i, func(pc *config) error {
+			if err := s.r.warmUp(ctx, pc, false); err != nil {
+				return fmt.Errorf("warm-up: %w", err)
+			}
+			refs, worst, err := s.fullRuns(ctx, pc, s.spec.ReferenceReps)
+			if err != nil {
+				return err
+			}
+			return s.sendFull(i, 0, refs, worst)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fullRuns runs a prepared configuration reps times in full, each after a
+// run boundary but the first, and returns the times and the largest
+// residual.
+func (s *searchRun) fullRuns(ctx context.Context, pc *config, reps int) ([]float64, float64, error) {
+	var refs []float64
+	worst := 0.0
+	for j := 0; j < reps; j++ {
+		if j > 0 {
+			if err := s.r.boundary(); err != nil {
+				return nil, 0, err
+			}
+		}
+		dt, res, err := s.r.reference(ctx, pc)
+		if err != nil {
+			return nil, 0, err
+		}
+		refs = append(refs, dt)
+		if res > worst || math.IsNaN(res) {
+			worst = res
+		}
+	}
+	return refs, worst, nil
+}
+
+// sendFull reports configuration i's full runs in round.
+func (s *searchRun) sendFull(i, round int, refs []float64, worst float64) error {
+	s.done++
+	return s.r.send(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: s.w.Name(), Index: i,
+		Config: s.configs[i], ReferenceS: refs, Residual: &worst, Round: round, Done: s.done, Total: s.total})
+}
+
+// round runs the configurations alive once each on tr and decides which
+// survive.
+func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive []int) (analysis.Cut, float64, error) {
+	s.ran = alive
+	ests := make([]analysis.Estimate, 0, len(alive))
+	elapsed := 0.0
+	for _, i := range alive {
+		if err := ctx.Err(); err != nil {
+			return analysis.Cut{}, 0, err
+		}
+		err := s.prepared(i, func(pc *config) error {
+			o, err := s.r.selectiveRun(ctx, pc, tr)
+			if err != nil {
+				return fmt.Errorf("%s at %g: %w", tr.Policy().Name(), tr.Tolerance, err)
+			}
+			elapsed += o.wall
+			s.cost += o.wall
+			ests = append(ests, analysis.Estimate{Index: i, Time: o.predicted, SE: o.se})
+			ev, after, err := s.r.selectiveEvents(s.spec, s.w.Name(), i, s.configs[i], tr, o)
+			if err != nil {
+				return err
+			}
+			s.done++
+			ev.Round, ev.Done, ev.Total = n, s.done, s.total
+			if err := s.r.send(ev); err != nil {
+				return err
+			}
+			for _, a := range after {
+				if err := s.r.send(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return analysis.Cut{}, 0, err
+		}
+	}
+	cut, err := analysis.Eliminate(ests, allowance(tr.Tolerance), s.spec.Confidence)
+	return cut, elapsed, err
+}
+
+// final runs the survivors once each in full, chooses the fastest, and
+// reports the last round and the search's outcome.
+func (s *searchRun) final(ctx context.Context, pol string, alive []int, considered int) error {
+	n := s.rounds + 1
+	times := make([]float64, 0, len(alive))
+	elapsed := 0.0
+	for _, i := range alive {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := s.prepared(i, func(pc *config) error {
+			refs, worst, err := s.fullRuns(ctx, pc, 1)
+			if err != nil {
+				return err
+			}
+			times = append(times, stat.Mean(refs, nil))
+			elapsed += refs[0]
+			return s.sendFull(i, n, refs, worst)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.cost += elapsed
+	order := make([]int, len(alive))
+	for k := range order {
+		order[k] = k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return times[order[a]] < times[order[b]] })
+	finalists := make([]int, len(alive))
+	for k, o := range order {
+		finalists[k] = alive[o]
+	}
+	best := order[0]
+	if err := s.r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: n, Ran: alive,
+		Kept: finalists, Dropped: []int{}, Best: alive[best], ElapsedS: elapsed}); err != nil {
+		return err
+	}
+	return s.r.send(sweep.SearchEvent{Type: sweep.TypeSearch, V: sweep.ProtocolVersion, Method: s.spec.Search, Policy: pol,
+		Chosen: alive[best], Config: s.configs[alive[best]], ChosenS: times[best], Finalists: finalists, Rounds: n,
+		Considered: considered, SearchS: s.cost})
+}

@@ -1,0 +1,224 @@
+package session
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/approxtune/approxtune/internal/format"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// Search says how a sweep searches its space: the options search=,
+// budget= and policy= of tune and evaluate.
+type Search struct {
+	Method sweep.Search // "": every configuration under every policy and tolerance
+	Budget int          // configurations SearchRandom draws
+	Policy string       // the one policy a search runs ("": eager if set, else the first set)
+}
+
+// searchArgs reads tune's and evaluate's options.
+func searchArgs(s *Session, c *Command) (Search, error) {
+	var se Search
+	var budget *Arg
+	for i := range c.Args {
+		a := c.Args[i]
+		switch a.Key {
+		case "search":
+			switch m := sweep.Search(strings.ToLower(a.Value)); m {
+			case sweep.SearchHalving, sweep.SearchRandom:
+				se.Method = m
+			case "none":
+				se.Method = sweep.SearchNone
+			default:
+				return se, errAt(a.ValueCol, "%q is not a search: want halving (successive halving over the space), random (halving over budget= configurations drawn at random) or none (every configuration)", a.Value)
+			}
+		case "budget":
+			v, err := strconv.Atoi(a.Value)
+			if err != nil || v < 1 {
+				return se, errAt(a.ValueCol, "%q is not a budget: want the number of configurations search=random draws, an integer of at least 1", a.Value)
+			}
+			se.Budget, budget = v, &c.Args[i]
+		case "policy":
+			if _, err := policy.Lookup(a.Value); err != nil {
+				return se, errAt(a.ValueCol, "%q is not a policy: want one of %s", a.Value, strings.Join(policy.Names(), ", "))
+			}
+			se.Policy = a.Value
+		default:
+			return se, errAt(a.Col, "%s takes options as KEY=VALUE: search=halving|random|none, budget=N (with search=random), policy=P (the search's policy); e.g. %s search=halving", c.Verb, c.Verb)
+		}
+	}
+	if budget != nil && se.Method != sweep.SearchRandom {
+		return se, errAt(budget.Col, "budget= goes with search=random: it is how many configurations to draw")
+	}
+	if se.Method == sweep.SearchRandom && budget == nil {
+		return se, errAt(c.VerbCol, "search=random needs budget=N, the number of configurations to draw (e.g. %s search=random budget=20)", c.Verb)
+	}
+	if se.Method == sweep.SearchNone && se.Policy != "" {
+		return se, errAt(c.VerbCol, "policy= goes with search=: a sweep without a search runs the policies 'policy' set")
+	}
+	return se, nil
+}
+
+// searchPolicy is the one policy a search of st runs: the one asked for,
+// else eager when it is among the session's policies, else the first.
+func searchPolicy(st State, se Search) string {
+	if se.Policy != "" {
+		return se.Policy
+	}
+	if eager := (policy.Eager{}).Name(); slices.Contains(st.Policies, eager) || len(st.Policies) == 0 {
+		return eager
+	}
+	return st.Policies[0]
+}
+
+// validateSearch is validate with a search: the spec runs the search's
+// one policy over the session's tolerances, loosest first.
+func validateSearch(ss schemaSet, st State, mode sweep.Mode, se Search, ranks int) (*sweep.Spec, []sweep.Config, error) {
+	if se.Method == sweep.SearchNone {
+		return validate(ss, st, mode, ranks)
+	}
+	if st.Program != nil {
+		return nil, nil, &Error{Msg: fmt.Sprintf("search=%s runs built-in workloads only for now: a program's sweep runs every configuration (tune without search=)", se.Method)}
+	}
+	st = st.clone()
+	st.Policies = []string{searchPolicy(st, se)}
+	sp, configs, err := validate(ss, st, mode, ranks)
+	if err != nil {
+		return nil, nil, err
+	}
+	sp.Search, sp.Budget = se.Method, se.Budget
+	if se.Method == sweep.SearchRandom && se.Budget > len(configs) {
+		return nil, nil, &Error{Msg: fmt.Sprintf("budget=%d is more than the space's %d configurations: use search=halving to search them all", se.Budget, len(configs))}
+	}
+	return sp, configs, nil
+}
+
+// searchTolerances are a search sweep's round tolerances, loosest first.
+func (s *Sweep) searchTolerances() []float64 {
+	var ts []float64
+	for _, t := range s.Spec.Tolerances {
+		ts = append(ts, float64(t))
+	}
+	slices.SortFunc(ts, func(a, b float64) int { return cmp.Compare(b, a) })
+	return slices.Compact(ts)
+}
+
+// roundNow says which round a search is in: the one after the last that
+// ended.
+func (s *Sweep) roundNow() string {
+	if s.Search != nil {
+		return fmt.Sprintf("%d rounds done", s.Search.Rounds)
+	}
+	if s.Spec.Mode == sweep.ModeEvaluate && len(s.Rounds) == 0 && s.selectiveResults() == 0 {
+		return "references of every configuration (to judge the search)"
+	}
+	n := len(s.Rounds)
+	ts := s.searchTolerances()
+	if n > 0 {
+		last := s.Rounds[n-1]
+		if len(last.Kept) <= searchFinalists || n >= len(ts) {
+			return fmt.Sprintf("round %d: full runs of %d", n+1, len(last.Kept))
+		}
+		return fmt.Sprintf("round %d at %s on %d", n+1, format.Tolerance(ts[n]), len(last.Kept))
+	}
+	return fmt.Sprintf("round 1 at %s", format.Tolerance(ts[0]))
+}
+
+// searchFinalists is the agent's agent.Finalists, as the protocol shows it:
+// a search goes to full runs when this few survive.
+const searchFinalists = 3
+
+// selectiveResults counts the sweep's selective results.
+func (s *Sweep) selectiveResults() int {
+	n := 0
+	for _, r := range s.Results {
+		if r.Policy != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// roundLine is what a sweep prints as a search's round ends.
+func roundLine(sw *Sweep, r sweep.Round) string {
+	if r.Tolerance == 0 && r.Policy == "" {
+		return fmt.Sprintf("round %d, full runs: %d configurations, fastest %s (%s s)",
+			r.Round, len(r.Ran), sw.label(r.Best), format.Seconds(sw.fullTime(r.Best, r.Round)))
+	}
+	return fmt.Sprintf("round %d at %s: %d configurations, %d kept, %d dropped (predicted above %s s); fastest %s",
+		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), len(r.Kept), len(r.Dropped), format.Seconds(r.ThresholdS), sw.label(r.Best))
+}
+
+// label is configuration i's label.
+func (s *Sweep) label(i int) string {
+	if i >= 0 && i < len(s.Configs) {
+		return s.Configs[i].Label()
+	}
+	return fmt.Sprintf("#%d", i)
+}
+
+// fullTime is configuration i's full-run time in a search round (NaN: none).
+func (s *Sweep) fullTime(i, round int) float64 {
+	for _, r := range s.Results {
+		if r.Index == i && r.Round == round && r.Policy == "" && len(r.ReferenceS) > 0 {
+			return stat.Mean(r.ReferenceS, nil)
+		}
+	}
+	return math.NaN()
+}
+
+// references are an evaluate search's references by configuration (round 0).
+func (s *Sweep) references() map[int][]float64 {
+	refs := map[int][]float64{}
+	for _, r := range s.Results {
+		if r.Round == 0 && r.Policy == "" && len(r.ReferenceS) > 0 {
+			refs[r.Index] = r.ReferenceS
+		}
+	}
+	return refs
+}
+
+// tableSearch is 'table best' for a search: its rounds, the choice and
+// what the search cost; for evaluate, the choice judged by the references.
+func tableSearch(sw *Sweep) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sweep %d: %s search=%s %s, %s, %d runs (%s)\n", sw.ID, sw.Spec.Mode, sw.Spec.Search, sw.Workload,
+		sw.Spec.Policies[0], len(sw.Results), sw.Status)
+	if len(sw.Rounds) == 0 {
+		return b.String() + "no round has ended yet\n"
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "round\ttolerance\tran\tkept\tdropped\tfastest\tseconds\t")
+	for _, r := range sw.Rounds {
+		tl := format.Tolerance(r.Tolerance)
+		if r.Policy == "" {
+			tl = "full"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%s\t%s\t\n", r.Round, tl, len(r.Ran), len(r.Kept), len(r.Dropped), sw.label(r.Best), format.Seconds(r.ElapsedS))
+	}
+	tw.Flush()
+	se := sw.Search
+	if se == nil {
+		return b.String() + "the search has not chosen yet\n"
+	}
+	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d rounds on %d configurations; the search's runs took %s s\n",
+		se.Config.Label(), format.Seconds(se.ChosenS), se.Rounds, se.Considered, format.Seconds(se.SearchS))
+	if j, ok := sweep.Judge(sw.references(), *se); ok {
+		in := "not in it"
+		if j.InBestClass {
+			in = "in it"
+		}
+		fmt.Fprintf(&b, "judged by the references: best %s (%s s); best class (within the noise floor, %s, of the best): %d configurations, the chosen one %s; quality %s\n",
+			sw.label(j.Best), format.Seconds(j.BestS), format.Percent(j.NoiseFloor), len(j.BestClass), in, format.Fixed(j.Quality, 3))
+		fmt.Fprintf(&b, "one full run of every configuration: %s s, %s the search's time\n", format.Seconds(j.FullS), format.Speedup(j.Ratio))
+	}
+	return b.String()
+}

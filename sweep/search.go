@@ -1,0 +1,68 @@
+package sweep
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// Judgement is a search's choice judged against every configuration's
+// references (an evaluate sweep with a search).
+type Judgement struct {
+	Best  int     // the configuration with the least mean reference time
+	BestS float64 // its mean reference time
+	// NoiseFloor is the sweep's RunError: how far one full run lands from
+	// its configuration's other full runs, on average.
+	NoiseFloor float64
+	// BestClass are the configurations whose mean reference time is within
+	// the noise floor of the best's (mean <= best * (1 + NoiseFloor)):
+	// those one more full run could not tell from the best. Index order.
+	BestClass   []int
+	ChosenS     float64 // the chosen configuration's mean reference time
+	InBestClass bool
+	Quality     float64 // BestS / ChosenS
+	FullS       float64 // one full run of every configuration: the sum of their mean reference times
+	SearchS     float64 // what the search's runs took (SearchEvent.SearchS)
+	Ratio       float64 // FullS / SearchS: how many times faster than running everything in full
+}
+
+// Judge judges the search ev by refs, each configuration's reference times
+// by index (every configuration of the space). It reports false when the
+// chosen configuration has no references.
+func Judge(refs map[int][]float64, ev SearchEvent) (Judgement, bool) {
+	j := Judgement{Best: -1, SearchS: ev.SearchS}
+	means := map[int]float64{}
+	for i, ts := range refs {
+		if len(ts) == 0 {
+			continue
+		}
+		m := stat.Mean(ts, nil)
+		means[i] = m
+		j.FullS += m
+		if j.Best < 0 || m < j.BestS || (m == j.BestS && i < j.Best) {
+			j.Best, j.BestS = i, m
+		}
+	}
+	chosen, ok := means[ev.Chosen]
+	if !ok {
+		return j, false
+	}
+	j.NoiseFloor, _ = RunErrorByIndex(refs)
+	if math.IsNaN(j.NoiseFloor) {
+		j.NoiseFloor = 0
+	}
+	for i, m := range means {
+		if m <= j.BestS*(1+j.NoiseFloor) {
+			j.BestClass = append(j.BestClass, i)
+		}
+	}
+	slices.Sort(j.BestClass)
+	j.ChosenS = chosen
+	j.InBestClass = slices.Contains(j.BestClass, ev.Chosen)
+	j.Quality = j.BestS / chosen
+	if ev.SearchS > 0 {
+		j.Ratio = j.FullS / ev.SearchS
+	}
+	return j, true
+}
