@@ -15,7 +15,8 @@ import (
 
 func TestMain(m *testing.M) {
 	mpitest.Main(m, map[string]func(*mpitest.R){
-		"trace-events": traceEvents,
+		"trace-events":  traceEvents,
+		"search-rounds": searchRounds,
 	})
 }
 
