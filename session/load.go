@@ -187,8 +187,9 @@ func sweepIDs(sws []*Sweep) string {
 // rebuilds it.
 func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload,
-		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Status: old.Status, Message: old.Message,
-		Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS}
+		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
+		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
+		runs: old.runs}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
 		return nil, err
 	}
@@ -205,6 +206,15 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	for _, t := range sw.Traces {
 		t.Type = sweep.TypeTrace
 		errs = append(errs, event(t))
+	}
+	for _, r := range sw.Rounds {
+		r.Type = sweep.TypeRound
+		errs = append(errs, event(r))
+	}
+	if sw.Search != nil {
+		se := *sw.Search
+		se.Type = sweep.TypeSearch
+		errs = append(errs, event(se))
 	}
 	if sw.Status != StatusRunning {
 		errs = append(errs, s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}))

@@ -108,8 +108,13 @@ func keyOf(r sweep.Result) runKey {
 	return k
 }
 
-// Missing lists the runs of the sweep that have no result yet.
+// Missing lists the runs of the sweep that have no result yet. A search
+// has none to list: its runs depend on its rounds (it is complete once it
+// has chosen).
 func (s *Sweep) Missing() []sweep.RunRef {
+	if s.Spec != nil && s.Spec.Search != sweep.SearchNone {
+		return nil
+	}
 	have := map[runKey]bool{}
 	for _, r := range s.Results {
 		have[keyOf(r)] = true

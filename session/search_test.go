@@ -1,0 +1,63 @@
+package session
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// tune and evaluate search through a real agent: a line per round, the
+// rounds and the choice in 'table best', an evaluate search judged by its
+// references, the choice the fastest synthetic configuration; a search
+// reloads from the journal with its rounds, and is not resumed.
+func TestSearchFromTheSession(t *testing.T) {
+	s := agentSession(t)
+	out := &textOut{}
+	execAll(t, s, out, "workload synthetic grid=2x2 steps=6 count=4", "space mean_us=900,100,300,600", "policy conditional", "reps 2",
+		"tune search=halving")
+	text := out.b.String()
+	for _, want := range []string{"round 1 at 2^-1: 4 configurations,", "chosen: grid=2x2", "mean_us=100", "the search's runs took"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("tune search=halving output has no %q:\n%s", want, text)
+		}
+	}
+	sw := s.Last()
+	if sw.Search == nil || sw.Configs[sw.Search.Chosen].Label() != sw.Configs[1].Label() || len(sw.Rounds) < 2 {
+		t.Fatalf("search %+v, %d rounds: want configuration 1 (mean_us=100) chosen", sw.Search, len(sw.Rounds))
+	}
+	if sw.Spec.Policies[0] != "conditional" || sw.Spec.Search != "halving" {
+		t.Errorf("spec %+v: want conditional, halving", sw.Spec)
+	}
+	out.b.Reset()
+	execAll(t, s, out, "evaluate search=halving")
+	if text := out.b.String(); !strings.Contains(text, "judged by the references: best") || !strings.Contains(text, "one full run of every configuration:") {
+		t.Errorf("evaluate search=halving output:\n%s", text)
+	}
+	if err := s.Exec(context.Background(), "resume", out); err == nil || !strings.Contains(err.Error(), "cannot be resumed") {
+		t.Errorf("resume of a search: %v", err)
+	}
+	for line, want := range map[string]string{
+		"tune search=random":            "needs budget=N",
+		"tune search=random budget=0":   "not a budget",
+		"tune search=random budget=99":  "more than the space's 4 configurations",
+		"tune budget=3":                 "budget= goes with search=random",
+		"tune search=fast":              "want halving",
+		"evaluate search=halving foo=1": "KEY=VALUE",
+		"tune policy=eager":             "policy= goes with search=",
+	} {
+		if err := s.Exec(context.Background(), line, out); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error saying %q", line, err, want)
+		}
+	}
+	// The journal keeps the rounds: a session that loads this one has them.
+	l, err := New(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	out.b.Reset()
+	execAll(t, l, out, "load "+s.Dir(), "table best")
+	if text := out.b.String(); !strings.Contains(text, "judged by the references") || !strings.Contains(text, "round  tolerance") {
+		t.Errorf("loaded search's table best:\n%s", text)
+	}
+}
