@@ -37,7 +37,7 @@ type FigureOutput interface {
 
 // FigureNames lists the figures 'plot' draws.
 func FigureNames() []string {
-	return []string{"speedup", "error", "configs", "kernels", "path", "gantt", "rank", "model", "anomalies"}
+	return []string{"speedup", "error", "configs", "kernels", "path", "gantt", "rank", "model", "anomalies", "search"}
 }
 
 // FigureOptions select what a figure shows.
@@ -154,6 +154,8 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 		p, err = modelFigure(sw, o, &sum)
 	case "anomalies":
 		p, err = anomaliesFigure(sw, asked, &sum) // unset options match any run, as for gantt
+	case "search":
+		p, err = searchFigure(sw, &sum)
 	default:
 		return nil, nil, fmt.Errorf("no figure %q: want one of %s", name, strings.Join(FigureNames(), ", "))
 	}
@@ -168,10 +170,13 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 // sweep's end is always drawn.
 const LiveInterval = time.Second
 
-// LiveFigureNames are the figures drawn while sw runs: speedup and error
-// for an evaluate sweep; configs for the others (in a tune sweep, each
+// LiveFigureNames are the figures drawn while sw runs: search for a
+// search; speedup and error for an evaluate sweep; configs for the others (in a tune sweep, each
 // configuration's predicted time per policy, the one chosen so far marked).
 func LiveFigureNames(sw *Sweep) []string {
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		return []string{"search"}
+	}
 	if sw.Spec != nil && sw.Spec.Mode == sweep.ModeEvaluate {
 		return []string{"speedup", "error"}
 	}

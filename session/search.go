@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -10,7 +11,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/internal/plots"
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot"
 
 	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
@@ -221,4 +224,71 @@ func tableSearch(sw *Sweep) string {
 		fmt.Fprintf(&b, "one full run of every configuration: %s s, %s the search's time\n", format.Seconds(j.FullS), format.Speedup(j.Ratio))
 	}
 	return b.String()
+}
+
+// searchFigure draws a search's rounds (plots.Search): the rounds that
+// ended with their survivors and thresholds, the round under way with
+// what it has run so far, and for an evaluate search first a column of
+// every configuration's mean reference time.
+func searchFigure(sw *Sweep, sum *strings.Builder) (*plot.Plot, error) {
+	if sw.Spec == nil || sw.Spec.Search == sweep.SearchNone {
+		return nil, fmt.Errorf("search needs a search sweep (tune search=halving); the last sweep ran every configuration")
+	}
+	var rounds []plots.SearchRound
+	refs := sw.references()
+	best := 0.0
+	if len(refs) > 0 {
+		col := plots.SearchRound{Label: "references"}
+		for _, i := range slices.Sorted(maps.Keys(refs)) {
+			m := stat.Mean(refs[i], nil)
+			col.Points = append(col.Points, plots.SearchPoint{Time: m, Kept: true})
+			if best == 0 || m < best {
+				best = m
+			}
+		}
+		rounds = append(rounds, col)
+	}
+	ts := sw.searchTolerances()
+	for n := 1; ; n++ {
+		var ended *sweep.Round
+		if n <= len(sw.Rounds) {
+			ended = &sw.Rounds[n-1]
+		}
+		col := plots.SearchRound{Label: fmt.Sprintf("%d", n)}
+		full := false
+		for _, r := range sw.Results {
+			if r.Round != n {
+				continue
+			}
+			t := fptr(r.PredictedS)
+			if r.Policy == "" {
+				t, full = stat.Mean(r.ReferenceS, nil), true
+			}
+			kept := ended == nil || slices.Contains(ended.Kept, r.Index)
+			if full && ended != nil {
+				kept = r.Index == ended.Best
+			}
+			col.Points = append(col.Points, plots.SearchPoint{Time: t, Kept: kept})
+		}
+		if len(col.Points) == 0 {
+			break
+		}
+		switch {
+		case full:
+			col.Label = fmt.Sprintf("%d: full", n)
+		case n <= len(ts):
+			col.Label = fmt.Sprintf("%d: %s", n, format.Tolerance(ts[n-1]))
+		}
+		if ended != nil {
+			if !full {
+				col.Threshold = ended.ThresholdS
+			}
+			fmt.Fprintf(sum, "%s\n", roundLine(sw, *ended))
+		}
+		rounds = append(rounds, col)
+	}
+	if sw.Search != nil {
+		fmt.Fprintf(sum, "chosen: %s (%s s in full); the search's runs took %s s\n", sw.Search.Config.Label(), format.Seconds(sw.Search.ChosenS), format.Seconds(sw.Search.SearchS))
+	}
+	return plots.Search(rounds, best, fmt.Sprintf("%s search, %s: %s", sw.Spec.Search, sw.Spec.Policies[0], sw.Workload))
 }

@@ -1,0 +1,123 @@
+package plots
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// SearchPoint is one configuration's time in one round of a search.
+type SearchPoint struct {
+	Time float64 // predicted seconds in a selective round, measured in the full round
+	Kept bool    // it survived the round (in the full round: the chosen one)
+}
+
+// SearchRound is one round of a search as drawn: its x-axis label (the
+// tolerance, or "full"), the configurations it ran and the time above
+// which it dropped them (0: none, as in the full round).
+type SearchRound struct {
+	Label     string
+	Points    []SearchPoint
+	Threshold float64
+}
+
+// Search colors: survivors, the dropped, the chosen one, the threshold, the
+// best reference time.
+var (
+	searchKept      = color.RGBA{31, 119, 180, 255}
+	searchDropped   = color.RGBA{170, 170, 170, 255}
+	searchChosen    = color.RGBA{44, 160, 44, 255}
+	searchThreshold = color.RGBA{214, 39, 40, 255}
+)
+
+// Search draws successive halving's funnel: a column per round (loosest
+// tolerance on the left, the full runs last), each configuration the round
+// ran a dot at its time on a log axis, survivors blue and the dropped
+// grey, the round's drop threshold a red dash; in the full round the
+// chosen configuration is green. best, when positive, is the least
+// reference time over the whole space (an evaluate search), a dotted line.
+func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error) {
+	if len(rounds) == 0 {
+		return nil, fmt.Errorf("plots: search: no round has ended")
+	}
+	p := newPlot(title, "round", "time per run")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{label: durationLabel}
+	var ticks []plot.Tick
+	lo, hi := math.Inf(1), math.Inf(-1)
+	legend := map[string]bool{}
+	for k, r := range rounds {
+		x := float64(k + 1)
+		ticks = append(ticks, plot.Tick{Value: x, Label: r.Label})
+		var kept, dropped plotter.XYs
+		for j, pt := range r.Points {
+			if !(pt.Time > 0) || math.IsInf(pt.Time, 0) {
+				return nil, fmt.Errorf("plots: search: round %s: time %v, want a positive time", r.Label, pt.Time)
+			}
+			// Spread a round's dots a little, so equal times stay visible.
+			xy := plotter.XY{X: x + 0.25*(float64(j%9)/8-0.5), Y: pt.Time}
+			if pt.Kept {
+				kept = append(kept, xy)
+			} else {
+				dropped = append(dropped, xy)
+			}
+			lo, hi = math.Min(lo, pt.Time), math.Max(hi, pt.Time)
+		}
+		full := k == len(rounds)-1 && r.Threshold == 0
+		for _, set := range []struct {
+			xy    plotter.XYs
+			c     color.Color
+			label string
+		}{{dropped, searchDropped, "dropped"}, {kept, searchKept, "kept"}} {
+			if len(set.xy) == 0 {
+				continue
+			}
+			c, label := set.c, set.label
+			if full && set.label == "kept" {
+				c, label = searchChosen, "chosen"
+			}
+			s, err := plotter.NewScatter(set.xy)
+			if err != nil {
+				return nil, err
+			}
+			s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+			p.Add(s)
+			if !legend[label] {
+				legend[label] = true
+				p.Legend.Add(label, s)
+			}
+		}
+		if r.Threshold > 0 {
+			l, err := plotter.NewLine(plotter.XYs{{X: x - 0.35, Y: r.Threshold}, {X: x + 0.35, Y: r.Threshold}})
+			if err != nil {
+				return nil, err
+			}
+			l.LineStyle = draw.LineStyle{Color: searchThreshold, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
+			p.Add(l)
+			if !legend["drop above"] {
+				legend["drop above"] = true
+				p.Legend.Add("drop above", l)
+			}
+			hi = math.Max(hi, r.Threshold)
+		}
+	}
+	if best > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0.5, Y: best}, {X: float64(len(rounds)) + 0.5, Y: best}})
+		if err != nil {
+			return nil, err
+		}
+		l.LineStyle = draw.LineStyle{Color: color.Gray{60}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}
+		p.Add(l)
+		p.Legend.Add("best reference", l)
+		lo = math.Min(lo, best)
+	}
+	p.X.Min, p.X.Max = 0.5, float64(len(rounds))+0.5
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Min, p.Y.Max = lo/1.15, hi*1.15
+	return p, nil
+}
