@@ -17,7 +17,8 @@ func TestSearchRounds(t *testing.T) { mpitest.Run(t, "search-rounds", 4) }
 // A search's events tell a consistent story: each round runs exactly the
 // previous round's survivors, every configuration it ran is kept or
 // dropped, the full runs are of the last survivors, the choice is the
-// fastest of them, and search_s is what its runs took. On synthetic
+// fastest of them, and search_s is what its runs took (the finalists'
+// warm-ups included). On synthetic
 // configurations whose times differ by 3x and 9x, the fastest is chosen
 // and the slowest dropped in round 1. An evaluate search also runs every
 // configuration's references (round 0); a random search runs its budget.
@@ -82,7 +83,7 @@ func searchRounds(r *mpitest.R) {
 			if k > 0 && !slices.Equal(rd.Ran, rounds[k-1].Kept) {
 				r.Errorf("round %d ran %v, not round %d's survivors %v", rd.Round, rd.Ran, k, rounds[k-1].Kept)
 			}
-			n := 0
+			n, full := 0, 0.0
 			for _, x := range results {
 				if x.Round != rd.Round {
 					continue
@@ -94,8 +95,15 @@ func searchRounds(r *mpitest.R) {
 				if x.SelectiveS != nil {
 					cost += *x.SelectiveS
 				} else {
-					cost += x.ReferenceS[0]
+					full += x.ReferenceS[0]
 				}
+			}
+			if full > 0 {
+				// The full round's time includes each finalist's warm-up.
+				if rd.ElapsedS < full {
+					r.Errorf("round %d: elapsed %g, its full runs took %g", rd.Round, rd.ElapsedS, full)
+				}
+				cost += rd.ElapsedS
 			}
 			if n != len(rd.Ran) {
 				r.Errorf("round %d: %d results for %d configurations", rd.Round, n, len(rd.Ran))
