@@ -128,7 +128,7 @@ func (s *Sweep) roundNow() string {
 	if n > 0 {
 		last := s.Rounds[n-1]
 		if len(last.Kept) <= searchFinalists || n >= len(ts) {
-			return fmt.Sprintf("round %d: full runs of %d", n+1, len(last.Kept))
+			return fmt.Sprintf("round %d: full runs of %d", n+1, min(len(last.Kept), searchFinalists))
 		}
 		return fmt.Sprintf("round %d at %s on %d", n+1, format.Tolerance(ts[n]), len(last.Kept))
 	}
