@@ -5,47 +5,36 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // halvingSweep is one evaluate sweep of a search (spec "search"), judged
-// by the references every configuration ran in round 0.
+// by the references every configuration ran in round 0 (sweep.Judge).
 type halvingSweep struct {
+	sweep.Judgement
 	configs    int
-	floor      float64         // noise floor of the references
-	fullS      float64         // one full run of every configuration: the mean references, summed
-	searchS    float64         // the search's own runs
-	ratio      float64         // fullS / searchS
-	chosen     int             // the search's choice
-	best       int             // the fastest by its references
-	class      []int           // the best class: mean reference within the floor of the best's
-	inClass    bool            // chosen is in the best class
-	quality    float64         // best's mean reference over chosen's
-	survivors  []int           // configurations run in each round, the full round last
-	tolerances []float64       // each round's tolerance (0: the full round)
-	labels     map[int]string  // the configurations, without the parameters they share
-	means      map[int]float64 // mean reference per configuration
+	chosen     int            // the search's choice
+	survivors  []int          // configurations run in each round, the full round last
+	tolerances []float64      // each round's tolerance (0: the full round)
+	labels     map[int]string // the configurations, without the parameters they share
 }
 
 // judgeHalving reads one search sweep: the references of round 0, the
 // rounds and the search event.
 func judgeHalving(evs []event) (halvingSweep, error) {
-	h := halvingSweep{means: map[int]float64{}, chosen: -1}
+	h := halvingSweep{chosen: -1}
+	refs := map[int][]float64{}
 	configs := map[int]json.RawMessage{}
-	found := false
+	var search *event
 	for _, e := range evs {
 		switch e.Type {
 		case "result":
 			if e.Round == 0 && e.Policy == "" && len(e.ReferenceS) > 0 {
-				h.means[e.Index] = stat.Mean(e.ReferenceS, nil)
+				refs[e.Index] = e.ReferenceS
 				configs[e.Index] = e.Config
 			}
 		case "round":
@@ -56,47 +45,29 @@ func judgeHalving(evs []event) (halvingSweep, error) {
 			}
 			h.tolerances = append(h.tolerances, t)
 		case "search":
-			if err := json.Unmarshal(e.Chosen, &h.chosen); err != nil {
-				return h, fmt.Errorf("search event's chosen %s: %w", e.Chosen, err)
-			}
-			h.searchS = e.SearchS
-			found = true
+			search = &e
 		}
 	}
-	if !found {
+	if search == nil {
 		return h, fmt.Errorf("no search event: want the output of an evaluate sweep with \"search\"")
 	}
-	if len(h.means) == 0 {
+	if err := json.Unmarshal(search.Chosen, &h.chosen); err != nil {
+		return h, fmt.Errorf("search event's chosen %s: %w", search.Chosen, err)
+	}
+	if len(refs) == 0 {
 		return h, fmt.Errorf("no references in round 0: want mode evaluate, which runs every configuration's references to judge the search")
 	}
-	if _, ok := h.means[h.chosen]; !ok {
-		return h, fmt.Errorf("the chosen configuration %d has no references", h.chosen)
+	if search.SearchS <= 0 {
+		return h, fmt.Errorf("the search event's search_s is %g: want the search's wall time", search.SearchS)
 	}
-	if h.searchS <= 0 {
-		return h, fmt.Errorf("the search event's search_s is %g: want the search's wall time", h.searchS)
-	}
-	h.configs = len(h.means)
-	h.floor, _ = runError(evs)
-	if math.IsNaN(h.floor) {
+	if _, n := sweep.RunErrorByIndex(refs); n == 0 {
 		return h, fmt.Errorf("no noise floor: the best class needs two references of a configuration (reference_reps 2 or more)")
 	}
-	idx := slices.Sorted(maps.Keys(h.means))
-	h.best = idx[0]
-	for _, i := range idx {
-		h.fullS += h.means[i]
-		if h.means[i] < h.means[h.best] {
-			h.best = i
-		}
+	j, ok := sweep.Judge(refs, sweep.SearchEvent{Chosen: h.chosen, SearchS: search.SearchS})
+	if !ok {
+		return h, fmt.Errorf("the chosen configuration %d has no references", h.chosen)
 	}
-	for _, i := range idx {
-		if h.means[i] <= h.means[h.best]*(1+h.floor) {
-			h.class = append(h.class, i)
-		}
-	}
-	h.ratio = h.fullS / h.searchS
-	h.inClass = slices.Contains(h.class, h.chosen)
-	h.quality = h.means[h.best] / h.means[h.chosen]
-	h.labels = configLabels(configs)
+	h.Judgement, h.configs, h.labels = j, len(refs), configLabels(configs)
 	return h, nil
 }
 
@@ -179,12 +150,12 @@ func halvingMain(files []string, ratioGoal float64, w io.Writer) error {
 			}
 		}
 		yes := "no"
-		if h.inClass {
+		if h.InBestClass {
 			yes, in = "yes", in+1
 		}
-		fmt.Fprintf(w, "| %d | %d | %.1f%% | %.2f | %.2f | %.2fx | %s | %s (%.3f s) | %s (%.3f s) | %d | %s | %.3f |\n", i+1, h.configs, 100*h.floor, h.fullS, h.searchS, h.ratio,
-			strings.Join(rounds, ", "), h.labels[h.chosen], h.means[h.chosen], h.labels[h.best], h.means[h.best], len(h.class), yes, h.quality)
-		ratios, quals, floors = append(ratios, h.ratio), append(quals, h.quality), append(floors, h.floor)
+		fmt.Fprintf(w, "| %d | %d | %.1f%% | %.2f | %.2f | %.2fx | %s | %s (%.3f s) | %s (%.3f s) | %d | %s | %.3f |\n", i+1, h.configs, 100*h.NoiseFloor, h.FullS, h.SearchS, h.Ratio,
+			strings.Join(rounds, ", "), h.labels[h.chosen], h.ChosenS, h.labels[h.Best], h.BestS, len(h.BestClass), yes, h.Quality)
+		ratios, quals, floors = append(ratios, h.Ratio), append(quals, h.Quality), append(floors, h.NoiseFloor)
 	}
 	share := float64(in) / float64(len(hs))
 	fmt.Fprintf(w, "\n%d sweeps: time ratio %s, chosen in the best class in %d (%.0f%%), quality %s (mean ± half-width of the 95%% interval). %s\n",

@@ -33,12 +33,12 @@ func TestJudgeHalving(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if h.configs != 4 || h.best != 1 || !slices.Equal(h.class, []int{1, 2}) || math.Abs(h.floor-0.05625) > 1e-12 {
-			t.Errorf("%s: %d configurations, best %d, class %v, floor %g; want 4, best 1, class [1 2], floor 0.05625", f, h.configs, h.best, h.class, h.floor)
+		if h.configs != 4 || h.Best != 1 || !slices.Equal(h.BestClass, []int{1, 2}) || math.Abs(h.NoiseFloor-0.05625) > 1e-12 {
+			t.Errorf("%s: %d configurations, best %d, class %v, floor %g; want 4, best 1, class [1 2], floor 0.05625", f, h.configs, h.Best, h.BestClass, h.NoiseFloor)
 		}
-		if math.Abs(h.fullS-5.145) > 1e-12 || h.chosen != w.chosen || h.inClass != w.inClass ||
-			math.Abs(h.ratio-w.ratio) > 1e-9 || math.Abs(h.quality-w.quality) > 1e-12 {
-			t.Errorf("%s: full runs %g, chosen %d in class %v, ratio %g, quality %g; want 5.145, %d %v, %g, %g", f, h.fullS, h.chosen, h.inClass, h.ratio, h.quality,
+		if math.Abs(h.FullS-5.145) > 1e-12 || h.chosen != w.chosen || h.InBestClass != w.inClass ||
+			math.Abs(h.Ratio-w.ratio) > 1e-9 || math.Abs(h.Quality-w.quality) > 1e-12 {
+			t.Errorf("%s: full runs %g, chosen %d in class %v, ratio %g, quality %g; want 5.145, %d %v, %g, %g", f, h.FullS, h.chosen, h.InBestClass, h.Ratio, h.Quality,
 				w.chosen, w.inClass, w.ratio, w.quality)
 		}
 		if !slices.Equal(h.survivors, []int{4, 3}) || !slices.Equal(h.tolerances, []float64{0.5, 0}) {
