@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // timedTotals are one sweep's timed runs: the full runs (each
@@ -45,12 +44,8 @@ func ratioInterval(a, b []float64) (mean, lo, hi float64) {
 	for i := range a {
 		logs[i] = math.Log(b[i] / a[i])
 	}
-	m, sd := stat.MeanStdDev(logs, nil)
-	h := math.NaN()
-	if n := float64(len(logs)); n > 1 {
-		h = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * sd / math.Sqrt(n)
-	}
-	return math.Exp(m), math.Exp(m - h), math.Exp(m + h)
+	e := pool(logs)
+	return math.Exp(e.mean), math.Exp(e.lo()), math.Exp(e.hi())
 }
 
 // compareMain compares two groups of evaluate sweeps of one spec, run in

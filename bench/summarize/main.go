@@ -7,6 +7,8 @@
 //	go run ./bench/summarize -pooled pdpotrf-1.jsonl pdpotrf-2.jsonl pdpotrf-3.jsonl
 //	go run ./bench/summarize -compare plain-1/results.jsonl plain-2/results.jsonl vs live-1/results.jsonl live-2/results.jsonl
 //	go run ./bench/summarize -ranking lookahead -policies conditional,eager cholesky2d-1.jsonl cholesky2d-2.jsonl ...
+//	go run ./bench/summarize -halving halving-1.jsonl halving-2.jsonl ...
+//	go run ./bench/summarize -bench summa summa-1.jsonl summa-2.jsonl ...   # what bench/run prints
 //
 // -paired and -ranking read the sweeps saved in the files named as
 // arguments (JSON lines, gunzipped when the name ends in .gz).
@@ -33,6 +35,18 @@
 // many such pairs the predictions order as their references do, and the
 // prediction error at each value of PARAM. -policies and -tolerances
 // (comma-separated, like 2^-1,2^-5) keep only some of the results.
+//
+// -halving judges evaluate sweeps of a search (spec "search": "halving")
+// by the references every configuration ran: per sweep, one full run of
+// every configuration over the search's own time, whether the chosen
+// configuration is in the references' best class (within the noise floor
+// of the fastest) and its quality; pooled with 95% intervals.
+//
+// -bench NAME prints the report of one of bench/run's benchmarks: its
+// pooled tables, the noise floor of the same sweeps, and whether each of
+// its targets holds (the 95% interval clears it), fails (the interval is
+// wholly on the wrong side) or is undecided. cholesky3d-models takes the
+// sweeps without models, the word vs, and those with models.
 package main
 
 import (
@@ -72,7 +86,13 @@ type event struct {
 	Index        int             `json:"index"`
 	Error        *float64        `json:"error"`
 	LaunchS      *float64        `json:"launch_s"`
-	Chosen, Best json.RawMessage
+	CountingS    *float64        `json:"counting_s"` // apriori's counting pass, when the agent reports it
+	Chosen, Best json.RawMessage // a configuration (summary) or an index (round, search)
+	// A search's runs, rounds and outcome (sweep.Result.Round, sweep.Round,
+	// sweep.SearchEvent).
+	Round   int     `json:"round"`
+	Ran     []int   `json:"ran"`
+	SearchS float64 `json:"search_s"`
 }
 
 func main() {
@@ -83,7 +103,22 @@ func main() {
 	ranking := flag.String("ranking", "", "pool the evaluate sweeps named as arguments and compare the configurations that differ only in this parameter")
 	policies := flag.String("policies", "", "with -ranking: keep only these policies (comma-separated)")
 	tolerances := flag.String("tolerances", "", "with -ranking: keep only these tolerances (comma-separated, like 2^-1,2^-5)")
+	bench := flag.String("bench", "", "print the report and targets of the named benchmark of bench/run over the sweeps named as arguments")
+	halving := flag.Bool("halving", false, "judge the search sweeps named as arguments by their references: time ratio, best class, quality")
 	flag.Parse()
+	if *bench != "" || *halving {
+		var err error
+		if *bench != "" {
+			err = benchMain(*bench, flag.Args(), os.Stdout)
+		} else {
+			err = halvingMain(flag.Args(), 0, os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *ranking != "" {
 		f, err := parseRankFilter(*policies, *tolerances)
 		if err == nil {
@@ -190,11 +225,12 @@ func policyTable(evs []event) {
 }
 
 // runError is sweep.RunError over the references of the result events (the
-// first result of each configuration carries them).
+// first result of each configuration carries them). A search's own full
+// runs (round 1 and later) are not references.
 func runError(evs []event) (float64, int) {
 	refs := map[int][]float64{}
 	for _, e := range evs {
-		if e.Type == "result" && len(e.ReferenceS) > 0 {
+		if e.Type == "result" && len(e.ReferenceS) > 0 && e.Round == 0 {
 			if _, ok := refs[e.Index]; !ok {
 				refs[e.Index] = e.ReferenceS
 			}

@@ -90,9 +90,18 @@ func pairedMain(files []string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("-paired: %w", err)
 	}
+	if _, err := pairedTable(w, sweeps); err != nil {
+		return fmt.Errorf("-paired: %w", err)
+	}
+	return nil
+}
+
+// pairedTable prints the pooled comparison of the sweeps' loosest and
+// tightest tolerance as a markdown table and returns its rows.
+func pairedTable(w io.Writer, sweeps [][]event) ([]pairedRow, error) {
 	rows, loose, tight, err := pairErrors(sweeps)
 	if err != nil {
-		return fmt.Errorf("-paired: %w", err)
+		return nil, err
 	}
 	fmt.Fprintf(w, "| policy | pairs | mean error %s | mean error %s | %s minus %s | standard error | |\n", format.Tolerance(loose), format.Tolerance(tight), format.Tolerance(tight), format.Tolerance(loose))
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | --- |")
@@ -108,7 +117,7 @@ func pairedMain(files []string, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %.2f points | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, 100*r.SE, verdict)
 	}
-	return nil
+	return rows, nil
 }
 
 // readSweeps reads the events of the sweeps in files, one slice per file.

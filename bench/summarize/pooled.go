@@ -21,18 +21,10 @@ type pooledRow struct {
 	speedup, withLaunch, err, quals []float64
 }
 
-// pooledMain pools the evaluate sweeps in files: per policy and tolerance,
-// the mean over the sweeps of the speed-up, of the speed-up with every
-// launch's cost counted (programs), and of the mean error, each with its
-// 95% interval (Student's t over the sweeps), the quality of each sweep and
-// each sweep's noise floor.
-func pooledMain(files []string, w io.Writer) error {
-	sweeps, err := readSweeps(files)
-	if err != nil {
-		return err
-	}
+// pooledRows pools the policy summaries of sweeps per policy and
+// tolerance, ordered by policy and loosest tolerance first.
+func pooledRows(sweeps [][]event) []*pooledRow {
 	rows := map[string]*pooledRow{}
-	var floors []string
 	for _, evs := range sweeps {
 		launch := launchSpeedups(evs)
 		for _, e := range evs {
@@ -47,13 +39,12 @@ func pooledMain(files []string, w io.Writer) error {
 			}
 			r.speedup = append(r.speedup, e.Speedup)
 			r.err = append(r.err, *e.MeanError)
-			r.quals = append(r.quals, *e.Quality)
+			if e.Quality != nil {
+				r.quals = append(r.quals, *e.Quality)
+			}
 			if s, ok := launch[k]; ok {
 				r.withLaunch = append(r.withLaunch, s)
 			}
-		}
-		if floor, n := runError(evs); n > 0 {
-			floors = append(floors, fmt.Sprintf("%.1f%%", 100*floor))
 		}
 	}
 	keys := make([]*pooledRow, 0, len(rows))
@@ -66,8 +57,23 @@ func pooledMain(files []string, w io.Writer) error {
 		}
 		return keys[i].tol > keys[j].tol
 	})
-	fmt.Fprintf(w, "| policy | tolerance | speed-up | with launches | mean error | quality (per sweep) |\n| --- | --- | ---: | ---: | ---: | --- |\n")
-	for _, r := range keys {
+	return keys
+}
+
+// findRow is the pooled row of a policy at a tolerance, or nil.
+func findRow(rows []*pooledRow, policy string, tol float64) *pooledRow {
+	for _, r := range rows {
+		if r.policy == policy && r.tol == tol {
+			return r
+		}
+	}
+	return nil
+}
+
+// pooledTable prints the pooled rows as a markdown table.
+func pooledTable(w io.Writer, rows []*pooledRow) {
+	fmt.Fprintf(w, "| policy | tolerance | speed-up | with launches | mean error | quality | quality (per sweep) |\n| --- | --- | ---: | ---: | ---: | ---: | --- |\n")
+	for _, r := range rows {
 		q := make([]string, len(r.quals))
 		for i, v := range r.quals {
 			q[i] = fmt.Sprintf("%.3f", v)
@@ -76,22 +82,61 @@ func pooledMain(files []string, w io.Writer) error {
 		if len(r.withLaunch) > 0 {
 			wl = interval(r.withLaunch, "%.2fx ± %.2f", 1)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", r.policy, format.Tolerance(r.tol), interval(r.speedup, "%.2fx ± %.2f", 1), wl,
-			interval(r.err, "%.1f%% ± %.1f", 100), strings.Join(q, ", "))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.policy, format.Tolerance(r.tol), interval(r.speedup, "%.2fx ± %.2f", 1), wl,
+			interval(r.err, "%.1f%% ± %.1f", 100), interval(r.quals, "%.3f ± %.3f", 1), strings.Join(q, ", "))
 	}
-	fmt.Fprintf(w, "\n%d sweeps; mean ± half-width of the 95%% interval over them; noise floors %s.\n", len(sweeps), strings.Join(floors, ", "))
+}
+
+// pooledMain pools the evaluate sweeps in files: per policy and tolerance,
+// the mean over the sweeps of the speed-up, of the speed-up with every
+// launch's cost counted (programs), of the mean error and of the quality,
+// each with its 95% interval (Student's t over the sweeps), the quality of
+// each sweep, and the sweeps' noise floors.
+func pooledMain(files []string, w io.Writer) error {
+	sweeps, err := readSweeps(files)
+	if err != nil {
+		return err
+	}
+	pooledTable(w, pooledRows(sweeps))
+	fmt.Fprintf(w, "\n%d sweeps; mean ± half-width of the 95%% interval over them. %s\n", len(sweeps), floorLine(noiseFloors(sweeps)))
 	return nil
+}
+
+// estimate is a mean over sweeps and the half-width of its 95% interval
+// (Student's t with n-1 degrees of freedom; NaN for one sweep).
+type estimate struct {
+	mean, half float64
+	n          int
+}
+
+// lo and hi are the ends of the interval.
+func (e estimate) lo() float64 { return e.mean - e.half }
+func (e estimate) hi() float64 { return e.mean + e.half }
+
+// pool is the mean of xs with its 95% interval.
+func pool(xs []float64) estimate {
+	m, sd := stat.MeanStdDev(xs, nil)
+	return estimate{mean: m, half: tQuantile(len(xs)) * sd / math.Sqrt(float64(len(xs))), n: len(xs)}
+}
+
+// tQuantile is the 97.5% quantile of Student's t for a mean of n values
+// (n-1 degrees of freedom): the factor of a 95% interval's half-width over
+// the standard error. NaN for fewer than two values.
+func tQuantile(n int) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
 }
 
 // interval formats the mean of xs (scaled) and the half-width of its 95%
 // interval, Student's t with len(xs)-1 degrees of freedom.
 func interval(xs []float64, layout string, scale float64) string {
-	m, sd := stat.MeanStdDev(xs, nil)
-	h := math.NaN()
-	if n := float64(len(xs)); n > 1 {
-		h = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * sd / math.Sqrt(n)
+	if len(xs) == 0 {
+		return "-"
 	}
-	return fmt.Sprintf(layout, scale*m, scale*h)
+	e := pool(xs)
+	return fmt.Sprintf(layout, scale*e.mean, scale*e.half)
 }
 
 // launchSpeedups is, per policy and tolerance ("policy tol"), the speed-up

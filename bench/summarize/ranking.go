@@ -69,6 +69,22 @@ type valueRow struct {
 	MeanAbs, MedianSigned float64
 }
 
+// splitConfig reads a configuration's value of param and the rest of the
+// configuration (JSON, keys sorted).
+func splitConfig(config json.RawMessage, param string) (val, rest string, err error) {
+	var cfg map[string]any
+	if err := json.Unmarshal(config, &cfg); err != nil {
+		return "", "", fmt.Errorf("configuration %s: %w", config, err)
+	}
+	v, ok := cfg[param]
+	if !ok {
+		return "", "", fmt.Errorf("the configurations have no parameter %q: they have %s", param, strings.Join(slices.Sorted(maps.Keys(cfg)), ", "))
+	}
+	delete(cfg, param)
+	r, _ := json.Marshal(cfg) // map keys come out sorted
+	return fmt.Sprint(v), string(r), nil
+}
+
 // rankValues pools evaluate sweeps (one slice of events per sweep) and
 // compares the configurations that differ only in parameter param: for each
 // sweep, policy and tolerance, every two such configurations are ordered by
@@ -91,18 +107,11 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 			if e.Type != "result" || e.Error == nil || e.Tolerance == nil || len(e.ReferenceS) == 0 || !f.keeps(e) {
 				continue
 			}
-			var cfg map[string]any
-			if err := json.Unmarshal(e.Config, &cfg); err != nil {
-				return nil, nil, fmt.Errorf("configuration %s: %w", e.Config, err)
+			val, rest, err := splitConfig(e.Config, param)
+			if err != nil {
+				return nil, nil, err
 			}
-			v, ok := cfg[param]
-			if !ok {
-				return nil, nil, fmt.Errorf("the configurations have no parameter %q: they have %s", param, strings.Join(slices.Sorted(maps.Keys(cfg)), ", "))
-			}
-			val := fmt.Sprint(v)
-			delete(cfg, param)
-			rest, _ := json.Marshal(cfg) // map keys come out sorted
-			k := groupKey{s, e.Policy, *e.Tolerance, string(rest)}
+			k := groupKey{s, e.Policy, *e.Tolerance, rest}
 			if groups[k] == nil {
 				groups[k] = map[string]point{}
 				gorder = append(gorder, k)
