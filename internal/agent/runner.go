@@ -185,6 +185,7 @@ func (r *runner) reference(ctx context.Context, pc *config) (float64, float64, e
 // outcome is a selective run as the sweep sees it.
 type outcome struct {
 	wall      float64 // selective run, plus apriori's counting run
+	counting  float64 // of wall, apriori's counting run (0: none)
 	predicted float64
 	se        float64 // predicted's standard error
 	path      sweep.Path
@@ -196,8 +197,8 @@ type outcome struct {
 }
 
 // selectiveRun runs a configuration under a track's policy (a
-// policy.Rehearser first runs it once more in full, counting the critical
-// path).
+// policy.Rehearser first runs a skeleton of it, selective.Counting, counting
+// the critical path).
 func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Track) (outcome, error) {
 	var o outcome
 	if tr.NeedsCountingRun() {
@@ -205,7 +206,7 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 		if err != nil {
 			return o, err
 		}
-		o.wall += dt
+		o.wall, o.counting = dt, dt
 	}
 	dt, rs, err := r.once(ctx, pc, tr, selective.Selective)
 	if err != nil {
@@ -468,6 +469,9 @@ func (cr *configRun) selective(ctx context.Context, t *tally) error {
 		Workload: cr.w.Name(), Index: cr.i, Config: cr.c, Policy: name, Tolerance: &tol,
 		PredictedS: ptr(o.predicted), PredictedSE: ptr(o.se), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
 		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, Total: cr.total}}
+	if t.tr.NeedsCountingRun() {
+		p.ev.CountingS = ptr(o.counting)
+	}
 	if cr.spec.Kernels && cr.r.root() {
 		p.after = append(p.after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: cr.i,
 			Policy: name, Tolerance: tol, Rank: 0, Kernels: cr.r.eng.Report(t.tr)})
