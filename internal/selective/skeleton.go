@@ -43,6 +43,13 @@ const (
 	skeletonLatency   = 5e-5 // s
 )
 
+// Skeleton reports whether the current run is a counting run's skeleton
+// (mode Counting): its data are meaningless, so a workload may leave out
+// code that only moves them between kernels and messages (the time between
+// kernels is not charged in a skeleton). Its control flow must stay the
+// same.
+func (c *Comm) Skeleton() bool { return c.e.on && c.e.skeleton }
+
 // skeletal counts a kernel the skeleton did not execute and charges its
 // modeled time t to the path.
 func (e *Engine) skeletal(st *kstat, t float64) {
