@@ -65,6 +65,9 @@ type Result struct {
 	Settled     *int64   `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
 	Promised    *int64   `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
 	Path        *Path    `json:"path,omitempty"`
+	// CountingS is the part of SelectiveS that a policy.Rehearser's
+	// counting run (apriori's skeleton of the run) took.
+	CountingS *float64 `json:"counting_s,omitempty"`
 	// LaunchS is, for a program, the time its launches took beyond their
 	// timed regions (mpirun, loading, MPI_Init, MPI_Finalize), the
 	// references' and the selective run's together: real autotuning time

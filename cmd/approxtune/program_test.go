@@ -131,8 +131,9 @@ func runCheck(t *testing.T, bin, lib string, args ...string) (stdout, stderr str
 // cblas_dgemm, and the broadcasts along a communicator the program split
 // off; not the set-up's dgemm_ before approxtune_begin) executes and the
 // program computes what it computes alone; at a loose tolerance kernels and collectives are
-// skipped and every rank still completes. Apriori's counting launch
-// executes everything and leaves every rank the same critical-path counts,
+// skipped and every rank still completes. Apriori's counting launch, a
+// skeleton, executes no dgemm (the broadcast and allreduce, within the
+// eager limit, always run) and leaves every rank the same critical-path counts,
 // which its selective launch reads; without them (none named, missing or
 // corrupt) the selective launch stops with what is wrong.
 func TestProgramSelectiveRun(t *testing.T) {
@@ -172,9 +173,10 @@ func TestProgramSelectiveRun(t *testing.T) {
 		for _, tol := range []float64{0, 0.5} {
 			if counts != "" {
 				res, r := selective(preload.Run{Policy: pol, Tolerance: tol, Counting: true, Counts: counts})
-				if *res.Executed != calls || *res.Skipped != 0 || r.Stdout != alone.Stdout || !(*res.SelectiveS > 0) {
-					t.Errorf("%s's counting run at %g: executed %d skipped %d in %v s, output %q; want %d, 0 and the program's own %q",
-						pol, tol, *res.Executed, *res.Skipped, *res.SelectiveS, r.Stdout, calls, alone.Stdout)
+				comm := int64(ranks * iter * 2)
+				if r.ExitCode != 0 || *res.Executed != comm || *res.Skipped != calls-comm || !(*res.SelectiveS > 0) {
+					t.Errorf("%s's counting run at %g: exit %d, executed %d skipped %d in %v s; want 0, %d (the bcast and allreduce) and %d",
+						pol, tol, r.ExitCode, *res.Executed, *res.Skipped, *res.SelectiveS, comm, calls-comm)
 				}
 				checkCounts(t, counts, ranks, 4*iter)
 			}
@@ -347,7 +349,7 @@ func TestProgramSweep(t *testing.T) {
 }
 
 // In a program sweep, apriori's selective run is two launches, as it is
-// two runs in the agent: a counting launch (everything executed), then the
+// two runs in the agent: a counting launch (a skeleton), then the
 // selective launch that reads its counts. Its result's time is both timed
 // regions (each at least the program's sleep, so at least twice it, about
 // twice conditional's one region), its launch time both launches'.
@@ -395,6 +397,9 @@ func TestProgramAprioriSweep(t *testing.T) {
 			*a0.Executed, *a0.Skipped, *a1.Executed, *a1.Skipped, calls, calls)
 	}
 	for _, r := range []sweep.Result{a0, a1} {
+		if r.CountingS == nil || *r.CountingS < iter*napS || !(*r.CountingS < *r.SelectiveS) {
+			t.Errorf("apriori at %g: counting launch's region %v s of %v s; want at least %v s and a part", *r.Tolerance, r.CountingS, *r.SelectiveS, iter*napS)
+		}
 		if *r.SelectiveS < 2*iter*napS || !(*r.PredictedS < *r.SelectiveS) {
 			t.Errorf("apriori at %g: run %v s, predicted %v s; want the counting and selective regions, at least %v s, above the prediction",
 				*r.Tolerance, *r.SelectiveS, *r.PredictedS, 2*iter*napS)

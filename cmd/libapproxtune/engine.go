@@ -222,11 +222,12 @@ func atRegionEnd(h C.uintptr_t) {
 	r.stop()
 }
 
-// atSkipping is approxtune_skipping: whether this launch may skip kernels.
+// atSkipping is approxtune_skipping: whether this launch may skip kernels
+// (a selective launch, or a counting launch, which skips them all).
 //
 //export atSkipping
 func atSkipping(h C.uintptr_t) C.int {
-	if r := the(h); r.pol != nil && !r.cfg.Counting {
+	if r := the(h); r.pol != nil {
 		return 1
 	}
 	return 0

@@ -185,6 +185,7 @@ func (r *runner) reference(ctx context.Context, pc *config) (float64, float64, e
 // outcome is a selective run as the sweep sees it.
 type outcome struct {
 	wall      float64 // selective run, plus apriori's counting run
+	counting  float64 // of wall, apriori's counting run (0: none)
 	predicted float64
 	se        float64 // predicted's standard error
 	path      sweep.Path
@@ -196,8 +197,8 @@ type outcome struct {
 }
 
 // selectiveRun runs a configuration under a track's policy (a
-// policy.Rehearser first runs it once more in full, counting the critical
-// path).
+// policy.Rehearser first runs a skeleton of it, selective.Counting, counting
+// the critical path).
 func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Track) (outcome, error) {
 	var o outcome
 	if tr.NeedsCountingRun() {
@@ -205,7 +206,7 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 		if err != nil {
 			return o, err
 		}
-		o.wall += dt
+		o.wall, o.counting = dt, dt
 	}
 	dt, rs, err := r.once(ctx, pc, tr, selective.Selective)
 	if err != nil {
@@ -490,6 +491,9 @@ func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c swe
 		Workload: workload, Index: i, Config: c, Policy: name, Tolerance: &tol,
 		PredictedS: ptr(o.predicted), PredictedSE: ptr(o.se), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
 		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path}
+	if tr.NeedsCountingRun() {
+		ev.CountingS = ptr(o.counting)
+	}
 	var after []any
 	if spec.Kernels && r.root() {
 		after = append(after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,

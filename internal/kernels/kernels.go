@@ -83,6 +83,15 @@ func (c *Call) Run() {
 	}
 }
 
+// Seconds is a Spin call's duration; 0 for the other routines, whose cost
+// follows from their Signature (Signature.Flops).
+func (c *Call) Seconds() float64 {
+	if c.rt == Spin {
+		return c.alpha
+	}
+	return 0
+}
+
 // Resettable reports whether the call is a factorization whose input Reset
 // can regenerate: Potrf, Trtri and Geqrf.
 func (c *Call) Resettable() bool {

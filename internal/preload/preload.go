@@ -146,8 +146,10 @@ type Run struct {
 	// to at the end.
 	State string `json:"state,omitempty"`
 	// Counting makes the launch a policy.Rehearser's counting run (the
-	// policy apriori): every kernel executes and the critical path's
-	// kernel counts are written to the Counts files. Its result's
+	// policy apriori), a skeleton of the program: no computation kernel
+	// executes, messages and collectives a selective run may skip go
+	// out empty or not at all (selective.Counting), and the critical
+	// path's kernel counts are written to the Counts files. Its result's
 	// SelectiveS is its timed region.
 	Counting bool `json:"counting,omitempty"`
 	// Counts names the files (Counts.N for rank N) of the critical-path

@@ -316,7 +316,7 @@ func (l *launcher) selective(ctx context.Context, cfg preload.Run) (*launched, f
 		return nil, 0, fmt.Errorf("run result: no selective time")
 	}
 	wall := *res.SelectiveS + *cres.SelectiveS
-	res.SelectiveS = &wall
+	res.SelectiveS, res.CountingS = &wall, cres.SelectiveS
 	return res, extra + cextra, nil
 }
 

@@ -253,7 +253,11 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 		e.resume()
 		return
 	}
-	e.fill(e.rec, c.shape, !skippable || !e.skippable(st), 0)
+	want := !skippable || !e.skippable(st)
+	if e.skeleton {
+		want = !skippable
+	}
+	e.fill(e.rec, c.shape, want, 0)
 	if e.executed > c.execMark {
 		e.rec[recBusy] = 1
 	}
@@ -283,6 +287,10 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	// exchanges them) cannot tell: a member may not have reached its first
 	// kernel yet.
 	c.quiet = seq > 0 && !busy && !exec
+	if !exec && e.skeleton {
+		e.skeletal(st, collectiveCost(op, n, size))
+		return
+	}
 	if !exec {
 		if e.skip && !e.counts { // path counts travel with the records
 			e.tr.settled[sk] = true
@@ -404,11 +412,15 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 	}
 	e.gap()
 	st := e.stat(c.p2pKey(OpSend, len(buf), dest))
-	exec := !e.skippable(st)
+	exec := !e.skeleton && !e.skippable(st)
 	c.exchange(dest, tag, exec, e.mean(st, 0))
 	if !exec {
 		must(mpi.Send(c.c, buf[:0], dest, tag))
-		e.skippedFor(st, 0)
+		if e.skeleton {
+			e.skeletal(st, 0) // the receiver is charged the transfer
+		} else {
+			e.skippedFor(st, 0)
+		}
 		e.resume()
 		return
 	}
@@ -436,7 +448,11 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	must(err)
 	t1 := mpi.Clock()
 	if !exec {
-		e.skippedFor(st, sent)
+		if e.skeleton {
+			e.skeletal(st, messageCost(8*len(buf)))
+		} else {
+			e.skippedFor(st, sent)
+		}
 		e.resume()
 		return
 	}

@@ -78,8 +78,8 @@ func NewTrack(p policy.Policy, eps float64) *Track {
 func (tr *Track) Policy() policy.Policy { return tr.pol }
 
 // NeedsCountingRun reports whether the track's policy runs each
-// configuration once in full, counting the critical path (mode Counting),
-// before its selective run (policy.Rehearser).
+// configuration once more, counting the critical path (mode Counting, a
+// skeleton of the run), before its selective run (policy.Rehearser).
 func (tr *Track) NeedsCountingRun() bool { return tr.countingRun }
 
 // Engine is one process's engine. It must be used from the goroutine that
@@ -108,6 +108,10 @@ type Engine struct {
 	tr     *Track
 	recLen int
 	axes   []Shape // shapes of the current grid's axis communicators (Sharer agreement)
+
+	// skeleton: a Counting run executes no computation kernel and sends
+	// no skippable payload (skeleton.go).
+	skeleton bool
 
 	total, comp, comm float64 // path: time and its parts
 	own               float64 // this process's time without propagation
@@ -195,8 +199,14 @@ type RunMode int
 const (
 	Off       RunMode = iota // full execution, no interception (reference runs)
 	Selective                // intercept and skip by the track's policy
-	Counting                 // intercept, skip nothing, count kernels on the critical path (a policy.Rehearser's extra run)
+	Counting                 // a skeleton of the run that counts kernels on the critical path (a policy.Rehearser's extra run; skeleton.go)
 )
+
+// CountingFull counts the kernels on the critical path as Counting does,
+// but executes everything: a counting run for a program whose control flow
+// cannot follow a skeleton's meaningless values, and the reference the
+// skeleton's counts are checked against.
+const CountingFull = Counting + 1
 
 // Begin starts a run on the track (nil with Off). Call it on every world rank
 // right after a barrier.
@@ -204,6 +214,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.on = mode != Off
 	e.tr = tr
 	e.skip = mode == Selective
+	e.skeleton = mode == Counting
 	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
 	e.dirty = false
 	e.executed, e.skipped = 0, 0
@@ -218,7 +229,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	if !e.on {
 		return
 	}
-	e.counts = mode == Counting || tr.countsPath
+	e.counts = mode == Counting || mode == CountingFull || tr.countsPath
 	if e.counts {
 		e.pathCounts = map[uint64]float64{}
 	} else {
@@ -292,6 +303,9 @@ func (e *Engine) now() float64 {
 // gap adds the time since the last intercepted event to the path and
 // returns the clock's reading.
 func (e *Engine) gap() float64 {
+	if e.skeleton { // its path is its cost model's alone (skeleton.go)
+		return e.last
+	}
 	now := e.now()
 	d := max(now-e.last, 0)
 	e.total += d
@@ -474,6 +488,10 @@ func (e *Engine) add(t float64, op Op) {
 func (e *Engine) Kernel(c *kernels.Call) {
 	if !e.on {
 		c.Run()
+		return
+	}
+	if e.skeleton {
+		e.skeletal(e.stat(compKey(c.Sig)), computeCost(c))
 		return
 	}
 	if e.cpuTime && c.Sig.Routine != kernels.Spin { // a spin lasts its time however the cores are shared

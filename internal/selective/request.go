@@ -54,7 +54,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	e.gap()
 	n := (bytes + 7) / 8
 	st := e.stat(c.p2pKey(op, n, dest))
-	exec := !skippable || !e.skippable(st)
+	exec := !skippable || !e.skeleton && !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), bytes: bytes, peer: dest, tag: tag,
 		rdv: bytes > EagerLimit, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
@@ -64,7 +64,11 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	must(err)
 	if !exec {
 		must(start(false))
-		e.skippedFor(st, 0)
+		if e.skeleton {
+			e.skeletal(st, 0) // the receiver is charged the transfer
+		} else {
+			e.skippedFor(st, 0)
+		}
 		e.resume()
 		return r
 	}
@@ -218,7 +222,11 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
 	e.absorb(r.rec, r.c.shape)
 	if r.rec[recExec] == 0 {
-		e.skippedFor(r.st, r.rec[recMean])
+		if e.skeleton {
+			e.skeletal(r.st, messageCost(r.bytes))
+		} else {
+			e.skippedFor(r.st, r.rec[recMean])
+		}
 		e.resume()
 		return
 	}

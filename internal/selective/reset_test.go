@@ -37,7 +37,7 @@ func staleInput(r *mpitest.R) {
 		{Selective, 0.5, false, false},
 		{Selective, 0.5, true, true},
 		{Selective, 0, true, false}, // tolerance 0 skips nothing: a full run through the engine
-		{Counting, 0.5, true, false},
+		{CountingFull, 0.5, true, false},
 	} {
 		tr := NewTrack(policy.Conditional{}, c.eps) // fresh: nothing is predictable yet
 		a := make([]float64, m*n)

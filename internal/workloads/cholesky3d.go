@@ -63,6 +63,10 @@ type chol3dRun struct {
 	gat, f, g, sc  []float64 // base case: gathered blocks, full L and L⁻¹ (b²), scatter buffer (2b²)
 
 	failed error // a factorization that failed in the last run (see factor)
+	// skel: this run is a skeleton (selective.Comm.Skeleton): no kernel
+	// computes and no payload travels, so the copies between them, which
+	// only move data, are left out too.
+	skel bool
 }
 
 func (cholesky3d) Setup(env *Env, c sweep.Config) (Instance, error) {
@@ -122,6 +126,7 @@ func (s *chol3dRun) Init() {
 
 func (s *chol3dRun) Run(ctx context.Context) error {
 	s.failed = nil
+	s.skel = s.env.Grid.Comm.Skeleton()
 	s.cholinv(0, s.n)
 	return nil
 }
@@ -143,16 +148,18 @@ func (s *chol3dRun) cholinv(off, h int) {
 	s.fetchBT(s.li, r1, r1, k, s.pb)
 	s.env.K.Trmm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, k, k, 1, s.pb, k, s.pa, k)
 	s.depth.Allreduce(s.pa[:k*k], s.pa[:k*k], mpi.Sum)
-	chol3dUnpack(s.l, s.m, r2, r1, k, s.pa)
+	s.unpack(s.l, r2, r1, k, s.pa)
 
 	// A22 −= L21·L21ᵀ: the row broadcast of L21[≡x,≡z] is both the A
 	// operand and the first step of the transposed B operand L21[≡y,≡z].
 	s.fetchA(s.l, r2, r1, k, s.pa)
-	copy(s.pb[:k*k], s.pa[:k*k])
+	if !s.skel {
+		copy(s.pb[:k*k], s.pa[:k*k])
+	}
 	s.col.Bcast(s.pb[:k*k], s.y)
 	if s.x == s.y { // the diagonal blocks of a symmetric update: syrk
 		s.env.K.Syrk(blas.Lower, blas.NoTrans, k, k, 1, s.pa, k, 0, s.pc, k)
-		for i := 0; i < k; i++ {
+		for i := 0; i < k && !s.skel; i++ {
 			for j := i + 1; j < k; j++ {
 				s.pc[i*k+j] = s.pc[j*k+i]
 			}
@@ -161,7 +168,7 @@ func (s *chol3dRun) cholinv(off, h int) {
 		s.env.K.Gemm(blas.NoTrans, blas.Trans, k, k, k, 1, s.pa, k, s.pb, k, 0, s.pc, k)
 	}
 	s.depth.Allreduce(s.pc[:k*k], s.pc[:k*k], mpi.Sum)
-	for i := 0; i < k; i++ {
+	for i := 0; i < k && !s.skel; i++ {
 		ar := s.a[(r2+i)*s.m+r2 : (r2+i)*s.m+r2+k]
 		for j, v := range s.pc[i*k : (i+1)*k] {
 			ar[j] -= v
@@ -176,20 +183,20 @@ func (s *chol3dRun) cholinv(off, h int) {
 	s.env.K.Trmm(blas.Right, blas.Lower, blas.NoTrans, blas.NonUnit, k, k, 1, s.pb, k, s.pa, k)
 	s.depth.Allreduce(s.pa[:k*k], s.pt[:k*k], mpi.Sum)
 	s.fetchA(s.li, r2, r2, k, s.pa)
-	if s.x == s.z {
+	if s.x == s.z && !s.skel {
 		copy(s.pb[:k*k], s.pt[:k*k])
 	}
 	s.col.Bcast(s.pb[:k*k], s.z)
 	s.env.K.Trmm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, k, k, -1, s.pa, k, s.pb, k)
 	s.depth.Allreduce(s.pb[:k*k], s.pb[:k*k], mpi.Sum)
-	chol3dUnpack(s.li, s.m, r2, r1, k, s.pb)
+	s.unpack(s.li, r2, r1, k, s.pb)
 }
 
 // fetchA brings the block [≡x, ≡z] of the k x k block at local (r, q) of
 // mat into buf: one broadcast along the row from the process with y = z.
 func (s *chol3dRun) fetchA(mat []float64, r, q, k int, buf []float64) {
 	if s.y == s.z {
-		chol3dPack(buf, mat, s.m, r, q, k)
+		s.pack(buf, mat, r, q, k)
 	}
 	s.row.Bcast(buf[:k*k], s.z)
 }
@@ -198,7 +205,7 @@ func (s *chol3dRun) fetchA(mat []float64, r, q, k int, buf []float64) {
 // from the process with x = z.
 func (s *chol3dRun) fetchB(mat []float64, r, q, k int, buf []float64) {
 	if s.x == s.z {
-		chol3dPack(buf, mat, s.m, r, q, k)
+		s.pack(buf, mat, r, q, k)
 	}
 	s.col.Bcast(buf[:k*k], s.z)
 }
@@ -228,7 +235,7 @@ func (s *chol3dRun) baseCase(off, h int) {
 	switch s.strategy {
 	case 1:
 		if s.z == 0 {
-			chol3dPack(send, s.a, s.m, r, r, kb)
+			s.pack(send, s.a, r, r, kb)
 			root := s.layer.Rank() == 0
 			var g, sc []float64
 			if root {
@@ -247,21 +254,21 @@ func (s *chol3dRun) baseCase(off, h int) {
 		}
 		s.depth.Bcast(recv, 0)
 	case 2:
-		chol3dPack(send, s.a, s.m, r, r, kb)
+		s.pack(send, s.a, r, r, kb)
 		s.layer.Allgather(send, gat)
 		s.factor(h, gat)
 		s.extract(h, s.x, s.y, recv)
 	case 3:
 		if s.z == 0 {
-			chol3dPack(send, s.a, s.m, r, r, kb)
+			s.pack(send, s.a, r, r, kb)
 			s.layer.Allgather(send, gat)
 			s.factor(h, gat)
 			s.extract(h, s.x, s.y, recv)
 		}
 		s.depth.Bcast(recv, 0)
 	}
-	chol3dUnpack(s.l, s.m, r, r, kb, recv[:kk])
-	chol3dUnpack(s.li, s.m, r, r, kb, recv[kk:])
+	s.unpack(s.l, r, r, kb, recv[:kk])
+	s.unpack(s.li, r, r, kb, recv[kk:])
 }
 
 // factor assembles the h x h matrix from the layer's blocks in gat (block
@@ -276,7 +283,7 @@ func (s *chol3dRun) baseCase(off, h int) {
 func (s *chol3dRun) factor(h int, gat []float64) {
 	kb := h / s.c
 	f, g := s.f[:h*h], s.g[:h*h]
-	for px := 0; px < s.c; px++ {
+	for px := 0; px < s.c && !s.skel; px++ {
 		for py := 0; py < s.c; py++ {
 			blk := gat[(px*s.c+py)*kb*kb:]
 			for i := 0; i < kb; i++ {
@@ -289,8 +296,10 @@ func (s *chol3dRun) factor(h int, gat []float64) {
 	if err := s.env.K.Potrf(blas.Lower, h, f, h); err != nil {
 		s.fail(err, h, f)
 	}
-	chol3dZeroUpper(h, f)
-	copy(g, f)
+	if !s.skel {
+		chol3dZeroUpper(h, f)
+		copy(g, f)
+	}
 	if err := s.env.K.Trtri(blas.Lower, blas.NonUnit, h, g, h); err != nil {
 		s.fail(err, h, g)
 	}
@@ -309,6 +318,9 @@ func (s *chol3dRun) fail(err error, h int, a []float64) {
 // extract writes process (px, py)'s blocks of L and L⁻¹ (kb x kb each,
 // one after the other) from s.f and s.g into dst.
 func (s *chol3dRun) extract(h, px, py int, dst []float64) {
+	if s.skel {
+		return
+	}
 	kb := h / s.c
 	for i := 0; i < kb; i++ {
 		for j := 0; j < kb; j++ {
@@ -322,6 +334,21 @@ func (s *chol3dRun) extract(h, px, py int, dst []float64) {
 func chol3dZeroUpper(h int, a []float64) {
 	for i := 0; i < h; i++ {
 		clear(a[i*h+i+1 : (i+1)*h])
+	}
+}
+
+// pack is chol3dPack on this process's m x m shares, left out in a skeleton.
+func (s *chol3dRun) pack(buf, mat []float64, r, q, k int) {
+	if !s.skel {
+		chol3dPack(buf, mat, s.m, r, q, k)
+	}
+}
+
+// unpack is chol3dUnpack on this process's m x m shares, left out in a
+// skeleton.
+func (s *chol3dRun) unpack(mat []float64, r, q, k int, buf []float64) {
+	if !s.skel {
+		chol3dUnpack(mat, s.m, r, q, k, buf)
 	}
 }
 

@@ -2,9 +2,9 @@ package policy
 
 import "math"
 
-// Apriori is the paper's a priori propagation: one extra full run of the
-// configuration counts every kernel along the critical path first, and alpha
-// is that count a,
+// Apriori is the paper's a priori propagation: one extra run of the
+// configuration, a skeleton that executes no computation kernel, counts
+// every kernel along the critical path first, and alpha is that count a,
 //
 //	h / (m · sqrt(a)) <= epsilon,
 //
@@ -22,7 +22,7 @@ func (Apriori) Name() string { return "apriori" }
 
 // Doc implements Policy.
 func (Apriori) Doc() string {
-	return "alpha = the critical-path count of an extra full counting run first"
+	return "alpha = the critical-path count of an extra counting run (a skeleton) first"
 }
 
 // Significance implements Policy: alpha = the counting run's critical-path count.

@@ -20,8 +20,8 @@
 //
 //   - PathCounter: alpha is read from kernel counts that travel with the
 //     critical path (online);
-//   - Rehearser: alpha comes from one extra full run that counts the
-//     critical path first (apriori);
+//   - Rehearser: alpha comes from one extra run, a skeleton of the
+//     program, that counts the critical path first (apriori);
 //   - Sharer: a kernel predictable on one process is shared with all and
 //     skipped everywhere once every process knows it (eager);
 //   - Carrier: statistics are kept from one configuration to the next
@@ -77,8 +77,9 @@ type PathCounter interface {
 	CountsPath()
 }
 
-// Rehearser is a policy that runs each configuration once in full before its
-// selective run, counting every kernel along the critical path; the counts
+// Rehearser is a policy that runs each configuration once more before its
+// selective run, a skeleton that executes no computation kernel (package
+// selective, mode Counting), counting every kernel along the critical path; the counts
 // of the process with the longest path become the kernels' CriticalCount.
 // The counting run's time is part of the selective run's cost.
 type Rehearser interface {

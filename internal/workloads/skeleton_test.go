@@ -1,0 +1,188 @@
+package workloads
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/approxtune/approxtune/internal/kernels"
+	"github.com/approxtune/approxtune/internal/mpi"
+	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/internal/selective"
+	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/sweep"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/lapack"
+)
+
+func init() { scenarios["skeleton-counts"] = skeletonCounts }
+
+// countingBackend counts the computation kernels that reach the BLAS.
+type countingBackend struct {
+	kernels.Backend
+	calls int64
+}
+
+func (b *countingBackend) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, bb []float64, ldb int, beta float64, c []float64, ldc int) {
+	b.calls++
+	b.Backend.Dgemm(tA, tB, m, n, k, alpha, a, lda, bb, ldb, beta, c, ldc)
+}
+
+func (b *countingBackend) Dsyrk(ul blas.Uplo, t blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
+	b.calls++
+	b.Backend.Dsyrk(ul, t, n, k, alpha, a, lda, beta, c, ldc)
+}
+
+func (b *countingBackend) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, bb []float64, ldb int) {
+	b.calls++
+	b.Backend.Dtrsm(s, ul, tA, d, m, n, alpha, a, lda, bb, ldb)
+}
+
+func (b *countingBackend) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, bb []float64, ldb int) {
+	b.calls++
+	b.Backend.Dtrmm(s, ul, tA, d, m, n, alpha, a, lda, bb, ldb)
+}
+
+func (b *countingBackend) Dpotrf(ul blas.Uplo, n int, a []float64, lda int) bool {
+	b.calls++
+	return b.Backend.Dpotrf(ul, n, a, lda)
+}
+
+func (b *countingBackend) Dtrtri(ul blas.Uplo, d blas.Diag, n int, a []float64, lda int) bool {
+	b.calls++
+	return b.Backend.Dtrtri(ul, d, n, a, lda)
+}
+
+func (b *countingBackend) Dgeqrf(m, n int, a []float64, lda int, tau []float64) {
+	b.calls++
+	b.Backend.Dgeqrf(m, n, a, lda, tau)
+}
+
+func (b *countingBackend) Dlarft(direct lapack.Direct, store lapack.StoreV, n, k int, v []float64, ldv int, tau []float64, t []float64, ldt int) {
+	b.calls++
+	b.Backend.Dlarft(direct, store, n, k, v, ldv, tau, t, ldt)
+}
+
+func (b *countingBackend) Dlarfb(s blas.Side, trans blas.Transpose, direct lapack.Direct, store lapack.StoreV, m, n, k int, v []float64, ldv int, t []float64, ldt int, c []float64, ldc int) {
+	b.calls++
+	b.Backend.Dlarfb(s, trans, direct, store, m, n, k, v, ldv, t, ldt, c, ldc)
+}
+
+// Apriori's counting run is a skeleton (selective.Counting): no
+// computation kernel reaches the BLAS and no workload message or
+// collective runs with its payload, yet its critical-path counts are those
+// of a counting run that executes everything (selective.CountingFull):
+// the same on SUMMA, where every path counts the same kernels; where paths
+// differ (the Cholesky and QR pipelines) the full run's own path moves
+// with the noise of its timings, and the skeleton's, which follows its
+// cost model alone, is the same every time and as long in kernels as the
+// full run's within a half. The selective run that reads them skips
+// kernels and predicts the run within its tolerance's reach, and a full
+// run afterwards (inputs generated again) is still correct.
+func skeletonCounts(r *mpitest.R) {
+	ob, err := kernels.NewBackend(kernels.OpenBLAS)
+	if err != nil {
+		r.Fatalf("backend: %v", err)
+	}
+	be := &countingBackend{Backend: ob}
+	e, err := selective.New(r.World, kernels.New(be))
+	if err != nil {
+		r.Fatalf("engine: %v", err)
+	}
+	configs := []struct {
+		w     Workload
+		c     map[string]any
+		exact bool // every path counts the same kernels
+	}{
+		{summa{}, map[string]any{"n": 256, "grid": sweep.GridShape{2, 2}, "b": 32}, true},
+		{cholesky2d{}, map[string]any{"n": 512, "grid": sweep.GridShape{2, 2}, "b": 64, "lookahead": 1}, false},
+		{cholesky2d{}, map[string]any{"n": 480, "grid": sweep.GridShape{1, 4}, "b": 64, "lookahead": 0}, false},
+		{qr2d{}, map[string]any{"m": 512, "n": 256, "grid": sweep.GridShape{2, 2}, "b": 32, "lookahead": 1}, false},
+	}
+	sum := func(v ...int64) []int64 {
+		if err := mpi.Allreduce(r.World, v, v, mpi.Sum); err != nil {
+			r.Fatalf("allreduce: %v", err)
+		}
+		return v
+	}
+	counts := func(inst Instance, mode selective.RunMode) (*selective.Track, selective.RunStats, []byte) {
+		tr := selective.NewTrack(policy.Apriori{}, 0.5)
+		rs := runOnce(r, e, inst, tr, mode)
+		b, err := tr.Counts()
+		if err != nil {
+			r.Fatalf("counting run (mode %d): %v", mode, err)
+		}
+		return tr, rs, b
+	}
+	for _, cf := range configs {
+		c := sweep.NewConfig(cf.w.Params(), cf.c)
+		if err := cf.w.Check(c, 4); err != nil {
+			r.Fatalf("check %s: %v", c.Label(), err)
+		}
+		g, inst := setupOn(r, e, cf.w, c)
+		_, frs, want := counts(inst, selective.CountingFull)
+
+		before := be.calls
+		tr, rs, got := counts(inst, selective.Counting)
+		n := sum(be.calls-before, rs.Executed, rs.Skipped, frs.Executed)
+		if n[0] != 0 || n[1] != 0 || n[2] != n[3] || n[3] == 0 {
+			r.Errorf("%s: the skeleton ran %d kernels in the BLAS and executed %d of %d through the engine; want none, and all %d the full counting run executed counted",
+				c.Label(), n[0], n[1], n[2], n[3])
+		}
+		if _, _, again := counts(inst, selective.Counting); !bytes.Equal(again, got) {
+			r.Errorf("%s: two skeletons' critical-path counts differ:\n%s\n%s", c.Label(), got, again)
+		}
+		if cf.exact && !bytes.Equal(got, want) {
+			r.Errorf("%s: the skeleton's critical-path counts\n%s\ndiffer from the full counting run's\n%s", c.Label(), got, want)
+		}
+		if sk, full := pathLength(r, got), pathLength(r, want); !(math.Abs(sk-full) <= 0.5*full) {
+			r.Errorf("%s: the skeleton's critical path holds %v kernels, the full counting run's %v; want them within a half", c.Label(), sk, full)
+		}
+
+		// A full run through the engine (tolerance 0: nothing skipped)
+		// gives the path apriori predicts.
+		refP, err := e.Predict(runOnce(r, e, inst, selective.NewTrack(policy.Conditional{}, 0), selective.Selective))
+		if err != nil {
+			r.Fatalf("predict: %v", err)
+		}
+		p, err := e.Predict(runOnce(r, e, inst, tr, selective.Selective))
+		if err != nil {
+			r.Fatalf("predict: %v", err)
+		}
+		if p.Skipped == 0 || !(math.Abs(p.TotalS-refP.TotalS) < 0.5*refP.TotalS) {
+			r.Errorf("%s: apriori after the skeleton skipped %d kernels and predicted %v s, the full run's path %v s; want some skipped and within 50%%",
+				c.Label(), p.Skipped, p.TotalS, refP.TotalS)
+		}
+
+		res := 0.0
+		if inst != nil {
+			inst.Init()
+			if err := inst.Run(context.Background()); err != nil {
+				r.Fatalf("%s: full run: %v", c.Label(), err)
+			}
+			res = inst.Verify()
+		}
+		if res = chol2dMaxAll(r, res); !(res < 1e-10) {
+			r.Errorf("%s: full run after the skeleton: residual %v", c.Label(), res)
+		}
+		g.Free()
+	}
+}
+
+// pathLength is the number of kernel calls on a critical path: the sum of
+// the counts selective.Track.Counts wrote.
+func pathLength(r *mpitest.R, counts []byte) float64 {
+	var c struct{ Counts []struct{ Count float64 } }
+	if err := json.Unmarshal(counts, &c); err != nil {
+		r.Fatalf("counts %s: %v", counts, err)
+	}
+	n := 0.0
+	for _, k := range c.Counts {
+		n += k.Count
+	}
+	return n
+}
+
+func TestSkeletonCounts(t *testing.T) { mpitest.Run(t, "skeleton-counts", 4) }
