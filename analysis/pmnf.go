@@ -295,7 +295,7 @@ func FitModel(params []string, points []Point) (*Model, error) {
 		for l := range params {
 			x, ly := line(points, l)
 			if err := checkDistinct(params[l], x); err != nil {
-				return nil, fmt.Errorf("%w on a line where the other parameters are fixed", err)
+				return nil, fmt.Errorf("%w %w", err, ErrNoLines)
 			}
 			cands = append(cands, bestFactors(l, x, ly, singleCandidates))
 		}
@@ -320,6 +320,12 @@ func FitModel(params []string, points []Point) (*Model, error) {
 	}
 	return best.model(params, y), nil
 }
+
+// ErrNoLines is what FitModel's error wraps when several parameters vary
+// but one of them has fewer than three distinct values along every line of
+// points where the others are fixed, so the multi-parameter search cannot
+// tell the parameters apart (see Coordinates).
+var ErrNoLines = errors.New("on a line where the other parameters are fixed")
 
 // singleCandidates is how many of each parameter's best single-parameter
 // terms the multi-parameter search combines.

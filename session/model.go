@@ -59,17 +59,11 @@ var (
 // routineParams are a computation routine's size parameters in its key's
 // order (kernels.Signature.String); nil for a routine without sizes.
 func routineParams(routine string) []string {
-	switch routine {
-	case "gemm", "larfb":
-		return []string{"m", "n", "k"}
-	case "syrk", "larft":
-		return []string{"n", "k"}
-	case "trsm", "trmm", "geqrf":
-		return []string{"m", "n"}
-	case "potrf", "trtri":
-		return []string{"n"}
+	r, err := kernels.ParseRoutine(routine)
+	if err != nil {
+		return nil
 	}
-	return nil
+	return r.SizeParams()
 }
 
 // commParams are a communication's size parameters: the bytes each process
@@ -402,29 +396,26 @@ func (km *kernelModel) coords(params []float64) []float64 {
 // and points are set even when the fit fails (export extrap writes them).
 func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	km := &kernelModel{fam: f}
-	for l, name := range f.params {
-		var vals []float64
-		for _, z := range f.sizes {
-			if !slices.Contains(vals, z.params[l]) {
-				vals = append(vals, z.params[l])
-			}
-		}
-		if len(vals) > 1 {
-			km.use = append(km.use, l)
-			km.vars = append(km.vars, name)
-		} else if len(f.sizes) > 1 {
-			km.fixed = append(km.fixed, name+" = "+num(vals[0]))
-		}
+	sizes := make([][]float64, len(f.sizes))
+	for i, z := range f.sizes {
+		sizes[i] = z.params
 	}
-	if len(km.use) == 0 { // a single size
-		km.use, km.vars = []int{0}, f.params[:1]
+	var constant []int
+	km.use, constant = analysis.ModelParams(sizes, len(f.params))
+	for _, l := range km.use {
+		km.vars = append(km.vars, f.params[l])
+	}
+	for _, l := range constant {
+		if len(f.sizes) > 1 {
+			km.fixed = append(km.fixed, f.params[l]+" = "+num(f.sizes[0].params[l]))
+		}
 	}
 	km.group()
 	if len(f.sizes) < minModelSizes {
 		km.err = fmt.Errorf("%s has %d size%s; a fit needs at least %d: %s", f.name, len(f.sizes), plural(len(f.sizes)), minModelSizes, hint)
 		return km
 	}
-	if err := km.fit(); err == nil || len(km.use) < 2 || !strings.Contains(err.Error(), "where the other parameters are fixed") {
+	if err := km.fit(); err == nil || len(km.use) < 2 || !errors.Is(err, analysis.ErrNoLines) {
 		return km
 	}
 	// Several parameters, no lines to tell them apart by: one derived size.

@@ -122,13 +122,16 @@ type KernelsEvent struct {
 }
 
 // KernelState says whether a kernel was still being executed (measured) at
-// the end of a run, or predictable (skipped, or known to the tolerance).
+// the end of a run, predictable (skipped, or known to the tolerance), or
+// modelled (never measured: skipped with its time predicted from its
+// routine's performance model, spec "models").
 type KernelState string
 
 // Kernel states.
 const (
 	KernelExecuting   KernelState = "executing"
 	KernelPredictable KernelState = "predictable"
+	KernelModelled    KernelState = "modelled"
 )
 
 // KernelStat is one kernel signature's statistics on one process after a
@@ -138,8 +141,8 @@ type KernelStat struct {
 	Key     string      `json:"key"`
 	Routine string      `json:"routine"`
 	Count   int64       `json:"count"`       // samples measured (executions), all runs of the track
-	MeanS   float64     `json:"mean_s"`      // their mean
-	HalfS   float64     `json:"halfwidth_s"` // confidence half-width of the mean (-1 when infinite)
+	MeanS   float64     `json:"mean_s"`      // their mean (modelled: the predicted time)
+	HalfS   float64     `json:"halfwidth_s"` // confidence half-width of the mean (-1 when infinite; modelled: the prediction's)
 	Calls   int64       `json:"calls"`       // calls in the last run
 	Skipped int64       `json:"skipped"`     // of which skipped
 	State   KernelState `json:"state"`

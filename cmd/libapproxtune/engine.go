@@ -104,6 +104,7 @@ func atBegin() C.uintptr_t {
 	}
 	e.SetConfidence(cfg.Confidence)
 	e.SetNMin(cfg.NMin)
+	e.SetModels(cfg.Models)
 	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, pol: pol, comms: map[uintptr]*selective.Comm{}}
 	r.comms[world.Handle()] = e.World()
 	r.start()

@@ -245,6 +245,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	}
 	r.eng.SetConfidence(spec.Confidence)
 	r.eng.SetNMin(spec.NMin)
+	r.eng.SetModels(spec.Models)
 	if spec.Trace && len(spec.Policies) > 0 && spec.Mode != sweep.ModeReference {
 		r.eng.SetTrace(traceLimit(r.world.Size()))
 		defer r.eng.SetTrace(0)

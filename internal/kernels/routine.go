@@ -152,17 +152,8 @@ func (s Signature) String() string {
 		b.WriteByte(']')
 	}
 	b.WriteByte(' ')
-	var dims []int32
-	switch s.Routine {
-	case Gemm, Larfb:
-		dims = []int32{s.M, s.N, s.K}
-	case Syrk, Larft:
-		dims = []int32{s.N, s.K}
-	case Trsm, Trmm, Geqrf:
-		dims = []int32{s.M, s.N}
-	case Potrf, Trtri:
-		dims = []int32{s.N}
-	case Spin:
+	dims := s.dims()
+	if s.Routine == Spin {
 		dims = []int32{s.M}
 	}
 	for i, d := range dims {
@@ -172,6 +163,51 @@ func (s Signature) String() string {
 		b.WriteString(strconv.Itoa(int(d)))
 	}
 	return b.String()
+}
+
+// SizeParams are the routine's size parameters, in the order String shows
+// its dimensions: "m", "n", "k" for gemm, "n" for potrf. Nil for a spin,
+// whose M is a label, not a size.
+func (r Routine) SizeParams() []string {
+	switch r {
+	case Gemm, Larfb:
+		return []string{"m", "n", "k"}
+	case Syrk, Larft:
+		return []string{"n", "k"}
+	case Trsm, Trmm, Geqrf:
+		return []string{"m", "n"}
+	case Potrf, Trtri:
+		return []string{"n"}
+	}
+	return nil
+}
+
+// Sizes are the signature's dimensions in the order of its routine's
+// SizeParams.
+func (s Signature) Sizes() []float64 {
+	d := s.dims()
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// dims are the dimensions named by the routine's SizeParams.
+func (s Signature) dims() []int32 {
+	names := s.Routine.SizeParams()
+	d := make([]int32, len(names))
+	for i, n := range names {
+		switch n {
+		case "m":
+			d[i] = s.M
+		case "n":
+			d[i] = s.N
+		default:
+			d[i] = s.K
+		}
+	}
+	return d
 }
 
 // Flops returns the standard floating-point operation count of the kernel

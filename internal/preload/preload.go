@@ -140,6 +140,9 @@ type Run struct {
 	Tolerance  float64 `json:"tolerance"`
 	Confidence float64 `json:"confidence,omitempty"` // default 0.95
 	NMin       int     `json:"n_min,omitempty"`      // default 2
+	// Models lets a kernel never measured be predicted from its
+	// routine's performance model (sweep.Spec.Models).
+	Models bool `json:"models,omitempty"`
 	// State, for a policy that carries its statistics from one
 	// configuration to the next (policy.Carrier), names the files (State.N
 	// for rank N) each rank's track is read from at the start and written

@@ -191,7 +191,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		if err := references(j); err != nil {
 			return nil, nil, err
 		}
-		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, State: t.state}
+		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, Models: spec.Models, State: t.state}
 		if t.counts {
 			cfg.Counts = filepath.Join(l.dir, fmt.Sprintf("approxtune-counts-%d", j))
 		}

@@ -31,6 +31,8 @@ type kstat struct {
 	Stat               // samples measured on this process
 	calls, skips int64 // this run
 	alpha        float64
+	pred         *prediction // models on, no samples: its time predicted from its family's model (models.go)
+	ready        bool        // models on: known to the tolerance from its own samples
 }
 
 // Track holds a policy x tolerance's statistics across the configurations of
@@ -54,6 +56,9 @@ type Track struct {
 	agreed  map[uint64]bool    // Sharer: global kernels known across the whole grid: skipped
 	alphas  map[uint64]float64 // Rehearser: critical-path counts of the counting run
 	settled map[settleKey]bool // collectives every member of a communicator agreed to skip
+
+	families map[famKey]*family // models on: each routine family's model (models.go)
+	ready    int                // models on: signatures known to the tolerance from their own samples
 }
 
 // settleKey is a collective kernel on one communicator.
@@ -90,6 +95,7 @@ type Engine struct {
 	k         *kernels.Kernels
 	qs        *quantiles
 	nmin      int64
+	models    bool // kernels never measured are predicted from models (models.go)
 
 	// sameClock: every rank reads the same mpi.Clock (one host), so a
 	// receiver can tell idle waiting from transfer. Communication and
@@ -238,6 +244,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	if !tr.carries && mode == Selective {
 		tr.stats = map[Key]*kstat{}
 		tr.settled = map[settleKey]bool{}
+		tr.families = nil
 	}
 	for _, st := range tr.stats {
 		st.calls, st.skips = 0, 0
@@ -357,6 +364,9 @@ func (e *Engine) skippable(st *kstat) bool {
 			return e.agreedOn(st.hash)
 		}
 	}
+	if st.N == 0 && e.models && e.modelled(st) {
+		return true
+	}
 	alpha := tr.pol.Significance(e.view(st))
 	if !e.qs.Predictable(st.Stat, tr.Tolerance, alpha, e.nmin) {
 		return false
@@ -423,6 +433,9 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	st.Add(dt)
 	e.add(dt, st.key.Op)
 	e.executed++
+	if e.models {
+		e.noteMeasured(st)
+	}
 	// A Sharer shares a kernel as soon as an execution makes it predictable,
 	// so its statistics travel with the run's next records: a kernel that
 	// runs once per run (the top of a recursion) is then agreed on by the
@@ -451,16 +464,19 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 // different kernels, or of one kernel on different processes, come from
 // different samples and add as independent variances.
 func (e *Engine) skippedFor(st *kstat, sent float64) {
-	smp, t := e.sample(st), sent
-	if smp.N > 0 {
-		t = smp.Mean
+	smp, t, v := e.sample(st), sent, 0.0
+	switch {
+	case smp.N > 0:
+		t, v = smp.Mean, e.meanVar(smp)
+	case st.pred != nil:
+		t, v = st.pred.mean, e.modelVar(st.pred)
 	}
 	if e.tracing {
 		now := mpi.Clock()
 		e.span(st.key, now, now, t, true)
 	}
 	st.skips++
-	e.dV += float64(2*st.skips-1) * e.meanVar(smp)
+	e.dV += float64(2*st.skips-1) * v
 	e.add(t, st.key.Op)
 	e.skipped++
 	e.dirty = true
@@ -579,8 +595,12 @@ func (e *Engine) Report(tr *Track) []sweep.KernelStat {
 		if global || st.skips > 0 || e.qs.Predictable(st.Stat, tr.Tolerance, 1, e.nmin) {
 			state = sweep.KernelPredictable
 		}
-		out = append(out, sweep.KernelStat{Key: st.key.String(), Routine: st.key.Op.String(), Count: st.N, MeanS: st.Mean,
-			HalfS: h, Calls: st.calls, Skipped: st.skips, State: state})
+		ks := sweep.KernelStat{Key: st.key.String(), Routine: st.key.Op.String(), Count: st.N, MeanS: st.Mean,
+			HalfS: h, Calls: st.calls, Skipped: st.skips, State: state}
+		if st.N == 0 && st.pred != nil { // predicted from its model: no samples
+			ks.MeanS, ks.HalfS, ks.State = st.pred.mean, st.pred.rel*st.pred.mean, sweep.KernelModelled
+		}
+		out = append(out, ks)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Calls != out[j].Calls {

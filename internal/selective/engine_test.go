@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 		"stale-input":    staleInput,
 		"extra-policy":   extraPolicy,
 		"prediction-se":  predictionSE,
+		"models-gemm":    modelsGemm,
 	})
 }
 
