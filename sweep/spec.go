@@ -88,10 +88,12 @@ type Spec struct {
 	Seed          int64                      `json:"seed,omitempty"`
 	Kernels       bool                       `json:"kernels,omitempty"`
 	Trace         bool                       `json:"trace,omitempty"`
-	// Models, when set, lets a kernel with no samples of its own be
-	// predicted from its routine's performance model (fitted over the
-	// sizes measured so far) when that model's leave-one-out error is
-	// within the tolerance, and skipped from its first call.
+	// Models, when set, lets a computation kernel with no samples of its
+	// own be predicted from its routine's performance model (fitted over
+	// the sizes measured so far) and skipped from its first call, when the
+	// model rests on at least 4 sizes, the new size is within one step of
+	// them, and the model's error passes the tolerance rule
+	// (internal/selective/models.go).
 	Models bool `json:"models,omitempty"`
 	// Search, when set, searches the space instead of running every
 	// configuration under every policy and tolerance: SearchHalving runs
