@@ -431,7 +431,7 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 		e.span(st.key, t0, t1, 0, false)
 	}
 	st.Add(dt)
-	e.add(dt, st.key.Op)
+	e.add(dt, st.key)
 	e.executed++
 	if e.models {
 		e.noteMeasured(st)
@@ -477,28 +477,43 @@ func (e *Engine) skippedFor(st *kstat, sent float64) {
 	}
 	st.skips++
 	e.dV += float64(2*st.skips-1) * v
-	e.add(t, st.key.Op)
+	e.add(t, st.key)
 	e.skipped++
 	e.dirty = true
 }
 
-// add puts a kernel's time (executed or charged) on the path.
-func (e *Engine) add(t float64, op Op) {
+// add puts a kernel's time (executed or charged) on the path: in the log, a
+// spin's and a transfer's as fixed-duration time, a computation's and a
+// small message's as work that the processes of a shared core take turns
+// at (sim.go; see smallMessage).
+func (e *Engine) add(t float64, k Key) {
 	e.total += t
 	e.dT += t
 	e.own += t
-	if op.IsComm() {
+	if k.IsComm() {
 		e.comm += t
 		e.dM += t
-		e.dF += t
+		if !smallMessage(k) {
+			e.dF += t
+		}
 		return
 	}
 	e.comp += t
 	e.dC += t
-	if op == Op(kernels.Spin) {
+	if k.Op == Op(kernels.Spin) {
 		e.dF += t
 	}
 }
+
+// smallMessage reports whether a communication kernel moves messages
+// within the eager limit. Such a message costs its members the processing
+// of the call (the library's progress engine, copies into and out of
+// shared memory, the switch to the partner that shares the core), not a
+// transfer: on a core shared by several processes that is work they take
+// turns at, like computation, and a run of many small collectives on 4
+// processes to a core takes about 4 times their summed cost. A larger
+// message is a transfer, which passes at its own pace.
+func smallMessage(k Key) bool { return 8*int64(k.M) <= EagerLimit }
 
 // Kernel intercepts a computation kernel (kernels.Interceptor).
 func (e *Engine) Kernel(c *kernels.Call) {

@@ -7,8 +7,9 @@ import (
 
 // simulate runs the logged work of every process on the node's cores and
 // returns the time at which each process ends. Each log entry's work is its
-// fixed-duration part (communication, spins), which passes at its own pace,
-// then the rest (computation and the code between kernels, in CPU time),
+// fixed-duration part (transfers, spins), which passes at its own pace, then
+// the rest (computation, the code between kernels, in CPU time, and messages
+// within the eager limit: Engine.add),
 // which the processes of a placement group share: while k of them compute,
 // each advances at min(1, CPUs/k) (processor sharing; a waiting process
 // yields its core, as the agent makes Open MPI's waiting ranks do). Meeting

@@ -53,7 +53,7 @@ func (c *Comm) Skeleton() bool { return c.e.on && c.e.skeleton }
 // skeletal counts a kernel the skeleton did not execute and charges its
 // modeled time t to the path.
 func (e *Engine) skeletal(st *kstat, t float64) {
-	e.add(t, st.key.Op)
+	e.add(t, st.key)
 	e.skipped++
 }
 
