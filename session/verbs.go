@@ -429,13 +429,16 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 	return nil
 }
 
-func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
+// onOff is a setting's command: alone it shows the setting (on or off
+// saying what that means), with "on" or "off" it sets it; what explains a
+// wrong word.
+func onOff(c *Command, out Output, name string, setting *bool, on, off, what string) error {
 	if len(c.Args) == 0 {
-		state := "off"
-		if s.st.Trace {
-			state = "on: selective runs send their timelines ('plot gantt')"
+		state := off
+		if *setting {
+			state = on
 		}
-		out.Print("trace " + state)
+		out.Print(name + " " + state)
 		return nil
 	}
 	a, err := oneArg(c, "on or off")
@@ -444,37 +447,25 @@ func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	switch strings.ToLower(a.Value) {
 	case "on":
-		s.st.Trace = true
+		*setting = true
 	case "off":
-		s.st.Trace = false
+		*setting = false
 	default:
-		return errAt(a.Col, "%q is not on or off: trace on records the timelines of the next sweeps' selective runs, trace off stops", a.Value)
+		return errAt(a.Col, "%q is not on or off: %s", a.Value, what)
 	}
 	return nil
 }
 
+func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
+	return onOff(c, out, "trace", &s.st.Trace, "on: selective runs send their timelines ('plot gantt')", "off",
+		"trace on records the timelines of the next sweeps' selective runs, trace off stops")
+}
+
 func cmdModels(s *Session, ctx context.Context, c *Command, out Output) error {
-	if len(c.Args) == 0 {
-		state := "off: kernels never measured run until their own samples settle them"
-		if s.st.Models {
-			state = "on: kernels never measured are predicted from their routine's model when it is good enough"
-		}
-		out.Print("models " + state)
-		return nil
-	}
-	a, err := oneArg(c, "on or off")
-	if err != nil {
-		return err
-	}
-	switch strings.ToLower(a.Value) {
-	case "on":
-		s.st.Models = true
-	case "off":
-		s.st.Models = false
-	default:
-		return errAt(a.Col, "%q is not on or off: models on predicts kernels never measured from their routine's model, models off runs them", a.Value)
-	}
-	return nil
+	return onOff(c, out, "models", &s.st.Models,
+		"on: kernels never measured are predicted from their routine's model when it is good enough",
+		"off: kernels never measured run until their own samples settle them",
+		"models on predicts kernels never measured from their routine's model, models off runs them")
 }
 
 func cmdListen(s *Session, ctx context.Context, c *Command, out Output) error {

@@ -43,6 +43,19 @@ func sweepEvents(r *mpitest.R, r0 *runner, spec string) []json.RawMessage {
 	return evs
 }
 
+// testRunner is a runner on the world with the gonum backend.
+func testRunner(r *mpitest.R) *runner {
+	b, err := kernels.NewBackend(kernels.Gonum)
+	if err != nil {
+		r.Fatalf("backend: %v", err)
+	}
+	eng, err := selective.New(r.World, kernels.New(b))
+	if err != nil {
+		r.Fatalf("engine: %v", err)
+	}
+	return &runner{world: r.World, eng: eng, backend: b}
+}
+
 func typeOf(ev json.RawMessage) string {
 	var head struct {
 		Type string `json:"type"`
@@ -55,15 +68,7 @@ func typeOf(ev json.RawMessage) string {
 // every rank's timeline, in time order, spans that do not overlap, some
 // kernels skipped; reference runs and untraced sweeps emit none.
 func traceEvents(r *mpitest.R) {
-	b, err := kernels.NewBackend(kernels.Gonum)
-	if err != nil {
-		r.Fatalf("backend: %v", err)
-	}
-	eng, err := selective.New(r.World, kernels.New(b))
-	if err != nil {
-		r.Fatalf("engine: %v", err)
-	}
-	run := &runner{world: r.World, eng: eng, backend: b}
+	run := testRunner(r)
 	// The synthetic workload's kernels are sure to be skipped at 2^-1; the
 	// small real ones only likely (their times vary more).
 	// sizes are spans' sizes known from the spec (bytes per process).

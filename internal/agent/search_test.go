@@ -6,9 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpitest"
-	"github.com/approxtune/approxtune/internal/selective"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -19,27 +17,19 @@ func TestSearchRounds(t *testing.T) { mpitest.Run(t, "search-rounds", 4) }
 // dropped, the full runs are of the last survivors, the choice is the
 // fastest of them, and search_s is what its runs took (the finalists'
 // warm-ups included). On synthetic
-// configurations whose times differ by 3x and 9x, the fastest is chosen
+// configurations whose spins differ by 3x and 50x, the fastest is chosen
 // and the slowest dropped in round 1. An evaluate search also runs every
 // configuration's references (round 0); a random search runs its budget.
 func searchRounds(r *mpitest.R) {
-	b, err := kernels.NewBackend(kernels.Gonum)
-	if err != nil {
-		r.Fatalf("backend: %v", err)
-	}
-	eng, err := selective.New(r.World, kernels.New(b))
-	if err != nil {
-		r.Fatalf("engine: %v", err)
-	}
-	run := &runner{world: r.World, eng: eng, backend: b}
+	run := testRunner(r)
 	for _, c := range []struct {
 		spec       string
 		considered int
 		refs       int // configurations with round-0 references
 	}{
-		{`{"workload":"synthetic","space":{"grid":"2x2","steps":6,"count":4,"mean_us":[900,100,300]},"policies":["conditional"],"search":"halving","mode":"tune"}`, 3, 0},
-		{`{"workload":"synthetic","space":{"grid":"2x2","steps":6,"count":4,"mean_us":[900,100,300]},"policies":["conditional"],"search":"halving","mode":"evaluate","reference_reps":2}`, 3, 3},
-		{`{"workload":"synthetic","space":{"grid":"2x2","steps":6,"count":4,"mean_us":[900,100,300,200]},"policies":["conditional"],"search":"random","budget":2,"mode":"tune"}`, 2, 0},
+		{`{"workload":"synthetic","space":{"grid":"2x2","steps":6,"count":4,"mean_us":[5000,100,300]},"policies":["conditional"],"search":"halving","mode":"tune"}`, 3, 0},
+		{`{"workload":"synthetic","space":{"grid":"2x2","steps":6,"count":4,"mean_us":[5000,100,300]},"policies":["conditional"],"search":"halving","mode":"evaluate","reference_reps":2}`, 3, 3},
+		{`{"workload":"synthetic","space":{"grid":"2x2","steps":6,"count":4,"mean_us":[5000,100,300,200]},"policies":["conditional"],"search":"random","budget":2,"mode":"tune"}`, 2, 0},
 	} {
 		evs := sweepEvents(r, run, c.spec)
 		if r.Rank != 0 {
@@ -129,12 +119,12 @@ func searchRounds(r *mpitest.R) {
 			r.Errorf("%s: %d configurations with references, want %d", c.spec, refs, c.refs)
 		}
 		if c.considered == 3 {
-			// mean_us 900 (index 0) is 9 times mean_us 100 (index 1).
+			// mean_us 5000 (index 0) is 50 times mean_us 100 (index 1): a run of the first takes over 0.12 s, of the second about 0.02 s.
 			if se.Chosen != 1 {
 				r.Errorf("%s: chose %d (%v), want 1 (mean_us=100)", c.spec, se.Chosen, se.Config)
 			}
 			if !slices.Contains(rounds[0].Dropped, 0) {
-				r.Errorf("%s: round 1 kept mean_us=900: %+v", c.spec, rounds[0])
+				r.Errorf("%s: round 1 kept mean_us=5000: %+v", c.spec, rounds[0])
 			}
 		}
 	}
