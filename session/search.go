@@ -1,7 +1,6 @@
 package session
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -104,16 +103,6 @@ func validateSearch(ss schemaSet, st State, mode sweep.Mode, se Search, ranks in
 	return sp, configs, nil
 }
 
-// searchTolerances are a search sweep's round tolerances, loosest first.
-func (s *Sweep) searchTolerances() []float64 {
-	var ts []float64
-	for _, t := range s.Spec.Tolerances {
-		ts = append(ts, float64(t))
-	}
-	slices.SortFunc(ts, func(a, b float64) int { return cmp.Compare(b, a) })
-	return slices.Compact(ts)
-}
-
 // roundNow says which round a search is in: the one after the last that
 // ended.
 func (s *Sweep) roundNow() string {
@@ -124,20 +113,16 @@ func (s *Sweep) roundNow() string {
 		return "references of every configuration (to judge the search)"
 	}
 	n := len(s.Rounds)
-	ts := s.searchTolerances()
+	ts := s.Spec.RoundTolerances()
 	if n > 0 {
 		last := s.Rounds[n-1]
-		if len(last.Kept) <= searchFinalists || n >= len(ts) {
-			return fmt.Sprintf("round %d: full runs of %d", n+1, min(len(last.Kept), searchFinalists))
+		if len(last.Kept) <= sweep.SearchFinalists || n >= len(ts) {
+			return fmt.Sprintf("round %d: full runs of %d", n+1, min(len(last.Kept), sweep.SearchFinalists))
 		}
 		return fmt.Sprintf("round %d at %s on %d", n+1, format.Tolerance(ts[n]), len(last.Kept))
 	}
 	return fmt.Sprintf("round 1 at %s", format.Tolerance(ts[0]))
 }
-
-// searchFinalists is the agent's agent.Finalists, as the protocol shows it:
-// a search goes to full runs when this few survive.
-const searchFinalists = 3
 
 // selectiveResults counts the sweep's selective results.
 func (s *Sweep) selectiveResults() int {
@@ -248,7 +233,7 @@ func searchFigure(sw *Sweep, sum *strings.Builder) (*plot.Plot, error) {
 		}
 		rounds = append(rounds, col)
 	}
-	ts := sw.searchTolerances()
+	ts := sw.Spec.RoundTolerances()
 	for n := 1; ; n++ {
 		var ended *sweep.Round
 		if n <= len(sw.Rounds) {

@@ -1,11 +1,30 @@
 package sweep
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
 )
+
+// SearchFinalists is how many configurations a search runs in full at its
+// end: once this few survive a round, full runs of them all cost little
+// more than a tighter round would, and measure instead of predict; when
+// more survive the tightest round, the fastest predicted this many run in
+// full.
+const SearchFinalists = 3
+
+// RoundTolerances are a search's round tolerances: the spec's, loosest
+// first, each once.
+func (s *Spec) RoundTolerances() []float64 {
+	ts := make([]float64, len(s.Tolerances))
+	for i, t := range s.Tolerances {
+		ts[i] = float64(t)
+	}
+	slices.SortFunc(ts, func(a, b float64) int { return cmp.Compare(b, a) })
+	return slices.Compact(ts)
+}
 
 // Judgement is a search's choice judged against every configuration's
 // references (an evaluate sweep with a search).

@@ -17,12 +17,6 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// Finalists is how many configurations a search runs in full at its end:
-// once this few survive a round, full runs of them all cost little more
-// than a tighter round would, and measure instead of predict; when more
-// survive the tightest round, the fastest predicted this many run in full.
-const Finalists = 3
-
 // allowance is the relative error a round's elimination grants every
 // prediction beyond its standard error (analysis.Eliminate's rel): what
 // sampling does not cover, the run-to-run noise of the executed part and
@@ -38,7 +32,7 @@ func allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // policy at the round's tolerance (the spec's, loosest first), and drops
 // those slower than the round's best with the spec's confidence
 // (analysis.Eliminate). The next round's track keeps the samples (Track.Retuned).
-// When Finalists or fewer survive, or the tolerances are spent, the
+// When sweep.SearchFinalists or fewer survive, or the tolerances are spent, the
 // survivors run once in full and the fastest is chosen. In evaluate mode
 // every configuration of the space also runs its references first (round
 // 0), to judge the choice; they are not part of the search's cost.
@@ -50,12 +44,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 	if err != nil {
 		return err
 	}
-	tols := make([]float64, len(spec.Tolerances))
-	for i, t := range spec.Tolerances {
-		tols[i] = float64(t)
-	}
-	sort.Sort(sort.Reverse(sort.Float64Slice(tols)))
-	tols = slices.Compact(tols)
+	tols := spec.RoundTolerances()
 	cand := candidates(spec, len(configs))
 	s := &searchRun{r: r, spec: spec, w: w, configs: configs, total: len(cand)}
 	if spec.Mode == sweep.ModeEvaluate {
@@ -78,17 +67,18 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 		} else {
 			tr = tr.Retuned(tol)
 		}
-		cut, elapsed, err := s.round(ctx, k+1, tr, alive)
+		ran := alive
+		cut, elapsed, err := s.round(ctx, k+1, tr, ran)
 		if err != nil {
 			return err
 		}
 		alive = cut.Kept
-		last := len(alive) <= Finalists || k == len(tols)-1
+		last := len(alive) <= sweep.SearchFinalists || k == len(tols)-1
 		if !last {
 			s.total += len(alive)
 		}
 		if err := r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: k + 1, Policy: pol.Name(),
-			Tolerance: tol, Ran: s.ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Best: cut.Best,
+			Tolerance: tol, Ran: ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Best: cut.Best,
 			ThresholdS: cut.Threshold, ElapsedS: elapsed}); err != nil {
 			return err
 		}
@@ -97,7 +87,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			break
 		}
 	}
-	alive = alive[:min(len(alive), Finalists)] // fastest predicted first
+	alive = alive[:min(len(alive), sweep.SearchFinalists)] // fastest predicted first
 	s.total += len(alive)
 	return s.final(ctx, pol.Name(), alive, len(cand))
 }
@@ -137,7 +127,6 @@ type searchRun struct {
 	done    int     // results sent so far
 	total   int     // results the sweep will send, as far as known
 	cost    float64 // wall time of the search's runs so far
-	ran     []int   // the configurations of the current round
 	rounds  int     // selective rounds made
 }
 
@@ -217,7 +206,6 @@ func (s *searchRun) sendFull(i, round int, refs []float64, worst float64) error 
 // round runs the configurations alive once each on tr and decides which
 // survive.
 func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive []int) (analysis.Cut, float64, error) {
-	s.ran = alive
 	ests := make([]analysis.Estimate, 0, len(alive))
 	elapsed := 0.0
 	for _, i := range alive {
