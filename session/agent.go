@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,13 +34,26 @@ func NewToken() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// Listener accepts agents that dial in with the right token.
+// Listener accepts agents that dial in with the right token. Every
+// connection says hello in a goroutine of its own within HelloWait, so
+// connections that say nothing (a port scanner, a flood of idle sockets) or
+// the wrong thing never delay a real agent.
 type Listener struct {
-	ln    net.Listener
-	token string
-	// Refused is called (if set) for every agent turned away, with the reason.
+	ln     net.Listener
+	token  string
+	digest [sha256.Size]byte // of token: compared in constant time, whatever the length offered
+	// Refused is called (if set) for every agent turned away, with the
+	// reason; calls never overlap.
 	Refused func(remote, reason string)
+	// HelloWait bounds the wait for a connection's hello (default 5 s);
+	// a connection silent for longer is closed.
+	HelloWait time.Duration
+	mu        sync.Mutex // serializes Refused
 }
+
+// maxPending bounds the connections saying hello at once; past it new
+// connections are closed at once (each costs a file descriptor).
+const maxPending = 4096
 
 // Listen opens a listener on addr ("127.0.0.1:0" for a free local port).
 func Listen(addr, token string) (*Listener, error) {
@@ -46,7 +61,7 @@ func Listen(addr, token string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	return &Listener{ln: ln, token: token}, nil
+	return &Listener{ln: ln, token: token, digest: sha256.Sum256([]byte(token)), HelloWait: 5 * time.Second}, nil
 }
 
 // Addr is the address agents dial.
@@ -58,46 +73,102 @@ func (l *Listener) Token() string { return l.token }
 // Close stops listening.
 func (l *Listener) Close() error { return l.ln.Close() }
 
-// Accept waits for an agent with the right token and returns it. Agents with
-// a wrong token, or that do not say hello in time, are refused (and told why
-// when they said hello); nothing they sent is used.
-func (l *Listener) Accept(ctx context.Context) (*Agent, error) {
-	type res struct {
-		c   net.Conn
-		err error
+func (l *Listener) refuse(c net.Conn, reason string) {
+	if l.Refused != nil {
+		l.mu.Lock()
+		l.Refused(c.RemoteAddr().String(), reason)
+		l.mu.Unlock()
 	}
-	for {
-		ch := make(chan res, 1)
-		go func() {
-			c, err := l.ln.Accept()
-			ch <- res{c, err}
-		}()
-		var r res
-		select {
-		case <-ctx.Done():
-			l.ln.(*net.TCPListener).SetDeadline(time.Now())
-			<-ch
-			l.ln.(*net.TCPListener).SetDeadline(time.Time{})
-			return nil, ctx.Err()
-		case r = <-ch:
-		}
-		if r.err != nil {
-			return nil, fmt.Errorf("accept an agent: %w", r.err)
-		}
-		a, err := l.handshake(r.c)
-		if err != nil {
-			if l.Refused != nil {
-				l.Refused(r.c.RemoteAddr().String(), err.Error())
-			}
-			r.c.Close()
-			continue
-		}
-		return a, nil
-	}
+	c.Close()
 }
 
-func (l *Listener) handshake(c net.Conn) (*Agent, error) {
-	c.SetReadDeadline(time.Now().Add(15 * time.Second))
+// Accept waits for an agent with the right token and returns it. Agents with
+// a wrong token, or that do not say hello within HelloWait, are refused (and
+// told why when they said hello); nothing they sent is used. Connections are
+// heard in parallel: the first agent with the right token is the one
+// returned, and one that proves itself while another is being welcomed is
+// told the session has its agent.
+func (l *Listener) Accept(ctx context.Context) (*Agent, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	claim := make(chan struct{}, 1) // the one agent this call returns
+	claim <- struct{}{}
+	found := make(chan *Agent, 1)
+	failed := make(chan error, 1)
+	var wg sync.WaitGroup
+	var pending sync.WaitGroup
+	var n atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.ln.Accept()
+			if err != nil {
+				failed <- err
+				return
+			}
+			if n.Load() >= maxPending {
+				l.refuse(c, "too many connections saying hello at once")
+				continue
+			}
+			n.Add(1)
+			pending.Add(1)
+			go func() {
+				defer pending.Done()
+				defer n.Add(-1)
+				a, err := l.handshake(ctx, c, claim)
+				if errors.Is(err, net.ErrClosed) {
+					return // cut when the session stopped waiting, not refused
+				}
+				if err != nil {
+					l.refuse(c, err.Error())
+					return
+				}
+				found <- a
+			}()
+		}
+	}()
+	var a *Agent
+	var err error
+	select {
+	case a = <-found:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case e := <-failed:
+		err = fmt.Errorf("accept an agent: %w", e)
+	}
+	cancel()
+	// Stop the accepting goroutine (a deadline in the past wakes it), wait
+	// for the connections still saying hello to be closed, and leave the
+	// listener ready for the next call.
+	if tl, ok := l.ln.(*net.TCPListener); ok {
+		tl.SetDeadline(time.Now())
+		wg.Wait()
+		tl.SetDeadline(time.Time{})
+	} else {
+		wg.Wait()
+	}
+	pending.Wait()
+	if a == nil {
+		select {
+		case a = <-found: // welcomed as the session stopped waiting: keep it
+			err = nil
+		default:
+		}
+	}
+	return a, err
+}
+
+// handshake hears c's hello within HelloWait and, when its token is right
+// and the session still wants an agent (claim), welcomes it.
+func (l *Listener) handshake(ctx context.Context, c net.Conn, claim chan struct{}) (*Agent, error) {
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	wait := l.HelloWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	c.SetReadDeadline(time.Now().Add(wait))
 	rd := protocol.NewReader(c)
 	w := protocol.NewWriter(c)
 	line, typ, err := rd.Next()
@@ -115,9 +186,20 @@ func (l *Listener) handshake(c net.Conn) (*Agent, error) {
 	if err := json.Unmarshal(line, &h); err != nil {
 		return nil, fmt.Errorf("bad hello: %w", err)
 	}
-	if subtle.ConstantTimeCompare([]byte(h.Token), []byte(l.token)) != 1 {
+	offered := sha256.Sum256([]byte(h.Token))
+	if subtle.ConstantTimeCompare(offered[:], l.digest[:]) != 1 {
 		w.Write(protocol.Reply{Type: protocol.TypeRefused, V: protocol.Version, Message: "wrong token: set APPROXTUNE_TOKEN to the token the session printed"})
 		return nil, errors.New("wrong token")
+	}
+	select {
+	case <-claim:
+	case <-ctx.Done():
+		w.Write(protocol.Reply{Type: protocol.TypeRefused, V: protocol.Version, Message: "the session already has its agent"})
+		return nil, errors.New("another agent came first")
+	}
+	if !stop() {
+		claim <- struct{}{}
+		return nil, net.ErrClosed
 	}
 	h.Token = ""
 	// JSON gave the defaults back as numbers and strings: make them the
@@ -130,7 +212,8 @@ func (l *Listener) handshake(c net.Conn) (*Agent, error) {
 		}
 	}
 	if err := w.Write(protocol.Reply{Type: protocol.TypeWelcome, V: protocol.Version}); err != nil {
-		return nil, err
+		claim <- struct{}{} // let another agent in
+		return nil, fmt.Errorf("welcome: %w", err)
 	}
 	c.SetReadDeadline(time.Time{})
 	a := &Agent{Hello: h, conn: c, w: w, events: make(chan []byte, 256), gone: make(chan struct{})}

@@ -72,11 +72,17 @@ func (j *Journal) open() error {
 	if j.f != nil {
 		return nil
 	}
-	if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+	// The journal is the record of the user's tuning, with their
+	// commands: theirs to read only.
+	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
 		return fmt.Errorf("session directory: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(j.Dir, JournalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(j.Dir, JournalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil { // one an older build made 0644
+		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.f = f

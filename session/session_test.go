@@ -166,11 +166,15 @@ func listening(t *testing.T, dir, bin string) (s *Session, out *textOut, addr, t
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`--connect (\S+)`).FindStringSubmatch(out.b.String())
-	tok := regexp.MustCompile(protocol.TokenEnv + `=([0-9a-f]{64})`).FindStringSubmatch(out.b.String())
-	if m == nil || tok == nil {
-		t.Fatalf("listen printed no command with a token:\n%s", out.b.String())
+	file := regexp.MustCompile(protocol.TokenEnv + `=\$\(cat (\S+)\)`).FindStringSubmatch(out.b.String())
+	if m == nil || file == nil {
+		t.Fatalf("listen printed no command with the token's file:\n%s", out.b.String())
 	}
-	return s, out, m[1], tok[1]
+	b, err := os.ReadFile(file[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, out, m[1], strings.TrimSpace(string(b))
 }
 
 func TestListenRefusesWrongToken(t *testing.T) {

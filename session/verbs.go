@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -53,7 +54,7 @@ func verbs() []verb {
 		{"models", "models [on|off]", "predict kernels never measured from performance models",
 			"With models on, a computation kernel of a size not measured yet (a new block size) is predicted from its routine's performance model, fitted as 'model' fits them over the sizes measured so far (by the process; under eager, also what the grid shared), and skipped from its first call, when that model rests on at least 4 distinct sizes, the new size lies among them or one step beyond, and the model's error (leave-one-out, its 95% prediction band, and beyond the sizes the error of predicting the last one from the others) is within the tolerance; otherwise it runs until its own samples settle it, as with models off. Communication is never predicted from a model. The kernels table shows such kernels as modelled. Alone, shows the setting; off by default.", "models on", cmdModels},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
-			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system, with the token to pass in APPROXTUNE_TOKEN. Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
+			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system; the token the agent presents in APPROXTUNE_TOKEN is written to the session directory's agent-token file, readable by you only, never printed (so it stays out of notebooks and logs). Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"connect", "connect", "(agents dial in: see listen)",
 			"approxtune's agents always dial the session, which works through firewalls that allow outbound connections from compute nodes. Use 'listen' and run the command it prints.", "listen", cmdConnect},
 		{"evaluate", "evaluate [search=halving|random budget=N policy=P]", "run full and selective runs: errors and speed-up",
@@ -507,14 +508,20 @@ func cmdListen(s *Session, ctx context.Context, c *Command, out Output) error {
 		}
 	}
 	dial := net.JoinHostPort(host, port)
+	file, err := writeToken(s.Dir(), token)
+	if err != nil {
+		s.ln.Close()
+		s.ln = nil
+		return &Error{Msg: err.Error()}
+	}
 	out.Print(fmt.Sprintf(`listening at %s. On the cluster, in your job script:
 
-  export %s=%s
+  export %s=$(cat %s)
   srun -n RANKS approxtune agent --connect %s
   # or: mpirun -n RANKS -x %s approxtune agent --connect %s
 
-The next evaluate or tune waits for the agent. Keep the token secret: it is what lets an agent in.`,
-		ln.Addr(), protocol.TokenEnv, token, dial, protocol.TokenEnv, dial))
+The next evaluate or tune waits for the agent. The token is in %s, readable by you only (the compute nodes must see that file, as they see your home directory; or copy it into the job's environment yourself): it is what lets an agent in, so it is never printed.`,
+		ln.Addr(), protocol.TokenEnv, shellQuote(file), dial, protocol.TokenEnv, dial, file))
 	return nil
 }
 
@@ -800,4 +807,37 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	out.Print(fmt.Sprintf("%swrote %s", f.Summary, path))
 	return nil
+}
+
+// TokenFile is the file in the session directory that holds the token of
+// the session's listener, readable by its owner only.
+const TokenFile = "agent-token"
+
+// writeToken writes token to dir's TokenFile (mode 0600, the directory
+// 0700 when made here) and returns the file's path.
+func writeToken(dir, token string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("session directory: %w", err)
+	}
+	path := filepath.Join(dir, TokenFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	// A file left by an older build may be more open than 0600.
+	err = errors.Join(f.Chmod(0o600), func() error { _, err := f.WriteString(token + "\n"); return err }(), f.Close())
+	if err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -164,8 +164,17 @@ func TestInteractiveREPL(t *testing.T) {
 	if !strings.Contains(s, "stopping the agent") {
 		t.Errorf("Ctrl-D did not stop the agent:\n%s", s)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "approxtune", "history")); err != nil {
-		t.Errorf("no history file: %v", err)
+	// The history (the user's commands) and the journal are the user's to
+	// read only.
+	for _, f := range []string{filepath.Join(dir, "approxtune", "history"), filepath.Join(dir, "approxtune"), filepath.Join(dir, "session", "results.jsonl"), filepath.Join(dir, "session")} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v: others may read it", f, fi.Mode().Perm())
+		}
 	}
 }
 

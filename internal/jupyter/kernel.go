@@ -197,6 +197,9 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: %w", err)
 	}
+	if info.Key == "" {
+		o.Log.Printf("warning: the connection file has no key, so messages are not signed: anyone who can reach this kernel's ports on %s can run commands in it (Jupyter writes a key; a hand-written connection file needs one too)", info.IP)
+	}
 	uname := "approxtune"
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		uname = u.Username

@@ -601,9 +601,16 @@ func TestKernelBadContent(t *testing.T) {
 	}
 }
 
-// Without a key nothing is signed and unsigned requests are served.
+// Without a key nothing is signed and unsigned requests are served, and the
+// kernel's log warns of it (with a key, it does not).
 func TestKernelNoKey(t *testing.T) {
 	c := startKernel(t, kernelSetup{key: ""})
+	if !strings.Contains(c.log.String(), "warning: the connection file has no key") {
+		t.Errorf("no warning of the missing key in the kernel's log:\n%s", c.log.String())
+	}
+	if keyed := startKernel(t, kernelSetup{key: testKey}); strings.Contains(keyed.log.String(), "no key") {
+		t.Errorf("a kernel with a key warns of none:\n%s", keyed.log.String())
+	}
 	r, outs := c.request("kernel_info_request", map[string]any{})
 	checkEnvelope(t, r, "", "")
 	for _, o := range outs {

@@ -96,7 +96,10 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		prompt = "\033[1;36mapproxtune\033[0m> "
 	}
 	if o.HistoryFile != "" {
-		os.MkdirAll(filepath.Dir(o.HistoryFile), 0o755)
+		if err := privateHistory(o.HistoryFile); err != nil {
+			fmt.Fprintf(o.Err, "approxtune repl: %v (going on without history)\n", err)
+			o.HistoryFile = ""
+		}
 	}
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:          prompt,
@@ -175,4 +178,22 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 		out = append(out, rest)
 	}
 	return out, len(typed)
+}
+
+// privateHistory makes the history file (and its directory, where it makes
+// it) readable by its owner only before readline, which would create it
+// readable by all, opens it: it holds the user's commands.
+func privateHistory(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
 }
