@@ -59,7 +59,12 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		return match([]string{"off", "0.0.0.0:7077"}, word), start
 	case "trace":
 		return match([]string{"on", "off"}, word), start
+	case "deadline":
+		return match([]string{"off", "10x", "30s", "5m"}, word), start
 	case "load", "resume":
+		if fields[0] == "resume" && strings.HasPrefix(word, "h") {
+			return match([]string{"hung=retry", "hung=skip"}, word), start
+		}
 		if len(fields) == 1 {
 			return matchInOrder(recentSessions(s.Dir()), word), start
 		}

@@ -28,6 +28,8 @@ type record struct {
 	Event   json.RawMessage `json:"event,omitempty"`
 	Status  Status          `json:"status,omitempty"`
 	Message string          `json:"message,omitempty"`
+	Hung    *int            `json:"hung,omitempty"` // end of a hung sweep: the configuration that hung
+	Skip    []int           `json:"skip,omitempty"` // resume: configurations left out for good (they hung)
 }
 
 // Journal appends records to results.jsonl, one write per line as they
@@ -146,11 +148,17 @@ func ReadJournal(path string) ([]*Sweep, error) {
 			}
 		case "end":
 			if s != nil {
-				s.Status, s.Message = r.Status, r.Message
+				s.Status, s.Message, s.Hung = r.Status, r.Message, r.Hung
 			}
 		case "resume":
 			if s != nil {
 				s.Status = StatusRunning
+				for _, i := range r.Skip {
+					if s.Skipped == nil {
+						s.Skipped = map[int]bool{}
+					}
+					s.Skipped[i] = true
+				}
 			}
 		}
 	}

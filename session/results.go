@@ -20,7 +20,9 @@ type Sweep struct {
 	Traces    []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
 	Rounds    []sweep.Round      // a search's rounds, as they ended (spec search)
 	Search    *sweep.SearchEvent // a search's outcome, once it came
-	Status    Status             // running, ok, cancelled, failed, died
+	Status    Status             // running, ok, cancelled, failed, died, hung
+	Hung      *int               // the configuration that hung (status hung)
+	Skipped   map[int]bool       // configurations 'resume hung=skip' left out: no runs missing there
 	Message   string
 	Started   time.Time
 	Elapsed   time.Duration
@@ -41,10 +43,11 @@ func (s *Sweep) Total() int {
 		// Later rounds' sizes are known only as earlier ones end.
 		return max(s.runs, len(s.Results))
 	}
+	n := len(s.Configs) - len(s.Skipped)
 	if s.Spec.Mode == sweep.ModeReference {
-		return len(s.Configs)
+		return n
 	}
-	return len(s.Configs) * len(s.Spec.Policies) * len(s.Spec.Tolerances)
+	return n * len(s.Spec.Policies) * len(s.Spec.Tolerances)
 }
 
 // apply records one agent event.
@@ -121,6 +124,9 @@ func (s *Sweep) Missing() []sweep.RunRef {
 	}
 	var out []sweep.RunRef
 	for i := range s.Configs {
+		if s.Skipped[i] {
+			continue
+		}
 		if s.Spec.Mode == sweep.ModeReference {
 			if !have[runKey{config: i}] {
 				out = append(out, sweep.RunRef{Config: i})
@@ -271,4 +277,15 @@ func (s *Sweep) NoiseLine() string {
 // noiseLine words a noise floor of e over n reference runs.
 func noiseLine(e float64, n int) string {
 	return fmt.Sprintf("noise floor: a full run misses the mean of its configuration's other full runs by %.1f%% on average (%d runs); a mean error at or below it is as close as one more full run would be", 100*e, n)
+}
+
+// skippedList is Skipped in order.
+func (s *Sweep) skippedList() []int {
+	var l []int
+	for i := range s.Configs {
+		if s.Skipped[i] {
+			l = append(l, i)
+		}
+	}
+	return l
 }

@@ -280,17 +280,42 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 
 // Resume reruns the runs of sw that have no result yet.
 func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
+	return s.resume(ctx, sw, false, out)
+}
+
+// ResumeSkippingHung is Resume for a sweep that hung (status hung): the
+// configuration that hung is left out for good instead of retried.
+func (s *Session) ResumeSkippingHung(ctx context.Context, sw *Sweep, out Output) error {
+	return s.resume(ctx, sw, true, out)
+}
+
+func (s *Session) resume(ctx context.Context, sw *Sweep, skip bool, out Output) error {
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
 		return &Error{Msg: fmt.Sprintf("sweep %d is a search (search=%s): its rounds depend on each other, so it cannot be resumed run by run; run it again", sw.ID, sw.Spec.Search)}
 	}
+	if skip && sw.Hung != nil {
+		if sw.Skipped == nil {
+			sw.Skipped = map[int]bool{}
+		}
+		sw.Skipped[*sw.Hung] = true
+		out.Print(fmt.Sprintf("skipping %s, which hung", describeConfig(sw, *sw.Hung)))
+	}
 	missing := sw.Missing()
+	if len(missing) == 0 && skip {
+		// What hung was all that was left: the sweep ends here.
+		sw.Status, sw.Message = StatusOK, "complete without the configurations that hung"
+		err := errors.Join(s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: sw.Spec, Skip: sw.skippedList()}),
+			s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}))
+		out.Print(fmt.Sprintf("sweep %d is complete without the configurations that hung: nothing else to run", sw.ID))
+		return err
+	}
 	if len(missing) == 0 {
 		out.Print(fmt.Sprintf("sweep %d is complete: nothing to resume", sw.ID))
 		return nil
 	}
 	sp := *sw.Spec
 	sp.Runs = missing
-	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp}); err != nil {
+	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp, Skip: sw.skippedList()}); err != nil {
 		return err
 	}
 	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs have no result", sw.ID, len(missing), sw.Total()))
@@ -324,14 +349,29 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	c.agent <- a
 	pr.note("")
 	gated := a.Local() && (s.live != "" || drawsLive(out))
-	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr, gated)
+	// A rank that stops making progress is no death: rank 0 still answers.
+	// The watchdog stops the agent when no run ends within the deadline.
+	wd := newWatchdog(s.st.Deadline, longestRun(sw.Results))
+	go wd.watch(c.ended, func() {
+		pr.note(fmt.Sprintf("no run has ended for %s, past the deadline (%s): a run hangs; stopping the agent", FormatDuration(wd.fired), FormatDuration(wd.limit)))
+		stop()
+		a.Interrupt(2 * time.Second)
+	})
+	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr, gated, wd.tick)
 	close(c.ended)
 	sw.Elapsed += time.Since(pr.start)
-	if errors.Is(err, ErrAgentDied) {
+	if errors.Is(err, ErrAgentDied) || wd.fired > 0 {
 		s.agent = nil
 	}
 	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil)
-	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+	var hung *int
+	if wd.fired > 0 {
+		i, _ := hungConfig(sw)
+		hung = &i
+		sw.Status, sw.Hung = StatusHung, hung
+		sw.Message = fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s ('deadline' sets it); the agent was stopped", describeConfig(sw, i), FormatDuration(wd.fired), FormatDuration(wd.limit))
+	}
+	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung})
 	pr.final()
 	if jerr != nil {
 		return jerr
@@ -371,7 +411,7 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 // with progress reports (which may draw figures), gated when asked (see
 // LiveOutput). It returns the agent's answer and the run's error, and the
 // first error writing the journal.
-func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool) (done protocol.Done, runErr, journalErr error) {
+func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool, tick func()) (done protocol.Done, runErr, journalErr error) {
 	run := a.Run
 	if gated {
 		run = a.RunGated
@@ -381,6 +421,7 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 			journalErr = err
 		}
 		pr.event(e)
+		tick()
 	})
 	return done, runErr, journalErr
 }
@@ -410,6 +451,8 @@ func endError(sw *Sweep, total int) error {
 		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); 'resume' runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
 	case StatusDied:
 		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' starts a new agent and runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
+	case StatusHung:
+		return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' retries the rest with a new agent, 'resume hung=skip' goes on without that configuration", sw.ID, len(sw.Results), total, sw.Message)}
 	default:
 		return &Error{Msg: fmt.Sprintf("sweep %d failed: %s", sw.ID, sw.Message)}
 	}

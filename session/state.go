@@ -24,6 +24,7 @@ type State struct {
 	Ranks      int              `json:"ranks"`
 	Trace      bool             `json:"trace,omitempty"`  // selective runs send their timelines ('trace on')
 	Models     bool             `json:"models,omitempty"` // kernels never measured are predicted from models ('models on')
+	Deadline   Deadline         `json:"deadline"`         // when a sweep is called hung ('deadline')
 	// Program, when set, is the user's program the sweeps run instead of
 	// a built-in workload (Workload is then sweep.ProgramWorkload).
 	Program *sweep.Program `json:"program,omitempty"`

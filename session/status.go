@@ -20,4 +20,7 @@ const (
 	// StatusDied is a sweep whose agent died (mpirun exited, the
 	// connection was lost); 'resume' starts a new agent.
 	StatusDied Status = "died"
+	// StatusHung is a sweep stopped because no run ended within its
+	// deadline ('deadline'); 'resume' retries or skips the configuration.
+	StatusHung Status = "hung"
 )

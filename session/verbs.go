@@ -49,6 +49,8 @@ func verbs() []verb {
 			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3), after one untimed warm-up run.", "reps 5", cmdReps},
 		{"ranks", "ranks N", "set the local agent's MPI ranks",
 			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
+		{"deadline", "deadline [off | Kx | TIME]", "stop a sweep whose run hangs",
+			"A rank that stops making progress (a deadlock, a livelock) is not a death: the agent still answers, and the sweep would wait for ever. With a deadline, a sweep in which no run ends in time is stopped as hung: the agent is stopped, the configuration that hung is named, and 'resume' retries it or, with hung=skip, goes on without it. Kx (default 10x) allows K times the longest run of the sweep so far, at least 5 s (the first run of a fresh sweep has nothing to go by, and no deadline); TIME (90s, 5m, 2h) is a fixed time per run; off waits for ever. Alone, shows the setting.", "deadline 30s", cmdDeadline},
 		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt, anomalies)",
 			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine, size; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one; 'anomalies' finds in one the kernels slower than their size predicts. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
 		{"models", "models [on|off]", "predict kernels never measured from performance models",
@@ -66,8 +68,8 @@ func verbs() []verb {
 			"controls", cmdControls},
 		{"load", "load SESSION [sweep=N]", "open a finished session's sweeps for analysis",
 			"Reads another session's journal and adds its sweeps to this session, numbered after this session's own, without running anything: the last one loaded becomes the sweep that table, plot, save, export csv, rank, model and anomalies read. SESSION is the session's directory, or its id under the sessions directory (Tab completes the ids, the most recent first); sweep=N loads only its sweep N. For each sweep it says the mode, workload, configurations, runs with results, whether it has kernel statistics and timelines, and which analyses its data allows: rank needs 2 full runs per configuration or more (evaluate with reps 2 or more) or a tune sweep, model needs kernel statistics, anomalies needs timelines (trace on). The sweeps are copied into this session's journal, so loading or resuming this session later finds them too. An unfinished sweep is loaded as it is, and says so: 'resume SESSION' runs its missing runs.", "load 20261125-101500-a1b2c3", cmdLoad},
-		{"resume", "resume [SESSION]", "run the missing runs of an interrupted sweep",
-			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, or a dead agent). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
+		{"resume", "resume [SESSION] [hung=retry|skip]", "run the missing runs of an interrupted sweep",
+			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, a dead agent, or a run that hung past its deadline). After a hang, hung=retry (the default) runs the configuration that hung again, hung=skip goes on without it for good (it has no results, and tables leave it out). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
 		{"plot", "plot speedup|error|configs|kernels|path|gantt|rank|anomalies|search [FILE]  |  plot model ROUTINE [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
@@ -226,7 +228,7 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	if st.Trace {
 		trace = "on (timelines for plot gantt)"
 	}
-	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\n", st.Confidence, st.Reps, st.Ranks, trace)
+	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, st.Ranks, trace, st.Deadline)
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
 		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
 	} else {
@@ -554,21 +556,41 @@ func (s *Session) sweepAndReport(ctx context.Context, mode sweep.Mode, se Search
 }
 
 func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
-	if len(c.Args) == 0 {
+	var sessionArg *Arg
+	skip := false
+	for i, a := range c.Args {
+		switch {
+		case a.Key == "hung" && (a.Value == "retry" || a.Value == "skip"):
+			skip = a.Value == "skip"
+		case a.Key == "hung":
+			return errAt(a.ValueCol, "hung=%s: want hung=retry (run the configuration that hung again, the default) or hung=skip (go on without it)", a.Value)
+		case a.Key != "":
+			return errAt(a.Col, "resume takes a session and hung=retry|skip, not %s=", a.Key)
+		case sessionArg != nil:
+			return errAt(a.Col, "resume takes one session, not %q and %q", sessionArg.Value, a.Value)
+		default:
+			sessionArg = &c.Args[i]
+		}
+	}
+	resume := s.Resume
+	if skip {
+		resume = s.ResumeSkippingHung
+	}
+	if sessionArg == nil {
 		sw := s.Last()
 		if sw == nil {
 			return errAt(c.VerbCol, "no sweep in this session to resume; 'resume SESSION' finishes another session's (ids under %s)", DefaultSessionsDir())
 		}
-		err := s.Resume(ctx, sw, out)
+		if skip && (sw.Status != StatusHung || sw.Hung == nil) {
+			return errAt(c.VerbCol, "sweep %d did not hang (%s): hung=skip has nothing to skip", sw.ID, sw.Status)
+		}
+		err := resume(ctx, sw, out)
 		if len(sw.Results) > 0 {
 			out.Print(tableBest(sw))
 		}
 		return err
 	}
-	a, err := oneArg(c, "a session directory or id")
-	if err != nil {
-		return err
-	}
+	a := *sessionArg
 	path := a.Value
 	if _, err := os.Stat(filepath.Join(path, JournalName)); err != nil {
 		path = filepath.Join(DefaultSessionsDir(), a.Value)
@@ -585,7 +607,8 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	old := sws[len(sws)-1]
 	// Adopt the sweep: record it in this session's journal, then resume it.
-	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Status: old.Status}
+	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Status: old.Status,
+		Hung: old.Hung, Skipped: old.Skipped}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: "adopted from " + path}); err != nil {
 		return err
 	}
@@ -593,7 +616,7 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 		s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw(r)})
 	}
 	s.sweeps = append(s.sweeps, sw)
-	err = s.Resume(ctx, sw, out)
+	err = resume(ctx, sw, out)
 	if len(sw.Results) > 0 {
 		out.Print(tableBest(sw))
 	}

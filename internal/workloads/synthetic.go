@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"time"
 
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/workloads/catalog"
@@ -15,7 +16,7 @@ import (
 // when slow_every > 1: planted slow executions), then the processes of each
 // grid row allreduce and each grid column broadcasts a message of msg doubles. With no slow rank the critical
 // path is steps·count·mean plus the messages; with one, it follows the slow
-// rank. It checks the engine's statistics and critical path; it has no
+// rank. With hang_rank, that rank stops at step hang_step and never returns (the others wait in their next collective). It checks the engine's statistics and critical path, and the session's deadlines; it has no
 // numerical result (Verify returns 0).
 type synthetic struct{ catalog.Synthetic }
 
@@ -26,6 +27,7 @@ type syntheticRun struct {
 	mean, spread, factor float64
 	buf, out             []float64
 	rank                 int
+	hangStep             int // the step at which this process hangs (-1: never)
 }
 
 func (synthetic) Setup(env *Env, c sweep.Config) (Instance, error) {
@@ -34,6 +36,10 @@ func (synthetic) Setup(env *Env, c sweep.Config) (Instance, error) {
 		buf: buffer(c.Int("msg")), out: buffer(c.Int("msg")), rank: env.Grid.Comm.Rank()}
 	if c.Int("slow_rank") == s.rank {
 		s.factor = float64(c.Int("slow_pct")) / 100
+	}
+	s.hangStep = -1
+	if c.Int("hang_rank") == s.rank {
+		s.hangStep = c.Int("hang_step")
 	}
 	return s, nil
 }
@@ -47,6 +53,13 @@ func (s *syntheticRun) Init() {
 func (s *syntheticRun) Run(ctx context.Context) error {
 	row, col := s.env.Grid.Along(1), s.env.Grid.Along(0)
 	for step := 0; step < s.steps; step++ {
+		if step == s.hangStep {
+			// A hung process: no progress, no error, the context ignored,
+			// as a deadlocked or livelocked program would be.
+			for {
+				time.Sleep(time.Second)
+			}
+		}
 		for j := 0; j < s.count; j++ {
 			u := 2 * entry(s.env.Seed, 7+s.rank, step, j) // uniform in [-1, 1)
 			f := s.factor

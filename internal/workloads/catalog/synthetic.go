@@ -31,6 +31,8 @@ func (Synthetic) Params() []sweep.Param {
 		{Name: "slow_pct", Kind: sweep.Int, Doc: "the slow rank's kernel time in percent of the others'", Default: 200, Min: 1, Max: 100000},
 		{Name: "slow_every", Kind: sweep.Int, Doc: "on the slow rank, every Nth kernel is slow (the 1st, the N+1th, ... of the run; 1: all)", Default: 1, Min: 1, Max: 1 << 20},
 		{Name: "msg", Kind: sweep.Int, Doc: "doubles per message", Default: 1024, Min: 1, Max: 1 << 24},
+		{Name: "hang_rank", Kind: sweep.Int, Doc: "grid rank that stops making progress at step hang_step, never to return (-1: none): a hung run, for testing deadlines", Default: -1, Min: -1, Max: 1 << 20},
+		{Name: "hang_step", Kind: sweep.Int, Doc: "the step at which hang_rank stops", Default: 0, Min: 0, Max: 100000},
 	}
 }
 
@@ -42,6 +44,9 @@ func (Synthetic) Grid(c sweep.Config) sweep.GridShape { return c.Grid("grid") }
 func (Synthetic) Check(c sweep.Config, ranks int) error {
 	if s := c.Int("slow_rank"); s >= c.Grid("grid").Procs() {
 		return fmt.Errorf("slow_rank=%d is not a rank of grid %s: want -1 or 0..%d", s, c.Grid("grid"), c.Grid("grid").Procs()-1)
+	}
+	if h := c.Int("hang_rank"); h >= c.Grid("grid").Procs() {
+		return fmt.Errorf("hang_rank=%d is not a rank of grid %s: want -1 or 0..%d", h, c.Grid("grid"), c.Grid("grid").Procs()-1)
 	}
 	return nil
 }
