@@ -2,9 +2,11 @@ package session
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,10 +36,16 @@ type record struct {
 
 // Journal appends records to results.jsonl, one write per line as they
 // arrive, so a crash of the session, the agent or the machine's processes
-// loses no finished result.
+// loses no finished result; Sync makes them durable (the session syncs at
+// each configuration's end and each sweep's). Lines are whole or absent: a
+// write that fails (a full disk, a file-size limit, an I/O error) is cut
+// back off the file, and its record waits in memory, written before the
+// next one as soon as writing works again.
 type Journal struct {
-	Dir string
-	f   *os.File
+	Dir     string
+	f       *os.File
+	size    int64    // the file's length up to its last whole line
+	backlog [][]byte // lines not written yet, oldest first
 }
 
 // DefaultSessionsDir is $XDG_DATA_HOME/approxtune/sessions (or
@@ -79,29 +87,99 @@ func (j *Journal) open() error {
 	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
 		return fmt.Errorf("session directory: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(j.Dir, JournalName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(j.Dir, JournalName), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	if err := f.Chmod(0o600); err != nil { // one an older build made 0644
+	size, err := wholeLines(f)
+	if err == nil {
+		err = f.Chmod(0o600) // one an older build made 0644
+	}
+	if err != nil {
 		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
-	j.f = f
+	j.f, j.size = f, size
 	return nil
 }
 
-func (j *Journal) append(r record) error {
-	if err := j.open(); err != nil {
-		return err
+// wholeLines cuts a torn last line (a write the machine or the process
+// died in) off f, so what is appended next starts a line of its own, and
+// returns f's length.
+func wholeLines(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return 0, err
 	}
+	size := fi.Size()
+	buf := make([]byte, 4096)
+	for end := size; end > 0; {
+		start := max(0, end-int64(len(buf)))
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && n < int(end-start) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			if whole := start + int64(i) + 1; whole < size {
+				return whole, f.Truncate(whole)
+			}
+			return size, nil
+		}
+		end = start
+	}
+	return 0, f.Truncate(0) // not one whole line
+}
+
+func (j *Journal) append(r record) error {
 	r.T = time.Now().UTC()
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("journal %s: %w", j.f.Name(), err)
+	j.backlog = append(j.backlog, append(b, '\n'))
+	if err := j.open(); err != nil {
+		return j.failed(err)
+	}
+	for len(j.backlog) > 0 {
+		if _, err := j.f.Write(j.backlog[0]); err != nil {
+			// Cut the part written, so the file holds whole lines only.
+			return j.failed(errors.Join(fmt.Errorf("journal: %w", err), j.f.Truncate(j.size)))
+		}
+		j.size += int64(len(j.backlog[0]))
+		j.backlog = j.backlog[1:]
+	}
+	return nil
+}
+
+// failed says that the journal could not be written and what waits.
+func (j *Journal) failed(err error) error {
+	return &JournalError{Err: err, Waiting: len(j.backlog)}
+}
+
+// JournalError is a failure to write the journal: the records not written
+// wait in the session's memory.
+type JournalError struct {
+	Err     error
+	Waiting int // records in memory, not in the file
+}
+
+func (e *JournalError) Error() string {
+	what := fmt.Sprintf("%d records wait", e.Waiting)
+	if e.Waiting == 1 {
+		what = "1 record waits"
+	}
+	return fmt.Sprintf("%v (%s in memory, written as soon as the journal can be: free space, then 'resume'; lost if this session ends first)", e.Err, what)
+}
+
+func (e *JournalError) Unwrap() error { return e.Err }
+
+// Sync makes what was written durable (fsync).
+func (j *Journal) Sync() error {
+	if j.f == nil {
+		return nil
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("journal %s: sync: %w", j.f.Name(), err)
 	}
 	return nil
 }

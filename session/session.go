@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -357,7 +358,10 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		stop()
 		a.Interrupt(2 * time.Second)
 	})
-	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr, gated, wd.tick)
+	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr, gated, wd.tick, func() {
+		pr.note("the journal could not be written: the sweep stops at the next run boundary")
+		stop()
+	})
 	close(c.ended)
 	sw.Elapsed += time.Since(pr.start)
 	if errors.Is(err, ErrAgentDied) || wd.fired > 0 {
@@ -371,10 +375,21 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		sw.Status, sw.Hung = StatusHung, hung
 		sw.Message = fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s ('deadline' sets it); the agent was stopped", describeConfig(sw, i), FormatDuration(wd.fired), FormatDuration(wd.limit))
 	}
-	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung})
-	pr.final()
 	if jerr != nil {
-		return jerr
+		sw.Status, sw.Message = StatusCancelled, "stopped: the journal could not be written"
+	}
+	if e := s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung}); jerr == nil {
+		jerr = e
+	}
+	if e := s.journal.Sync(); jerr == nil {
+		jerr = e
+	}
+	pr.final()
+	switch {
+	case jerr != nil && sw.Status == StatusOK:
+		return &Error{Msg: fmt.Sprintf("sweep %d made every run, but %v", sw.ID, jerr)}
+	case jerr != nil:
+		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %v", sw.ID, len(sw.Results), pr.total, jerr)}
 	}
 	return endError(sw, pr.total)
 }
@@ -411,14 +426,28 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 // with progress reports (which may draw figures), gated when asked (see
 // LiveOutput). It returns the agent's answer and the run's error, and the
 // first error writing the journal.
-func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool, tick func()) (done protocol.Done, runErr, journalErr error) {
+// The first failure to write the journal calls halt (the sweep stops at
+// the next run boundary); the journal is synced as each configuration
+// ends (a result of another one comes).
+func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool, tick, halt func()) (done protocol.Done, runErr, journalErr error) {
 	run := a.Run
 	if gated {
 		run = a.RunGated
 	}
+	last := -1 // the configuration of the last result
 	done, runErr = run(ctx, sp, func(e Event) {
-		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil && journalErr == nil {
+		err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw})
+		if e.Type == sweep.TypeResult && err == nil {
+			var r struct{ Index int }
+			json.Unmarshal(e.Raw, &r)
+			if last >= 0 && r.Index != last {
+				err = s.journal.Sync()
+			}
+			last = r.Index
+		}
+		if err != nil && journalErr == nil {
 			journalErr = err
+			halt()
 		}
 		pr.event(e)
 		tick()
