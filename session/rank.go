@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 
 	"github.com/approxtune/approxtune/analysis"
@@ -42,7 +43,16 @@ type rankSettings struct {
 	// take the sweep's first policy and its smallest tolerance.
 	policy    string
 	tolerance *float64
+	// top, when above 0, ranks only the top configurations of least mean
+	// time: the bubble sort's cost grows with the square of the
+	// configurations (seconds for a few hundred), and the best class of a
+	// large sweep is found among its fastest.
+	top int
 }
+
+// bestLineTop is how many of the fastest configurations by mean the best
+// class line at the end of a sweep and in 'table best' ranks.
+const bestLineTop = 40
 
 // defaultRankSettings are the paper's options and the fixed seed.
 func defaultRankSettings() rankSettings {
@@ -69,6 +79,7 @@ type ranked struct {
 	st  rankSettings
 	src rankSource
 	r   analysis.Ranking
+	cut int // slower configurations by mean not ranked (settings' top)
 }
 
 // rankWhich fills st's policy and tolerance with a tune sweep's defaults
@@ -207,11 +218,41 @@ func rankSweep(sw *Sweep, st rankSettings) (*ranked, error) {
 	if len(src.samples) < 2 {
 		return nil, fmt.Errorf("rank compares two or more configurations; sweep %d has %s for %d", sw.ID, src.from, len(src.samples))
 	}
+	cut := 0
+	if st.top > 0 && len(src.samples) > st.top {
+		cut = len(src.samples) - st.top
+		src = src.fastest(st.top)
+	}
 	r, err := analysis.Rank(src.samples, st.opt, rng)
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
-	return &ranked{st: st, src: src, r: r}, nil
+	return &ranked{st: st, src: src, r: r, cut: cut}, nil
+}
+
+// fastest is the source cut to its n configurations of least mean time,
+// in their order.
+func (src rankSource) fastest(n int) rankSource {
+	mean := func(i int) float64 { return stat.Mean(src.samples[i].Times, nil) }
+	order := make([]int, len(src.samples))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mean(a), mean(b)) })
+	keep := order[:n]
+	slices.Sort(keep)
+	out := src
+	out.index, out.labels, out.samples, out.pred, out.se = nil, nil, nil, nil, nil
+	for _, i := range keep {
+		out.index = append(out.index, src.index[i])
+		out.labels = append(out.labels, src.labels[i])
+		out.samples = append(out.samples, analysis.Sample{Name: strconv.Itoa(len(out.samples)), Times: src.samples[i].Times})
+		if src.predicted {
+			out.pred = append(out.pred, src.pred[i])
+			out.se = append(out.se, src.se[i])
+		}
+	}
+	return out
 }
 
 // pos is the position in k.src of a ranking member.
@@ -233,13 +274,17 @@ func (k *ranked) best() []string {
 func (k *ranked) relation() string {
 	in, all := len(k.r.Classes[0].Members), len(k.src.samples)
 	t := strconv.FormatFloat(k.st.opt.Threshold, 'g', -1, 64)
+	among := ""
+	if k.cut > 0 {
+		among = fmt.Sprintf(" (the %d fastest by mean ranked; 'rank' ranks all %d)", all, all+k.cut)
+	}
 	switch {
 	case in == all:
-		return fmt.Sprintf("all %d equivalent within threshold %s", all, t)
+		return fmt.Sprintf("all %d equivalent within threshold %s%s", all, t, among)
 	case in == 1:
-		return fmt.Sprintf("faster than the other %d at threshold %s", all-1, t)
+		return fmt.Sprintf("faster than the other %d at threshold %s%s", all-1, t, among)
 	}
-	return fmt.Sprintf("equivalent within threshold %s, faster than the other %d", t, all-in)
+	return fmt.Sprintf("equivalent within threshold %s, faster than the other %d%s", t, all-in, among)
 }
 
 // table is what 'rank' prints: the best class on top, then a row per
@@ -295,7 +340,9 @@ func (k *ranked) table(sw *Sweep) string {
 // per configuration, predictions without their standard error, fewer than
 // 2 configurations).
 func bestClassLine(sw *Sweep) string {
-	k, err := rankSweep(sw, defaultRankSettings())
+	st := defaultRankSettings()
+	st.top = bestLineTop
+	k, err := rankSweep(sw, st)
 	if err != nil {
 		return ""
 	}

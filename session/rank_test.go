@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"math/rand/v2"
 	"os"
@@ -448,5 +449,32 @@ func BenchmarkBestClassLine(b *testing.B) {
 	sw := wideEvaluate(15, 5)
 	for b.Loop() {
 		bestClassLine(sw)
+	}
+}
+
+// A large sweep's best class line ranks its fastest configurations by
+// mean only, and says so; the fastest is in the class, a slow tier never.
+func TestBestClassLineOfALargeSweep(t *testing.T) {
+	sw := wideEvaluate(600, 3)
+	l := bestClassLine(sw)
+	if !strings.Contains(l, fmt.Sprintf("(the %d fastest by mean ranked; 'rank' ranks all 600)", bestLineTop)) {
+		t.Fatalf("line %q", l)
+	}
+	st := defaultRankSettings()
+	st.top = bestLineTop
+	k, err := rankSweep(sw, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.src.samples) != bestLineTop || k.cut != 600-bestLineTop {
+		t.Fatalf("ranked %d, cut %d", len(k.src.samples), k.cut)
+	}
+	for _, m := range k.r.Classes[0].Members {
+		if i := k.src.index[k.pos(m)]; i%3 != 0 {
+			t.Errorf("configuration %d (a slower tier) in the best class", i)
+		}
+		if k.src.labels[k.pos(m)] != sw.Configs[k.src.index[k.pos(m)]].Label() {
+			t.Errorf("labels out of step with indices after the cut")
+		}
 	}
 }
