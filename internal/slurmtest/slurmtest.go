@@ -433,4 +433,3 @@ func render(d confData) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
-
