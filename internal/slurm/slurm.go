@@ -289,7 +289,7 @@ func Query(ctx context.Context, id string) (State, error) {
 			return s, nil
 		}
 		return State{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
-	case notFound(err) && notFound(scontrolErr):
+	case notFound(err):
 		return State{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	return State{}, fmt.Errorf("job %s: %w; then %w", id, scontrolErr, err)

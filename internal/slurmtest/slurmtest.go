@@ -211,7 +211,9 @@ func (c *Cluster) start(bin, name string) *daemon {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a test binary that dies (a panic, -timeout) takes its
+	// daemons with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("slurmtest: starting %s: %v", name, err)
 	}
@@ -285,10 +287,12 @@ func (d *daemon) stop(grace time.Duration) {
 
 // killEnv kills every process (but this one) whose initial environment
 // holds entry: the step daemons and job processes of a cluster, which
-// leave the daemons' process groups.
+// leave the daemons' process groups. It waits (up to 5 s) until they are
+// gone.
 func killEnv(entry string) {
 	want := []byte(entry)
 	self := os.Getpid()
+	var killed []int
 	paths, _ := filepath.Glob("/proc/[0-9]*/environ")
 	for _, p := range paths {
 		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
@@ -302,10 +306,28 @@ func killEnv(entry string) {
 		for _, e := range bytes.Split(env, []byte{0}) {
 			if bytes.Equal(e, want) {
 				syscall.Kill(pid, syscall.SIGKILL)
+				killed = append(killed, pid)
 				break
 			}
 		}
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range killed {
+		for Alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// Alive reports whether process pid exists and is not a zombie.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) STATE ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 // dumpLogs logs the tail of the daemons' logs.
