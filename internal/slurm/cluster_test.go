@@ -27,6 +27,13 @@ func TestCluster(t *testing.T) {
 		t.Run("Timeout", func(t *testing.T) { t.Parallel(); testTimeout(t, c) })
 		t.Run("Refused", func(t *testing.T) { t.Parallel(); testRefused(t, c) })
 		t.Run("NotFound", func(t *testing.T) { t.Parallel(); testNotFound(t) })
+		t.Run("MPIPlugins", func(t *testing.T) {
+			t.Parallel()
+			got, err := MPIPlugins(context.Background())
+			if err != nil || !slices.Contains(got, "pmix") || !slices.Contains(got, "none") {
+				t.Errorf("MPIPlugins: %q, %v; want pmix and none among them", got, err)
+			}
+		})
 		t.Run("SrunInAllocation", func(t *testing.T) { t.Parallel(); testSrunInAllocation(t) })
 		t.Run("MPIInBatchJob", func(t *testing.T) { t.Parallel(); testMPIInBatchJob(t) })
 	})
@@ -36,11 +43,7 @@ func TestCluster(t *testing.T) {
 
 // Where scontrol cannot be run, Query asks squeue.
 func testSqueueFallback(t *testing.T) {
-	job, err := Submit(context.Background(), Options{OutputDir: t.TempDir()}, "#!/bin/sh\nexit 3\n", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := last(t, watch(t, job.ID, 30*time.Second))
+	job, want := runJob(t, Options{}, "#!/bin/sh\nexit 3\n", 30*time.Second)
 	// A PATH with Slurm's commands but scontrol.
 	bin := t.TempDir()
 	for _, name := range []string{"squeue", "sbatch", "scancel"} {
@@ -94,6 +97,20 @@ func waitFor(t *testing.T, id, name string, limit time.Duration) State {
 	}
 	t.Fatalf("job %s never %s within %v: %v", id, name, limit, seen)
 	return State{}
+}
+
+// runJob submits script with opts (its output in a temporary directory)
+// and returns the job and its final state.
+func runJob(t *testing.T, opts Options, script string, limit time.Duration) (*Job, State) {
+	t.Helper()
+	if opts.OutputDir == "" {
+		opts.OutputDir = t.TempDir()
+	}
+	job, err := Submit(context.Background(), opts, script, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job, last(t, watch(t, job.ID, limit))
 }
 
 func last(t *testing.T, ups []Update) State {
@@ -195,11 +212,7 @@ func testPendingCancelled(t *testing.T, c *slurmtest.Cluster) {
 
 // A job that exits 3 is FAILED with ExitCode 3:0, its output kept.
 func testFailed(t *testing.T) {
-	job, err := Submit(context.Background(), Options{OutputDir: t.TempDir()}, "#!/bin/sh\necho about to fail >&2\nexit 3\n", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := last(t, watch(t, job.ID, 30*time.Second))
+	job, s := runJob(t, Options{}, "#!/bin/sh\necho about to fail >&2\nexit 3\n", 30*time.Second)
 	if s.Name != "FAILED" || s.Reason != "NonZeroExitCode" || s.ExitCode != "3:0" || !s.Failed() {
 		t.Errorf("state %+v, want FAILED NonZeroExitCode 3:0", s)
 	}
@@ -322,11 +335,7 @@ func testMPIInBatchJob(t *testing.T) {
 		"mpirun --allow-run-as-root " + bin,
 	} {
 		script := fmt.Sprintf("#!/bin/sh\n%s agent --sweep %s\n", launcher, spec)
-		job, err := Submit(context.Background(), Options{Tasks: 4, OutputDir: t.TempDir()}, script, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := last(t, watch(t, job.ID, 60*time.Second))
+		job, s := runJob(t, Options{Tasks: 4}, script, 60*time.Second)
 		out := job.Tail(100000)
 		if s.Name != "COMPLETED" || !strings.Contains(out, `"type":"summary"`) || !strings.Contains(out, `"ranks":4`) {
 			t.Errorf("%s: %+v, output:\n%s", launcher, s, out)

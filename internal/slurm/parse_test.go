@@ -3,6 +3,7 @@ package slurm
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,35 +35,33 @@ func TestParseCaptured(t *testing.T) {
 	cases := []struct {
 		name string
 		want State
-		done bool
-		fail bool
 	}{
-		{"pending", State{Name: "PENDING", Reason: "PartitionConfig", ExitCode: "0:0"}, false, false},
-		{"running", State{Name: "RUNNING", Reason: "None", Nodes: "localhost", ExitCode: "0:0"}, false, false},
-		{"completed", State{Name: "COMPLETED", Reason: "None", Nodes: "localhost", ExitCode: "0:0"}, true, false},
-		{"failed", State{Name: "FAILED", Reason: "NonZeroExitCode", Nodes: "localhost", ExitCode: "3:0"}, true, true},
-		{"cancelled", State{Name: "CANCELLED", Reason: "None", Nodes: "localhost", ExitCode: "0:15"}, true, true},
-		{"cancelled-pending", State{Name: "CANCELLED", Reason: "PartitionConfig", ExitCode: "0:0"}, true, true},
-		{"timeout", State{Name: "TIMEOUT", Reason: "TimeLimit", Nodes: "localhost", ExitCode: "0:15"}, true, true},
+		{"pending", State{Name: "PENDING", Reason: "PartitionConfig", ExitCode: "0:0"}},
+		{"running", State{Name: "RUNNING", Reason: "None", Nodes: "localhost", ExitCode: "0:0"}},
+		{"completed", State{Name: "COMPLETED", Reason: "None", Nodes: "localhost", ExitCode: "0:0"}},
+		{"failed", State{Name: "FAILED", Reason: "NonZeroExitCode", Nodes: "localhost", ExitCode: "3:0"}},
+		{"cancelled", State{Name: "CANCELLED", Reason: "None", Nodes: "localhost", ExitCode: "0:15"}},
+		{"cancelled-pending", State{Name: "CANCELLED", Reason: "PartitionConfig", ExitCode: "0:0"}},
+		{"timeout", State{Name: "TIMEOUT", Reason: "TimeLimit", Nodes: "localhost", ExitCode: "0:15"}},
 	}
 	for _, c := range cases {
+		done := c.name != "pending" && c.name != "running"
+		failed := done && c.name != "completed"
 		for _, tool := range []string{"scontrol", "squeue"} {
 			out := readTestdata(t, tool+"-"+c.name+".txt")
 			id := idOf(t, out)
-			var got State
-			var ok bool
-			if tool == "scontrol" {
-				got, ok = parseScontrol(out, id)
-			} else {
-				got, ok = parseSqueue(out, id)
+			parse := parseScontrol
+			if tool == "squeue" {
+				parse = parseSqueue
 			}
+			got, ok := parse(out, id)
 			if !ok || got != c.want {
 				t.Errorf("%s %s: got %+v (found %v), want %+v", tool, c.name, got, ok, c.want)
 			}
-			if got.Done() != c.done || got.Failed() != c.fail {
-				t.Errorf("%s %s: Done %v Failed %v, want %v %v", tool, c.name, got.Done(), got.Failed(), c.done, c.fail)
+			if got.Done() != done || got.Failed() != failed {
+				t.Errorf("%s %s: Done %v Failed %v, want %v %v", tool, c.name, got.Done(), got.Failed(), done, failed)
 			}
-			if _, ok := parseScontrol(out, id+"0"); ok && tool == "scontrol" {
+			if _, ok := parse(out, id+"0"); ok {
 				t.Errorf("%s %s: found under another job's ID", tool, c.name)
 			}
 		}
@@ -157,5 +156,12 @@ func TestSrunArgs(t *testing.T) {
 	want := "--exclusive --nodes=2 --ntasks=4 --mpi=pmix prog a b"
 	if got != want {
 		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestParseMPIList(t *testing.T) {
+	got := parseMPIList(readTestdata(t, "srun-mpi-list.txt"))
+	if want := []string{"pmix", "none", "cray_shasta", "pmi2"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -507,3 +507,26 @@ func SrunArgs(opts Options, prog string, args ...string) []string {
 	a = append(a, prog)
 	return append(a, args...)
 }
+
+// MPIPlugins returns the MPI plugins srun offers (`srun --mpi=list`), e.g.
+// pmix, pmi2, none: Open MPI's programs need pmix under srun (with pmi2 or
+// none they fail in MPI_Init), while mpirun inside a batch job needs none.
+func MPIPlugins(ctx context.Context) ([]string, error) {
+	out, err := run(exec.CommandContext(ctx, "srun", "--mpi=list"))
+	if err != nil {
+		return nil, fmt.Errorf("listing MPI plugins: %w", err)
+	}
+	return parseMPIList(out), nil
+}
+
+// parseMPIList reads `srun --mpi=list`: a heading, one tab-indented plugin
+// a line, then perhaps a line of plugin versions.
+func parseMPIList(out string) []string {
+	var plugins []string
+	for _, l := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(l, "\t"); ok && strings.TrimSpace(name) != "" {
+			plugins = append(plugins, strings.TrimSpace(name))
+		}
+	}
+	return plugins
+}
