@@ -168,13 +168,18 @@ func sbatchCommand(ctx context.Context, opts Options, env []string) (*exec.Cmd, 
 	if err != nil {
 		return nil, "", fmt.Errorf("slurm: output directory: %w", err)
 	}
+	if strings.Contains(dir, "%") {
+		// sbatch would read it as a file name pattern.
+		return nil, "", fmt.Errorf("slurm: output directory %q: a %% in it is not supported", dir)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("slurm: output directory: %w", err)
 	}
 	pattern := filepath.Join(dir, "approxtune-%j.out")
 	args := []string{"--parsable"}
-	// Extra first: sbatch takes an option's last value, so the options
-	// below, which Submit relies on, win over a conflicting Extra.
+	// Extra first: sbatch takes an option's last value (measured with
+	// --output, --export and --ntasks), so the options below, which Submit
+	// relies on, win over a conflicting Extra.
 	args = append(args, opts.Extra...)
 	args = append(args, resourceArgs(opts)...)
 	if opts.Partition != "" {
@@ -305,12 +310,12 @@ func parseScontrol(out, id string) (State, bool) {
 		if f["JobId"] != id || f["JobState"] == "" {
 			continue
 		}
-		reason := f["Reason"]
-		return State{Name: f["JobState"], Reason: reason, Nodes: strings.TrimSuffix(f["NodeList"], "(null)"), ExitCode: f["ExitCode"]}, true
+		return State{Name: f["JobState"], Reason: f["Reason"], Nodes: strings.TrimSuffix(f["NodeList"], "(null)"), ExitCode: f["ExitCode"]}, true
 	}
 	return State{}, false
 }
 
+// scontrolFields splits a line of `scontrol show -o` into its fields.
 func scontrolFields(line string) map[string]string {
 	f := map[string]string{}
 	last := ""
@@ -359,7 +364,8 @@ func exitCode(raw string) string {
 func Cancel(ctx context.Context, id string) error {
 	_, err := run(exec.CommandContext(ctx, "scancel", id))
 	if err != nil {
-		if ce := (*CommandError)(nil); errors.As(err, &ce) && strings.Contains(ce.Message, "already completing or completed") {
+		// Slurm 22.05's scancel says nothing of either; others may.
+		if ce := (*CommandError)(nil); notFound(err) || errors.As(err, &ce) && strings.Contains(ce.Message, "already completing or completed") {
 			return nil
 		}
 		return fmt.Errorf("cancelling job %s: %w", id, err)
@@ -378,7 +384,7 @@ type Update struct {
 // an unknown job) before Watch gives up.
 const watchGiveUp = time.Minute
 
-// Watch polls the job's state every interval and sends an Update each time
+// Watch polls the job's state (Query) at the given interval and sends an Update each time
 // it differs from the last one sent (state, reason, nodes or exit code),
 // the first one at once. The channel closes after the Update of a state
 // that is Done, when ctx ends (without a further Update), or after an
