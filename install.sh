@@ -9,9 +9,10 @@
 #    for the second-MPI build check, the Jupyter clients, ScaLAPACK; for the
 #    browser tests headless Chromium, chromedriver, selenium, the classic
 #    Notebook with its widgets, jupyter-server, and Node.js with npm unless
-#    node is on PATH). With --with-jupyter, Jupyter from the OS packages;
-#    with --with-scalapack, Open MPI's ScaLAPACK. Installed packages are left
-#    alone.
+#    node is on PATH; for the Slurm tests, which start a private one-node
+#    Slurm, slurmctld, slurmd and the Slurm clients). With --with-jupyter,
+#    Jupyter from the OS packages; with --with-scalapack, Open MPI's
+#    ScaLAPACK. Installed packages are left alone.
 # 2. Checks Go (at least the version go.mod names).
 # 3. Builds approxtune into PREFIX/bin (default /usr/local/bin as root,
 #    ~/.local/bin otherwise) and says so if that is not on PATH, and its
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --test-deps) test_deps=1; shift ;;
     --with-jupyter) jupyter=1; shift ;;
     --with-scalapack) scalapack=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see ./install.sh --help)" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +52,9 @@ test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3
 # bundled with npm, which comes with any Node.js already installed.
 test_pkgs="$test_pkgs chromium chromium-driver python3-selenium jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension python3-jupyter-server fonts-liberation"
 command -v node >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"
+# The Slurm tests (internal/slurmtest starts its own slurmctld and slurmd;
+# no service is started by the packages, munge is their dependency).
+test_pkgs="$test_pkgs slurmctld slurmd slurm-client munge"
 jupyter_pkgs="jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension jupyter-client jupyter-console python3-ipykernel"
 scalapack_pkgs="libscalapack-openmpi-dev"
 
