@@ -22,10 +22,20 @@ type Config struct {
 	Best, Chosen bool               // least reference time / least predicted time
 }
 
+// MaxBars is the most configurations Configs draws as labelled bars; more
+// are drawn as points against their index.
+const MaxBars = 40
+
 // Configs draws, per configuration, the reference time (bar with its 95%
 // interval) next to each series' predicted time; the best configuration and
-// the chosen one are marked in the tick labels.
+// the chosen one are marked in the tick labels. Past MaxBars configurations
+// the labels could not be read: each series is a line of points against the
+// configuration's index (as in 'table configs'), the best and the chosen
+// marked by glyphs with their index in the legend.
 func Configs(cs []Config, series []string) (*plot.Plot, error) {
+	if len(cs) > MaxBars {
+		return configPoints(cs, series)
+	}
 	p := newPlot("Time per configuration", "", "time (s)")
 	p.Legend.Top, p.Legend.Left = true, false
 	n := 1 + len(series)
@@ -82,6 +92,77 @@ func Configs(cs []Config, series []string) (*plot.Plot, error) {
 	}
 	p.NominalX(names...)
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.5, 1e-9)
+	return p, nil
+}
+
+// configPoints is Configs for many configurations.
+func configPoints(cs []Config, series []string) (*plot.Plot, error) {
+	p := newPlot(fmt.Sprintf("Time per configuration (%d)", len(cs)), "configuration (index, as in 'table configs')", "time (s)")
+	p.Legend.Top, p.Legend.Left = true, false
+	ymax := 0.0
+	line := func(ys func(c Config) float64, col color.Color, name string) error {
+		var xy plotter.XYs
+		for i, c := range cs {
+			if y := ys(c); !math.IsNaN(y) && !math.IsInf(y, 0) {
+				xy = append(xy, plotter.XY{X: float64(i), Y: y})
+				ymax = math.Max(ymax, y)
+			}
+		}
+		if len(xy) == 0 {
+			return nil
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return fmt.Errorf("plots: %w", err)
+		}
+		l.Color, l.Width = col, vg.Points(1)
+		p.Add(l)
+		p.Legend.Add(name, l)
+		return nil
+	}
+	if err := line(func(c Config) float64 { return c.Ref }, color.Gray{120}, "reference (mean of full runs)"); err != nil {
+		return nil, err
+	}
+	for k, s := range series {
+		pol := s
+		if i := indexSpace(s); i > 0 {
+			pol = s[:i]
+		}
+		if err := line(func(c Config) float64 { return c.Predicted[s] }, lighten(policyColor(pol), k), "predicted: "+s); err != nil {
+			return nil, err
+		}
+	}
+	mark := func(is func(c Config) bool, y func(c Config) float64, shape draw.GlyphDrawer, what string) error {
+		for i, c := range cs {
+			if !is(c) || math.IsNaN(y(c)) {
+				continue
+			}
+			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(i), Y: y(c)}})
+			if err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(5), Shape: shape}
+			p.Add(sc)
+			p.Legend.Add(fmt.Sprintf("%s: %d", what, i), sc)
+		}
+		return nil
+	}
+	firstPred := func(c Config) float64 {
+		for _, s := range series {
+			if v, ok := c.Predicted[s]; ok {
+				return v
+			}
+		}
+		return math.NaN()
+	}
+	if err := mark(func(c Config) bool { return c.Best }, func(c Config) float64 { return c.Ref }, draw.PyramidGlyph{}, "best"); err != nil {
+		return nil, err
+	}
+	if err := mark(func(c Config) bool { return c.Chosen }, firstPred, draw.CircleGlyph{}, "chosen"); err != nil {
+		return nil, err
+	}
+	p.X.Min, p.X.Max = 0, float64(len(cs)-1)
+	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.3, 1e-9)
 	return p, nil
 }
 

@@ -3,6 +3,7 @@ package plots
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
@@ -167,4 +168,32 @@ func TestSVGFallbackFonts(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Errorf("png: %v", err)
 	}
+}
+
+// Past MaxBars configurations are points against their index: the axis says
+// so, nothing is drawn for a series without values, the best and the chosen
+// are named with their index, and the figure encodes.
+func TestConfigsManyAsPoints(t *testing.T) {
+	var cs []Config
+	for i := range 5 * MaxBars {
+		cs = append(cs, Config{Label: fmt.Sprintf("b=%d", i), Ref: math.NaN(), Predicted: map[string]float64{"eager 2^-1": 0.1 + 0.001*float64(i)}, Chosen: i == 7})
+	}
+	p, err := Configs(cs, []string{"eager 2^-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.X.Label.Text, "index") || p.X.Max != float64(len(cs)-1) {
+		t.Errorf("x axis %q up to %v", p.X.Label.Text, p.X.Max)
+	}
+	svg, err := Encode(p, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(svg, []byte("chosen: 7")) || !bytes.Contains(svg, []byte("predicted: eager 2^-1")) || bytes.Contains(svg, []byte("reference")) {
+		t.Errorf("legend: want the chosen by index and the series, no reference line without references")
+	}
+	if p.Y.Max < 0.1+0.001*float64(len(cs)-1) {
+		t.Errorf("y max %v hides the last configuration", p.Y.Max)
+	}
+	pngOf(t, p)
 }
