@@ -171,6 +171,7 @@ func watchJob(job *slurm.Job, dial string, poll time.Duration, notes func(string
 		defer cancel()
 		for u := range slurm.Watch(ctx, job.ID, poll) {
 			b.mu.Lock()
+			seen := u.Err == nil && u.State == b.state // refresh said it
 			if u.Err != nil {
 				b.lost = u.Err
 			} else {
@@ -178,7 +179,7 @@ func watchJob(job *slurm.Job, dial string, poll time.Duration, notes func(string
 			}
 			notes := b.notes
 			b.mu.Unlock()
-			if notes != nil {
+			if notes != nil && !seen {
 				if u.Err != nil {
 					notes(fmt.Sprintf("Slurm job %s: no longer known to Slurm (%v)", job.ID, u.Err))
 				} else {
@@ -214,9 +215,29 @@ func jobLine(id string, st slurm.State) string {
 		if why := pendingWhy[st.Reason]; why != "" {
 			s += ": " + why
 		}
-		s += " (interrupt to cancel it)"
+		s += "; interrupt to cancel it"
 	}
 	return s
+}
+
+// refresh asks Slurm for the job's state now, between two polls, and
+// says it when it changed: once the agent said hello, the display shows
+// where its job runs even when the job started since the last poll.
+func (b *batchJob) refresh(ctx context.Context) {
+	st, err := slurm.Query(ctx, b.job.ID)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	changed := st != b.state
+	if changed {
+		b.state = st
+	}
+	notes := b.notes
+	b.mu.Unlock()
+	if changed && notes != nil {
+		notes(jobLine(b.job.ID, st))
+	}
 }
 
 func (b *batchJob) current() (slurm.State, error) {
@@ -338,6 +359,7 @@ func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Dur
 		select {
 		case r := <-got:
 			if r.err == nil {
+				b.refresh(ctx)
 				return r.a, nil
 			}
 			st, _ := b.current()
