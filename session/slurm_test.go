@@ -279,6 +279,7 @@ func testSlurmTimeLimit(t *testing.T, bin string, c *slurmtest.Cluster) {
 	if err == nil || sw.Status != StatusDied {
 		t.Fatalf("evaluate past the time limit: %v, sweep %s\n%s", err, sw.Status, out)
 	}
+	t.Logf("evaluate past the time limit: %v", err)
 	for _, want := range []string{"Slurm job " + id + " TIMEOUT", "DUE TO TIME LIMIT", "'resume'"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("evaluate: %v\nwant %q in it", err, want)

@@ -99,7 +99,9 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 // describeJob says what a job asks for, as sbatch options.
 func describeJob(o slurm.Options) string {
 	parts := []string{fmt.Sprintf("%d ranks", o.Tasks)}
-	if o.Nodes > 0 {
+	if o.Nodes == 1 {
+		parts = append(parts, "1 node")
+	} else if o.Nodes > 1 {
 		parts = append(parts, fmt.Sprintf("%d nodes", o.Nodes))
 	}
 	if o.TasksPerNode > 0 {

@@ -41,6 +41,7 @@ func TestSlurmFaces(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("approxtune run notebooks/slurm.ipynb: exit %d\n%s", code, errs)
 	}
+	validate(t, ran)
 	nb := readNotebook(t, ran)
 	var display, status string
 	for _, c := range nb.Cells {
