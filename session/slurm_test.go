@@ -360,7 +360,8 @@ func testSlurmSrun(t *testing.T, bin string) {
 	t.Setenv("SLURM_JOB_ID", hold.ID)
 	s, out := slurmSession(t, bin, append([]string{"launcher slurm"}, tinySweep...)...)
 	if err := s.Exec(context.Background(), "evaluate", out); err != nil {
-		t.Fatalf("evaluate: %v\n%s", err, out)
+		st, qerr := slurm.Query(context.Background(), hold.ID)
+		t.Fatalf("evaluate: %v\n%s\nthe allocation: %+v, %v", err, out, st, qerr)
 	}
 	if sw := s.Last(); len(sw.Results) != 2 {
 		t.Fatalf("%d results", len(sw.Results))

@@ -232,6 +232,7 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		trace = "on (timelines for plot gantt)"
 	}
 	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, st.Ranks, trace, st.Deadline)
+	fmt.Fprintf(&b, "launcher    %s\n", strings.TrimPrefix(st.Launcher.Command(), "launcher "))
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
 		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
 	} else {
@@ -430,8 +431,12 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 		return err
 	}
 	if v != s.st.Ranks && s.agent != nil && s.agent.proc != nil {
+		what := "the local agent"
+		if by := s.agent.runBy(); by != "mpirun" {
+			what = "the agent (" + by + ")"
+		}
 		s.stopAgent()
-		out.Print(fmt.Sprintf("stopped the local agent; the next sweep starts one with %d ranks", v))
+		out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
 	}
 	s.st.Ranks = v
 	return nil
