@@ -232,8 +232,8 @@ type Agent struct {
 	mu     sync.Mutex
 	err    error // why the connection ended
 	nextID int64
-	proc   *process // set for agents this session started
-	closed bool     // the session closed the connection itself
+	proc   runner // set for agents this session started
+	closed bool   // the session closed the connection itself
 }
 
 // Warnings returns what the agent found in its environment that makes its
@@ -403,13 +403,30 @@ func (a *Agent) Shutdown(grace time.Duration) error {
 	a.mu.Unlock()
 	a.conn.Close()
 	if a.proc != nil {
-		return a.proc.stop(grace)
+		return a.proc.finish(grace)
 	}
 	return nil
 }
 
+// notify routes the news of the agent's job (its changes of state) to f,
+// or nowhere when f is nil.
+func (a *Agent) notify(f func(string)) {
+	if a.proc != nil {
+		a.proc.setNotes(f)
+	}
+}
+
+// runBy names what runs the agent's ranks: "mpirun" (for an agent that
+// dialed in, the launcher the user ran), "srun", "Slurm job 12".
+func (a *Agent) runBy() string {
+	if a.proc != nil {
+		return a.proc.name()
+	}
+	return "mpirun"
+}
+
 // Interrupt stops an agent this session started: SIGINT to mpirun, then
-// SIGTERM, then SIGKILL, each after grace.
+// SIGTERM, then SIGKILL, each after grace (a Slurm job is cancelled).
 func (a *Agent) Interrupt(grace time.Duration) error {
 	a.mu.Lock()
 	a.closed = true
@@ -430,31 +447,66 @@ func (a *Agent) deathError() error {
 	}
 	if a.proc != nil {
 		select {
-		case <-a.proc.exited:
-		case <-time.After(5 * time.Second):
+		case <-a.proc.ended():
+		case <-time.After(a.proc.settle()):
 		}
 		return fmt.Errorf("%w: %s; %s", ErrAgentDied, msg, a.proc.describe())
 	}
 	return fmt.Errorf("%w: %s", ErrAgentDied, msg)
 }
 
-// process is an mpirun this session started.
+// runner runs the ranks of an agent this session started: an mpirun or
+// srun here (process), or a Slurm batch job (batchJob).
+type runner interface {
+	// stop ends the ranks now (for mpirun SIGINT, SIGTERM, SIGKILL, each
+	// after grace).
+	stop(grace time.Duration) error
+	// finish ends the ranks of an agent told to shut down: it waits up to
+	// grace for them to end by themselves, then stops them.
+	finish(grace time.Duration) error
+	// ended is closed once the ranks are over.
+	ended() <-chan struct{}
+	// settle bounds the wait for ended once the agent's connection is lost.
+	settle() time.Duration
+	// describe says how the ranks ended (or that they still run), with the
+	// end of what they printed.
+	describe() string
+	// name is what runs the ranks, for messages: "mpirun", "srun", "Slurm
+	// job 12".
+	name() string
+	// setNotes routes the runner's news (a job's changes of state) to f,
+	// or nowhere when f is nil.
+	setNotes(f func(string))
+}
+
+// process is an mpirun (or an srun) this session started.
 type process struct {
 	cmd    *exec.Cmd
+	what   string // "mpirun" or "srun"
 	stderr *tail
 	exited chan struct{}
 	status error
 }
 
+func (p *process) ended() <-chan struct{} { return p.exited }
+
+func (p *process) settle() time.Duration { return 5 * time.Second }
+
+func (p *process) name() string { return p.what }
+
+func (p *process) setNotes(func(string)) {}
+
+func (p *process) finish(grace time.Duration) error { return p.stop(grace) }
+
 func (p *process) describe() string {
 	select {
 	case <-p.exited:
 	default:
-		return "mpirun is still running"
+		return p.what + " is still running"
 	}
-	s := "mpirun exited"
+	s := p.what + " exited"
 	if p.status != nil {
-		s = "mpirun: " + p.status.Error()
+		s = p.what + ": " + p.status.Error()
 	}
 	if t := strings.TrimSpace(p.stderr.String()); t != "" {
 		s += "; its last messages:\n" + t
@@ -476,7 +528,7 @@ func (p *process) stop(grace time.Duration) error {
 		case <-time.After(grace):
 		}
 	}
-	return errors.New("mpirun did not exit")
+	return fmt.Errorf("%s did not exit", p.what)
 }
 
 // tail keeps the last bytes written to it.
@@ -521,12 +573,20 @@ func StartLocal(ctx context.Context, binary string, ranks int, timeout time.Dura
 	defer ln.Close()
 	cmd := l.Command(context.Background(), ranks, binary, "agent", "--connect", ln.Addr())
 	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+token)
+	return startProcess(ctx, cmd, "mpirun", fmt.Sprintf("the local agent (%s -n %d)", l.Path, ranks), ln, timeout)
+}
+
+// startProcess starts cmd (an mpirun or an srun of an agent that dials
+// ln) in a process group of its own and waits up to timeout for the
+// agent's hello; what names the process ("mpirun"), how the agent and its
+// command line, in errors.
+func startProcess(ctx context.Context, cmd *exec.Cmd, what, how string, ln *Listener, timeout time.Duration) (*Agent, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &process{cmd: cmd, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
+	p := &process{cmd: cmd, what: what, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	cmd.Stdout = p.stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", l.Path, err)
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	go func() {
 		p.status = cmd.Wait()
@@ -546,10 +606,10 @@ func StartLocal(ctx context.Context, binary string, ranks int, timeout time.Dura
 		p.stop(time.Second)
 		select {
 		case <-p.exited:
-			return nil, fmt.Errorf("the local agent (%s -n %d) did not start: %s", l.Path, ranks, p.describe())
+			return nil, fmt.Errorf("%s did not start: %s", how, p.describe())
 		default:
 		}
-		return nil, fmt.Errorf("the local agent did not say hello within %v: %w; %s", timeout, err, p.describe())
+		return nil, fmt.Errorf("%s did not say hello within %v: %w; %s", how, timeout, err, p.describe())
 	}
 	a.proc = p
 	return a, nil

@@ -57,6 +57,17 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		return match([]string{"2^0..2^-6", "2^-1,2^-3,2^-5", "0.125"}, word), start
 	case "listen":
 		return match([]string{"off", "0.0.0.0:7077"}, word), start
+	case "launcher":
+		if len(fields) == 1 {
+			return match([]string{"local", LauncherSlurm}, word), start
+		}
+		if strings.ToLower(fields[1]) == LauncherSlurm && key == "" {
+			var ks []string
+			for _, k := range launcherKeyNames() {
+				ks = append(ks, k+"=")
+			}
+			return match(ks, word), start
+		}
 	case "trace":
 		return match([]string{"on", "off"}, word), start
 	case "deadline":

@@ -96,9 +96,9 @@ func TestGateWaitsForAcks(t *testing.T) {
 	}
 	a.conn.Close()
 	select {
-	case <-a.proc.exited:
-		if a.proc.status != nil {
-			t.Errorf("mpirun: %v; %s", a.proc.status, a.proc.stderr.String())
+	case <-a.proc.ended():
+		if p := a.proc.(*process); p.status != nil {
+			t.Errorf("mpirun: %v; %s", p.status, p.stderr.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the agent did not end when its session went")

@@ -22,8 +22,12 @@ type Options struct {
 	Dir string
 	// Binary is the approxtune executable local agents run; default this one.
 	Binary string
-	// HelloTimeout bounds the wait for a local agent's hello (default 60 s).
+	// HelloTimeout bounds the wait for a local agent's hello (default 60 s),
+	// and for a Slurm job's agent from the job's start.
 	HelloTimeout time.Duration
+	// JobPoll is how often the state of an agent's Slurm job is asked
+	// (default 2 s).
+	JobPoll time.Duration
 	// Grace is how long a cancelled sweep may take to reach a run boundary
 	// before mpirun is interrupted (default 15 s).
 	Grace time.Duration
@@ -109,6 +113,9 @@ func New(o Options) (*Session, error) {
 	if o.Grace == 0 {
 		o.Grace = 15 * time.Second
 	}
+	if o.JobPoll == 0 {
+		o.JobPoll = 2 * time.Second
+	}
 	j, err := OpenJournal(o.Dir)
 	if err != nil {
 		return nil, err
@@ -186,7 +193,9 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		return err
 	}
 	if !isExportNotebook(c) {
-		s.record(rec.step(line, s.Last()))
+		// c.Line is the line as typed, unless the verb wrote it out in
+		// full (launcher, with its defaults).
+		s.record(rec.step(c.Line, s.Last()))
 	}
 	return nil
 }
@@ -209,8 +218,9 @@ func (s *Session) Cancel() string {
 }
 
 // ensureAgent returns a live agent: the current one, one that dials in to
-// the listener, or a local one started now.
-func (s *Session) ensureAgent(ctx context.Context, out Output) (*Agent, error) {
+// the listener, or one the launcher starts now (note shows the news of
+// its Slurm job meanwhile).
+func (s *Session) ensureAgent(ctx context.Context, out Output, note func(string)) (*Agent, error) {
 	if s.agent != nil {
 		select {
 		case <-s.agent.Gone():
@@ -231,8 +241,7 @@ func (s *Session) ensureAgent(ctx context.Context, out Output) (*Agent, error) {
 		printWarnings(a, out)
 		return a, nil
 	}
-	out.Print(fmt.Sprintf("starting a local agent: %d ranks under mpirun", s.st.Ranks))
-	a, err := StartLocal(ctx, s.opts.Binary, s.st.Ranks, s.opts.HelloTimeout)
+	a, err := s.st.Launcher.starter().start(ctx, s, out, note)
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +279,9 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 	sp, configs, err := validateSearch(s.schemas(), s.st, mode, se, s.st.Ranks)
 	if err != nil {
 		return nil, err
+	}
+	if sp.Program != nil && s.st.Launcher.Slurm() {
+		return nil, &Error{Msg: "a program's sweep launches it on this machine's mpirun, and 'launcher slurm' does not submit program launches yet: 'launcher local' runs it here"}
 	}
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: StatusRunning, Started: time.Now()}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs}); err != nil {
@@ -342,13 +354,17 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	c := &canceller{requests: requests, stop: stop, agent: make(chan *Agent, 1), ended: make(chan struct{}),
 		grace: s.opts.Grace, note: pr.note}
 	go c.run(ctx, runCtx)
-	a, err := s.ensureAgent(runCtx, out)
+	a, err := s.ensureAgent(runCtx, out, pr.note)
 	if err != nil {
 		close(c.ended)
 		return s.endWithoutAgent(sw, runCtx, err)
 	}
 	c.agent <- a
 	pr.note("")
+	// The agent's job (if any) shows its changes of state in this sweep's
+	// display, and nowhere once the sweep is over.
+	a.notify(pr.note)
+	defer a.notify(nil)
 	gated := a.Local() && (s.live != "" || drawsLive(out))
 	// A rank that stops making progress is no death: rank 0 still answers.
 	// The watchdog stops the agent when no run ends within the deadline.
@@ -609,7 +625,7 @@ func (c *canceller) run(ctx, runCtx context.Context) {
 	case <-c.ended:
 		return // no agent yet: the cancelled context ended the wait
 	}
-	c.note("cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)")
+	c.note(fmt.Sprintf("cancelling: the sweep stops at the next run boundary (interrupt again to stop %s now)", a.runBy()))
 	select {
 	case <-c.requests:
 	case <-time.After(c.grace):
@@ -618,7 +634,7 @@ func (c *canceller) run(ctx, runCtx context.Context) {
 	case <-c.ended:
 		return
 	}
-	c.note("interrupting mpirun")
+	c.note("interrupting " + a.runBy())
 	a.Interrupt(2 * time.Second)
 }
 

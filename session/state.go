@@ -28,6 +28,9 @@ type State struct {
 	// Program, when set, is the user's program the sweeps run instead of
 	// a built-in workload (Workload is then sweep.ProgramWorkload).
 	Program *sweep.Program `json:"program,omitempty"`
+	// Launcher is how the session starts its agents ('launcher'); nil is
+	// this machine's mpirun.
+	Launcher *Launcher `json:"launcher,omitempty"`
 }
 
 // DefaultState is where a session starts: SUMMA's defaults, conditional and
@@ -45,6 +48,7 @@ func (s State) clone() State {
 	}
 	c.Policies = append([]string(nil), s.Policies...)
 	c.Tolerances = append([]float64(nil), s.Tolerances...)
+	c.Launcher = s.Launcher.clone()
 	return c
 }
 

@@ -57,6 +57,9 @@ func verbs() []verb {
 			"With models on, a computation kernel of a size not measured yet (a new block size) is predicted from its routine's performance model, fitted as 'model' fits them over the sizes measured so far (by the process; under eager, also what the grid shared), and skipped from its first call, when that model rests on at least 4 distinct sizes, the new size lies among them or one step beyond, and the model's error (leave-one-out, its 95% prediction band, and beyond the sizes the error of predicting the last one from the others) is within the tolerance; otherwise it runs until its own samples settle it, as with models off. Communication is never predicted from a model. The kernels table shows such kernels as modelled. Alone, shows the setting; off by default.", "models on", cmdModels},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system; the token the agent presents in APPROXTUNE_TOKEN is written to the session directory's agent-token file, readable by you only, never printed (so it stays out of notebooks and logs). Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
+		{"launcher", "launcher [local | slurm [KEY=VALUE ...]]", "start agents on this machine or through Slurm",
+			"local (the default) runs each agent under this machine's mpirun. slurm submits it as a Slurm batch job (sbatch) whose srun runs the agent's ranks, or, when the session itself runs inside an allocation (SLURM_JOB_ID is set), runs it as a job step with srun. The agent dials back to the session; its token travels in the job's environment, never on a command line or in a file. The sweep's display shows the job: pending with Slurm's reason, running on which nodes, finished; interrupting cancels it (scancel), as closing the session does. A job that fails, runs out of time or is cancelled by Slurm is reported with its state, exit code and the end of its output, and 'resume' runs the rest with a new job. The job runs 'ranks' ranks; its options: nodes=N, tasks-per-node=N (with nodes, sets ranks to their product), partition=NAME, time=LIMIT (Slurm's: 00:30:00), account=NAME, extra=\"SBATCH OPTIONS\" (passed as they are), mpi=PLUGIN (srun's --mpi; Open MPI needs pmix where the site's default differs), address=HOST[:PORT] (what the compute nodes dial to reach this session; default this machine's name and a free port), output=DIR (the jobs' output files, on a file system the nodes share; default ~/.local/state/approxtune/slurm). KEY=default clears an option. Defaults come from ~/.config/approxtune/launcher.json ({\"slurm\": {\"partition\": \"debug\", \"time\": \"00:30:00\"}}), then the command. Alone, shows the launcher and where its options came from. The agent stays up between sweeps, its job holding its nodes, until the session ends, the launcher or the ranks change, or its time limit.",
+			"launcher slurm nodes=2 tasks-per-node=8 partition=debug time=00:30:00", cmdLauncher},
 		{"connect", "connect", "(agents dial in: see listen)",
 			"approxtune's agents always dial the session, which works through firewalls that allow outbound connections from compute nodes. Use 'listen' and run the command it prints.", "listen", cmdConnect},
 		{"evaluate", "evaluate [search=halving|random budget=N policy=P]", "run full and selective runs: errors and speed-up",
@@ -229,6 +232,7 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		trace = "on (timelines for plot gantt)"
 	}
 	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, st.Ranks, trace, st.Deadline)
+	fmt.Fprintf(&b, "launcher    %s\n", strings.TrimPrefix(st.Launcher.Command(), "launcher "))
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
 		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
 	} else {
@@ -239,9 +243,11 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	case st.Program != nil:
 		fmt.Fprintf(&b, "runs        each a launch of the program on the local mpirun, on its configuration's ranks\n")
 	case s.agent != nil:
-		fmt.Fprintf(&b, "agent       %s\n", describeAgent(s.agent))
+		fmt.Fprintf(&b, "agent       %s; run by %s\n", describeAgent(s.agent), s.agent.runBy())
 	case s.ln != nil:
 		fmt.Fprintf(&b, "agent       none yet: listening at %s for a cluster agent\n", s.ln.Addr())
+	case st.Launcher.Slurm():
+		fmt.Fprintf(&b, "agent       none yet: the first sweep submits one (%d ranks) to Slurm ('launcher')\n", st.Ranks)
 	default:
 		fmt.Fprintf(&b, "agent       none yet: a local one (%d ranks) starts with the first sweep\n", st.Ranks)
 	}
@@ -425,8 +431,12 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 		return err
 	}
 	if v != s.st.Ranks && s.agent != nil && s.agent.proc != nil {
+		what := "the local agent"
+		if by := s.agent.runBy(); by != "mpirun" {
+			what = "the agent (" + by + ")"
+		}
 		s.stopAgent()
-		out.Print(fmt.Sprintf("stopped the local agent; the next sweep starts one with %d ranks", v))
+		out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
 	}
 	s.st.Ranks = v
 	return nil

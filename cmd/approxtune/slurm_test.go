@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/notebook"
+	"github.com/approxtune/approxtune/internal/slurm"
+	"github.com/approxtune/approxtune/internal/slurmtest"
+	"github.com/approxtune/approxtune/internal/testenv"
+)
+
+// Both faces on a real private Slurm: notebooks/slurm.ipynb executed
+// headless (the kernel's display: the job's states in the sweep's live
+// display), and the REPL as a user on a login node types it; leaving the
+// REPL ends the agent's job.
+func TestSlurmFaces(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	slurmtest.Start(t) // SLURM_CONF for the commands below
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state")) // the jobs' output
+
+	running := regexp.MustCompile(`Slurm job (\d+): RUNNING on ` + slurmtest.Node)
+	src, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "slurm.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, ran := filepath.Join(dir, "slurm.ipynb"), filepath.Join(dir, "ran.ipynb")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runApproxtune(t, dir, bin, "run", in, "-o", ran, "--dir", filepath.Join(dir, "nb-session"))
+	if code != 0 {
+		t.Fatalf("approxtune run notebooks/slurm.ipynb: exit %d\n%s", code, errs)
+	}
+	validate(t, ran)
+	nb := readNotebook(t, ran)
+	var display, status string
+	for _, c := range nb.Cells {
+		switch {
+		case strings.Contains(c.Source, "evaluate"):
+			display = text(outputOf(t, c, notebook.DisplayData).Data["text/plain"])
+		case c.Source == "status":
+			status = text(outputOf(t, c, notebook.ExecuteResult).Data["text/plain"])
+		}
+	}
+	m := running.FindStringSubmatch(display)
+	if m == nil || !strings.Contains(display, "16/16 runs") || !strings.Contains(display, "(ok)") {
+		t.Errorf("the sweep's display does not show the job running and the sweep done:\n%s", display)
+	} else if !strings.Contains(status, "run by Slurm job "+m[1]) {
+		t.Errorf("status does not name job %s:\n%s", m[1], status)
+	}
+
+	// The REPL, as the README's login-node transcript has it.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(dir, "repl-session"))
+	repl.Stdin = strings.NewReader("launcher slurm time=00:10:00\nranks 2\nworkload synthetic grid=1x2 steps=5 count=4\ntolerance 2^-1\nreps 1\nevaluate\n")
+	out, err := repl.CombinedOutput()
+	if err != nil {
+		t.Fatalf("approxtune repl: %v\n%s", err, out)
+	}
+	m = running.FindStringSubmatch(string(out))
+	if m == nil || !strings.Contains(string(out), "2 of 2 runs (ok)") {
+		t.Fatalf("the REPL does not show the job running and the sweep done:\n%s", out)
+	}
+	if st, err := slurm.Query(context.Background(), m[1]); err != nil || st.Name != "COMPLETED" {
+		t.Errorf("job %s after the REPL ended: %+v, %v; want COMPLETED", m[1], st, err)
+	}
+}

@@ -1,0 +1,405 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/approxtune/approxtune/internal/slurm"
+)
+
+// Launcher is how the session starts the agents it runs sweeps on (the
+// 'launcher' command): "local", the default, runs them under this
+// machine's mpirun; "slurm" submits each one as a Slurm batch job (sbatch),
+// or runs it as a job step (srun) when the session itself runs inside an
+// allocation. It is part of the session's State, journaled with every
+// sweep; the zero value is local.
+type Launcher struct {
+	Kind string `json:"kind,omitempty"` // "slurm", or "" for local
+	// The options of 'launcher slurm' (see launcherKeys); zero values leave
+	// the choice to Slurm or to the site.
+	Nodes        int      `json:"nodes,omitempty"`
+	TasksPerNode int      `json:"tasks_per_node,omitempty"`
+	Partition    string   `json:"partition,omitempty"`
+	Time         string   `json:"time,omitempty"`
+	Account      string   `json:"account,omitempty"`
+	Extra        []string `json:"extra,omitempty"`
+	MPI          string   `json:"mpi,omitempty"`
+	Address      string   `json:"address,omitempty"`
+	Output       string   `json:"output,omitempty"`
+	// From says where each option set came from ("the command", or the
+	// defaults file's path), for 'launcher' alone.
+	From map[string]string `json:"-"`
+}
+
+// LauncherSlurm is the Kind of a Slurm launcher.
+const LauncherSlurm = "slurm"
+
+// Slurm reports whether the launcher submits agents to Slurm.
+func (l *Launcher) Slurm() bool { return l != nil && l.Kind == LauncherSlurm }
+
+func (l *Launcher) clone() *Launcher {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	c.Extra = slices.Clone(l.Extra)
+	c.From = map[string]string{}
+	for k, v := range l.From {
+		c.From[k] = v
+	}
+	return &c
+}
+
+// launcherKey is one option of 'launcher slurm'.
+type launcherKey struct {
+	name, doc string
+	set       func(l *Launcher, v string) error // "" clears the option
+	get       func(l *Launcher) string
+}
+
+// slurmTime matches Slurm's time limits: minutes, MM:SS, HH:MM:SS, D-HH,
+// D-HH:MM, D-HH:MM:SS, or UNLIMITED/INFINITE.
+var slurmTime = regexp.MustCompile(`^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}|\d+-\d{1,2}:\d{1,2}|\d+-\d{1,2}:\d{1,2}:\d{1,2}|(?i:unlimited|infinite))$`)
+
+// slurmName matches partition and account names (a comma-separated list of
+// partitions is allowed, as sbatch takes it).
+var slurmName = regexp.MustCompile(`^[A-Za-z0-9_.,-]+$`)
+
+// mpiPlugin matches the name of an MPI plugin of srun.
+var mpiPlugin = regexp.MustCompile(`^[a-z0-9_]+$`)
+
+// launcherKeys are the options of 'launcher slurm', in the order shown.
+func launcherKeys() []launcherKey {
+	posInt := func(what string, p func(*Launcher) *int) (func(*Launcher, string) error, func(*Launcher) string) {
+		return func(l *Launcher, v string) error {
+				if v == "" {
+					*p(l) = 0
+					return nil
+				}
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 || n > 1<<20 {
+					return fmt.Errorf("%q is not %s: want a positive integer", v, what)
+				}
+				*p(l) = n
+				return nil
+			}, func(l *Launcher) string {
+				if *p(l) == 0 {
+					return ""
+				}
+				return strconv.Itoa(*p(l))
+			}
+	}
+	str := func(p func(*Launcher) *string, check func(string) error) (func(*Launcher, string) error, func(*Launcher) string) {
+		return func(l *Launcher, v string) error {
+			if v != "" && check != nil {
+				if err := check(v); err != nil {
+					return err
+				}
+			}
+			*p(l) = v
+			return nil
+		}, func(l *Launcher) string { return *p(l) }
+	}
+	name := func(what string) func(string) error {
+		return func(v string) error {
+			if !slurmName.MatchString(v) {
+				return fmt.Errorf("%q is not a %s name: letters, digits, '_', '.', '-' (and ',' between several)", v, what)
+			}
+			return nil
+		}
+	}
+	var keys []launcherKey
+	add := func(name, doc string, set func(*Launcher, string) error, get func(*Launcher) string) {
+		keys = append(keys, launcherKey{name, doc, set, get})
+	}
+	set, get := posInt("a node count", func(l *Launcher) *int { return &l.Nodes })
+	add("nodes", "the job's nodes (sbatch --nodes)", set, get)
+	set, get = posInt("a task count", func(l *Launcher) *int { return &l.TasksPerNode })
+	add("tasks-per-node", "ranks per node (--ntasks-per-node); with nodes, sets ranks to nodes x tasks-per-node", set, get)
+	set, get = str(func(l *Launcher) *string { return &l.Partition }, name("partition"))
+	add("partition", "the partition (--partition)", set, get)
+	set, get = str(func(l *Launcher) *string { return &l.Time }, func(v string) error {
+		if !slurmTime.MatchString(v) {
+			return fmt.Errorf("%q is not a Slurm time limit: want MINUTES, HH:MM:SS, D-HH:MM:SS (e.g. 00:30:00) or UNLIMITED", v)
+		}
+		return nil
+	})
+	add("time", "the job's time limit (--time: 00:30:00, 90, 1-00:00:00)", set, get)
+	set, get = str(func(l *Launcher) *string { return &l.Account }, name("account"))
+	add("account", "the account charged (--account)", set, get)
+	add("extra", `further sbatch options, passed as they are (extra="--constraint=haswell --qos=debug")`,
+		func(l *Launcher, v string) error {
+			ws := strings.Fields(v)
+			for _, w := range ws {
+				if !strings.HasPrefix(w, "-") {
+					return fmt.Errorf("%q is not an sbatch option: each word of extra= starts with - (e.g. --constraint=haswell)", w)
+				}
+				if strings.ContainsAny(w, `"`) {
+					return fmt.Errorf("%q: a quote in an option is not supported", w)
+				}
+			}
+			l.Extra = ws
+			return nil
+		}, func(l *Launcher) string { return strings.Join(l.Extra, " ") })
+	set, get = str(func(l *Launcher) *string { return &l.MPI }, func(v string) error {
+		if !mpiPlugin.MatchString(v) {
+			return fmt.Errorf("%q is not an MPI plugin of srun: 'srun --mpi=list' lists them (pmix for Open MPI)", v)
+		}
+		return nil
+	})
+	add("mpi", "srun's MPI plugin (--mpi; default the site's MpiDefault; Open MPI needs pmix)", set, get)
+	set, get = str(func(l *Launcher) *string { return &l.Address }, func(v string) error {
+		host, port := v, ""
+		if h, p, err := net.SplitHostPort(v); err == nil {
+			host, port = h, p
+		}
+		if host == "" || strings.ContainsAny(host, " /") {
+			return fmt.Errorf("%q is not HOST or HOST:PORT (this machine's name or address as the compute nodes reach it)", v)
+		}
+		if port != "" {
+			if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+				return fmt.Errorf("%q: the port is not a number from 0 to 65535", v)
+			}
+		}
+		return nil
+	})
+	add("address", "the address the agents dial, HOST or HOST:PORT (default this machine's name, a free port)", set, get)
+	set, get = str(func(l *Launcher) *string { return &l.Output }, nil)
+	add("output", "the directory of the jobs' output files, on a file system the nodes share (default ~/.local/state/approxtune/slurm)", set, get)
+	return keys
+}
+
+func launcherKeyNames() []string {
+	var n []string
+	for _, k := range launcherKeys() {
+		n = append(n, k.name)
+	}
+	return n
+}
+
+func findLauncherKey(name string) (launcherKey, bool) {
+	for _, k := range launcherKeys() {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return launcherKey{}, false
+}
+
+// Command is the launcher as the command that sets it, every option
+// written out: what the transcript keeps, so that 'export notebook'
+// reproduces it without the defaults file.
+func (l *Launcher) Command() string {
+	if !l.Slurm() {
+		return "launcher local"
+	}
+	var b strings.Builder
+	b.WriteString("launcher slurm")
+	for _, k := range launcherKeys() {
+		v := k.get(l)
+		if v == "" {
+			continue
+		}
+		if strings.ContainsAny(v, " \t#") {
+			v = `"` + v + `"`
+		}
+		b.WriteString(" " + k.name + "=" + v)
+	}
+	return b.String()
+}
+
+// LauncherFile is the defaults file of 'launcher slurm':
+// $XDG_CONFIG_HOME/approxtune/launcher.json, or
+// ~/.config/approxtune/launcher.json.
+func LauncherFile() string {
+	base := os.Getenv("XDG_CONFIG_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".config")
+	}
+	return filepath.Join(base, "approxtune", "launcher.json")
+}
+
+// launcherDefaults reads the defaults file into l: {"slurm": {"partition":
+// "debug", "time": "00:30:00", "nodes": 1, ...}}, the keys as 'launcher
+// slurm' takes them. A missing file is no error.
+func launcherDefaults(l *Launcher) error {
+	path := LauncherFile()
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("launcher defaults: %w", err)
+	}
+	var f map[string]map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("launcher defaults %s: %v (want {\"slurm\": {\"partition\": \"debug\", \"time\": \"00:30:00\", ...}})", path, err)
+	}
+	for kind := range f {
+		if kind != LauncherSlurm {
+			return fmt.Errorf("launcher defaults %s: no launcher %q to set defaults for: want \"slurm\"", path, kind)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(f[LauncherSlurm])) {
+		k, ok := findLauncherKey(name)
+		if !ok {
+			return fmt.Errorf("launcher defaults %s: %q is not an option of launcher slurm: the options are %s", path, name, strings.Join(launcherKeyNames(), ", "))
+		}
+		var v string
+		switch x := f[LauncherSlurm][name].(type) {
+		case string:
+			v = x
+		case float64:
+			v = strconv.FormatFloat(x, 'f', -1, 64)
+		case []any:
+			var ws []string
+			for _, w := range x {
+				ws = append(ws, fmt.Sprint(w))
+			}
+			v = strings.Join(ws, " ")
+		default:
+			return fmt.Errorf("launcher defaults %s: %s: want a string or a number, not %v", path, name, x)
+		}
+		if err := k.set(l, v); err != nil {
+			return fmt.Errorf("launcher defaults %s: %s: %v", path, name, err)
+		}
+		l.From[name] = path
+	}
+	return nil
+}
+
+// cmdLauncher is the launcher verb: launcher [local | slurm [KEY=VALUE ...]].
+func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		out.Print(s.describeLauncher())
+		return nil
+	}
+	kind := c.Args[0]
+	if kind.Key != "" {
+		return errAt(kind.Col, "launcher takes local or slurm first: launcher slurm %s (the options are %s)", kind.String(), strings.Join(launcherKeyNames(), ", "))
+	}
+	var next *Launcher
+	switch strings.ToLower(kind.Value) {
+	case "local":
+		if len(c.Args) > 1 {
+			return errAt(c.Args[1].Col, "launcher local takes no options (%s are launcher slurm's)", strings.Join(launcherKeyNames(), ", "))
+		}
+	case LauncherSlurm:
+		next = &Launcher{Kind: LauncherSlurm, From: map[string]string{}}
+		if err := launcherDefaults(next); err != nil {
+			return &Error{Msg: err.Error()}
+		}
+		for _, a := range c.Args[1:] {
+			if a.Key == "" {
+				return errAt(a.Col, "%q is not KEY=VALUE: the options of launcher slurm are %s", a.Value, strings.Join(launcherKeyNames(), ", "))
+			}
+			k, ok := findLauncherKey(a.Key)
+			if !ok {
+				return errAt(a.Col, "launcher slurm has no option %q: the options are %s", a.Key, strings.Join(launcherKeyNames(), ", "))
+			}
+			v := a.Value
+			if v == "default" {
+				v = ""
+			}
+			if err := k.set(next, v); err != nil {
+				return errAt(a.ValueCol, "%s: %v", k.name, err)
+			}
+			next.From[k.name] = "the command"
+			if v == "" {
+				delete(next.From, k.name)
+			}
+		}
+	default:
+		return errAt(kind.Col, "no launcher %q: want local (this machine's mpirun) or slurm (a batch job; see help launcher)", kind.Value)
+	}
+	if s.agent != nil && s.agent.proc != nil && s.st.Launcher.Command() != next.Command() {
+		s.stopAgent()
+		out.Print("stopped the agent the session had started; the next sweep starts one with the new launcher")
+	}
+	s.st.Launcher = next
+	if next.Slurm() && next.Nodes > 0 && next.TasksPerNode > 0 && s.st.Ranks != next.Nodes*next.TasksPerNode {
+		s.st.Ranks = next.Nodes * next.TasksPerNode
+		out.Print(fmt.Sprintf("ranks %d (nodes x tasks-per-node)", s.st.Ranks))
+	}
+	c.Line = next.Command()
+	out.Print(s.describeLauncher())
+	return nil
+}
+
+// describeLauncher is 'launcher' alone: the launcher as its command, where
+// its options came from, and how the next agent starts.
+func (s *Session) describeLauncher() string {
+	l := s.st.Launcher
+	var b strings.Builder
+	b.WriteString(l.Command() + "\n")
+	if !l.Slurm() {
+		fmt.Fprintf(&b, "  agents run under this machine's mpirun, %d ranks ('ranks')\n", s.st.Ranks)
+		if f := LauncherFile(); f != "" {
+			if _, err := os.Stat(f); err == nil {
+				fmt.Fprintf(&b, "  'launcher slurm' takes its defaults from %s\n", f)
+			}
+		}
+		return b.String()
+	}
+	from := map[string][]string{}
+	var origins []string
+	for _, k := range launcherKeys() {
+		if o, ok := l.From[k.name]; ok && k.get(l) != "" {
+			if from[o] == nil {
+				origins = append(origins, o)
+			}
+			from[o] = append(from[o], k.name)
+		}
+	}
+	for _, o := range origins {
+		fmt.Fprintf(&b, "  %s: from %s\n", strings.Join(from[o], ", "), o)
+	}
+	if len(origins) == 0 {
+		fmt.Fprintf(&b, "  every option is Slurm's default (defaults file: %s)\n", LauncherFile())
+	}
+	if id, ok := slurm.Allocation(os.Getenv); ok {
+		fmt.Fprintf(&b, "  this session runs inside Slurm job %s: each agent is a job step (srun) of %d ranks ('ranks')\n", id, s.st.Ranks)
+	} else {
+		fmt.Fprintf(&b, "  each agent is a batch job (sbatch) of %d ranks ('ranks'), started with srun\n", s.st.Ranks)
+	}
+	host, port := s.dialHost(l)
+	if port == "" {
+		port = "a free port"
+	}
+	fmt.Fprintf(&b, "  the agents dial this session at %s, %s (address= sets it)\n", host, port)
+	return b.String()
+}
+
+// dialHost is the host (and port, "" for any) agents of launcher l dial:
+// address= or this machine's name.
+func (s *Session) dialHost(l *Launcher) (host, port string) {
+	if l.Address != "" {
+		if h, p, err := net.SplitHostPort(l.Address); err == nil {
+			return h, p
+		}
+		return l.Address, ""
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost", ""
+	}
+	return h, ""
+}

@@ -1,0 +1,121 @@
+package session
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The launcher verb: its options checked with errors that name the valid
+// ones, defaults from the defaults file, where each came from, and the
+// transcript keeps the launcher written out in full.
+func TestLauncherVerb(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	if err := s.Exec(ctx, "launcher", out); err != nil || !strings.HasPrefix(out.b.String(), "launcher local\n") {
+		t.Fatalf("launcher alone: %v\n%s", err, out.b.String())
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"launcher pbs", `no launcher "pbs": want local (this machine's mpirun) or slurm`},
+		{"launcher slurm nodez=2", `launcher slurm has no option "nodez": the options are nodes, tasks-per-node, partition, time, account, extra, mpi, address, output`},
+		{"launcher slurm nodes=0", `nodes: "0" is not a node count`},
+		{"launcher slurm time=half-an-hour", `time: "half-an-hour" is not a Slurm time limit: want MINUTES, HH:MM:SS`},
+		{"launcher slurm partition=a/b", `"a/b" is not a partition name`},
+		{`launcher slurm extra="constraint=x"`, `"constraint=x" is not an sbatch option`},
+		{"launcher slurm address=host:99999", "the port is not a number"},
+		{"launcher slurm 2", `"2" is not KEY=VALUE: the options of launcher slurm are nodes`},
+		{"launcher local nodes=2", "launcher local takes no options"},
+		{"launcher nodes=2", "launcher takes local or slurm first"},
+	} {
+		err := s.Exec(ctx, tc.line, out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want %q", tc.line, err, tc.want)
+		}
+		if s.st.Launcher != nil {
+			t.Fatalf("%s changed the launcher", tc.line)
+		}
+	}
+
+	file := filepath.Join(cfg, "approxtune", "launcher.json")
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`{"slurm": {"partition": "debug", "time": "00:30:00", "nodes": 4}}`), 0o644)
+	out.b.Reset()
+	if err := s.Exec(ctx, `launcher slurm nodes=2 tasks-per-node=3 extra="--qos=short --constraint=haswell"`, out); err != nil {
+		t.Fatal(err)
+	}
+	l := s.st.Launcher
+	if !l.Slurm() || l.Nodes != 2 || l.TasksPerNode != 3 || l.Partition != "debug" || l.Time != "00:30:00" || !slices.Equal(l.Extra, []string{"--qos=short", "--constraint=haswell"}) {
+		t.Fatalf("launcher %+v", l)
+	}
+	if s.st.Ranks != 6 {
+		t.Errorf("ranks %d, want nodes x tasks-per-node = 6", s.st.Ranks)
+	}
+	shown := out.b.String()
+	for _, want := range []string{"ranks 6 (nodes x tasks-per-node)", "nodes, tasks-per-node, extra: from the command", "partition, time: from " + file, "each agent is a batch job (sbatch) of 6 ranks"} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("launcher shows\n%s\nwant %q in it", shown, want)
+		}
+	}
+	full := `launcher slurm nodes=2 tasks-per-node=3 partition=debug time=00:30:00 extra="--qos=short --constraint=haswell"`
+	steps := s.Transcript()
+	if got := steps[len(steps)-1].Line; got != full {
+		t.Errorf("transcript keeps %q, want %q", got, full)
+	}
+	// The line kept sets the same launcher without the file.
+	os.Remove(file)
+	if err := s.Exec(ctx, "launcher local", out); err != nil || s.st.Launcher.Slurm() {
+		t.Fatalf("launcher local: %v", err)
+	}
+	if err := s.Exec(ctx, full, out); err != nil || s.st.Launcher.Command() != full {
+		t.Fatalf("%s: %v, then %q", full, err, s.st.Launcher.Command())
+	}
+	// An option set to default goes back to Slurm's.
+	if err := s.Exec(ctx, "launcher slurm partition=default", out); err != nil || s.st.Launcher.Partition != "" {
+		t.Errorf("partition=default: %v, %+v", err, s.st.Launcher)
+	}
+
+	// A defaults file with a mistake says where, and what is valid.
+	os.WriteFile(file, []byte(`{"slurm": {"partiton": "debug"}}`), 0o644)
+	if err := s.Exec(ctx, "launcher slurm", out); err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), `"partiton" is not an option of launcher slurm: the options are nodes`) {
+		t.Errorf("bad defaults file: %v", err)
+	}
+	os.WriteFile(file, []byte(`{"slurm": {"time": "soon"}}`), 0o644)
+	if err := s.Exec(ctx, "launcher slurm", out); err == nil || !strings.Contains(err.Error(), `time: "soon" is not a Slurm time limit`) {
+		t.Errorf("bad time in the defaults file: %v", err)
+	}
+
+	// Tab completion.
+	if got, _ := s.Complete("launcher s", 10); !slices.Equal(got, []string{"slurm"}) {
+		t.Errorf("complete 'launcher s': %q", got)
+	}
+	if got, _ := s.Complete("launcher slurm pa", 17); !slices.Equal(got, []string{"partition="}) {
+		t.Errorf("complete 'launcher slurm pa': %q", got)
+	}
+	// help knows it.
+	if h, ok := HelpFor("launcher"); !ok || !strings.Contains(h, "launcher slurm nodes=2") {
+		t.Errorf("help launcher: %q", h)
+	}
+}
+
+// A program's sweep is not submitted to Slurm (yet): it says so rather than
+// running on this machine unasked.
+func TestLauncherSlurmProgram(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	for _, l := range []string{"program /bin/true", "space ranks=2", "launcher slurm"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	if err := s.Exec(ctx, "tune", out); err == nil || !strings.Contains(err.Error(), "'launcher local' runs it here") {
+		t.Errorf("tune of a program with launcher slurm: %v", err)
+	}
+}

@@ -1,0 +1,390 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/protocol"
+	"github.com/approxtune/approxtune/internal/slurm"
+)
+
+// starter starts an agent for the session and waits for its hello: one
+// for each kind of launcher.
+type starter interface {
+	// start starts an agent of the session's ranks; it says what it does
+	// on out, and the news of a job that waits or runs through note.
+	start(ctx context.Context, s *Session, out Output, note func(string)) (*Agent, error)
+}
+
+// starter is the launcher's way of starting agents.
+func (l *Launcher) starter() starter {
+	if l.Slurm() {
+		return slurmStarter{l}
+	}
+	return localStarter{}
+}
+
+// localStarter runs agents under this machine's mpirun.
+type localStarter struct{}
+
+func (localStarter) start(ctx context.Context, s *Session, out Output, note func(string)) (*Agent, error) {
+	out.Print(fmt.Sprintf("starting a local agent: %d ranks under mpirun", s.st.Ranks))
+	return StartLocal(ctx, s.opts.Binary, s.st.Ranks, s.opts.HelloTimeout)
+}
+
+// slurmStarter submits agents to Slurm: a batch job whose srun runs the
+// agent's ranks, or, when the session itself runs inside an allocation, a
+// job step of it. The agent dials back to the session; its token travels
+// in the job's environment (the environment of sbatch or srun), never on a
+// command line or in a file.
+type slurmStarter struct{ l *Launcher }
+
+func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note func(string)) (*Agent, error) {
+	l := st.l
+	host, port := s.dialHost(l)
+	if l.Address == "" {
+		if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+			return nil, fmt.Errorf("this machine's name %q does not resolve (%v): set 'launcher slurm address=HOST' to a name or address of this machine that the compute nodes reach%s", host, err, ownAddresses())
+		}
+	}
+	token, err := NewToken()
+	if err != nil {
+		return nil, err
+	}
+	if port == "" {
+		port = "0"
+	}
+	ln, err := Listen(net.JoinHostPort("", port), token)
+	if err != nil {
+		return nil, fmt.Errorf("%v: set another port with 'launcher slurm address=%s:PORT', or none for a free one", err, host)
+	}
+	defer ln.Close()
+	_, port, _ = net.SplitHostPort(ln.Addr())
+	dial := net.JoinHostPort(host, port)
+	env := []string{protocol.TokenEnv + "=" + token}
+	opts := slurm.Options{Nodes: l.Nodes, TasksPerNode: l.TasksPerNode, Tasks: s.st.Ranks, Partition: l.Partition, Time: l.Time,
+		Account: l.Account, Extra: l.Extra, MPI: l.MPI, OutputDir: l.Output}
+	if id, ok := slurm.Allocation(os.Getenv); ok {
+		// A step of the session's own allocation: partition and account
+		// are the allocation's.
+		out.Print(fmt.Sprintf("starting the agent as a job step of Slurm job %s (the session's allocation): srun, %d ranks, dialing %s", id, s.st.Ranks, dial))
+		opts.Extra = append([]string{"--kill-on-bad-exit=1"}, opts.Extra...)
+		cmd := slurm.Srun(context.Background(), opts, env, s.opts.Binary, "agent", "--connect", dial)
+		return startProcess(ctx, cmd, "srun", fmt.Sprintf("the agent's job step (srun in Slurm job %s)", id), ln, s.opts.HelloTimeout)
+	}
+	job, err := slurm.Submit(ctx, opts, batchScript(s.opts.Binary, dial, l.MPI), env)
+	if err != nil {
+		var ce *slurm.CommandError
+		if errors.As(err, &ce) && ce.Command == "sbatch" && ce.Message != "" {
+			return nil, fmt.Errorf("sbatch refused the agent's job: %s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", ce.Message)
+		}
+		return nil, fmt.Errorf("submitting the agent's job: %w", err)
+	}
+	out.Print(fmt.Sprintf("submitted the agent as Slurm job %s: %s; it dials %s; its output goes to %s", job.ID, describeJob(opts), dial, job.Output))
+	b := watchJob(job, dial, s.opts.JobPoll, note)
+	a, err := b.waitHello(ctx, ln, s.opts.HelloTimeout)
+	if err != nil {
+		return nil, err
+	}
+	a.proc = b
+	return a, nil
+}
+
+// describeJob says what a job asks for, as sbatch options.
+func describeJob(o slurm.Options) string {
+	parts := []string{fmt.Sprintf("%d ranks", o.Tasks)}
+	if o.Nodes == 1 {
+		parts = append(parts, "1 node")
+	} else if o.Nodes > 1 {
+		parts = append(parts, fmt.Sprintf("%d nodes", o.Nodes))
+	}
+	if o.TasksPerNode > 0 {
+		parts = append(parts, fmt.Sprintf("%d per node", o.TasksPerNode))
+	}
+	for _, kv := range [][2]string{{"partition", o.Partition}, {"time", o.Time}, {"account", o.Account}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+" "+kv[1])
+		}
+	}
+	if len(o.Extra) > 0 {
+		parts = append(parts, strings.Join(o.Extra, " "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// batchScript is the batch job's script: srun runs the agent's ranks on
+// the job's tasks. It holds no secret (the token is in the environment).
+func batchScript(binary, dial, mpi string) string {
+	args := slurm.SrunArgs(slurm.Options{MPI: mpi, Extra: []string{"--kill-on-bad-exit=1"}}, binary, "agent", "--connect", dial)
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return fmt.Sprintf("#!/bin/sh\n# An approxtune agent: its rank 0 dials the session at %s.\nexec srun %s\n", dial, strings.Join(args, " "))
+}
+
+// ownAddresses lists this machine's non-loopback addresses, for an error
+// that asks for one.
+func ownAddresses() string {
+	ifs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	var as []string
+	for _, a := range ifs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			as = append(as, n.IP.String())
+		}
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	return " (this machine's addresses: " + strings.Join(as, ", ") + ")"
+}
+
+// batchJob is a Slurm batch job that runs an agent: the session watches
+// it from its submission to its end, and cancels it to stop the agent.
+type batchJob struct {
+	job     *slurm.Job
+	dial    string        // the address its agent dials
+	poll    time.Duration // how often its state is asked
+	done    chan struct{} // closed when the job ended (or the watch stopped)
+	changed chan struct{} // a new state came (capacity 1)
+	stopW   context.CancelFunc
+
+	mu    sync.Mutex
+	state slurm.State
+	lost  error // the watch ended without an end state: why
+	notes func(string)
+}
+
+// watchJob starts watching job every poll, each change of state sent to
+// notes.
+func watchJob(job *slurm.Job, dial string, poll time.Duration, notes func(string)) *batchJob {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &batchJob{job: job, dial: dial, poll: poll, done: make(chan struct{}), changed: make(chan struct{}, 1), stopW: cancel, notes: notes}
+	go func() {
+		defer close(b.done)
+		defer cancel()
+		for u := range slurm.Watch(ctx, job.ID, poll) {
+			b.mu.Lock()
+			seen := u.Err == nil && u.State == b.state // refresh said it
+			if u.Err != nil {
+				b.lost = u.Err
+			} else {
+				b.state = u.State
+			}
+			notes := b.notes
+			b.mu.Unlock()
+			if notes != nil && !seen {
+				if u.Err != nil {
+					notes(fmt.Sprintf("Slurm job %s: no longer known to Slurm (%v)", job.ID, u.Err))
+				} else {
+					notes(jobLine(job.ID, u.State))
+				}
+			}
+			select {
+			case b.changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return b
+}
+
+// pendingWhy explains Slurm's commonest reasons for a pending job.
+var pendingWhy = map[string]string{
+	"Resources":              "waiting for nodes to free up",
+	"Priority":               "jobs of higher priority go first",
+	"PartitionConfig":        "the job asks for more than the partition has or allows (nodes, CPUs, time): it will never start as it is",
+	"ReqNodeNotAvail":        "a node it needs is down or reserved",
+	"JobHeldUser":            "held: 'scontrol release' lets it go",
+	"JobHeldAdmin":           "held by an administrator",
+	"BeginTime":              "its start time has not come",
+	"QOSMaxJobsPerUserLimit": "you have as many jobs running as your QOS allows",
+	"AssocMaxJobsLimit":      "your account has as many jobs running as it may",
+}
+
+// jobLine is a job's state as the live display shows it.
+func jobLine(id string, st slurm.State) string {
+	s := "Slurm job " + id + ": " + st.String()
+	if st.Name == "PENDING" {
+		if why := pendingWhy[st.Reason]; why != "" {
+			s += ": " + why
+		}
+		s += "; interrupt to cancel it"
+	}
+	return s
+}
+
+// refresh asks Slurm for the job's state now, between two polls, and
+// says it when it changed: once the agent said hello, the display shows
+// where its job runs even when the job started since the last poll.
+func (b *batchJob) refresh(ctx context.Context) {
+	st, err := slurm.Query(ctx, b.job.ID)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	changed := st != b.state
+	if changed {
+		b.state = st
+	}
+	notes := b.notes
+	b.mu.Unlock()
+	if changed && notes != nil {
+		notes(jobLine(b.job.ID, st))
+	}
+}
+
+func (b *batchJob) current() (slurm.State, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.state, b.lost
+}
+
+func (b *batchJob) setNotes(f func(string)) {
+	b.mu.Lock()
+	b.notes = f
+	b.mu.Unlock()
+}
+
+func (b *batchJob) ended() <-chan struct{} { return b.done }
+
+func (b *batchJob) name() string { return "Slurm job " + b.job.ID }
+
+// settle allows the watch a few polls to see the job's end once the
+// agent's connection is lost.
+func (b *batchJob) settle() time.Duration { return 3*b.poll + 10*time.Second }
+
+// stop cancels the job (scancel) and waits up to grace and a few polls for
+// its end.
+func (b *batchJob) stop(grace time.Duration) error {
+	select {
+	case <-b.done:
+		return nil
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := slurm.Cancel(ctx, b.job.ID)
+	cancel()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-b.done:
+	case <-time.After(grace + 3*b.poll):
+		b.stopW()
+		return fmt.Errorf("Slurm job %s not over %v after scancel", b.job.ID, grace+3*b.poll)
+	}
+	return nil
+}
+
+// finish waits up to grace for the job to end once its agent was told to
+// shut down (srun and the script then end), and cancels it otherwise.
+func (b *batchJob) finish(grace time.Duration) error {
+	select {
+	case <-b.done:
+		return nil
+	case <-time.After(grace):
+	}
+	return b.stop(grace)
+}
+
+// describe says how the job ended, or where it stands, with the end of its
+// output.
+func (b *batchJob) describe() string {
+	st, lost := b.current()
+	var s string
+	select {
+	case <-b.done:
+		if lost != nil && !st.Done() {
+			s = fmt.Sprintf("Slurm job %s: its end is unknown (%v)", b.job.ID, lost)
+		} else {
+			s = "Slurm job " + b.job.ID + " " + st.String()
+		}
+	default:
+		s = "Slurm job " + b.job.ID + " is " + st.String()
+	}
+	tail := lastLines(b.job.Tail(8<<10), 15)
+	if tail != "" {
+		s += "; the end of its output (" + b.job.Output + "):\n" + tail
+	}
+	if strings.Contains(tail, "connect to the session at") {
+		s += fmt.Sprintf("\nthe compute nodes could not reach the session at %s: set 'launcher slurm address=HOST' to a name or address of this machine that they reach%s", b.dial, ownAddresses())
+	}
+	return s
+}
+
+// lastLines is the last n lines of s, each indented.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// waitHello waits for the job's agent to dial ln and say hello. It gives
+// up when the job ends first (an error that says how it ended, with the
+// end of its output), when its agent says nothing within timeout of the
+// job's start, or when ctx ends; the job is then cancelled. A pending job
+// is waited for as long as ctx lasts: the display shows why it waits.
+func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Duration) (*Agent, error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type accepted struct {
+		a   *Agent
+		err error
+	}
+	got := make(chan accepted, 1)
+	go func() {
+		a, err := ln.Accept(actx)
+		got <- accepted{a, err}
+	}()
+	// stopWaiting ends the wait for an agent; one that said hello
+	// meanwhile is kept.
+	stopWaiting := func() *Agent {
+		cancel()
+		return (<-got).a
+	}
+	var hello <-chan time.Time
+	for {
+		select {
+		case r := <-got:
+			if r.err == nil {
+				b.refresh(ctx)
+				return r.a, nil
+			}
+			st, _ := b.current()
+			b.stop(5 * time.Second)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("Slurm job %s cancelled while %s", b.job.ID, st.String())
+			}
+			return nil, fmt.Errorf("waiting for the agent of Slurm job %s: %w; the job is cancelled", b.job.ID, r.err)
+		case <-b.changed:
+			if st, _ := b.current(); st.Name == "RUNNING" && hello == nil {
+				hello = time.After(timeout)
+			}
+		case <-b.done:
+			if a := stopWaiting(); a != nil {
+				return a, nil
+			}
+			return nil, fmt.Errorf("the agent's job ended before its agent said hello: %s", b.describe())
+		case <-hello:
+			if a := stopWaiting(); a != nil {
+				return a, nil
+			}
+			b.stop(5 * time.Second)
+			return nil, fmt.Errorf("the agent of Slurm job %s did not say hello within %v of the job's start; the job is cancelled: %s", b.job.ID, timeout, b.describe())
+		}
+	}
+}
