@@ -159,12 +159,12 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 		return fail("evaluate: %v", err)
 	}
 	if err := waitEvents(journal, k, 2*time.Minute); err != nil {
-		return fail("%v\noutput:\n%s", err, r.text(0))
+		return fail("%v\noutput:\n%s", err, r.tail(0))
 	}
 	time.Sleep(extra)
 	procs, err := agentProcs(r.cmd.Process.Pid)
 	if err != nil {
-		return fail("%v\noutput:\n%s", err, r.text(0))
+		return fail("%v\noutput:\n%s", err, r.tail(0))
 	}
 	target := map[string]int{"rank": procs.ranks[1+c.rng.IntN(len(procs.ranks)-1)], "rank0": procs.ranks[0],
 		"mpirun": procs.mpirun, "session": r.cmd.Process.Pid}[kind]
@@ -182,9 +182,9 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 	if kind == "session" {
 		r.cmd.Wait()
 		r.close()
-		if ended(journal) {
+		if _, ok := ended(journal); ok {
 			killMarked(mark)
-			return false, true
+			return false, true // the sweep ended before the kill
 		}
 		if c.rng.IntN(2) == 0 { // half the time, as if killed in a write
 			if err := tearJournal(journal); err != nil {
@@ -202,10 +202,10 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 		defer r.close()
 		at, err := r.waitFor("'resume' runs the", 0, time.Minute)
 		if err != nil {
-			return fail("the restarted REPL did not say what it found: %v\noutput:\n%s", err, r.text(0))
+			return fail("the restarted REPL did not say what it found: %v\noutput:\n%s", err, r.tail(0))
 		}
 		if !strings.Contains(r.text(0), "reopened session "+sessDir) {
-			return fail("the restarted REPL did not say it reopened %s:\n%s", sessDir, r.text(0))
+			return fail("the restarted REPL did not say it reopened %s:\n%s", sessDir, r.tail(0))
 		}
 		seen = at.Sub(restarted)
 		if _, err := r.waitPrompt(0); err != nil {
@@ -219,13 +219,16 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 	} else {
 		at, which, err := r.waitAny([]string{"error: sweep 1 stopped after", "runs (ok)"}, from, 2*time.Minute)
 		if err != nil {
-			return fail("the fault was not reported: %v\noutput:\n%s", err, r.text(from))
+			return fail("the fault was not reported: %v\noutput:\n%s", err, r.tail(from))
 		}
-		if which == 1 { // the sweep ended before the kill
-			r.send("\x04")
-			r.exit(time.Minute)
-			waitMarked(mark, 30*time.Second)
-			return false, true
+		if which == 1 {
+			if end, ok := ended(journal); ok && end.Before(killed) {
+				r.send("\x04")
+				r.exit(time.Minute)
+				waitMarked(mark, 30*time.Second)
+				return false, true // the sweep ended before the kill
+			}
+			return fail("the sweep ended ok after %s %d was killed: the fault went unseen\noutput:\n%s", kind, target, r.tail(from))
 		}
 		seen = at.Sub(killed)
 		if _, err := r.waitPrompt(from); err != nil {
@@ -244,7 +247,7 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 	from = r.len()
 	out, err := r.command("resume")
 	if err != nil {
-		return fail("resume: %v\noutput:\n%s", err, r.text(from))
+		return fail("resume: %v\noutput:\n%s", err, r.tail(from))
 	}
 	if strings.Contains(out, "error:") || !strings.Contains(out, "(ok)") {
 		return fail("resume did not finish the sweep:\n%s", out)
@@ -253,7 +256,7 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 		return fail("Ctrl-D: %v", err)
 	}
 	if err := r.exit(time.Minute); err != nil {
-		return fail("the REPL did not leave after Ctrl-D: %v\noutput:\n%s", err, r.text(from))
+		return fail("the REPL did not leave after Ctrl-D: %v\noutput:\n%s", err, r.tail(from))
 	}
 	if left := waitMarked(mark, 15*time.Second); len(left) > 0 {
 		return fail("left running after the REPL ended: %v (killed)", left)
@@ -396,6 +399,16 @@ func (r *termREPL) len() int {
 	return len(r.out)
 }
 
+// tail is the end of what the REPL wrote from offset from on, for a
+// failure's message.
+func (r *termREPL) tail(from int) string {
+	s := r.text(from)
+	if len(s) > 6000 {
+		s = "..." + s[len(s)-6000:]
+	}
+	return s
+}
+
 // text is what the REPL wrote from offset from on.
 func (r *termREPL) text(from int) string {
 	r.mu.Lock()
@@ -446,9 +459,9 @@ func (r *termREPL) waitPrompt(from int) (int, error) {
 		select {
 		case <-r.more:
 		case <-r.exited:
-			return 0, fmt.Errorf("the REPL ended; it wrote:\n%s", r.text(from))
+			return 0, fmt.Errorf("the REPL ended; it wrote:\n%s", r.tail(from))
 		case <-deadline:
-			return 0, fmt.Errorf("no prompt within 2 minutes; the REPL wrote:\n%s", r.text(from))
+			return 0, fmt.Errorf("no prompt within 2 minutes; the REPL wrote:\n%s", r.tail(from))
 		}
 	}
 }
@@ -664,6 +677,7 @@ func killMarked(mark string) {
 
 // journalLine is what the test reads of a journal line.
 type journalLine struct {
+	T     time.Time       `json:"t"`
 	Kind  string          `json:"kind"`
 	Sweep int             `json:"sweep"`
 	Spec  *sweep.Spec     `json:"spec"`
@@ -716,15 +730,15 @@ func waitEvents(path string, k int, timeout time.Duration) error {
 	}
 }
 
-// ended reports whether the journal records the end of a sweep.
-func ended(path string) bool {
+// ended returns when the journal recorded the end of a sweep, if it did.
+func ended(path string) (time.Time, bool) {
 	ls, _ := readLines(path)
 	for _, l := range ls {
 		if l != nil && l.Kind == "end" {
-			return true
+			return l.T, true
 		}
 	}
-	return false
+	return time.Time{}, false
 }
 
 // tearJournal appends the first part of the journal's last line, without
