@@ -48,12 +48,15 @@ func TestFaultCampaign(t *testing.T) {
 		}
 		seed = n
 	}
-	t.Logf("fault campaign: %d trials, seed %d (APPROXTUNE_FAULT_SEED=%d draws them again)", trials, seed, seed)
+	parallel := envInt(t, "APPROXTUNE_FAULT_PARALLEL", 2)
+	t.Logf("fault campaign: %d trials, %d at a time, seed %d (APPROXTUNE_FAULT_SEED=%d draws them again)", trials, parallel, seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6661756c7473))
-	camp := &campaign{t: t, bin: bin, rng: rng, seed: seed, mark: fmt.Sprintf("%d-%d", os.Getpid(), seed), tally: map[string]*kindTally{}}
+	camp := &campaign{t: t, bin: bin, seed: seed, mark: fmt.Sprintf("%d-%d", os.Getpid(), seed), tally: map[string]*kindTally{}}
 	start := time.Now()
 	var order []string
-	for i := 0; i < trials; i++ {
+	slots := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := 0; i < trials && !t.Failed(); i++ {
 		if len(order) == 0 {
 			for _, j := range rng.Perm(len(faultKinds)) {
 				order = append(order, faultKinds[j])
@@ -61,10 +64,15 @@ func TestFaultCampaign(t *testing.T) {
 		}
 		kind := order[0]
 		order = order[1:]
-		if !camp.trial(i+1, kind) {
-			break // the trial failed the test and said why
-		}
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			camp.trial(i+1, kind)
+		}()
 	}
+	wg.Wait()
 	camp.summary(time.Since(start))
 }
 
@@ -88,11 +96,12 @@ const (
 
 // campaign holds the trials' common parts and their figures.
 type campaign struct {
-	t     *testing.T
-	bin   string
-	rng   *rand.Rand
-	seed  uint64
-	mark  string // the environment mark of the campaign's processes
+	t    *testing.T
+	bin  string
+	seed uint64
+	mark string // the environment mark of the campaign's processes
+
+	mu    sync.Mutex // the figures below: trials run in parallel
 	tally map[string]*kindTally
 	late  int // draws whose kill came after the sweep's end, drawn again
 	torn  int // torn journal lines written after a session was killed
@@ -109,34 +118,64 @@ type kindTally struct {
 	agentGone []time.Duration
 }
 
-// trial runs one trial with a fault of kind, drawing its moment again
-// when the sweep ended before the kill. It reports false when the test
-// failed.
-func (c *campaign) trial(n int, kind string) bool {
-	c.t.Helper()
+// trial runs trial n with a fault of kind, drawing its moment again when
+// the sweep ended before the kill, and adds its figures to the campaign's.
+// Its draws come from the campaign's seed and n alone, whatever runs
+// beside it.
+func (c *campaign) trial(n int, kind string) {
+	rng := rand.New(rand.NewPCG(c.seed, uint64(n)))
 	for try := 0; try < 5; try++ {
-		ok, late := c.once(n, kind)
-		if !late {
-			return ok
+		o, late := c.once(n, kind, rng)
+		c.mu.Lock()
+		if late {
+			c.late++
+			c.mu.Unlock()
+			continue
 		}
-		c.late++
+		tl := c.tally[kind]
+		if tl == nil {
+			tl = &kindTally{}
+			c.tally[kind] = tl
+		}
+		tl.trials++
+		if o.faulted {
+			tl.faults++
+			tl.report = append(tl.report, o.seen)
+			if o.agentGone > 0 {
+				tl.agentGone = append(tl.agentGone, o.agentGone)
+			}
+		}
+		tl.lost += o.lost
+		if o.torn {
+			c.torn++
+		}
+		c.mu.Unlock()
+		return
 	}
 	c.t.Errorf("trial %d (%s): the sweep ended before the kill five times", n, kind)
-	return false
+}
+
+// outcome is what one trial measured.
+type outcome struct {
+	faulted   bool          // the kill landed in the sweep and was seen
+	seen      time.Duration // from the kill to the user seeing it
+	agentGone time.Duration // a killed session: from the kill to its agent's end
+	torn      bool          // a torn line was left in the journal
+	lost      int           // results lost
 }
 
 // once runs one trial; late tells that the sweep ended before the kill,
 // so that nothing was tested.
-func (c *campaign) once(n int, kind string) (ok, late bool) {
+func (c *campaign) once(n int, kind string, rng *rand.Rand) (o outcome, late bool) {
 	t := c.t
 	dir := t.TempDir()
 	sessDir := filepath.Join(dir, "session")
 	mark := fmt.Sprintf("%s-%d", c.mark, n)
 	env := append(os.Environ(), "XDG_STATE_HOME="+dir, "NO_COLOR=1", faultMarkVar+"="+mark)
-	fail := func(format string, args ...any) (bool, bool) {
+	fail := func(format string, args ...any) (outcome, bool) {
 		t.Errorf("trial %d (%s; seed %d): %s", n, kind, c.seed, fmt.Sprintf(format, args...))
 		killMarked(mark)
-		return false, false
+		return o, false
 	}
 	t0 := time.Now()
 	r, err := startREPL(c.bin, sessDir, env)
@@ -156,9 +195,9 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 	// The moment: after k of the sweep's first 12 events (a run's progress,
 	// or a configuration's results: 18 in all), then a random part of a
 	// run's time.
-	k := c.rng.IntN(12)
-	extra := time.Duration(c.rng.IntN(60)) * time.Millisecond
-	rank := 1 + c.rng.IntN(3)
+	k := rng.IntN(12)
+	extra := time.Duration(rng.IntN(60)) * time.Millisecond
+	rank := 1 + rng.IntN(3)
 	from := r.len()
 	if err := r.send("evaluate"); err != nil {
 		return fail("evaluate: %v", err)
@@ -181,11 +220,6 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 	if err := syscall.Kill(target, syscall.SIGKILL); err != nil {
 		return fail("kill %d: %v", target, err)
 	}
-	tally := c.tally[kind]
-	if tally == nil {
-		tally = &kindTally{}
-		c.tally[kind] = tally
-	}
 	var seen time.Duration
 	var before []sweep.Result
 	if kind == "session" {
@@ -193,13 +227,13 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 		r.close()
 		if _, ok := ended(journal); ok {
 			killMarked(mark)
-			return false, true // the sweep ended before the kill
+			return o, true // the sweep ended before the kill
 		}
-		if c.rng.IntN(2) == 0 { // half the time, as if killed in a write
+		if rng.IntN(2) == 0 { // half the time, as if killed in a write
 			if err := tearJournal(journal); err != nil {
 				return fail("%v", err)
 			}
-			c.torn++
+			o.torn = true
 		}
 		if before, err = readResults(journal); err != nil {
 			return fail("the journal of the killed session does not read back: %v", err)
@@ -224,7 +258,7 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 		if left := waitGone(procs.all(), time.Minute); len(left) > 0 {
 			return fail("the agent of the killed session still runs a minute later: %v", left)
 		}
-		tally.agentGone = append(tally.agentGone, time.Since(killed))
+		o.agentGone = time.Since(killed)
 	} else {
 		at, which, err := r.waitAny([]string{"error: sweep 1 stopped after", "runs (ok)"}, from, 2*time.Minute)
 		if err != nil {
@@ -237,7 +271,7 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 				r.send("\x04")
 				r.exit(time.Minute)
 				waitMarked(mark, 30*time.Second)
-				return false, true // the sweep ended before the kill
+				return o, true // the sweep ended before the kill
 			}
 			return fail("the sweep ended ok after %s %d was killed with %d of %d results in: the fault went unseen\noutput:\n%s", kind, target, had, faultRuns, r.tail(from))
 		}
@@ -252,9 +286,7 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 			return fail("the journal does not read back after the fault: %v", err)
 		}
 	}
-	tally.trials++
-	tally.faults++
-	tally.report = append(tally.report, seen)
+	o.faulted, o.seen = true, seen
 	from = r.len()
 	out, err := r.command("resume")
 	if err != nil {
@@ -273,13 +305,13 @@ func (c *campaign) once(n int, kind string) (ok, late bool) {
 		return fail("left running after the REPL ended: %v (killed)", left)
 	}
 	lost, err := checkJournal(journal, before)
-	tally.lost += lost
+	o.lost = lost
 	if err != nil {
 		return fail("%v", err)
 	}
 	t.Logf("trial %2d %-7s killed pid %d after %d events and %v: seen after %v; resume ran %d of %d runs; %v in all",
 		n, kind, target, k, extra, seen.Round(time.Millisecond), faultRuns-len(before), faultRuns, time.Since(t0).Round(time.Millisecond))
-	return true, false
+	return o, false
 }
 
 // summary prints a line per kind of fault: trials, faults, results lost,
