@@ -903,8 +903,11 @@ func checkJournal(path string, before []sweep.Result) (lost int, err error) {
 			asked[runID{r.Config, r.Policy, r.Tolerance}] = true
 		}
 		for id := range want {
-			if asked[id] == had[id] {
-				problems = append(problems, fmt.Sprintf("resume asked for %v: %v, though it had a result before: %v", id, asked[id], had[id]))
+			switch {
+			case asked[id] && had[id]:
+				problems = append(problems, fmt.Sprintf("resume ran %v again, which had a result", id))
+			case !asked[id] && !had[id]:
+				problems = append(problems, fmt.Sprintf("resume left out %v, which had no result", id))
 			}
 		}
 		if len(asked) != faultRuns-len(had) {
