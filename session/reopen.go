@@ -19,7 +19,8 @@ import (
 // (the last one is what 'resume', 'table' and the analyses use), and its
 // state is the one the last sweep ran with (workload, space, policies,
 // tolerances, ranks, deadline). A sweep the journal leaves running (the
-// session died during it) is marked died: 'resume' runs its missing runs.
+// session died during it) is marked died, and 'resume' runs its missing
+// runs; ok if it misses none.
 func (s *Session) reopen() error {
 	path := filepath.Join(s.opts.Dir, JournalName)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -33,7 +34,12 @@ func (s *Session) reopen() error {
 		return nil
 	}
 	for _, sw := range sws {
-		if sw.Status == StatusRunning {
+		switch {
+		case sw.Status != StatusRunning:
+		case sw.Spec != nil && sw.Spec.Search == sweep.SearchNone && len(sw.Missing()) == 0:
+			// Every run came back; only the end was not recorded.
+			sw.Status, sw.Message = StatusOK, "every run came back; the session ended before it recorded the sweep's end"
+		default:
 			sw.Status, sw.Message = StatusDied, "the session ended during the sweep (it was stopped, killed or crashed)"
 		}
 	}

@@ -117,6 +117,41 @@ func TestReopenRestoresLastSweep(t *testing.T) {
 	}
 }
 
+// A session killed after the last result of a sweep but before its end
+// was recorded: the sweep comes back complete, nothing to resume.
+func TestReopenCompleteSweepWithoutEnd(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"workload synthetic steps=3", "policy eager", "tolerance 2^-1"} {
+		if err := s.Exec(context.Background(), l, &textOut{}); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	sp, configs, err := validate(s.schemas(), s.st, sweep.ModeEvaluate, s.st.Ranks)
+	if err != nil || len(configs) != 1 {
+		t.Fatalf("%d configurations, %v", len(configs), err)
+	}
+	tol, pred := 0.5, 0.01
+	res := sweep.Result{Type: sweep.TypeResult, Index: 0, Config: configs[0], Policy: "eager", Tolerance: &tol, PredictedS: &pred}
+	s.journal.append(record{Kind: "sweep", Sweep: 1, Spec: sp, State: &s.st, Configs: configs})
+	s.journal.append(record{Kind: "event", Sweep: 1, Event: raw(res)})
+	s.journal.Close()
+	s2, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if sw := s2.Last(); sw == nil || sw.Status != StatusOK || len(sw.Missing()) != 0 {
+		t.Fatalf("reopened sweep %+v, want ok with nothing missing", sw)
+	}
+	if !strings.Contains(s2.Reopened(), "is complete (1 run): 'table best' shows it") {
+		t.Errorf("Reopened() = %q", s2.Reopened())
+	}
+}
+
 // A new directory is no reopened session.
 func TestNewSessionNotReopened(t *testing.T) {
 	s, err := New(Options{Dir: filepath.Join(t.TempDir(), "new")})

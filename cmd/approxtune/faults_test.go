@@ -292,8 +292,12 @@ func (c *campaign) once(n int, kind string, rng *rand.Rand) (o outcome, late boo
 	if err != nil {
 		return fail("resume: %v\noutput:\n%s", err, r.tail(from))
 	}
-	if strings.Contains(out, "error:") || !strings.Contains(out, "(ok)") {
-		return fail("resume did not finish the sweep:\n%s", out)
+	done := "(ok)"
+	if len(before) == faultRuns { // the session was killed after the last result
+		done = "sweep 1 is complete: nothing to resume"
+	}
+	if strings.Contains(out, "error:") || !strings.Contains(out, done) {
+		return fail("resume did not finish the sweep (want %q):\n%s", done, out)
 	}
 	if err := r.send("\x04"); err != nil {
 		return fail("Ctrl-D: %v", err)
@@ -895,9 +899,14 @@ func checkJournal(path string, before []sweep.Result) (lost int, err error) {
 			problems = append(problems, fmt.Sprintf("the result for %v changed after the fault", idOf(b)))
 		}
 	}
-	if len(resumes) != 1 || resumes[0] == nil {
+	switch {
+	case len(had) == faultRuns:
+		if len(resumes) != 0 {
+			problems = append(problems, fmt.Sprintf("%d resume records for a complete sweep, want none", len(resumes)))
+		}
+	case len(resumes) != 1 || resumes[0] == nil:
 		problems = append(problems, fmt.Sprintf("%d resume records, want 1", len(resumes)))
-	} else {
+	default:
 		asked := map[runID]bool{}
 		for _, r := range resumes[0].Runs {
 			asked[runID{r.Config, r.Policy, r.Tolerance}] = true
