@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -168,27 +167,7 @@ func TestNewSessionNotReopened(t *testing.T) {
 // (they would run on unsupervised) and reports mpirun's end within
 // seconds.
 func TestKilledMpirunStopsItsRanks(t *testing.T) {
-	bin := testenv.Build(t)
-	testenv.Launcher(t)
-	ctx := context.Background()
-	a, err := StartLocal(ctx, bin, 4, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Interrupt(time.Second)
-	var killedAt time.Time
-	results := 0
-	_, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":40,"slow_rank":[-1,0,1,2,3,-1,0,1,2,3]},"mode":"reference","reference_reps":1}`),
-		func(e Event) {
-			if e.Type == "result" {
-				results++
-				if results == 2 {
-					killedAt = time.Now()
-					a.proc.cmd.Process.Signal(syscall.SIGKILL)
-				}
-			}
-		})
-	took := time.Since(killedAt)
+	a, took, err := killDuringSweep(t, func(a *Agent) { a.proc.cmd.Process.Signal(syscall.SIGKILL) })
 	if !errors.Is(err, ErrAgentDied) || !strings.Contains(err.Error(), "mpirun: signal: killed") {
 		t.Fatalf("after mpirun was killed: %v, want the agent's death with mpirun's status", err)
 	}
