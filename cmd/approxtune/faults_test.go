@@ -104,7 +104,10 @@ type campaign struct {
 	mu    sync.Mutex // the figures below: trials run in parallel
 	tally map[string]*kindTally
 	late  int // draws whose kill came after the sweep's end, drawn again
-	torn  int // torn journal lines written after a session was killed
+	// unstarted counts trials drawn again because their agent did not
+	// start (before any fault: mpirun failing on a loaded machine).
+	unstarted int
+	torn      int // torn journal lines written after a session was killed
 }
 
 // kindTally is the figures of one kind of fault.
@@ -127,8 +130,12 @@ func (c *campaign) trial(n int, kind string) {
 	for try := 0; try < 5; try++ {
 		o, late := c.once(n, kind, rng)
 		c.mu.Lock()
-		if late {
-			c.late++
+		if late || o.unstarted {
+			if o.unstarted {
+				c.unstarted++
+			} else {
+				c.late++
+			}
 			c.mu.Unlock()
 			continue
 		}
@@ -152,11 +159,12 @@ func (c *campaign) trial(n int, kind string) {
 		c.mu.Unlock()
 		return
 	}
-	c.t.Errorf("trial %d (%s): the sweep ended before the kill five times", n, kind)
+	c.t.Errorf("trial %d (%s): the sweep ended before the kill, or its agent did not start, five times", n, kind)
 }
 
 // outcome is what one trial measured.
 type outcome struct {
+	unstarted bool          // the agent did not start: no fault was made
 	faulted   bool          // the kill landed in the sweep and was seen
 	seen      time.Duration // from the kill to the user seeing it
 	agentGone time.Duration // a killed session: from the kill to its agent's end
@@ -202,7 +210,18 @@ func (c *campaign) once(n int, kind string, rng *rand.Rand) (o outcome, late boo
 	if err := r.send("evaluate"); err != nil {
 		return fail("evaluate: %v", err)
 	}
-	if _, err := waitEvents(journal, 0, 2*time.Minute); err != nil {
+	failed := func() bool { return strings.Contains(r.text(from), "error: sweep 1") }
+	if _, err := waitEvents(journal, 0, 2*time.Minute, failed); err != nil {
+		if out := r.text(from); strings.Contains(out, "error: sweep 1 failed: the local agent") {
+			// Nothing was killed yet: not what this test is about, but
+			// said, and counted in the summary.
+			t.Logf("trial %d (%s): the agent did not start; drawn again:\n%s", n, kind, r.tail(from))
+			r.send("\x04")
+			r.exit(time.Minute)
+			waitMarked(mark, 30*time.Second)
+			o.unstarted = true
+			return o, false
+		}
 		return fail("%v\noutput:\n%s", err, r.tail(0))
 	}
 	procs, err := agentProcs(r.cmd.Process.Pid)
@@ -211,11 +230,11 @@ func (c *campaign) once(n int, kind string, rng *rand.Rand) (o outcome, late boo
 	}
 	target := map[string]int{"rank": procs.ranks[rank%len(procs.ranks)], "rank0": procs.ranks[0],
 		"mpirun": procs.mpirun, "session": r.cmd.Process.Pid}[kind]
-	if _, err := waitEvents(journal, k, 2*time.Minute); err != nil {
+	if _, err := waitEvents(journal, k, 2*time.Minute, failed); err != nil {
 		return fail("%v\noutput:\n%s", err, r.tail(0))
 	}
 	time.Sleep(extra)
-	had, _ := waitEvents(journal, 0, 0) // results journaled before the kill
+	had, _ := waitEvents(journal, 0, 0, nil) // results journaled before the kill
 	killed := time.Now()
 	if err := syscall.Kill(target, syscall.SIGKILL); err != nil {
 		return fail("kill %d: %v", target, err)
@@ -336,8 +355,8 @@ func (c *campaign) summary(took time.Duration) {
 		}
 		c.t.Log(line)
 	}
-	c.t.Logf("%d trials in %v (%d draws landed after the sweep's end and were drawn again; %d killed sessions left a torn last journal line)",
-		total, took.Round(time.Second), c.late, c.torn)
+	c.t.Logf("%d trials in %v (drawn again: %d whose kill came after the sweep's end, %d whose agent did not start; %d killed sessions left a torn last journal line)",
+		total, took.Round(time.Second), c.late, c.unstarted, c.torn)
 }
 
 // medianMax writes the median and the largest of ds.
@@ -752,9 +771,10 @@ func readLines(path string) ([]*journalLine, error) {
 }
 
 // waitEvents waits until the journal holds the sweep's start and k of its
-// progress and result events, and returns its results then. It reads the
-// journal as bytes, not JSON, to see events as soon as they come.
-func waitEvents(path string, k int, timeout time.Duration) (int, error) {
+// progress and result events, and returns its results then; it stops
+// waiting when stop (if not nil) reports true. It reads the journal as
+// bytes, not JSON, to see events as soon as they come.
+func waitEvents(path string, k int, timeout time.Duration, stop func() bool) (int, error) {
 	deadline := time.Now().Add(timeout)
 	progress, result, start := []byte(`"event":{"type":"progress"`), []byte(`"event":{"type":"result"`), []byte(`"event":{"type":"start"`)
 	for {
@@ -763,7 +783,7 @@ func waitEvents(path string, k int, timeout time.Duration) (int, error) {
 		if bytes.Contains(b, start) && n+results >= k {
 			return results, nil
 		}
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || (stop != nil && stop()) {
 			return results, fmt.Errorf("the journal holds %d of the sweep's events after %v, not %d", n+results, timeout, k)
 		}
 		time.Sleep(2 * time.Millisecond)
