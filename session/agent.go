@@ -234,6 +234,9 @@ type Agent struct {
 	nextID int64
 	proc   runner // set for agents this session started
 	closed bool   // the session closed the connection itself
+	// orphaned: mpirun exited while the connection was up, and the
+	// session stopped the ranks it left (see watchLauncher).
+	orphaned bool
 }
 
 // Warnings returns what the agent found in its environment that makes its
@@ -268,6 +271,8 @@ func (a *Agent) read(rd *protocol.Reader) {
 		if err != nil {
 			a.mu.Lock()
 			switch {
+			case a.orphaned:
+				err = errors.New("mpirun exited while its ranks ran; the session stopped them")
 			case a.closed:
 				err = errors.New("the session closed the connection")
 			case errors.Is(err, io.EOF):
@@ -573,7 +578,12 @@ func StartLocal(ctx context.Context, binary string, ranks int, timeout time.Dura
 	defer ln.Close()
 	cmd := l.Command(context.Background(), ranks, binary, "agent", "--connect", ln.Addr())
 	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+token)
-	return startProcess(ctx, cmd, "mpirun", fmt.Sprintf("the local agent (%s -n %d)", l.Path, ranks), ln, timeout)
+	a, err := startProcess(ctx, cmd, "mpirun", fmt.Sprintf("the local agent (%s -n %d)", l.Path, ranks), ln, timeout)
+	if err != nil {
+		return nil, err
+	}
+	go a.watchLauncher([]string{binary, "agent", "--connect", ln.Addr()})
+	return a, nil
 }
 
 // startProcess starts cmd (an mpirun or an srun of an agent that dials
@@ -613,4 +623,42 @@ func startProcess(ctx context.Context, cmd *exec.Cmd, what, how string, ln *List
 	}
 	a.proc = p
 	return a, nil
+}
+
+// watchLauncher ends the agent when its mpirun exits while the connection
+// is up (mpirun was killed, or crashed): the ranks it leaves run on
+// unsupervised, so a rank that dies then leaves the others waiting forever,
+// and stopping mpirun no longer stops them. The session kills those ranks
+// (the processes the agent announced that still run argv, its command
+// line) and closes the connection: the sweep stops with mpirun's status,
+// and 'resume' starts a new agent.
+func (a *Agent) watchLauncher(argv []string) {
+	select {
+	case <-a.gone:
+		return
+	case <-a.proc.ended():
+	}
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return
+	}
+	a.orphaned = true
+	a.mu.Unlock()
+	for _, pid := range a.Hello.PIDs {
+		if runs(pid, argv) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	a.conn.Close()
+}
+
+// runs reports whether process pid runs the command line argv (Linux's
+// /proc; false where it cannot tell).
+func runs(pid int, argv []string) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return string(b) == strings.Join(argv, "\x00")+"\x00"
 }

@@ -121,6 +121,25 @@ func TestWrongTokenRefused(t *testing.T) {
 // Killing one rank in the middle of a sweep is reported within seconds, with
 // mpirun's status.
 func TestAgentDeathDetected(t *testing.T) {
+	_, took, err := killDuringSweep(t, func(a *Agent) { syscall.Kill(a.Hello.PIDs[2], syscall.SIGKILL) })
+	if !errors.Is(err, ErrAgentDied) {
+		t.Fatalf("err %v, want ErrAgentDied", err)
+	}
+	if took > 20*time.Second {
+		t.Fatalf("death reported after %v", took)
+	}
+	if !strings.Contains(err.Error(), "mpirun") {
+		t.Fatalf("the report lacks mpirun's status: %v", err)
+	}
+	t.Logf("reported after %v: %v", took, err)
+}
+
+// killDuringSweep starts a local agent of 4 ranks of this build, runs a
+// reference sweep on it, and calls kill after the second result. It returns
+// the agent (interrupted when the test ends), how long after the kill the
+// run returned, and the run's error.
+func killDuringSweep(t *testing.T, kill func(*Agent)) (*Agent, time.Duration, error) {
+	t.Helper()
 	bin := testenv.Build(t)
 	testenv.Launcher(t)
 	ctx := context.Background()
@@ -128,7 +147,7 @@ func TestAgentDeathDetected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Interrupt(time.Second)
+	t.Cleanup(func() { a.Interrupt(time.Second) })
 	var killedAt time.Time
 	results := 0
 	_, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":40,"slow_rank":[-1,0,1,2,3,-1,0,1,2,3]},"mode":"reference","reference_reps":1}`),
@@ -137,20 +156,11 @@ func TestAgentDeathDetected(t *testing.T) {
 				results++
 				if results == 2 {
 					killedAt = time.Now()
-					syscall.Kill(a.Hello.PIDs[2], syscall.SIGKILL)
+					kill(a)
 				}
 			}
 		})
-	if !errors.Is(err, ErrAgentDied) {
-		t.Fatalf("err %v, want ErrAgentDied", err)
-	}
-	if took := time.Since(killedAt); took > 20*time.Second {
-		t.Fatalf("death reported after %v", took)
-	}
-	if !strings.Contains(err.Error(), "mpirun") {
-		t.Fatalf("the report lacks mpirun's status: %v", err)
-	}
-	t.Logf("reported after %v: %v", time.Since(killedAt), err)
+	return a, time.Since(killedAt), err
 }
 
 // agentSession is a session whose sweeps start a local agent of this

@@ -86,13 +86,19 @@ type Session struct {
 	sweeps  []*Sweep
 	closed  bool   // Close ran
 	live    string // 'plot live FILE': the file each sweep's figures are drawn to ("": none)
+	// reopened says what the directory's journal held when the session
+	// opened ("" for a new session): see reopen.
+	reopened string
 
 	mu         sync.Mutex
 	cancels    chan struct{} // the running sweep's cancel requests
 	transcript []Step        // what Exec ran (see Step)
 }
 
-// New opens a session (creating its directory and journal).
+// New opens a session (creating its directory and journal). A directory
+// whose journal holds sweeps is reopened: its sweeps and its last state are
+// restored, so 'resume' finishes a sweep the session before left (Reopened
+// says what was found).
 func New(o Options) (*Session, error) {
 	if o.Dir == "" {
 		o.Dir = os.Getenv("APPROXTUNE_SESSION_DIR")
@@ -120,7 +126,11 @@ func New(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{opts: o, st: DefaultState(), journal: j}, nil
+	s := &Session{opts: o, st: DefaultState(), journal: j}
+	if err := s.reopen(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Dir is the session directory.

@@ -586,6 +586,9 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	if skip {
 		resume = s.ResumeSkippingHung
 	}
+	if sessionArg != nil && sameDir(sessionArg.Value, s.Dir()) {
+		sessionArg = nil // this session's own directory: its last sweep
+	}
 	if sessionArg == nil {
 		sw := s.Last()
 		if sw == nil {

@@ -14,7 +14,9 @@ func runREPL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("repl", "approxtune repl [--dir DIR] [--no-color]",
 		`The terminal REPL: one command per line (type 'help'). The first sweep
 starts a local agent under mpirun; 'listen' waits for a cluster agent instead.
-Every event is journaled to DIR/results.jsonl as it arrives.
+Every event is journaled to DIR/results.jsonl as it arrives; a DIR that
+holds a journal is reopened (its sweeps and the last sweep's settings come
+back, and 'resume' finishes that sweep).
 
 When standard input is not a terminal, it runs a script: each command is
 echoed with its results, and the first failing command stops the script with

@@ -116,6 +116,9 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 	}
 	defer rl.Close()
 	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D leaves.\nsession journal: %s\n", s.Dir())
+	if n := s.Reopened(); n != "" {
+		fmt.Fprintln(out.w, n)
+	}
 	for {
 		line, err := rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
@@ -135,6 +138,9 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 
 func script(ctx context.Context, s *session.Session, o Options, out *termOutput) int {
 	defer s.Close()
+	if n := s.Reopened(); n != "" {
+		fmt.Fprintln(o.Out, n)
+	}
 	sc := bufio.NewScanner(o.In)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {

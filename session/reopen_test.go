@@ -1,0 +1,197 @@
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// A session started on the directory of one killed during a sweep (its
+// journal without the sweep's end, and a torn last line) comes back with
+// that sweep, died, its results and what is missing, and the state the
+// sweep ran with; its first write cuts the torn line.
+func TestReopenRestoresLastSweep(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &textOut{}
+	for _, l := range []string{"workload synthetic steps=3 count=2", "space grid=2x2,1x4 slow_rank=-1,0", "policy eager",
+		"tolerance 2^-1,2^-3", "ranks 4", "reps 2", "deadline 45s"} {
+		if err := s.Exec(context.Background(), l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	want := s.State()
+	sp, configs, err := validate(s.schemas(), s.st, sweep.ModeEvaluate, s.st.Ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tol, pred := 0.5, 0.01
+	res := sweep.Result{Type: sweep.TypeResult, Workload: "synthetic", Index: 2, Config: configs[2], Policy: "eager",
+		Tolerance: &tol, PredictedS: &pred, ReferenceS: []float64{0.011, 0.012}}
+	for _, r := range []record{{Kind: "sweep", Sweep: 1, Spec: sp, State: &s.st, Configs: configs},
+		{Kind: "event", Sweep: 1, Event: raw(res)}} {
+		if err := s.journal.append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.journal.Close() // killed: no end record, nothing closed cleanly
+	path := filepath.Join(dir, JournalName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"t":"2026-11-28T03:00:00Z","kind":"event","sweep":1,"event":{"type":"res`)
+	f.Close()
+
+	s2, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer s2.Close()
+	sw := s2.Last()
+	if sw == nil || sw.ID != 1 || len(sw.Results) != 1 || sw.Status != StatusDied || len(sw.Configs) != 4 {
+		t.Fatalf("reopened sweep: %+v", sw)
+	}
+	if m := sw.Missing(); len(m) != 7 {
+		t.Errorf("missing runs %v, want 7 of 8", m)
+	}
+	for _, w := range []string{"reopened session " + dir + ": 1 sweep", "sweep 1 (evaluate synthetic)", "stopped after 1 of 8 runs",
+		"the session ended during the sweep", "'resume' runs the 7 missing"} {
+		if !strings.Contains(s2.Reopened(), w) {
+			t.Errorf("Reopened() = %q, lacks %q", s2.Reopened(), w)
+		}
+	}
+	got := s2.State()
+	if got.Workload != want.Workload || got.Ranks != want.Ranks || got.Reps != want.Reps || got.Deadline != want.Deadline ||
+		strings.Join(got.Policies, ",") != "eager" || len(got.Tolerances) != 2 {
+		t.Errorf("state after reopening: %+v, want %+v", got, want)
+	}
+	if g, ok := got.Space["grid"][1].(sweep.GridShape); !ok || g.String() != "1x4" {
+		t.Errorf("grid values %#v: want grid shapes", got.Space["grid"])
+	}
+	if n, ok := got.Space["steps"][0].(int); !ok || n != 3 {
+		t.Errorf("steps values %#v: want the int 3", got.Space["steps"])
+	}
+	// The same spec as before: 'evaluate' would run the same sweep.
+	sp2, _, err := validate(s2.schemas(), got, sweep.ModeEvaluate, got.Ranks)
+	if err != nil {
+		t.Fatalf("the restored state does not validate: %v", err)
+	}
+	a, _ := json.Marshal(sp)
+	b, _ := json.Marshal(sp2)
+	if string(a) != string(b) {
+		t.Errorf("spec of the restored state:\n%s\nwant\n%s", b, a)
+	}
+	// The next record cuts the torn line: every line whole.
+	if err := s2.journal.append(record{Kind: "end", Sweep: 1, Status: StatusCancelled}); err != nil {
+		t.Fatal(err)
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	lines := 0
+	for sc.Scan() {
+		lines++
+		if !json.Valid(sc.Bytes()) {
+			t.Errorf("journal line %d is not whole: %q", lines, sc.Text())
+		}
+	}
+	if lines != 3 {
+		t.Errorf("%d journal lines, want 3", lines)
+	}
+}
+
+// A session killed after the last result of a sweep but before its end
+// was recorded: the sweep comes back complete, nothing to resume.
+func TestReopenCompleteSweepWithoutEnd(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"workload synthetic steps=3", "policy eager", "tolerance 2^-1"} {
+		if err := s.Exec(context.Background(), l, &textOut{}); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	sp, configs, err := validate(s.schemas(), s.st, sweep.ModeEvaluate, s.st.Ranks)
+	if err != nil || len(configs) != 1 {
+		t.Fatalf("%d configurations, %v", len(configs), err)
+	}
+	tol, pred := 0.5, 0.01
+	res := sweep.Result{Type: sweep.TypeResult, Index: 0, Config: configs[0], Policy: "eager", Tolerance: &tol, PredictedS: &pred}
+	s.journal.append(record{Kind: "sweep", Sweep: 1, Spec: sp, State: &s.st, Configs: configs})
+	s.journal.append(record{Kind: "event", Sweep: 1, Event: raw(res)})
+	s.journal.Close()
+	s2, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if sw := s2.Last(); sw == nil || sw.Status != StatusOK || len(sw.Missing()) != 0 {
+		t.Fatalf("reopened sweep %+v, want ok with nothing missing", sw)
+	}
+	if !strings.Contains(s2.Reopened(), "is complete (1 run): 'table best' shows it") {
+		t.Errorf("Reopened() = %q", s2.Reopened())
+	}
+}
+
+// A new directory is no reopened session.
+func TestNewSessionNotReopened(t *testing.T) {
+	s, err := New(Options{Dir: filepath.Join(t.TempDir(), "new")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Reopened() != "" || s.Last() != nil {
+		t.Fatalf("a new session reopened %q", s.Reopened())
+	}
+}
+
+// mpirun killed under a running sweep: the session stops the ranks it left
+// (they would run on unsupervised) and reports mpirun's end within
+// seconds.
+func TestKilledMpirunStopsItsRanks(t *testing.T) {
+	a, took, err := killDuringSweep(t, func(a *Agent) { a.proc.(*process).cmd.Process.Signal(syscall.SIGKILL) })
+	if !errors.Is(err, ErrAgentDied) || !strings.Contains(err.Error(), "mpirun: signal: killed") {
+		t.Fatalf("after mpirun was killed: %v, want the agent's death with mpirun's status", err)
+	}
+	if took > 20*time.Second {
+		t.Errorf("mpirun's death reported after %v", took)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range a.Hello.PIDs {
+		for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("rank pid %d still runs 10 s after mpirun was killed", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Logf("reported after %v: %v", took, err)
+}
+
+// zombie reports whether pid has ended, not yet reaped.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
+}
