@@ -168,31 +168,48 @@ func (s *Sweep) Summaries() []Summary {
 	if s.Spec == nil || s.Spec.Mode == sweep.ModeReference || s.Spec.Search != sweep.SearchNone {
 		return nil // a search's rounds run subsets of the space: tableSearch
 	}
+	// One pass puts each run in its policy x tolerance, in the order the
+	// results came: the live display summarizes a running sweep after
+	// every result, and a pass per policy x tolerance made that quadratic
+	// (10,000 runs at 40 of them: 70 ms a summary).
+	type group struct {
+		runs []sweep.Measured
+		of   []int // the index in s.Results of each run
+	}
+	groups := map[runKey]*group{}
+	for i := range s.Results {
+		r := &s.Results[i]
+		if r.Tolerance == nil {
+			continue
+		}
+		m, ok := r.Measured()
+		if !ok {
+			continue
+		}
+		k := runKey{policy: r.Policy, tolerance: *r.Tolerance}
+		g := groups[k]
+		if g == nil {
+			g = &group{}
+			groups[k] = g
+		}
+		g.runs, g.of = append(g.runs, m), append(g.of, i)
+	}
 	var out []Summary
 	for _, p := range s.Spec.Policies {
 		for _, t := range s.Spec.Tolerances {
-			var runs []sweep.Measured
-			var of []sweep.Result // the result of each run
-			for _, r := range s.Results {
-				if r.Policy != p || r.Tolerance == nil || *r.Tolerance != float64(t) {
-					continue
-				}
-				if m, ok := r.Measured(); ok {
-					runs, of = append(runs, m), append(of, r)
-				}
-			}
-			if len(runs) == 0 {
+			g := groups[runKey{policy: p, tolerance: float64(t)}]
+			if g == nil {
 				continue
 			}
-			f := sweep.Summarize(runs)
+			f := sweep.Summarize(g.runs)
 			sm := Summary{Policy: p, Tolerance: float64(t), Configs: f.Runs, RefTotal: f.ReferenceTotalS,
 				SelTotal: f.SelectiveTotalS, Speedup: f.Speedup, MeanError: f.MeanError, MaxError: f.MaxError,
 				Quality: f.Quality, HasRef: f.Judged > 0}
 			if f.Chosen >= 0 {
-				sm.Chosen, sm.PredChosen = of[f.Chosen].Config.Label(), runs[f.Chosen].PredictedS
+				sm.Chosen, sm.PredChosen = s.Results[g.of[f.Chosen]].Config.Label(), g.runs[f.Chosen].PredictedS
 			}
 			if f.Best >= 0 {
-				sm.Best = of[f.Best].Config.Label()
+				sm.Best = s.Results[g.of[f.Best]].Config.Label()
 			}
 			out = append(out, sm)
 		}
