@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -32,6 +34,8 @@ type Sweep struct {
 	resumedAt int // results present when the last resume started
 	pending   int // runs made whose results have not come yet (progress events)
 	runs      int // a search's runs as far as known (the agent's latest total)
+	// shared is the configuration each index's results carry (apply).
+	shared map[int]sweep.Config
 }
 
 // Total is the number of runs the sweep is made of.
@@ -64,6 +68,7 @@ func (s *Sweep) apply(e Event) {
 	case sweep.TypeResult:
 		var r sweep.Result
 		if e.Decode(&r) == nil {
+			r.Config = s.share(r.Index, r.Config)
 			s.Results = append(s.Results, r)
 			s.pending = max(s.pending-1, 0)
 			s.runs = max(s.runs, r.Total)
@@ -94,6 +99,36 @@ func (s *Sweep) apply(e Event) {
 			s.Traces = append(s.Traces, t)
 		}
 	}
+}
+
+// share returns the configuration an earlier result of index i carries
+// when it equals c, else c: the results of one configuration share it
+// (Config is immutable), rather than each keeping a copy of its own (a
+// kilobyte each: 10 MB for a sweep of 10,000 runs).
+func (s *Sweep) share(i int, c sweep.Config) sweep.Config {
+	if prev, ok := s.shared[i]; ok && sameConfig(prev, c) {
+		return prev
+	}
+	if s.shared == nil {
+		s.shared = map[int]sweep.Config{}
+	}
+	s.shared[i] = c
+	return c
+}
+
+// sameConfig reports whether a and b have the same parameters and values.
+func sameConfig(a, b sweep.Config) bool {
+	if !slices.Equal(a.Names(), b.Names()) {
+		return false
+	}
+	for _, n := range a.Names() {
+		va, _ := a.Value(n)
+		vb, _ := b.Value(n)
+		if !reflect.DeepEqual(va, vb) {
+			return false
+		}
+	}
+	return true
 }
 
 // runKey names a run for resuming.

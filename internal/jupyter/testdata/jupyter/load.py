@@ -25,6 +25,13 @@ def status_kb(pid, field):
     fail("no %s in /proc/%d/status" % (field, pid))
 
 
+def cpu_s(pid):
+    """The processor time (user and system) process pid has used."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_cell(kc, code, timeout):
     """Execute code and wait for its reply and its status idle; returns the
     reply, the iopub messages with the time each was received, and the
@@ -100,13 +107,15 @@ def main():
         check(rss and rss[-1][0] == total, "the last display shows %s of %d runs" % (rss[-1:], total))
         out.update(runs=total, updates=updates, figures=figs, rss=rss, hwm_kb=status_kb(pid, "VmHWM"))
 
-        # The tables and figures of the result.
+        # The tables and figures of the result: the round trip of each and
+        # the kernel's processor time in it.
         out["commands"] = {}
         for code in ("table configs", "table best", "plot speedup", "plot error", "plot configs"):
+            c0 = cpu_s(pid)
             r, got, rt = run_cell(kc, code, 120)
             kinds = {m["msg_type"] for _, m in got}
             check("execute_result" in kinds or "display_data" in kinds, "%s showed nothing: %s" % (code, kinds))
-            out["commands"][code] = rt
+            out["commands"][code] = [rt, cpu_s(pid) - c0]
 
         # Small cells, one after another: each one's round trip.
         small = ["status", "help tolerance", "tolerance 2^-2", "policy eager,conditional", "reps 2", "help", "space"]
