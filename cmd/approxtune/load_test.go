@@ -353,15 +353,15 @@ func TestLoadREPL(t *testing.T) {
 
 // kernelLoad is what internal/jupyter/testdata/jupyter/load.py measured.
 type kernelLoad struct {
-	Runs     int                `json:"runs"`
-	SweepS   float64            `json:"sweep_s"`
-	Updates  []float64          `json:"updates"`
-	Figures  []float64          `json:"figures"`
-	RSS      [][2]int           `json:"rss"`
-	HWM      int                `json:"hwm_kb"`
-	HWMEnd   int                `json:"hwm_end_kb"`
+	Runs     int                   `json:"runs"`
+	SweepS   float64               `json:"sweep_s"`
+	Updates  []float64             `json:"updates"`
+	Figures  []float64             `json:"figures"`
+	RSS      [][2]int              `json:"rss"`
+	HWM      int                   `json:"hwm_kb"`
+	HWMEnd   int                   `json:"hwm_end_kb"`
 	Commands map[string][2]float64 `json:"commands"` // wall and processor seconds
-	Cells    []float64          `json:"cells"`
+	Cells    []float64             `json:"cells"`
 }
 
 // The same sweep through the kernel, driven by jupyter_client: memory
