@@ -31,10 +31,15 @@ const (
 	// tolerances, each configuration's one reference besides.
 	loadRuns = 10000
 	// loadRunKB bounds the session's resident memory per run stored,
-	// between 2,000 runs and the end: what it keeps of each result (about
-	// 2.3 kB of Go heap with its kernel statistics) and the collector's
-	// slack, but no copy of every event, update or drawing.
+	// between 2,000 runs and the end: what it keeps of each result and the
+	// collector's slack (measured 1.6-3.3 kB), but no copy of every event,
+	// update or drawing.
 	loadRunKB = 6
+	// loadHeapKB bounds the live heap the session keeps per run stored,
+	// as its collections find it (GODEBUG=gctrace=1): about 1.2 kB of each
+	// result and its kernel statistics (measured 1.1-1.3 kB); every raw
+	// event kept besides would add 1.4 kB.
+	loadHeapKB = 2
 	// loadPeakMB bounds the session's peak resident memory over the sweep.
 	loadPeakMB = 160
 	// loadCommandCPU bounds the session's processor time in 'table' and
@@ -115,15 +120,70 @@ func checkCost(t *testing.T, what string, wall, cpu, maxWall, maxCPU time.Durati
 	}
 }
 
-// checkMemory asserts the bounds on the session's memory: rssA and rssB
-// are its resident memory (kB) after runsA and runsB runs (runsA about
-// 2,000, runsB the end), peak its high-water mark.
-func checkMemory(t *testing.T, what string, runsA, rssA, runsB, rssB, peak int) {
+// gcTrace is the Go runtime's trace of a collection (GODEBUG=gctrace=1):
+// the live heap it left is the third of "A->B->C MB".
+var gcTrace = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
+
+// memSample is the session's memory as runs were done: a collection's live
+// heap (MB), or the resident memory (kB), at seconds from the sweep's start.
+type memSample struct {
+	at   float64
+	done int // runs done by then
+	kb   int
+}
+
+// doneAt is the runs done at time at by the progress seen: (time, done) pairs in order.
+func doneAt(progress [][2]float64, at float64) int {
+	done := 0
+	for _, p := range progress {
+		if p[0] > at {
+			break
+		}
+		done = int(p[1])
+	}
+	return done
+}
+
+// heapSamples are the collections of gc ([time, MB]) up to end, with the
+// runs done at each.
+func heapSamples(gc [][2]float64, progress [][2]float64, end float64) []memSample {
+	var out []memSample
+	for _, g := range gc {
+		if g[0] <= end {
+			out = append(out, memSample{at: g[0], done: doneAt(progress, g[0]), kb: int(g[1]) * 1024})
+		}
+	}
+	return out
+}
+
+// growth is how much a sample's kB grew per run from the first sample at
+// 2,000 runs or more to the last, which must be near the end (a
+// collection's runs are those of the display before it).
+func growth(t *testing.T, what string, ss []memSample, total int) (a, b memSample, perRun float64) {
 	t.Helper()
-	perRun := float64(rssB-rssA) / float64(runsB-runsA)
-	t.Logf("%s: resident %d MB at %d runs, %d MB at %d (%.2f kB a run), peak %d MB", what, rssA/1024, runsA, rssB/1024, runsB, perRun, peak/1024)
-	if perRun > loadRunKB {
-		t.Errorf("%s: resident memory grew by %.2f kB a run from %d runs to %d (%d to %d MB), over %d kB: something keeps more than the results", what, perRun, runsA, runsB, rssA/1024, rssB/1024, loadRunKB)
+	i := slices.IndexFunc(ss, func(s memSample) bool { return s.done >= 2000 })
+	j := len(ss) - 1
+	if i < 0 || ss[j].done < total*9/10 || ss[j].done <= ss[i].done {
+		t.Fatalf("%s: no samples from 2,000 runs to the end (%d): %v", what, total, ss)
+	}
+	return ss[i], ss[j], float64(ss[j].kb-ss[i].kb) / float64(ss[j].done-ss[i].done)
+}
+
+// checkMemory asserts the bounds on the session's memory over a sweep of
+// total runs: its live heap (heap, from its collections) and resident
+// memory (rss) grow by little a run from 2,000 runs to the end, and its
+// resident memory's high-water mark (peak, kB) stays under a bound.
+func checkMemory(t *testing.T, what string, heap, rss []memSample, total, peak int) {
+	t.Helper()
+	ha, hb, heapRun := growth(t, what+": live heap", heap, total)
+	ra, rb, rssRun := growth(t, what+": resident memory", rss, total)
+	t.Logf("%s: live heap %d MB at %d runs, %d MB at %d (%.2f kB a run); resident %d MB at %d runs, %d MB at %d (%.2f kB a run); peak %d MB",
+		what, ha.kb/1024, ha.done, hb.kb/1024, hb.done, heapRun, ra.kb/1024, ra.done, rb.kb/1024, rb.done, rssRun, peak/1024)
+	if heapRun > loadHeapKB {
+		t.Errorf("%s: the live heap grew by %.2f kB a run from %d runs to %d, over %d kB: something keeps more than the results", what, heapRun, ha.done, hb.done, loadHeapKB)
+	}
+	if rssRun > loadRunKB {
+		t.Errorf("%s: resident memory grew by %.2f kB a run from %d runs to %d, over %d kB", what, rssRun, ra.done, rb.done, loadRunKB)
 	}
 	if peak > loadPeakMB*1024 {
 		t.Errorf("%s: peak resident memory %d MB, over %d MB", what, peak/1024, loadPeakMB)
@@ -145,23 +205,33 @@ func checkRate(t *testing.T, what string, at []float64, span float64, interval t
 }
 
 // replProc is `approxtune repl` with its standard input a pipe: the test
-// writes a line at a time and reads what it prints as it comes.
+// writes a line at a time and reads what it prints as it comes. The
+// runtime traces its collections on its standard error (GODEBUG=gctrace=1).
 type replProc struct {
 	t     *testing.T
 	cmd   *exec.Cmd
 	in    io.WriteCloser
-	lines chan string
-	errs  strings.Builder
-	mu    sync.Mutex
+	start time.Time
+	lines chan stamped
 	seen  []string // what it printed so far
+
+	mu   sync.Mutex
+	errs strings.Builder // its standard error but the collections
+	gc   [][2]float64    // each collection: seconds from start, live heap MB
+}
+
+// stamped is a line the REPL printed, with when it came (from start).
+type stamped struct {
+	text string
+	at   float64
 }
 
 func startREPL(t *testing.T, bin, dir string) *replProc {
 	t.Helper()
-	p := &replProc{t: t, lines: make(chan string, 1<<16)}
+	p := &replProc{t: t, lines: make(chan stamped, 1<<16), start: time.Now()}
 	p.cmd = exec.Command(bin, "repl", "--dir", dir)
 	p.cmd.Dir = t.TempDir()
-	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.errs}
+	p.cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
 	var err error
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -170,16 +240,37 @@ func startREPL(t *testing.T, bin, dir string) *replProc {
 	if err != nil {
 		t.Fatal(err)
 	}
+	errs, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		sc := bufio.NewScanner(errs)
+		for sc.Scan() {
+			p.mu.Lock()
+			if m := gcTrace.FindStringSubmatch(sc.Text()); m != nil {
+				mb, _ := strconv.Atoi(m[3])
+				p.gc = append(p.gc, [2]float64{time.Since(p.start).Seconds(), float64(mb)})
+			} else {
+				p.errs.WriteString(sc.Text() + "\n")
+			}
+			p.mu.Unlock()
+		}
+	}()
 	go func() {
 		defer close(p.lines)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(make([]byte, 1<<20), 1<<26)
 		for sc.Scan() {
-			p.lines <- sc.Text()
+			p.lines <- stamped{sc.Text(), time.Since(p.start).Seconds()}
 		}
+		wg.Wait() // the standard error is read too
 	}()
 	t.Cleanup(func() {
 		p.cmd.Process.Kill()
@@ -189,15 +280,18 @@ func startREPL(t *testing.T, bin, dir string) *replProc {
 	return p
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+// stderr is what the REPL wrote on its standard error, but the collections.
+func (p *replProc) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.errs.String()
 }
 
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+// collections are the REPL's collections so far: seconds from its start, live heap MB.
+func (p *replProc) collections() [][2]float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.gc)
 }
 
 // send writes lines to the REPL's standard input.
@@ -210,22 +304,20 @@ func (p *replProc) send(lines ...string) {
 
 // until reads what the REPL prints, calling each (if not nil) with every
 // line, up to the line want; it fails past timeout or if the REPL ends.
-func (p *replProc) until(want string, timeout time.Duration, each func(string)) {
+func (p *replProc) until(want string, timeout time.Duration, each func(stamped)) {
 	p.t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
 		case l, ok := <-p.lines:
 			if !ok {
-				p.mu.Lock()
-				defer p.mu.Unlock()
-				p.t.Fatalf("the REPL ended before printing %q; stderr:\n%s\nlast lines:\n%s", want, p.errs.String(), strings.Join(p.tail(), "\n"))
+				p.t.Fatalf("the REPL ended before printing %q; stderr:\n%s\nlast lines:\n%s", want, p.stderr(), strings.Join(p.tail(), "\n"))
 			}
-			p.seen = append(p.seen, l)
+			p.seen = append(p.seen, l.text)
 			if each != nil {
 				each(l)
 			}
-			if l == want {
+			if l.text == want {
 				return
 			}
 		case <-deadline:
@@ -252,10 +344,10 @@ func (p *replProc) close() {
 	p.t.Helper()
 	p.in.Close()
 	for l := range p.lines {
-		p.seen = append(p.seen, l)
+		p.seen = append(p.seen, l.text)
 	}
 	if err := p.cmd.Wait(); err != nil {
-		p.t.Fatalf("the REPL: %v; stderr:\n%s", err, p.errs.String())
+		p.t.Fatalf("the REPL: %v; stderr:\n%s", err, p.stderr())
 	}
 }
 
@@ -308,29 +400,30 @@ func TestLoadREPL(t *testing.T) {
 	stop := make(chan struct{})
 	redraws := fileChanges(live, start, stop)
 	p.send("evaluate", "# swept")
-	var rss2k, rssEnd, runs int
-	p.until("> # swept", 4*time.Minute, func(l string) {
-		m := progressLine.FindStringSubmatch(l)
+	var rss []memSample
+	var progress [][2]float64 // seconds from the REPL's start, runs done
+	runs := 0
+	p.until("> # swept", 4*time.Minute, func(l stamped) {
+		m := progressLine.FindStringSubmatch(l.text)
 		if m == nil {
 			return
 		}
 		done, _ := strconv.Atoi(m[1])
 		runs, _ = strconv.Atoi(m[2])
-		switch {
-		case done == 2000:
-			rss2k = rssKB(t, pid, "VmRSS")
-		case done == runs:
-			rssEnd = rssKB(t, pid, "VmRSS")
+		progress = append(progress, [2]float64{l.at, float64(done)})
+		if done%500 == 0 {
+			rss = append(rss, memSample{at: l.at, done: done, kb: rssKB(t, pid, "VmRSS")})
 		}
 	})
 	swept := time.Since(start)
+	end := time.Since(p.start).Seconds()
 	close(stop)
 	draws := <-redraws
 	if !slices.Contains(p.seen, fmt.Sprintf("sweep 1: evaluate synthetic, %d of %d runs (ok)", loadRuns, loadRuns)) {
 		t.Fatalf("the sweep did not make its %d runs; last lines:\n%s", loadRuns, strings.Join(p.tail(), "\n"))
 	}
 	t.Logf("REPL: %d runs in %.1f s", runs, swept.Seconds())
-	checkMemory(t, "REPL", 2000, rss2k, runs, rssEnd, rssKB(t, pid, "VmHWM"))
+	checkMemory(t, "REPL", heapSamples(p.collections(), progress, end), rss, runs, rssKB(t, pid, "VmHWM"))
 	checkRate(t, "REPL: rewrites of the live figure", draws, swept.Seconds(), time.Second)
 
 	for i, cmd := range []string{"table configs", "table best", "plot speedup " + filepath.Join(dir, "speedup.png"),
@@ -357,7 +450,8 @@ type kernelLoad struct {
 	SweepS   float64               `json:"sweep_s"`
 	Updates  []float64             `json:"updates"`
 	Figures  []float64             `json:"figures"`
-	RSS      [][2]int              `json:"rss"`
+	RSS      [][3]float64          `json:"rss"`  // runs done, resident kB, seconds from the sweep's start
+	Heap     [][2]float64          `json:"heap"` // each collection: seconds from the sweep's start, live heap MB
 	HWM      int                   `json:"hwm_kb"`
 	HWMEnd   int                   `json:"hwm_end_kb"`
 	Commands map[string][2]float64 `json:"commands"` // wall and processor seconds
@@ -372,7 +466,7 @@ func TestLoadKernel(t *testing.T) {
 	testenv.Launcher(t)
 	js := setupJupyter(t)
 	res := filepath.Join(js.dir, "load.json")
-	js.env = append(js.env, "APPROXTUNE_LOAD_SETUP="+loadSetup(), "APPROXTUNE_LOAD_CELLS="+strconv.Itoa(loadCells), "APPROXTUNE_LOAD_OUT="+res)
+	js.env = append(js.env, "GODEBUG=gctrace=1", "APPROXTUNE_LOAD_SETUP="+loadSetup(), "APPROXTUNE_LOAD_CELLS="+strconv.Itoa(loadCells), "APPROXTUNE_LOAD_OUT="+res)
 	js.script(t, 6*time.Minute, "load.py")
 	b, err := os.ReadFile(res)
 	if err != nil {
@@ -386,13 +480,13 @@ func TestLoadKernel(t *testing.T) {
 		t.Fatalf("the sweep showed %d runs, want %d", m.Runs, loadRuns)
 	}
 	t.Logf("kernel: %d runs in %.1f s", m.Runs, m.SweepS)
-	i := slices.IndexFunc(m.RSS, func(x [2]int) bool { return x[0] >= 2000 })
-	if i < 0 {
-		t.Fatalf("no display update past 2,000 runs: %v", m.RSS)
+	var rss []memSample
+	var progress [][2]float64
+	for _, x := range m.RSS {
+		rss = append(rss, memSample{at: x[2], done: int(x[0]), kb: int(x[1])})
+		progress = append(progress, [2]float64{x[2], x[0]})
 	}
-	// From the first update at 2,000 runs or more to the last.
-	at, end := m.RSS[i], m.RSS[len(m.RSS)-1]
-	checkMemory(t, "kernel", at[0], at[1], end[0], end[1], m.HWM)
+	checkMemory(t, "kernel", heapSamples(m.Heap, progress, m.SweepS), rss, m.Runs, m.HWM)
 	checkRate(t, "kernel: update_display_data", m.Updates, m.SweepS, 250*time.Millisecond)
 	checkRate(t, "kernel: figures drawn", m.Figures, m.SweepS, time.Second)
 	for _, cmd := range []string{"table configs", "table best", "plot speedup", "plot error", "plot configs"} {

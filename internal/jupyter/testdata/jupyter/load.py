@@ -2,6 +2,8 @@
 this measures): a sweep of many tiny runs in one cell, then the tables and
 figures of its result, then many small cells, each a round trip.
 
+The kernel runs with the collector's trace on its standard error
+(GODEBUG=gctrace=1 from the test): the live heap of each collection.
 Environment: APPROXTUNE_LOAD_SETUP, the cell that sets the sweep up;
 APPROXTUNE_LOAD_CELLS, how many small cells follow; APPROXTUNE_LOAD_OUT, the
 file the figures go to as JSON. It prints OK when every cell succeeded.
@@ -11,9 +13,42 @@ import os
 import re
 import time
 
-from common import check, fail, reply, start, stop
+import subprocess
+import threading
+
+import jupyter_client
+
+from common import check, fail, reply, stop
 
 RUNS = re.compile(r"(\d+)/(\d+) runs")
+# The Go runtime's trace of a collection (GODEBUG=gctrace=1): the live heap
+# it left is the third of "A->B->C MB".
+GC = re.compile(r"^gc \d+ @.* (\d+)->(\d+)->(\d+) MB")
+
+
+def start_traced():
+    """Start a kernel whose standard error (the collector's trace) a thread
+    reads: it returns the manager, a ready client, and the list of
+    [time.monotonic(), live heap MB] of each collection, as they come."""
+    km = jupyter_client.KernelManager(kernel_name="approxtune")
+    km.start_kernel(stderr=subprocess.PIPE)
+    heap = []
+
+    def read():
+        for line in km.provisioner.process.stderr:
+            m = GC.match(line.decode(errors="replace"))
+            if m:
+                heap.append([time.monotonic(), int(m.group(3))])
+
+    threading.Thread(target=read, daemon=True).start()
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=60)
+    except Exception:
+        stop(km, kc)
+        raise
+    return km, kc, heap
 
 
 def status_kb(pid, field):
@@ -64,7 +99,7 @@ def main():
     setup = os.environ["APPROXTUNE_LOAD_SETUP"]
     ncells = int(os.environ["APPROXTUNE_LOAD_CELLS"])
     out = {}
-    km, kc = start()
+    km, kc, heap = start_traced()
     try:
         pid = km.provisioner.process.pid
         run_cell(kc, setup, 60)
@@ -100,7 +135,7 @@ def main():
             if png is not None and png != last_png:
                 figs.append(at)
                 last_png = png
-            rss.append([done, status_kb(pid, "VmRSS")])
+            rss.append([done, status_kb(pid, "VmRSS"), at])
         out["sweep_s"] = time.monotonic() - t0
         r = reply(kc, msg_id, 60)
         check(r["content"]["status"] == "ok", "evaluate: %s" % r["content"])
@@ -127,10 +162,14 @@ def main():
             trips.append(rt)
         out["cells"] = trips
         out["hwm_end_kb"] = status_kb(pid, "VmHWM")
+        # Each collection's live heap, in seconds from the sweep's start
+        # as the display messages' times are.
+        out["heap"] = [[at - t0, mb] for at, mb in list(heap)]
     finally:
         stop(km, kc)
     with open(os.environ["APPROXTUNE_LOAD_OUT"], "w") as f:
         json.dump(out, f)
+    print("%d runs in %.1f s, %d cells" % (out["runs"], out["sweep_s"], len(out["cells"])))
     print("OK", flush=True)
 
 
