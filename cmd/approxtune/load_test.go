@@ -156,17 +156,24 @@ func heapSamples(gc [][2]float64, progress [][2]float64, end float64) []memSampl
 	return out
 }
 
-// growth is how much a sample's kB grew per run from the first sample at
-// 2,000 runs or more to the last, which must be near the end (a
-// collection's runs are those of the display before it).
+// growth is how much a sample's kB grew per run from 2,000 runs to the
+// end: the least-squares slope over the samples from the first at 2,000
+// runs or more, the last of which must be near the end (a collection's runs
+// are those of the display before it). A single collection's live heap
+// counts what was allocated while it ran, so two samples alone are noisy.
 func growth(t *testing.T, what string, ss []memSample, total int) (a, b memSample, perRun float64) {
 	t.Helper()
 	i := slices.IndexFunc(ss, func(s memSample) bool { return s.done >= 2000 })
 	j := len(ss) - 1
-	if i < 0 || ss[j].done < total*9/10 || ss[j].done <= ss[i].done {
-		t.Fatalf("%s: no samples from 2,000 runs to the end (%d): %v", what, total, ss)
+	if i < 0 || ss[j].done < total*9/10 || j-i < 2 || ss[j].done <= ss[i].done {
+		t.Fatalf("%s: too few samples from 2,000 runs to the end (%d): %v", what, total, ss)
 	}
-	return ss[i], ss[j], float64(ss[j].kb-ss[i].kb) / float64(ss[j].done-ss[i].done)
+	var n, sx, sy, sxx, sxy float64
+	for _, s := range ss[i:] {
+		x, y := float64(s.done), float64(s.kb)
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	return ss[i], ss[j], (n*sxy - sx*sy) / (n*sxx - sx*sx)
 }
 
 // checkMemory asserts the bounds on the session's memory over a sweep of
