@@ -32,27 +32,28 @@ const (
 	loadRuns = 10000
 	// loadRunKB bounds the session's resident memory per run stored,
 	// between 2,000 runs and the end: what it keeps of each result and the
-	// collector's slack (measured 1.6-3.3 kB), but no copy of every event,
+	// collector's slack (measured 1.6-2.5 kB), but no copy of every event,
 	// update or drawing.
 	loadRunKB = 6
 	// loadHeapKB bounds the live heap the session keeps per run stored,
-	// as its collections find it (GODEBUG=gctrace=1): about 1.2 kB of each
-	// result and its kernel statistics (measured 1.1-1.3 kB); every raw
-	// event kept besides would add 1.4 kB.
+	// as its collections find it (GODEBUG=gctrace=1): each result and its
+	// kernel statistics (measured 0.8-1.2 kB); keeping every raw event
+	// besides made it 2.7 kB.
 	loadHeapKB = 2
 	// loadPeakMB bounds the session's peak resident memory over the sweep.
 	loadPeakMB = 160
 	// loadCommandCPU bounds the session's processor time in 'table' and
 	// 'plot' on the 10,000 runs: the promise, under a second (measured
-	// 0.02-0.3 s); loadCommand bounds their wall time, with the margin a
-	// loaded machine needs (measured 0.01-0.4 s, 1.3 s for 'table configs'
-	// in the kernel with the machine at a load of 30 on 2 cores).
+	// 0-0.33 s); loadCommand bounds their wall time, with the margin a
+	// loaded machine needs (measured 0.01-0.6 s, and 1-1.4 s for 'table
+	// configs', 2.2 MB of text, with the machine at a load of 30-55 on 2
+	// cores).
 	loadCommandCPU = time.Second
 	loadCommand    = 3 * time.Second
 	// loadReplayCPU and loadReplay bound 'load' of the sweep's journal
 	// (10,000 results with their kernel statistics, 25,000 lines): the
-	// session's processor time (measured 1.4 s) and wall time (measured
-	// 1.5 s, 6 s at a load of 54 on 2 cores).
+	// session's processor time (measured 1.4-1.5 s) and wall time
+	// (measured 2.2-4.1 s with the machine at a load of 55 on 2 cores).
 	loadReplayCPU = 3 * time.Second
 	loadReplay    = 10 * time.Second
 	// loadCells is the kernel session's length after the sweep.
