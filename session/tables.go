@@ -66,7 +66,13 @@ func tableConfigs(sw *Sweep) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\tstd error s\terror\tselective s\tskipped\t")
+	labels := map[int]string{} // each configuration's, written once for its runs
 	for _, r := range sw.sortedResults() {
+		label, ok := labels[r.Index]
+		if !ok {
+			label = r.Config.Label()
+			labels[r.Index] = label
+		}
 		ref := stat.Mean(r.ReferenceS, nil)
 		skipped := "-"
 		if r.Executed != nil && r.Skipped != nil && *r.Executed+*r.Skipped > 0 {
@@ -79,7 +85,7 @@ func tableConfigs(sw *Sweep) string {
 		if r.Tolerance != nil {
 			tl = format.Tolerance(*r.Tolerance)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, r.Config.Label(), pol, tl, format.Seconds(ref),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, label, pol, tl, format.Seconds(ref),
 			format.Seconds(fptr(r.PredictedS)), format.Seconds(fptr(r.PredictedSE)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()

@@ -88,6 +88,8 @@ type liveDisplay struct {
 	pending Bundle // rendered, waiting for the interval to pass
 	timer   *time.Timer
 	final   bool
+	// held is the latest update not rendered (see Update), or nil.
+	held *session.Progress
 }
 
 // figures are a sweep's live figures as drawn (session.LiveFigures).
@@ -155,6 +157,11 @@ func (o *CellOutput) Close() {
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
+		}
+		if d.held != nil {
+			// The cell's commands are over: its sweep no longer changes.
+			d.rows = d.held.Sweep.ChartRows()
+			d.pending, d.held = progressBundle(*d.held, d.notes, d.rows, d.figs), nil
 		}
 		if d.pending != nil {
 			o.sendDisplay(d, "update_display_data", d.pending)
@@ -240,6 +247,17 @@ func (o *CellOutput) Update(p session.Progress) {
 	if p.Note != "" {
 		d.notes = append(d.notes, p.Note)
 	}
+	due := fresh || p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval
+	if !due && len(d.figs.figs) > 0 {
+		// Not sent now, and it would wait for the next Update anyway
+		// (below): rendering it, which summarizes every result so far,
+		// waits too. Rendering each update made a sweep of 10,000 runs
+		// quadratic in its results.
+		d.held, d.pending = &p, nil
+		o.mu.Unlock()
+		return
+	}
+	d.held = nil
 	// A note may come from the session's cancel goroutine while results
 	// are being applied: keep the chart as it was and show the note.
 	if fresh || p.Note == "" || p.Final {
@@ -270,7 +288,7 @@ func (o *CellOutput) Update(p session.Progress) {
 	switch {
 	case fresh:
 		o.sendDisplay(d, "display_data", b)
-	case p.Final || p.Note != "" || time.Since(d.sent) >= o.env.Interval:
+	case due:
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
