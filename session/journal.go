@@ -49,6 +49,7 @@ type Journal struct {
 	f       *os.File
 	size    int64    // the file's length up to its last whole line
 	backlog [][]byte // lines not written yet, oldest first
+	syncs   int      // syncs made
 }
 
 // DefaultSessionsDir is $XDG_DATA_HOME/approxtune/sessions (or
@@ -184,6 +185,7 @@ func (j *Journal) Sync() error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal %s: sync: %w", j.f.Name(), err)
 	}
+	j.syncs++
 	return nil
 }
 
