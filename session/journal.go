@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/approxtune/approxtune/sweep"
@@ -46,6 +49,7 @@ type Journal struct {
 	f       *os.File
 	size    int64    // the file's length up to its last whole line
 	backlog [][]byte // lines not written yet, oldest first
+	syncs   int      // syncs made
 }
 
 // DefaultSessionsDir is $XDG_DATA_HOME/approxtune/sessions (or
@@ -181,6 +185,7 @@ func (j *Journal) Sync() error {
 	if err := j.f.Sync(); err != nil {
 		return fmt.Errorf("journal %s: sync: %w", j.f.Name(), err)
 	}
+	j.syncs++
 	return nil
 }
 
@@ -192,7 +197,10 @@ func (j *Journal) Close() error {
 	return j.f.Close()
 }
 
-// ReadJournal rebuilds the sweeps recorded in a journal file.
+// ReadJournal rebuilds the sweeps recorded in a journal file. A torn last
+// line (the session died writing it) is left out; any other line that is
+// not a record, or a record of the wrong shape, is an error that names the
+// line and what is wrong with it (see damagedLine).
 func ReadJournal(path string) ([]*Sweep, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -202,14 +210,23 @@ func ReadJournal(path string) ([]*Sweep, error) {
 	byID := map[int]*Sweep{}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	var torn error // the last line read did not decode
 	for n := 1; sc.Scan(); n++ {
+		if torn != nil {
+			return nil, torn // not the last line: damage, not a torn write
+		}
 		var r record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			// A line cut short by a crash: keep what came before.
+			torn = damagedLine(path, n, sc.Bytes(), err)
 			continue
 		}
 		s := byID[r.Sweep]
+		if s == nil && r.Kind != "sweep" && r.Kind != "" {
+			return nil, damagedLine(path, n, sc.Bytes(), fmt.Errorf("a record of sweep %d, which no line before it starts", r.Sweep))
+		}
 		switch r.Kind {
+		case "":
+			return nil, damagedLine(path, n, sc.Bytes(), errors.New("a record with no kind"))
 		case "sweep":
 			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T}
 			if r.Spec != nil {
@@ -217,31 +234,37 @@ func ReadJournal(path string) ([]*Sweep, error) {
 			}
 			byID[r.Sweep] = s
 		case "event":
-			if s != nil {
-				var head struct {
-					Type string `json:"type"`
-				}
-				json.Unmarshal(r.Event, &head)
-				s.apply(Event{Type: head.Type, Raw: r.Event})
+			var head struct {
+				Type string `json:"type"`
 			}
+			err := json.Unmarshal(r.Event, &head)
+			if err == nil && head.Type == sweep.TypeResult {
+				err = json.Unmarshal(r.Event, &sweep.Result{})
+			}
+			if ute := (*json.UnmarshalTypeError)(nil); errors.As(err, &ute) {
+				ute.Field = strings.TrimSuffix("event."+ute.Field, ".")
+			}
+			if err != nil {
+				return nil, damagedLine(path, n, sc.Bytes(), err)
+			}
+			s.apply(Event{Type: head.Type, Raw: r.Event})
 		case "end":
-			if s != nil {
-				s.Status, s.Message, s.Hung = r.Status, r.Message, r.Hung
-			}
+			s.Status, s.Message, s.Hung = r.Status, r.Message, r.Hung
 		case "resume":
-			if s != nil {
-				s.Status = StatusRunning
-				for _, i := range r.Skip {
-					if s.Skipped == nil {
-						s.Skipped = map[int]bool{}
-					}
-					s.Skipped[i] = true
+			s.Status = StatusRunning
+			for _, i := range r.Skip {
+				if s.Skipped == nil {
+					s.Skipped = map[int]bool{}
 				}
+				s.Skipped[i] = true
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read journal %s: %w", path, err)
+	}
+	if torn != nil && endsWithNewline(f) {
+		return nil, torn // a whole line: written damaged, or damaged since
 	}
 	var out []*Sweep
 	for _, s := range byID {
@@ -249,4 +272,58 @@ func ReadJournal(path string) ([]*Sweep, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// endsWithNewline reports whether f's last byte is a newline: its last
+// line is whole.
+func endsWithNewline(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false
+	}
+	b := make([]byte, 1)
+	_, err = f.ReadAt(b, fi.Size()-1)
+	return err == nil && b[0] == '\n'
+}
+
+// damagedLine is the error for line n of a journal that is not a record
+// the session wrote: where it is, what is wrong, and how to read the rest.
+func damagedLine(path string, n int, line []byte, err error) error {
+	var why string
+	var ute *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &ute) && ute.Field != "":
+		why = fmt.Sprintf("%s holds a JSON %s where a journal has %s", ute.Field, ute.Value, kindWords(ute.Type))
+	case errors.As(err, &ute):
+		why = fmt.Sprintf("a JSON %s where a journal has a record (an object)", ute.Value)
+	case errors.As(err, &se), errors.Is(err, io.ErrUnexpectedEOF):
+		why = "not a JSON record"
+	default:
+		why = err.Error()
+	}
+	start := string(line)
+	if len(start) > 40 {
+		start = strings.ToValidUTF8(start[:40], "") + "..."
+	}
+	return fmt.Errorf("journal %s, line %d is damaged: %s (it starts %q); nothing was read: delete the line to read the others (sed -i '%dd' %s)", path, n, why, start, n, path)
+}
+
+// kindWords says what values of type t are, for a user.
+func kindWords(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Pointer:
+		return kindWords(t.Elem())
+	}
+	return "an object"
 }

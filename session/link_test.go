@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,6 +219,27 @@ func TestTokenStaysSecret(t *testing.T) {
 		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), token) {
 			t.Errorf("%s holds the token: %q", p, strings.ReplaceAll(string(b), "\x00", " "))
 		}
+	}
+	// mpirun's messages, which a dead agent's error shows: a rank killed,
+	// mpirun tells of it, and the token is not in what it said.
+	pids := s.agent.Hello.PIDs
+	if err := syscall.Kill(pids[len(pids)-1], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	proc := s.agent.proc
+	select {
+	case <-proc.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("mpirun did not exit after a rank was killed")
+	}
+	tail := proc.stderr.String()
+	if tail == "" || strings.Contains(tail, token) {
+		t.Errorf("mpirun's messages hold the token, or there are none: %q", tail)
+	}
+	// The next sweep says what mpirun said (the output is checked below).
+	execAll(t, s, out, "evaluate")
+	if !strings.Contains(out.b.String(), "the previous agent is gone") || !strings.Contains(out.b.String(), "its last messages:") {
+		t.Errorf("the agent's death was not told with mpirun's messages:\n%s", out.b.String())
 	}
 	// listen: the token goes to a file only its owner reads, not to the
 	// output (which a notebook keeps).

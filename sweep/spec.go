@@ -185,6 +185,9 @@ func Parse(data []byte) (*Spec, error) {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("sweep spec is not valid JSON: it ends before the object is complete")
 		}
+		if e := fieldError(data, err); e != nil {
+			return nil, e
+		}
 		return nil, fmt.Errorf("sweep spec: %w", err)
 	}
 	if dec.More() {

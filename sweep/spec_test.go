@@ -172,3 +172,60 @@ func TestConfigRoundTrip(t *testing.T) {
 		t.Fatalf("round trip %s -> %s (%s)", js, js2, back.Label())
 	}
 }
+
+// A spec with a field of the wrong type gives one line that names the
+// field, what it wants and what it got, not encoding/json's words for Go
+// types; every field of Spec is tried in turn.
+func TestWrongTypeErrors(t *testing.T) {
+	wrong := map[string]struct{ value, want string }{
+		"workload":       {`4`, `workload: want a workload's name, a string ("synthetic"), got 4`},
+		"program":        {`"./prog"`, `program: want an object {"command"`},
+		"space":          {`[1, 2]`, `space: want an object of parameters and their values ({"n": [1024, 2048], "grid": "2x2"}), got [1,2]`},
+		"policies":       {`"eager"`, `policies: want a list of policy names (["eager"]; the policies are`},
+		"tolerances":     {`[true]`, `tolerances: want a number or a power of two like "2^-3", got true`},
+		"confidence":     {`"high"`, `confidence: want a number between 0 and 1 (0.95), got "high"`},
+		"reference_reps": {`"four"`, `reference_reps: want a whole number, got "four"`},
+		"mode":           {`1`, `mode: want one of reference, evaluate, tune, a string, got 1`},
+		"n_min":          {`2.5`, `n_min: want a whole number, got 2.5`},
+		"seed":           {`{"x": 1}`, `seed: want a whole number, got {"x":1}`},
+		"kernels":        {`"yes"`, `kernels: want true or false, got "yes"`},
+		"trace":          {`1`, `trace: want true or false, got 1`},
+		"models":         {`[]`, `models: want true or false, got []`},
+		"search":         {`true`, `search: want "halving" or "random", a string, got true`},
+		"budget":         {`"` + strings.Repeat("many ", 20) + `"`, `budget: want a whole number, got "many many many many many many many m...`},
+		"runs":           {`[{"config": "first"}]`, `runs: want a list of runs ([{"config": 0, "policy": "eager", "tolerance": 0.125}]), got [{"config":"first"}]`},
+	}
+	for _, f := range specFields() {
+		w, ok := wrong[f.name]
+		if !ok {
+			t.Errorf("spec field %s has no wrong-type case", f.name)
+			continue
+		}
+		spec := `{"workload": "toy", "` + f.name + `": ` + w.value + `}`
+		if f.name == "workload" {
+			spec = `{"workload": 4}`
+		}
+		_, err := Parse([]byte(spec))
+		if err == nil {
+			t.Errorf("%s: no error", spec)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "sweep spec: "+w.want) || strings.Contains(msg, "\n") || strings.Contains(msg, "Go ") || strings.Contains(msg, "json:") {
+			t.Errorf("%s:\n got %q\nwant one line with %q", spec, msg, w.want)
+		}
+		delete(wrong, f.name)
+	}
+	for name := range wrong {
+		t.Errorf("%s is not a field of Spec", name)
+	}
+	for spec, want := range map[string]string{
+		`[1, 2]`:                          `sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got [1,2]`,
+		`"synthetic"`:                     `got "synthetic"`,
+		`{"workload": "toy", "ranks": 4}`: `sweep spec: unknown field "ranks": the fields are workload, program, space, policies, tolerances, confidence, reference_reps, mode, n_min, seed, kernels, trace, models, search, budget, runs`,
+	} {
+		if _, err := Parse([]byte(spec)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
+	}
+}

@@ -271,10 +271,24 @@ func TestJupyterConsole(t *testing.T) {
 	testenv.Tool(t, "jupyter-console")
 	js := setupJupyter(t)
 	in := "status\nworkload synthetic steps=5 count=2\nreps 1\npolicy eager\ntolerance 2^-1\nevaluate\nbogus\ncontrols\n"
+	session := filepath.Join(js.dir, "session")
+	stop := tokenWatch(t, "APPROXTUNE_SESSION_DIR="+session)
 	out, code := js.run(t, 2*time.Minute, in, "jupyter", "console", "--kernel", "approxtune", "--simple-prompt", "--no-confirm-exit")
+	tokens := stop()
 	if code != 0 {
 		t.Fatalf("jupyter console: exit %d\n%s", code, out)
 	}
+	// The agent's token is in no command line, not in what the console
+	// showed nor in the kernel's log (its standard error, which the
+	// console passes on), nor in the session's files.
+	if len(tokens) == 0 {
+		t.Errorf("no agent's token seen: nothing was checked")
+	}
+	if !strings.Contains(out, "approxtune kernel: ") || !strings.Contains(out, "serving session "+session) {
+		t.Errorf("the kernel's log is not in the console's output:\n%s", out)
+	}
+	secretIn(t, "the console's output and the kernel's log", out, tokens)
+	secretInFiles(t, session, tokens)
 	for _, want := range []string{
 		"approxtune", "Out[1]:", "workload    summa", "agent       none yet",
 		"starting a local agent: 4 ranks under mpirun", "sweep 1 evaluate synthetic: 0/1 runs", // the display, as first shown

@@ -268,6 +268,13 @@ func TestRunUsage(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "x.json"), []byte(`{"a": 1}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "v3.ipynb"), []byte(`{"nbformat": 3, "nbformat_minor": 0, "worksheets": []}`), 0o644)
 	writeNotebook(t, filepath.Join(dir, "ok.ipynb"), notebook.New())
+	ok, err := os.ReadFile(filepath.Join(dir, "ok.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cut.ipynb"), ok[:len(ok)/2], 0o644)
+	os.WriteFile(filepath.Join(dir, "text.ipynb"), []byte("workload synthetic\nevaluate\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "v5.ipynb"), bytes.Replace(ok, []byte(`"nbformat": 4`), []byte(`"nbformat": 5`), 1), 0o644)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -278,13 +285,25 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "--bogus", "ok.ipynb"}, 2, "flag provided but not defined"},
 		{[]string{"run", "missing.ipynb"}, 2, "cannot read the notebook"},
 		{[]string{"run", "x.json"}, 2, "not a Jupyter notebook"},
-		{[]string{"run", "v3.ipynb"}, 2, "only nbformat 4"},
+		{[]string{"run", "v3.ipynb"}, 2, "v3.ipynb: notebook: nbformat 3: only nbformat 4 notebooks are read (convert it: jupyter nbconvert --to notebook --nbformat 4)"},
+		{[]string{"run", "v5.ipynb"}, 2, "v5.ipynb: notebook: nbformat 5: only nbformat 4"},
+		{[]string{"run", "cut.ipynb"}, 2, "cut.ipynb: notebook: not a JSON notebook: it ends before its JSON does (cut short?): unexpected EOF"},
+		{[]string{"run", "text.ipynb"}, 2, "text.ipynb: notebook: not a JSON notebook: invalid character"},
 		{[]string{"run", "-h"}, 0, "Usage: approxtune run"},
 		{[]string{"help", "run"}, 0, "first failing cell"},
 	} {
 		_, errs, code := runApproxtune(t, dir, bin, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
+		// A bad notebook: one line, and the file as it was.
+		if in := tc.args[len(tc.args)-1]; code == 2 && strings.HasSuffix(in, ".ipynb") && in != "ok.ipynb" {
+			if strings.Count(errs, "\n") != 1 {
+				t.Errorf("%v: not one line: %q", tc.args, errs)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, in)); in != "missing.ipynb" && len(b) == 0 {
+				t.Errorf("%v: the notebook was emptied", tc.args)
+			}
 		}
 	}
 	out, _, _ := runApproxtune(t, dir, bin, "help")

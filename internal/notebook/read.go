@@ -40,7 +40,9 @@ func Unmarshal(b []byte) (*Notebook, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var top map[string]any
-	if err := d.Decode(&top); err != nil {
+	if err := d.Decode(&top); errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("notebook: not a JSON notebook: it ends before its JSON does (cut short?): %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("notebook: not a JSON notebook: %w", err)
 	}
 	if _, err := d.Token(); !errors.Is(err, io.EOF) {

@@ -1,0 +1,114 @@
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// fieldError turns a decoding error of spec data (not a syntax error) into
+// one line a user reads: the field whose value has the wrong type, what it
+// wants and what it got, or the unknown field and the known ones. Go's own
+// messages name Go types ("cannot unmarshal string into Go struct field
+// Spec.reference_reps of type int"). It returns nil when it finds no
+// better words for err.
+func fieldError(data []byte, err error) error {
+	fields := specFields()
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		names := make([]string, len(fields))
+		for i, f := range fields {
+			names[i] = f.name
+		}
+		return fmt.Errorf("sweep spec: unknown field %s: the fields are %s", name, strings.Join(names, ", "))
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return fmt.Errorf(`sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got %s`, shown(data))
+	}
+	// Each field alone, in the order of the file's fields as Spec has them:
+	// the first that does not decode is the one to name.
+	for _, f := range fields {
+		raw, ok := top[f.name]
+		if !ok {
+			continue
+		}
+		err := json.Unmarshal(raw, reflect.New(f.typ).Interface())
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &ute):
+			return fmt.Errorf("sweep spec: %s: want %s, got %s", f.name, wantOf(f.name), shown(raw))
+		case err != nil: // a type's own words (Tolerance's)
+			return fmt.Errorf("sweep spec: %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// field is a JSON field of Spec.
+type field struct {
+	name string
+	typ  reflect.Type
+}
+
+// specFields lists Spec's JSON fields in order.
+func specFields() []field {
+	t := reflect.TypeFor[Spec]()
+	out := make([]field, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out = append(out, field{name, t.Field(i).Type})
+		}
+	}
+	return out
+}
+
+// wantOf says in words what a spec field holds.
+func wantOf(name string) string {
+	switch name {
+	case "workload":
+		return `a workload's name, a string ("synthetic")`
+	case "program":
+		return `an object {"command": ["./prog", "{n}"], "decks": {"FILE": "TEMPLATE"}}`
+	case "space":
+		return `an object of parameters and their values ({"n": [1024, 2048], "grid": "2x2"})`
+	case "policies":
+		return fmt.Sprintf(`a list of policy names (["eager"]; the policies are %s)`, strings.Join(Policies(), ", "))
+	case "tolerances":
+		return `a list of tolerances, numbers or powers of two ([0.125, "2^-5"])`
+	case "confidence":
+		return "a number between 0 and 1 (0.95)"
+	case "mode":
+		return "one of " + joinModes(Modes()) + ", a string"
+	case "search":
+		return `"halving" or "random", a string`
+	case "kernels", "trace", "models":
+		return "true or false"
+	case "runs":
+		return `a list of runs ([{"config": 0, "policy": "eager", "tolerance": 0.125}])`
+	case "reference_reps", "n_min", "seed", "budget":
+		return "a whole number"
+	}
+	return "another type"
+}
+
+// shown is a JSON value as an error quotes it: compacted, and cut short
+// past 40 bytes.
+func shown(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		b.Reset()
+		b.Write(bytes.TrimSpace(raw))
+	}
+	s := b.String()
+	if len(s) > 40 {
+		s = strings.ToValidUTF8(s[:37], "") + "..."
+	}
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
