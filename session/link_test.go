@@ -226,7 +226,7 @@ func TestTokenStaysSecret(t *testing.T) {
 	if err := syscall.Kill(pids[len(pids)-1], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	proc := s.agent.proc
+	proc := s.agent.proc.(*process)
 	select {
 	case <-proc.exited:
 	case <-time.After(60 * time.Second):

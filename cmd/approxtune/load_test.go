@@ -234,7 +234,7 @@ type stamped struct {
 	at   float64
 }
 
-func startREPL(t *testing.T, bin, dir string) *replProc {
+func startLoadREPL(t *testing.T, bin, dir string) *replProc {
 	t.Helper()
 	p := &replProc{t: t, lines: make(chan stamped, 1<<16), start: time.Now()}
 	p.cmd = exec.Command(bin, "repl", "--dir", dir)
@@ -399,7 +399,7 @@ func TestLoadREPL(t *testing.T) {
 	bin := testenv.Build(t)
 	dir := t.TempDir()
 	sessDir, live := filepath.Join(dir, "session"), filepath.Join(dir, "live.png")
-	p := startREPL(t, bin, sessDir)
+	p := startLoadREPL(t, bin, sessDir)
 	pid := p.cmd.Process.Pid
 	p.send(loadSetup(), "plot live "+live, "# set")
 	p.until("> # set", time.Minute, nil)
@@ -442,7 +442,7 @@ func TestLoadREPL(t *testing.T) {
 	p.close()
 
 	// The journal read back by another session.
-	q := startREPL(t, bin, filepath.Join(dir, "other"))
+	q := startLoadREPL(t, bin, filepath.Join(dir, "other"))
 	wall, cpu := q.timed("load "+sessDir, 0)
 	checkCost(t, "REPL: load of the sweep's journal", wall, cpu, loadReplay, loadReplayCPU)
 	q.send("table best")
