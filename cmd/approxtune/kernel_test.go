@@ -295,7 +295,7 @@ func TestJupyterConsole(t *testing.T) {
 		"Out[6]:", "policy  tolerance  speed-up", "best configuration (least reference time)", // the result
 		`CommandError: column 1: unknown command "bogus"`, "Shutting down kernel",
 		// controls: the widgets' text.
-		"approxtune controls: policy, tolerance, grid, steps, count, kinds, mean_us, spread, slow_rank, slow_pct, slow_every, msg; evaluate, tune, cancel. They need a Jupyter front end with widgets (Notebook, JupyterLab); without one, type the commands they run: 'policy eager', 'tolerance 2^-1'",
+		"approxtune controls: policy, tolerance, grid, steps, count, kinds, mean_us, spread, slow_rank, slow_pct, slow_every, msg, hang_rank, hang_step; evaluate, tune, cancel. They need a Jupyter front end with widgets (Notebook, JupyterLab); without one, type the commands they run: 'policy eager', 'tolerance 2^-1'",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("console output lacks %q", want)
