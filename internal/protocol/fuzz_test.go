@@ -53,7 +53,7 @@ func FuzzReader(f *testing.F) {
 				t.Fatalf("line %d: read %q, the stream has %q", i+1, line, want)
 			}
 			if !ok || head.V != Version || head.Type != typ {
-				t.Fatalf("line %q accepted as type %q: its head is %+v (decodes: %v)", line, typ, head, ok)
+				t.Fatalf("line %.200q accepted as type %q: its head is %+v (decodes: %v)", line, typ, head, ok)
 			}
 			var m map[string]any
 			if err := json.Unmarshal(line, &m); err != nil {
