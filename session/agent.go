@@ -337,25 +337,29 @@ func (a *Agent) run(ctx context.Context, spec *sweep.Spec, gate bool, on func(Ev
 	}
 	cancelled := false
 	var applied int64 // events given to on
+	// handle takes one line from the agent; it reports the run's Done.
+	handle := func(line []byte) (protocol.Done, bool) {
+		typ := lineType(line)
+		switch typ {
+		case protocol.TypeDone:
+			var d protocol.Done
+			json.Unmarshal(line, &d)
+			return d, d.ID == id
+		case protocol.TypePong:
+			return protocol.Done{}, false
+		}
+		on(Event{Type: typ, Raw: line})
+		applied++
+		if gate {
+			a.w.Write(protocol.Ack{Type: protocol.TypeAck, V: protocol.Version, ID: id, N: applied})
+		}
+		return protocol.Done{}, false
+	}
 	for {
 		select {
 		case line := <-a.events:
-			typ := lineType(line)
-			if typ == protocol.TypeDone {
-				var d protocol.Done
-				json.Unmarshal(line, &d)
-				if d.ID == id {
-					return d, nil
-				}
-				continue
-			}
-			if typ == protocol.TypePong {
-				continue
-			}
-			on(Event{Type: typ, Raw: line})
-			applied++
-			if gate {
-				a.w.Write(protocol.Ack{Type: protocol.TypeAck, V: protocol.Version, ID: id, N: applied})
+			if d, ok := handle(line); ok {
+				return d, nil
 			}
 		case <-ctx.Done():
 			if !cancelled {
@@ -364,12 +368,14 @@ func (a *Agent) run(ctx context.Context, spec *sweep.Spec, gate bool, on func(Ev
 			}
 			ctx = context.Background() // keep reading until Done or death
 		case <-a.gone:
-			// Drain what arrived before the end.
+			// Take what arrived before the end, in order: the run's Done
+			// may be among it (an agent that ended right after it), and
+			// then the run ended as it says, not with the agent's death.
 			for {
 				select {
 				case line := <-a.events:
-					if typ := lineType(line); typ != protocol.TypeDone && typ != protocol.TypePong {
-						on(Event{Type: typ, Raw: line})
+					if d, ok := handle(line); ok {
+						return d, nil
 					}
 					continue
 				default:

@@ -354,7 +354,7 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 	p, err := plots.Kernels(ks, k.Tolerance)
 	if err == nil {
 		label := ""
-		if k.Index < len(sw.Configs) {
+		if k.Index >= 0 && k.Index < len(sw.Configs) {
 			label = sw.Configs[k.Index].Label()
 		}
 		p.Title.Text = fmt.Sprintf("Kernels of %s, %s at %s (rank %d)", label, k.Policy, format.Tolerance(k.Tolerance), k.Rank)

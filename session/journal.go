@@ -107,15 +107,20 @@ func (j *Journal) open() error {
 	return nil
 }
 
+// maxLine is the longest journal line ReadJournal takes.
+const maxLine = 1 << 26
+
 // wholeLines cuts a torn last line (a write the machine or the process
 // died in) off f, so what is appended next starts a line of its own, and
-// returns f's length.
+// returns f's length. A last line that holds a whole record and lacks
+// only its newline is ended instead: ReadJournal reads it, so it is kept.
 func wholeLines(f *os.File) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil || fi.Size() == 0 {
 		return 0, err
 	}
 	size := fi.Size()
+	whole := int64(0) // not one whole line, unless a newline is found
 	buf := make([]byte, 4096)
 	for end := size; end > 0; {
 		start := max(0, end-int64(len(buf)))
@@ -124,14 +129,27 @@ func wholeLines(f *os.File) (int64, error) {
 			return 0, err
 		}
 		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			if whole := start + int64(i) + 1; whole < size {
-				return whole, f.Truncate(whole)
-			}
-			return size, nil
+			whole = start + int64(i) + 1
+			break
 		}
 		end = start
 	}
-	return 0, f.Truncate(0) // not one whole line
+	if whole == size {
+		return size, nil
+	}
+	if size-whole <= maxLine {
+		tail := make([]byte, size-whole)
+		if _, err := f.ReadAt(tail, whole); err != nil {
+			return 0, err
+		}
+		if json.Valid(tail) {
+			if _, err := f.Write([]byte{'\n'}); err != nil {
+				return 0, err
+			}
+			return size + 1, nil
+		}
+	}
+	return whole, f.Truncate(whole)
 }
 
 func (j *Journal) append(r record) error {
@@ -209,7 +227,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 	defer f.Close()
 	byID := map[int]*Sweep{}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	sc.Buffer(make([]byte, 1<<20), maxLine)
 	var torn error // the last line read did not decode
 	for n := 1; sc.Scan(); n++ {
 		if torn != nil {
@@ -228,10 +246,11 @@ func ReadJournal(path string) ([]*Sweep, error) {
 		case "":
 			return nil, damagedLine(path, n, sc.Bytes(), errors.New("a record with no kind"))
 		case "sweep":
-			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T}
-			if r.Spec != nil {
-				s.Workload = r.Spec.Workload
+			if r.Spec == nil {
+				// The session writes every sweep with its spec.
+				return nil, damagedLine(path, n, sc.Bytes(), errors.New("a sweep record with no spec"))
 			}
+			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T, Workload: r.Spec.Workload}
 			byID[r.Sweep] = s
 		case "event":
 			var head struct {

@@ -100,7 +100,7 @@ func tableKernels(sw *Sweep) string {
 	k := sw.Kernels[len(sw.Kernels)-1]
 	var b strings.Builder
 	label := ""
-	if k.Index < len(sw.Configs) {
+	if k.Index >= 0 && k.Index < len(sw.Configs) {
 		label = sw.Configs[k.Index].Label()
 	}
 	fmt.Fprintf(&b, "kernels of configuration %d (%s), %s at %s, rank %d\n", k.Index, label, k.Policy, format.Tolerance(k.Tolerance), k.Rank)

@@ -61,10 +61,14 @@ func (p Param) Valid() string {
 // GridShape is a processor grid's extent in each dimension.
 type GridShape []int
 
-// Procs is the number of processes in the grid.
+// Procs is the number of processes in the grid (math.MaxInt for a grid
+// past what an int counts, so that it never fits an agent).
 func (g GridShape) Procs() int {
 	n := 1
 	for _, d := range g {
+		if d > 0 && n > math.MaxInt/d {
+			return math.MaxInt
+		}
 		n *= d
 	}
 	return n

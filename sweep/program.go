@@ -60,6 +60,9 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 	if _, ok := space["ranks"]; grids == 0 && !ok {
 		return nil, fmt.Errorf("program: the space sets no rank count: give it a grid (\"grid\": [\"2x2\"]) or \"ranks\"")
 	}
+	if grids == 0 && ProgramParam("ranks", space["ranks"]).Kind != Int {
+		return nil, fmt.Errorf("program: ranks %s: want rank counts, like [1, 2, 4]", space["ranks"])
+	}
 	known := s.placeholders()
 	texts := slices.Clone(p.Command)
 	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
@@ -135,7 +138,13 @@ func (s *programSchema) placeholders() []string {
 
 func (s *programSchema) Params() []Param { return s.params }
 
-func (s *programSchema) Check(c Config, ranks int) error { return nil }
+// Check refuses a rank count below 1 (a grid's dimensions are positive).
+func (s *programSchema) Check(c Config, ranks int) error {
+	if n := s.p.Ranks(c); n < 1 {
+		return fmt.Errorf("ranks=%d: want a rank count of at least 1", n)
+	}
+	return nil
+}
 
 func (s *programSchema) Grid(c Config) GridShape {
 	for _, q := range s.params {

@@ -171,6 +171,12 @@ type Schema interface {
 // Lookup finds a workload's schema by name.
 type Lookup func(name string) (Schema, bool)
 
+// MaxConfigs bounds the configurations of a sweep's space: its sweep
+// record, with every configuration, stays a journal line that the
+// session's reader takes (64 MiB), and its expansion a size that fits in
+// memory.
+const MaxConfigs = 100000
+
 // Parse decodes a spec strictly: unknown fields are errors.
 func Parse(data []byte) (*Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -286,6 +292,10 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	for i, p := range params {
 		raw, ok := s.Space[p.Name]
 		if !ok {
+			// The default must fit the agent too (summa's 2x2 on 2 ranks).
+			if g, isGrid := p.Default.(GridShape); isGrid && g.Procs() > ranks {
+				return nil, fmt.Errorf("sweep spec: space.%s: the default %s needs %d processes, the agent has %d: give space.%s a grid of at most %d processes", p.Name, g, g.Procs(), ranks, p.Name, ranks)
+			}
 			lists[i] = []any{p.Default}
 			continue
 		}
@@ -299,6 +309,13 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 			}
 		}
 		lists[i] = vals
+	}
+	total := 1
+	for _, l := range lists {
+		if total > MaxConfigs/len(l) {
+			return nil, fmt.Errorf("sweep spec: space: more than %d configurations (the product of its lists' lengths): want fewer values", MaxConfigs)
+		}
+		total *= len(l)
 	}
 	configs := product(params, lists)
 	for _, c := range configs {
