@@ -142,7 +142,9 @@ func wholeLines(f *os.File) (int64, error) {
 		if _, err := f.ReadAt(tail, whole); err != nil {
 			return 0, err
 		}
-		if json.Valid(tail) {
+		// Whole when it reads as a record, as ReadJournal reads it: other
+		// JSON (a number, a list) is a torn line there, so it goes here.
+		if json.Unmarshal(tail, &record{}) == nil {
 			if _, err := f.Write([]byte{'\n'}); err != nil {
 				return 0, err
 			}
