@@ -100,8 +100,10 @@ func wantOf(name string) string {
 func shown(raw []byte) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
+		// Not JSON: shown on one line, its runs of white space (line
+		// breaks too) as one space.
 		b.Reset()
-		b.Write(bytes.TrimSpace(raw))
+		b.WriteString(strings.Join(strings.Fields(string(raw)), " "))
 	}
 	s := b.String()
 	if len(s) > 40 {
