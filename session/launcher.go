@@ -22,8 +22,10 @@ import (
 // 'launcher' command): "local", the default, runs them under this
 // machine's mpirun; "slurm" submits each one as a Slurm batch job (sbatch),
 // or runs it as a job step (srun) when the session itself runs inside an
-// allocation. It is part of the session's State, journaled with every
-// sweep; the zero value is local.
+// allocation, and runs each launch of a program sweep as a job step, of
+// that allocation or of a batch job the sweep holds its nodes with. It is
+// part of the session's State, journaled with every sweep; the zero value
+// is local.
 type Launcher struct {
 	Kind string `json:"kind,omitempty"` // "slurm", or "" for local
 	// The options of 'launcher slurm' (see launcherKeys); zero values leave
@@ -176,7 +178,7 @@ func launcherKeys() []launcherKey {
 	})
 	add("address", "the address the agents dial, HOST or HOST:PORT (default this machine's name, a free port)", set, get)
 	set, get = str(func(l *Launcher) *string { return &l.Output }, nil)
-	add("output", "the directory of the jobs' output files, on a file system the nodes share (default ~/.local/state/approxtune/slurm)", set, get)
+	add("output", "the directory of the jobs' output files and of program sweeps' runs, on a file system the nodes share (default ~/.local/state/approxtune/slurm)", set, get)
 	return keys
 }
 
@@ -375,9 +377,15 @@ func (s *Session) describeLauncher() string {
 	if len(origins) == 0 {
 		fmt.Fprintf(&b, "  every option is Slurm's default (defaults file: %s)\n", LauncherFile())
 	}
-	if id, ok := slurm.Allocation(os.Getenv); ok {
+	id, inside := slurm.Allocation(os.Getenv)
+	switch {
+	case inside && s.st.Program != nil:
+		fmt.Fprintf(&b, "  this session runs inside Slurm job %s: each launch of the program is a job step (srun)\n", id)
+	case inside:
 		fmt.Fprintf(&b, "  this session runs inside Slurm job %s: each agent is a job step (srun) of %d ranks ('ranks')\n", id, s.st.Ranks)
-	} else {
+	case s.st.Program != nil:
+		b.WriteString("  a program sweep submits a batch job (sbatch) that holds the nodes, runs each launch of the program in it as a job step (srun), and cancels it at the end\n")
+	default:
 		fmt.Fprintf(&b, "  each agent is a batch job (sbatch) of %d ranks ('ranks'), started with srun\n", s.st.Ranks)
 	}
 	host, port := s.dialHost(l)

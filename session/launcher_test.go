@@ -102,20 +102,3 @@ func TestLauncherVerb(t *testing.T) {
 		t.Errorf("help launcher: %q", h)
 	}
 }
-
-// A program's sweep is not submitted to Slurm (yet): it says so rather than
-// running on this machine unasked.
-func TestLauncherSlurmProgram(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	s := newSession(t)
-	ctx := context.Background()
-	out := &textOut{}
-	for _, l := range []string{"program /bin/true", "space ranks=2", "launcher slurm"} {
-		if err := s.Exec(ctx, l, out); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
-	if err := s.Exec(ctx, "tune", out); err == nil || !strings.Contains(err.Error(), "'launcher local' runs it here") {
-		t.Errorf("tune of a program with launcher slurm: %v", err)
-	}
-}

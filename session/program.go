@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/programs"
 	"github.com/approxtune/approxtune/internal/protocol"
@@ -123,12 +122,14 @@ func programSchema(st State) protocol.Workload {
 	return w
 }
 
-// driveProgram runs a program sweep in this process, each run a launch on
-// the local mpirun with the preload library, and follows it as drive does
-// an agent's: every event journaled and shown. The runner emits events
+// driveProgram runs a program sweep in this process, each run a launch of
+// the program with the preload library (under the local mpirun, or as a
+// Slurm job step with launcher slurm), and follows it as drive does an
+// agent's: every event journaled and shown. The runner emits events
 // between launches only, and waits for each to be shown (figures drawn),
-// so no gate is needed. Interrupting stops the launch under way and ends
-// the sweep; resume runs what is missing.
+// so no gate is needed. Interrupting stops the launch under way (or the
+// wait for a Slurm job to start) and ends the sweep; resume runs what is
+// missing.
 func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
 	requests := s.openCancels()
 	defer s.closeCancels()
@@ -165,10 +166,6 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	if err != nil {
 		return err
 	}
-	l, err := launch.Find()
-	if err != nil {
-		return err
-	}
 	configs, err := sp.Validate(nil, nil, 1<<30)
 	if err != nil {
 		return err
@@ -177,9 +174,20 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	if err != nil {
 		return err
 	}
+	ranks := 0
+	for i, c := range configs {
+		if sp.WantsConfig(i) {
+			ranks = max(ranks, sp.Program.Ranks(c))
+		}
+	}
+	pl, err := s.programLauncher(ctx, ranks, out, pr.note)
+	if err != nil {
+		return err
+	}
+	defer pl.release(out)
 	// The program's own output is left out: a failed launch's error ends
 	// with its last lines.
-	r := &programs.Runner{Launcher: l, Lib: lib, Dir: dir, Emit: func(ev any) error {
+	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Emit: func(ev any) error {
 		line, err := json.Marshal(ev)
 		if err != nil {
 			return err
@@ -198,6 +206,9 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		return nil
 	}}
 	err = r.Sweep(ctx, sp, configs)
+	if err != nil && ctx.Err() == nil {
+		err = pl.explain(ctx, err)
+	}
 	for _, f := range failed {
 		out.Print("a selective run failed and has no result ('resume' tries it again): " + f)
 	}

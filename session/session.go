@@ -290,9 +290,6 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 	if err != nil {
 		return nil, err
 	}
-	if sp.Program != nil && s.st.Launcher.Slurm() {
-		return nil, &Error{Msg: "a program's sweep launches it on this machine's mpirun, and 'launcher slurm' does not submit program launches yet: 'launcher local' runs it here"}
-	}
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: StatusRunning, Started: time.Now()}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs}); err != nil {
 		return nil, err

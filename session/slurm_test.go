@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/slurm"
 	"github.com/approxtune/approxtune/internal/slurmtest"
@@ -103,8 +104,21 @@ func TestSlurmLauncher(t *testing.T) {
 		t.Run("TimeLimitThenResume", func(t *testing.T) { t.Parallel(); testSlurmTimeLimit(t, bin, c) })
 		t.Run("Refused", func(t *testing.T) { t.Parallel(); testSlurmRefused(t, bin, c) })
 	})
-	// Sets SLURM_JOB_ID: after the parallel ones.
-	t.Run("SrunInAllocation", func(t *testing.T) { testSlurmSrun(t, bin) })
+	// The program the program sweeps launch, built once when first
+	// wanted.
+	progDir := t.TempDir()
+	var once sync.Once
+	var built *testProgram
+	program := func(t *testing.T) *testProgram {
+		once.Do(func() { built = buildTestProgram(t, progDir) })
+		if built == nil {
+			t.Fatal("building the test program failed")
+		}
+		return built
+	}
+	// Set PATH, APPROXTUNE_LIB and SLURM_JOB_ID: after the parallel ones.
+	t.Run("ProgramSweep", func(t *testing.T) { testSlurmProgram(t, bin, c, program(t)) })
+	t.Run("SrunInAllocation", func(t *testing.T) { testSlurmSrun(t, bin, program(t)) })
 }
 
 // A sweep submitted with sbatch: its results come back, the display shows
@@ -265,14 +279,9 @@ func testSlurmTimeLimit(t *testing.T, bin string, c *slurmtest.Cluster) {
 			t.Errorf("scontrol update EndTime: %v\n%s", err, b)
 			return
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			if st, err := slurm.Query(context.Background(), id); err == nil && st.Done() {
-				return
-			}
-			time.Sleep(200 * time.Millisecond)
+		if !waitOver(id, time.Minute) {
+			t.Errorf("job %s not over a minute after its end time", id)
 		}
-		t.Errorf("job %s not over a minute after its end time", id)
 	}}
 	err := s.Exec(context.Background(), "evaluate", held)
 	sw := s.Last()
@@ -309,6 +318,19 @@ func testSlurmTimeLimit(t *testing.T, bin string, c *slurmtest.Cluster) {
 	}
 }
 
+// waitOver waits up to limit for Slurm to say job id is over, and reports
+// whether it did.
+func waitOver(id string, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if st, err := slurm.Query(context.Background(), id); err == nil && st.Done() {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
 // holdOut is a live display (LiveOutput: the session gates its agent's
 // runs on it) that calls hold once, when the sweep has at results: the
 // agent waits at the run boundary until hold returns.
@@ -343,8 +365,9 @@ func testSlurmRefused(t *testing.T, bin string, c *slurmtest.Cluster) {
 	}
 }
 
-// Inside an allocation, the agent is a job step (srun), not a new job.
-func testSlurmSrun(t *testing.T, bin string) {
+// Inside an allocation, the agent is a job step (srun), not a new job, as
+// is each launch of a program.
+func testSlurmSrun(t *testing.T, bin string, p *testProgram) {
 	hold, err := slurm.Submit(context.Background(), slurm.Options{Tasks: 2, OutputDir: t.TempDir()}, "#!/bin/sh\nexec sleep 300\n", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -373,4 +396,202 @@ func testSlurmSrun(t *testing.T, bin string) {
 	if st, err := slurm.Query(context.Background(), hold.ID); err != nil || st.Name != "RUNNING" {
 		t.Errorf("the allocation after the session closed: %+v, %v; want it still RUNNING", st, err)
 	}
+
+	// A program's tune: one launch, a step of the allocation.
+	log := logSlurmCommands(t, p)
+	s, out = slurmSession(t, bin, "launcher slurm", "program "+p.prog+" 99 deck iterate.dat="+p.tmpl, "space iter=10 n=48 ranks=2",
+		"policy conditional", "tolerance 2^-1")
+	if err := s.Exec(context.Background(), "tune", out); err != nil {
+		t.Fatalf("tune: %v\n%s", err, out)
+	}
+	sw := s.Last()
+	if len(sw.Results) != 1 || sw.Results[0].Executed == nil || *sw.Results[0].Executed+*sw.Results[0].Skipped != 2*10*8 {
+		t.Fatalf("tune of the program: %d results, want 1 of 160 calls\n%s", len(sw.Results), out)
+	}
+	sruns := launches(t, log)
+	if len(sruns) != 1 || strings.Contains(sruns[0], "--jobid") || !strings.Contains(sruns[0], "--ntasks=2") ||
+		!strings.Contains(out.String(), "each launch of the program is a job step of Slurm job "+hold.ID) {
+		t.Errorf("the program's launches: %q\n%s", sruns, out)
+	}
+	if st, err := slurm.Query(context.Background(), hold.ID); err != nil || st.Name != "RUNNING" {
+		t.Errorf("the allocation after the program's tune: %+v, %v; want it still RUNNING", st, err)
+	}
+}
+
+// A program sweep with launcher slurm: the session submits a job that
+// holds the nodes, runs each launch of the program as a job step of it
+// (srun --jobid, the preload library's variables in srun's environment,
+// never on its command line), and cancels the job at the sweep's end. A
+// job that ends mid-sweep (here cancelled from outside, as a preemption
+// would) fails the sweep with its state, and resume runs the rest in a
+// new job. The results are checked as the local program tests check
+// them (cmd/approxtune/program_test.go).
+func testSlurmProgram(t *testing.T, bin string, c *slurmtest.Cluster, p *testProgram) {
+	dir := t.TempDir()
+	log := logSlurmCommands(t, p)
+
+	// A job larger than the node stays pending: the display says why, and
+	// an interrupt cancels it.
+	n := 2 * c.CPUs
+	s, out := slurmSession(t, bin, fmt.Sprintf("launcher slurm nodes=1 tasks-per-node=%d output=%s", n, filepath.Join(dir, "jobs")),
+		"program "+p.prog+" 99", fmt.Sprintf("space iter=10 n=48 ranks=%d", n), "policy conditional", "tolerance 2^-1")
+	out.onNote = func(note string) {
+		if strings.Contains(note, "PENDING (PartitionConfig)") {
+			s.Cancel()
+		}
+	}
+	err := s.Exec(context.Background(), "tune", out)
+	m := regexp.MustCompile(`Slurm job (\d+): PENDING \(PartitionConfig\): the job asks for more`).FindStringSubmatch(out.String())
+	if err == nil || !strings.Contains(err.Error(), "cancelled while PENDING (PartitionConfig)") || m == nil || s.Last().Status != StatusCancelled {
+		t.Fatalf("tune of a program whose job cannot start, interrupted: %v\n%s", err, out)
+	}
+	if st, err := slurm.Query(context.Background(), m[1]); err != nil || st.Name != "CANCELLED" {
+		t.Errorf("job %s after the interrupt: %+v, %v; want CANCELLED", m[1], st, err)
+	}
+	s, out = slurmSession(t, bin, "launcher slurm time=00:05:00 output="+filepath.Join(dir, "jobs"),
+		"program "+p.prog+" 99 deck iterate.dat="+p.tmpl, "space iter=10 n=48,64 ranks=2", "policy conditional", "tolerance 2^-1", "reps 1")
+	submitted := regexp.MustCompile(`submitted Slurm job (\d+) to hold the nodes`)
+	var first string
+	held := &holdOut{noteOut: out, at: 1, hold: func() {
+		m := submitted.FindStringSubmatch(out.String())
+		if m == nil {
+			t.Errorf("no holding job submitted:\n%s", out)
+			return
+		}
+		first = m[1]
+		if err := slurm.Cancel(context.Background(), first); err != nil {
+			t.Error(err)
+			return
+		}
+		if !waitOver(first, 30*time.Second) {
+			t.Errorf("job %s not over 30 s after scancel", first)
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = s.Exec(ctx, "evaluate", held)
+	sw := s.Last()
+	if err == nil || sw.Status != StatusFailed || first == "" {
+		t.Fatalf("evaluate with its job cancelled mid-sweep: %v, sweep %s\n%s", err, sw.Status, out)
+	}
+	for _, want := range []string{"Slurm job " + first + " CANCELLED", "'resume'"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("evaluate: %v\nwant %q in it", err, want)
+		}
+	}
+	if !regexp.MustCompile(`Slurm job ` + first + `: RUNNING on ` + slurmtest.Node).MatchString(out.String()) {
+		t.Errorf("the display never showed job %s running:\n%s", first, out)
+	}
+	if len(sw.Results) != 1 {
+		t.Fatalf("%d results before the job's end, want 1\n%s", len(sw.Results), out)
+	}
+	if err := s.Exec(ctx, "resume", out); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	if sw.Status != StatusOK || len(sw.Results) != 2 || len(sw.Missing()) != 0 {
+		t.Fatalf("after resume: sweep %s, %d results, %d missing\n%s", sw.Status, len(sw.Results), len(sw.Missing()), out)
+	}
+	const calls = 2 * 10 * 8 // ranks x ITER (from the deck) x modelled calls per step
+	for _, r := range sw.Results {
+		if len(r.ReferenceS) != 1 || r.Error == nil || r.Executed == nil || r.Skipped == nil || r.LaunchS == nil || !(*r.LaunchS > 0) {
+			t.Fatalf("result %+v: want a reference run, an error, counts and the launch time", r)
+		}
+		if n := *r.Executed + *r.Skipped; n != calls {
+			t.Errorf("configuration %d: %d calls, want %d", r.Index, n, calls)
+		}
+	}
+
+	// Two holding jobs, both over; every launch a step of one of them.
+	jobs := submitted.FindAllStringSubmatch(out.String(), -1)
+	if len(jobs) != 2 {
+		t.Fatalf("%d holding jobs, want 2 (the sweep's, resume's)\n%s", len(jobs), out)
+	}
+	for _, m := range jobs {
+		if st, err := slurm.Query(context.Background(), m[1]); err != nil || !st.Done() {
+			t.Errorf("holding job %s after the sweep: %+v, %v; want it over", m[1], st, err)
+		}
+	}
+	if !strings.Contains(out.String(), "released Slurm job "+jobs[1][1]) {
+		t.Errorf("the session never said it released job %s:\n%s", jobs[1][1], out)
+	}
+	if q, err := slurmOutput("squeue", "-h", "-t", "running,pending", "-o", "%i %j"); err != nil || strings.Contains(q, "approxtune-program") {
+		t.Errorf("squeue after the sweep: %v\n%s", err, q)
+	}
+	steps := 0
+	for _, line := range launches(t, log) {
+		steps++
+		if !strings.Contains(line, "--ntasks=2") || !strings.Contains(line, "--export=ALL") || !strings.Contains(line, "--jobid="+first) && !strings.Contains(line, "--jobid="+jobs[1][1]) {
+			t.Errorf("a launch not a 2-rank step of a holding job: %s", line)
+		}
+	}
+	// The sweep: a reference and a selective launch; resume: the same.
+	if steps != 4 {
+		t.Errorf("%d launches as job steps, want 4", steps)
+	}
+}
+
+// testProgram is what a program sweep of the tests launches: the program
+// of cmd/approxtune's program tests, its deck's template, and the preload
+// library.
+type testProgram struct{ prog, tmpl, lib string }
+
+// buildTestProgram builds the preload library and the program into dir.
+func buildTestProgram(t *testing.T, dir string) *testProgram {
+	mpicc := testenv.Tool(t, "mpicc")
+	root := testenv.Root(t)
+	p := &testProgram{prog: filepath.Join(dir, "iterate"), tmpl: filepath.Join(dir, "iterate.template"), lib: filepath.Join(dir, preload.LibName)}
+	// Out of the subtest's directory, which goes when the subtest ends.
+	if err := os.Rename(testenv.Preload(t), p.lib); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := osexec.Command(mpicc, "-O2", "-o", p.prog, filepath.Join(root, "cmd", "approxtune", "testdata", "program", "iterate.c"),
+		"-I"+filepath.Join(root, "include"), "-lopenblas").CombinedOutput(); err != nil {
+		t.Fatalf("mpicc iterate.c: %v\n%s", err, b)
+	}
+	if err := os.WriteFile(p.tmpl, []byte("{iter} {n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// logSlurmCommands sets APPROXTUNE_LIB to p's library, and puts srun and
+// sbatch on PATH as wrappers that log their command lines to the file
+// it returns and run Slurm's own.
+func logSlurmCommands(t *testing.T, p *testProgram) string {
+	t.Setenv(preload.EnvLib, p.lib)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "commands.log")
+	for _, name := range []string{"srun", "sbatch"} {
+		real, err := osexec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := fmt.Sprintf("#!/bin/sh\necho \"%s $*\" >> %s\nexec %s \"$@\"\n", name, log, real)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+// launches are the srun command lines logged (logSlurmCommands), after
+// checking that no command line logged holds the preload library's
+// variables.
+func launches(t *testing.T, log string) []string {
+	t.Helper()
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sruns []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.Contains(line, preload.EnvRun) || strings.Contains(line, "LD_PRELOAD") || strings.Contains(line, os.Getenv(preload.EnvLib)) || strings.Contains(line, "conditional") {
+			t.Errorf("a preload variable on a command line: %s", line)
+		}
+		if strings.HasPrefix(line, "srun ") {
+			sruns = append(sruns, line)
+		}
+	}
+	return sruns
 }

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/launch"
+	"github.com/approxtune/approxtune/internal/programs"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/slurm"
 )
@@ -80,11 +84,7 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 	}
 	job, err := slurm.Submit(ctx, opts, batchScript(s.opts.Binary, dial, l.MPI), env)
 	if err != nil {
-		var ce *slurm.CommandError
-		if errors.As(err, &ce) && ce.Command == "sbatch" && ce.Message != "" {
-			return nil, fmt.Errorf("sbatch refused the agent's job: %s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", ce.Message)
-		}
-		return nil, fmt.Errorf("submitting the agent's job: %w", err)
+		return nil, submitError("the agent's job", err)
 	}
 	out.Print(fmt.Sprintf("submitted the agent as Slurm job %s: %s; it dials %s; its output goes to %s", job.ID, describeJob(opts), dial, job.Output))
 	b := watchJob(job, dial, s.opts.JobPoll, note)
@@ -94,6 +94,16 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 	}
 	a.proc = b
 	return a, nil
+}
+
+// submitError is Submit's failure to submit what (the agent's job, ...):
+// sbatch's own message when it refused the job.
+func submitError(what string, err error) error {
+	var ce *slurm.CommandError
+	if errors.As(err, &ce) && ce.Command == "sbatch" && ce.Message != "" {
+		return fmt.Errorf("sbatch refused %s: %s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", what, ce.Message)
+	}
+	return fmt.Errorf("submitting %s: %w", what, err)
 }
 
 // describeJob says what a job asks for, as sbatch options.
@@ -387,4 +397,185 @@ func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Dur
 			return nil, fmt.Errorf("the agent of Slurm job %s did not say hello within %v of the job's start; the job is cancelled: %s", b.job.ID, timeout, b.describe())
 		}
 	}
+}
+
+// programLaunch is how a program sweep launches its runs (see
+// programLauncher), and what it holds meanwhile.
+type programLaunch struct {
+	launcher programs.Launcher
+	scratch  string    // the runs' directories ("" for the system's temporary one)
+	hold     *batchJob // the Slurm job whose steps the launches are, if the session submitted it
+}
+
+// programLauncher is how a program sweep of the session's launcher
+// launches its runs, each of up to ranks ranks: under this machine's
+// mpirun; with launcher slurm, as job steps (srun) of the session's own
+// allocation, or, outside one, of a job it submits to hold the nodes for
+// the sweep (a batch job that only waits) once that job runs. The wait
+// for it shows its states through note, and ends when ctx does (the job
+// cancelled). release cancels the job.
+func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, note func(string)) (*programLaunch, error) {
+	l := s.st.Launcher
+	if !l.Slurm() {
+		m, err := launch.Find()
+		if err != nil {
+			return nil, err
+		}
+		return &programLaunch{launcher: programs.Mpirun{Launcher: m}}, nil
+	}
+	// The ranks write the runs' results and read their decks: the
+	// directories are on the file system the jobs' output goes to, which
+	// the nodes share.
+	scratch := l.Output
+	if scratch == "" {
+		d, err := slurm.DefaultOutputDir()
+		if err != nil {
+			return nil, err
+		}
+		scratch = d
+	}
+	scratch, err := filepath.Abs(filepath.Join(scratch, "runs"))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return nil, fmt.Errorf("the program's run directories: %w", err)
+	}
+	step := slurm.Options{MPI: l.MPI, Extra: []string{"--kill-on-bad-exit=1", "--export=ALL"}}
+	if id, ok := slurm.Allocation(os.Getenv); ok {
+		// As the agent's step: the allocation's options are its own.
+		step.Extra = append(step.Extra, l.Extra...)
+		out.Print(fmt.Sprintf("each launch of the program is a job step of Slurm job %s (the session's allocation): srun", id))
+		return &programLaunch{launcher: stepLauncher{opts: step}, scratch: scratch}, nil
+	}
+	opts := slurm.Options{Nodes: l.Nodes, TasksPerNode: l.TasksPerNode, Tasks: ranks, Partition: l.Partition, Time: l.Time,
+		Account: l.Account, Extra: l.Extra, OutputDir: l.Output, JobName: "approxtune-program"}
+	job, err := slurm.Submit(ctx, opts, holdScript, nil)
+	if err != nil {
+		return nil, submitError("the job for the program's launches", err)
+	}
+	out.Print(fmt.Sprintf("submitted Slurm job %s to hold the nodes of the program's launches: %s; each launch is a job step of it (srun); its output goes to %s", job.ID, describeJob(opts), job.Output))
+	b := watchJob(job, "", s.opts.JobPoll, note)
+	pl := &programLaunch{scratch: scratch, hold: b}
+	if err := b.waitRunning(ctx); err != nil {
+		pl.release(nil)
+		return nil, err
+	}
+	step.Extra = append(step.Extra, "--jobid="+job.ID)
+	pl.launcher = stepLauncher{opts: step, hold: b}
+	return pl, nil
+}
+
+// holdScript is the script of the job that holds a program sweep's nodes:
+// it waits until cancelled (or its time limit).
+const holdScript = `#!/bin/sh
+# Holds the nodes of an approxtune program sweep: the session runs each
+# launch of the program as a job step (srun --jobid), and cancels this job
+# when the sweep ends.
+while :; do sleep 3600; done
+`
+
+// release cancels the job that held the launches' nodes, if any, and
+// says so on out (when not nil).
+func (pl *programLaunch) release(out Output) {
+	if pl.hold == nil {
+		return
+	}
+	b := pl.hold
+	b.setNotes(nil)
+	over := false
+	select {
+	case <-b.done:
+		over = true
+	default:
+	}
+	err := b.stop(10 * time.Second)
+	switch {
+	case out == nil:
+	case err != nil:
+		out.Print(fmt.Sprintf("cancelling Slurm job %s, which held the program's nodes: %v", b.job.ID, err))
+	case over:
+		out.Print(fmt.Sprintf("Slurm job %s, which held the program's nodes, is over: %s", b.job.ID, b.stateName()))
+	default:
+		out.Print(fmt.Sprintf("released Slurm job %s, which held the program's nodes (scancel)", b.job.ID))
+	}
+}
+
+// explain adds to err, a launch's failure, how the job holding the
+// launches ended when it did.
+func (pl *programLaunch) explain(ctx context.Context, err error) error {
+	var refused *programs.LaunchError
+	if pl.hold == nil || errors.As(err, &refused) || !pl.hold.gone(ctx) {
+		return err
+	}
+	return fmt.Errorf("%w\n%s; 'resume' runs the rest in a new job", err, pl.hold.describe())
+}
+
+// stepLauncher runs each launch of a program as a Slurm job step (srun)
+// with opts, in the job hold when there is one; the ranks' environment
+// (the preload library's variables) is srun's.
+type stepLauncher struct {
+	opts slurm.Options
+	hold *batchJob
+}
+
+// Command is srun's command for n ranks of prog, or an error when the job
+// holding the nodes has ended.
+func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error) {
+	if sl.hold != nil && sl.hold.gone(ctx) {
+		return nil, fmt.Errorf("the job holding the program's nodes has ended: %s; 'resume' runs the rest in a new job", sl.hold.describe())
+	}
+	o := sl.opts
+	o.Tasks = n
+	// One BLAS thread a rank, as under mpirun (launch.Launcher.Env).
+	env = append([]string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}, env...)
+	return slurm.Srun(ctx, o, env, prog, args...), nil
+}
+
+// waitRunning waits for the job to run. It gives up when the job ends
+// first (an error that says how, with the end of its output) or when ctx
+// ends (the job is then cancelled). A pending job is waited for as long as
+// ctx lasts: the display shows why it waits.
+func (b *batchJob) waitRunning(ctx context.Context) error {
+	for {
+		if st, _ := b.current(); st.Name == "RUNNING" {
+			return nil
+		}
+		select {
+		case <-b.changed:
+		case <-b.done:
+			return fmt.Errorf("the job for the program's launches ended before they ran: %s", b.describe())
+		case <-ctx.Done():
+			st, _ := b.current()
+			b.stop(5 * time.Second)
+			return fmt.Errorf("Slurm job %s cancelled while %s", b.job.ID, st.String())
+		}
+	}
+}
+
+// gone reports whether the job no longer runs, asking Slurm now; a job
+// on its way out (COMPLETING, say) is given a few polls to reach its end
+// state, so that describe says it.
+func (b *batchJob) gone(ctx context.Context) bool {
+	select {
+	case <-b.done:
+		return true
+	default:
+	}
+	b.refresh(ctx)
+	if st, _ := b.current(); st.Name == "RUNNING" {
+		return false
+	}
+	select {
+	case <-b.done:
+	case <-time.After(b.settle()):
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// stateName is the job's last known state.
+func (b *batchJob) stateName() string {
+	st, _ := b.current()
+	return st.String()
 }

@@ -21,16 +21,7 @@ import (
 )
 
 // buildPreload builds the preload library into a temporary directory.
-func buildPreload(t *testing.T) string {
-	t.Helper()
-	lib := filepath.Join(t.TempDir(), preload.LibName)
-	cmd := exec.Command("go", "build", "-tags", "noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
-	cmd.Dir = testenv.Root(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build -buildmode=c-shared ./cmd/libapproxtune: %v\n%s", err, out)
-	}
-	return lib
-}
+func buildPreload(t *testing.T) string { return testenv.Preload(t) }
 
 // compile builds a C test program with cc and extra flags.
 func compile(t *testing.T, cc, src string, flags ...string) string {

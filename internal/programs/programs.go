@@ -1,16 +1,18 @@
 // Package programs runs sweeps over a user's own MPI program
 // (sweep.Program): each reference or selective run is one launch of the
-// program (apriori's selective run two: its counting run first) under
-// mpirun with approxtune's preload library, which times the run from
-// MPI_Init to MPI_Finalize and, in a selective run, runs its BLAS, LAPACK
-// and MPI calls through the engine (cmd/libapproxtune). It emits the same
-// events as the agent's sweeps. It links no MPI.
+// program (apriori's selective run two: its counting run first), under
+// mpirun or as a Slurm job step (a Launcher), with approxtune's preload
+// library, which times the run from MPI_Init to MPI_Finalize and, in a
+// selective run, runs its BLAS, LAPACK and MPI calls through the engine
+// (cmd/libapproxtune). It emits the same events as the agent's sweeps. It
+// links no MPI.
 package programs
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -30,9 +32,38 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// Runner runs program sweeps on the local machine.
+// Launcher is how a program's runs start its ranks: the local mpirun
+// (Mpirun), or a Slurm job step (the session's srun).
+type Launcher interface {
+	// Command returns the command that runs n ranks of prog with args,
+	// env added to the environment the ranks see: the preload library's
+	// variables travel this way, never on a command line. It fails when
+	// the launcher can run nothing more (a Slurm job that ended, say).
+	Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error)
+}
+
+// Mpirun launches the ranks under this machine's mpirun.
+type Mpirun struct{ *launch.Launcher }
+
+// Command is mpirun's command for n ranks, env added to mpirun's
+// environment (which mpirun passes on to its ranks).
+func (m Mpirun) Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error) {
+	cmd := m.Launcher.Command(ctx, n, prog, args...)
+	cmd.Env = append(cmd.Env, env...)
+	return cmd, nil
+}
+
+// LaunchError is a launcher's refusal to run anything more: it ends the
+// sweep, where a selective run's own failure does not.
+type LaunchError struct{ Err error }
+
+func (e *LaunchError) Error() string { return e.Err.Error() }
+
+func (e *LaunchError) Unwrap() error { return e.Err }
+
+// Runner runs program sweeps, each run a launch of the program.
 type Runner struct {
-	Launcher *launch.Launcher
+	Launcher Launcher
 	Lib      string // the preload library
 	// Dir is where a relative program path or deck template is found
 	// (the spec file's directory).
@@ -41,6 +72,12 @@ type Runner struct {
 	Emit func(event any) error
 	// Output receives the program's own standard output and error.
 	Output io.Writer
+	// Scratch is where each configuration's run directory (its decks,
+	// the run's result) and the policies' files between launches are
+	// made; the program's ranks write there, so with ranks on other
+	// nodes it must be on a file system they share. Empty means
+	// os.TempDir().
+	Scratch string
 }
 
 // tally is one policy x tolerance over the configurations.
@@ -60,7 +97,7 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	t0 := time.Now()
 	var tallies []*tally
 	if spec.Mode != sweep.ModeReference {
-		state, err := os.MkdirTemp("", "approxtune-state")
+		state, err := os.MkdirTemp(r.Scratch, "approxtune-state")
 		if err != nil {
 			return err
 		}
@@ -144,7 +181,7 @@ func (r *Runner) summaries(spec *sweep.Spec, configs []sweep.Config, tallies []*
 // among its selective runs (sweep.ReferenceSlots), each a launch, and
 // returns the result events and the references' times.
 func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c sweep.Config, tallies []*tally) ([]launched, []float64, error) {
-	dir, err := os.MkdirTemp("", "approxtune-run")
+	dir, err := os.MkdirTemp(r.Scratch, "approxtune-run")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -196,7 +233,8 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			cfg.Counts = filepath.Join(l.dir, fmt.Sprintf("approxtune-counts-%d", j))
 		}
 		res, extra, err := l.selective(ctx, cfg)
-		if err != nil && ctx.Err() == nil {
+		var refused *LaunchError
+		if err != nil && ctx.Err() == nil && !errors.As(err, &refused) {
 			// Skipped kernels leave the program's data meaningless, and a
 			// program may stop on it: the run is told of and has no
 			// result (resume tries it again); the sweep goes on.
@@ -329,9 +367,11 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	if err != nil {
 		return nil, 0, err
 	}
-	cmd := l.r.Launcher.Command(ctx, l.ranks, l.argv[0], l.argv[1:]...)
+	cmd, err := l.r.Launcher.Command(ctx, l.ranks, []string{"LD_PRELOAD=" + l.r.Lib, preload.EnvRun + "=" + string(spec)}, l.argv[0], l.argv[1:]...)
+	if err != nil {
+		return nil, 0, &LaunchError{err}
+	}
 	cmd.Dir = l.dir
-	cmd.Env = append(cmd.Env, "LD_PRELOAD="+l.r.Lib, preload.EnvRun+"="+string(spec))
 	tail := &Tail{}
 	out := io.Writer(tail)
 	if l.r.Output != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/launch"
+	"github.com/approxtune/approxtune/internal/preload"
 )
 
 // RequireAll reports whether APPROXTUNE_REQUIRE_ALL=1, under which a missing
@@ -76,6 +77,20 @@ func Build(t testing.TB) string {
 		t.Fatalf("go build ./cmd/approxtune: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// Preload builds approxtune's preload library (cmd/libapproxtune, what
+// program sweeps run programs with) into a temporary directory and returns
+// its path: a test sets APPROXTUNE_LIB to it.
+func Preload(t testing.TB) string {
+	t.Helper()
+	lib := filepath.Join(t.TempDir(), preload.LibName)
+	cmd := exec.Command("go", "build", "-tags", "noopenblas", "-buildmode=c-shared", "-o", lib, "./cmd/libapproxtune")
+	cmd.Dir = Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildmode=c-shared ./cmd/libapproxtune: %v\n%s", err, out)
+	}
+	return lib
 }
 
 // Result is what a finished command printed.
