@@ -184,6 +184,8 @@ func (l *Listener) handshake(ctx context.Context, c net.Conn, claim chan struct{
 	}
 	var h protocol.Hello
 	if err := json.Unmarshal(line, &h); err != nil {
+		// Told why, as an agent of another version is: the agent prints it.
+		w.Write(protocol.Reply{Type: protocol.TypeRefused, V: protocol.Version, Message: fmt.Sprintf("the hello does not read (%v): run the agent from the session's approxtune build", err)})
 		return nil, fmt.Errorf("bad hello: %w", err)
 	}
 	offered := sha256.Sum256([]byte(h.Token))
