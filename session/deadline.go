@@ -106,9 +106,8 @@ func cmdDeadline(s *Session, ctx context.Context, c *Command, out Output) error 
 }
 
 // watchdog watches a driven sweep for a run that never ends: tick is
-// called at every event (a run, or a reference run, ended) and restarts
-// the clock; the longest wait between events is the scale a multiple
-// applies to.
+// called at every event and restarts the clock; the longest wait that
+// ended with a run's end is the scale a multiple applies to.
 type watchdog struct {
 	d       Deadline
 	mu      sync.Mutex
@@ -139,11 +138,19 @@ func longestRun(rs []sweep.Result) time.Duration {
 	return time.Duration(m * float64(time.Second))
 }
 
-func (w *watchdog) tick() {
+// tick is called at every event of the sweep. Only an event that ends a
+// run (a result, or the progress of a selective run whose result waits for
+// its references) gives a run's length, the time since the event before;
+// the agent's start and the lines that follow a result only restart the
+// clock. (Counting the wait for the agent's start as a run gave a fresh
+// sweep a deadline of 5 s before any run had ended.)
+func (w *watchdog) tick(e Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := time.Now()
-	w.longest = max(w.longest, now.Sub(w.last))
+	if e.Type == sweep.TypeResult || e.Type == sweep.TypeProgress {
+		w.longest = max(w.longest, now.Sub(w.last))
+	}
 	w.last = now
 }
 

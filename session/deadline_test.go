@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 func TestParseDeadline(t *testing.T) {
@@ -112,4 +113,26 @@ func TestHungRunStoppedAndResumed(t *testing.T) {
 		t.Errorf("deadline 3x: %v after %v, status %s", err, time.Since(start), s.Last().Status)
 	}
 	testenv.NoneLeft(t, bin, "agent")
+}
+
+// The scale of the default deadline is the runs' length: the wait for the
+// agent's start (its 'start' event) and the lines after a result are no
+// runs, so a fresh sweep has no deadline until a run has ended (it had 5 s
+// after a quick 'start', and a first run of 6 s was stopped as hung).
+func TestWatchdogScalesWithRunsOnly(t *testing.T) {
+	w := newWatchdog(Deadline{}, 0)
+	w.tick(Event{Type: sweep.TypeStart})
+	w.last = time.Now().Add(-6 * time.Second) // the first run takes 6 s so far
+	if w.overdue() {
+		t.Fatalf("a fresh sweep's first run called hung after 6 s (deadline %v)", w.limitNow())
+	}
+	w.tick(Event{Type: sweep.TypeResult}) // it ends: the scale is 6 s
+	w.tick(Event{Type: sweep.TypeKernels})
+	if got := w.limitNow(); got < 59*time.Second || got > 61*time.Second {
+		t.Fatalf("after a run of 6 s the deadline is %v, want 10 x 6 s", got)
+	}
+	w.last = time.Now().Add(-61 * time.Second)
+	if !w.overdue() {
+		t.Fatal("a run past 10 times the longest was not called hung")
+	}
 }

@@ -452,7 +452,7 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 // The first failure to write the journal calls halt (the sweep stops at
 // the next run boundary); the journal is synced as each configuration
 // ends (a result of another one comes).
-func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool, tick, halt func()) (done protocol.Done, runErr, journalErr error) {
+func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool, tick func(Event), halt func()) (done protocol.Done, runErr, journalErr error) {
 	run := a.Run
 	if gated {
 		run = a.RunGated
@@ -473,7 +473,7 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 			halt()
 		}
 		pr.event(e)
-		tick()
+		tick(e)
 	})
 	return done, runErr, journalErr
 }

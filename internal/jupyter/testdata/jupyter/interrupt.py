@@ -28,7 +28,8 @@ def read_until(kc, msg_id, got, timeout, what, shown):
             continue
         got.append(m)
         if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
-            fail("%s before the cell ended: %s" % (what, types(got)))
+            errs = [x["content"].get("evalue") for x in got if x["msg_type"] == "error"]
+            fail("%s before the cell ended: %s; error %s" % (what, types(got), errs))
         if m["msg_type"] == "update_display_data" and shown(m["content"]["data"]["text/plain"]):
             return
 
