@@ -48,7 +48,7 @@ func TestFaultCampaign(t *testing.T) {
 		}
 		seed = n
 	}
-	parallel := envInt(t, "APPROXTUNE_FAULT_PARALLEL", 2)
+	parallel := envInt(t, "APPROXTUNE_FAULT_PARALLEL", 1)
 	t.Logf("fault campaign: %d trials, %d at a time, seed %d (APPROXTUNE_FAULT_SEED=%d draws them again)", trials, parallel, seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6661756c7473))
 	camp := &campaign{t: t, bin: bin, seed: seed, mark: fmt.Sprintf("%d-%d", os.Getpid(), seed), tally: map[string]*kindTally{}}
