@@ -264,16 +264,20 @@ func TestScaLAPACKQR(t *testing.T) {
 	if ref.ExitCode != 0 || !strings.Contains(ref.Stdout, "PASSED") {
 		t.Fatalf("reference run: exit %d\n%s%s", ref.ExitCode, ref.Stdout, ref.Stderr)
 	}
+	// Two rounds at most: a short run on a noisy machine may see no
+	// kernel's mean settle at 2^-1 (CI once skipped none in a round).
 	skipped := int64(0)
-	for _, pol := range []string{"conditional", "eager"} {
-		cfg := fmt.Sprintf(`{"policy":%q,"tolerance":0.5,"out":%q}`, pol, out)
-		r := testenv.MPIRun(t, 2*time.Minute, 4, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", driver, args...)
-		var res sweep.Result
-		b, err := os.ReadFile(out)
-		if r.ExitCode != 0 || err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.Executed == nil {
-			t.Fatalf("%s at 2^-1: exit %d, result %v\n%s%s", pol, r.ExitCode, err, r.Stdout, r.Stderr)
+	for round := 0; round < 2 && skipped == 0; round++ {
+		for _, pol := range []string{"conditional", "eager"} {
+			cfg := fmt.Sprintf(`{"policy":%q,"tolerance":0.5,"out":%q}`, pol, out)
+			r := testenv.MPIRun(t, 2*time.Minute, 4, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", driver, args...)
+			var res sweep.Result
+			b, err := os.ReadFile(out)
+			if r.ExitCode != 0 || err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.Executed == nil {
+				t.Fatalf("%s at 2^-1: exit %d, result %v\n%s%s", pol, r.ExitCode, err, r.Stdout, r.Stderr)
+			}
+			skipped += *res.Skipped
 		}
-		skipped += *res.Skipped
 	}
 	if skipped == 0 {
 		t.Errorf("no kernel skipped at 2^-1")

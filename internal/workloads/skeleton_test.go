@@ -156,10 +156,22 @@ func skeletonCounts(r *mpitest.R) {
 		}
 		slices.SortFunc(refs, func(a, b selective.Prediction) int { return cmp.Compare(a.TotalS, b.TotalS) })
 		refP := refs[1]
-		p, err := e.Predict(runOnce(r, e, inst, tr, selective.Selective))
-		if err != nil {
-			r.Fatalf("predict: %v", err)
+		// apriori's prediction likewise the median of three, each after a
+		// skeleton of its own (one run's kernel means can lose as much to
+		// the scheduler: CI once saw 4.1 ms predicted against 2.3 ms).
+		preds := []selective.Prediction{}
+		for k := range 3 {
+			if k > 0 {
+				tr, _, _ = counts(inst, selective.Counting)
+			}
+			q, err := e.Predict(runOnce(r, e, inst, tr, selective.Selective))
+			if err != nil {
+				r.Fatalf("predict: %v", err)
+			}
+			preds = append(preds, q)
 		}
+		slices.SortFunc(preds, func(a, b selective.Prediction) int { return cmp.Compare(a.TotalS, b.TotalS) })
+		p := preds[1]
 		if p.Skipped == 0 || !(math.Abs(p.TotalS-refP.TotalS) < 0.5*refP.TotalS) {
 			r.Errorf("%s: apriori after the skeleton skipped %d kernels and predicted %v s, the full run's path %v s; want some skipped and within 50%%",
 				c.Label(), p.Skipped, p.TotalS, refP.TotalS)
