@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -155,7 +156,11 @@ func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
 	return w
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds converts an agent's time, kept within a year (a time from a
+// broken agent must not overflow a Duration).
+func seconds(s float64) time.Duration {
+	return time.Duration(min(max(s, 0), 365*24*3600) * float64(time.Second))
+}
 
 // reference records configuration i's reference times, when there are any:
 // their mean is its reference time.
@@ -253,11 +258,11 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 	default:
 		scale, what = w.first, "the sweep's first run"
 	}
-	if scale == 0 {
+	if scale == 0 && !known {
 		return 0, ""
 	}
 	basis := fmt.Sprintf("%g times %s, %s", f, what, briefDuration(scale))
-	if limit := time.Duration(f * float64(scale)); limit >= deadlineFloor {
+	if limit := time.Duration(min(f*float64(scale), math.MaxInt64/2)); limit >= deadlineFloor {
 		return limit, basis
 	}
 	return deadlineFloor, fmt.Sprintf("%s is the least a multiple allows; %s, is less", deadlineFloor, basis)
