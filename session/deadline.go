@@ -122,12 +122,12 @@ type watchdog struct {
 	d    Deadline
 	mu   sync.Mutex
 	last time.Time // the last event
-	// run is the run under way, as the agent announced it (nil: none
-	// announced yet); inRun tells that no event came since its
-	// announcement.
-	run   *sweep.RunStart
-	inRun bool
-	refs  map[int]time.Duration // each configuration's reference time, by index
+	// run is the last run the agent announced (nil: none yet); inRun
+	// tells that no event came since its announcement, ended that its
+	// result or progress came (what follows is between runs).
+	run          *sweep.RunStart
+	inRun, ended bool
+	refs         map[int]time.Duration // each configuration's reference time, by index
 	// first is the sweep's first run (0: none ended yet); longest its
 	// longest, for an agent that announces no runs.
 	first, longest time.Duration
@@ -209,23 +209,22 @@ func (w *watchdog) tick(e Event) {
 	}
 	w.inRun = false
 	switch e.Type {
-	case sweep.TypeResult:
+	case sweep.TypeResult, sweep.TypeProgress:
 		var r struct {
 			Index      int       `json:"index"`
 			ReferenceS []float64 `json:"reference_s"`
 		}
 		if e.Decode(&r) == nil {
 			w.reference(r.Index, r.ReferenceS)
+			w.ended = w.ended || (w.run != nil && w.run.Index == r.Index)
 		}
-		w.longest = max(w.longest, waited)
-	case sweep.TypeProgress:
 		w.longest = max(w.longest, waited)
 	case sweep.TypeRunStart:
 		var rs sweep.RunStart
 		if e.Decode(&rs) != nil {
 			return
 		}
-		w.run, w.inRun = &rs, rs.Kind != sweep.RunSetup
+		w.run, w.inRun, w.ended = &rs, rs.Kind != sweep.RunSetup, false
 		w.reference(rs.Index, rs.ReferenceS)
 	}
 }
@@ -291,7 +290,7 @@ func (w *watchdog) overdue() bool {
 	limit, basis := w.limitNow()
 	if waited := time.Since(w.last); limit > 0 && waited > limit {
 		w.fired, w.limit, w.basis = waited, limit, basis
-		if w.run != nil {
+		if w.run != nil && !w.ended {
 			r := *w.run
 			w.hung = &r
 		}
@@ -324,7 +323,7 @@ func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 	if w.basis != "" {
 		basis = w.basis + "; " + basis
 	}
-	if w.hung == nil { // an agent that announces no runs
+	if w.hung == nil { // an agent that announces no runs, or a wait between runs
 		return fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s (%s); the agent was stopped",
 			describeConfig(sw, config), briefDuration(w.fired), briefDuration(w.limit), basis)
 	}
@@ -332,8 +331,9 @@ func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 		describeConfig(sw, config), describeRun(w.hung), briefDuration(w.fired), briefDuration(w.limit), basis)
 }
 
-// hungIndex is the configuration that hung: the announced run's, or for an
-// agent that announces none the first with a run missing.
+// hungIndex is the configuration that hung: the announced run's, or (an
+// agent that announces none, a wait between runs) the first with a run
+// missing.
 func (w *watchdog) hungIndex(sw *Sweep) int {
 	if w.hung != nil {
 		return w.hung.Index

@@ -247,6 +247,14 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSetup))
 	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSelective))
 	want(w, "tune's second configuration", 7900*time.Millisecond, 8100*time.Millisecond, "4 times the sweep's first run, 2s")
+	// A wait after the last announced run's result is between runs: no
+	// run is named.
+	ticks(w, 2*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 1}))
+	w.last = time.Now().Add(-time.Minute)
+	sw = &Sweep{Configs: make([]sweep.Config, 2)}
+	if !w.overdue() || w.hung != nil || !strings.Contains(w.hungMessage(sw, 1), "configuration 1 () made no progress: no run ended for 1m00s, past the deadline of 8s (4 times the sweep's first run") {
+		t.Errorf("a wait between runs: hung %v, %s", w.hung, w.hungMessage(sw, 1))
+	}
 
 	// resumed: the results' references count from the start, and the
 	// first result's first run is the sweep's.
