@@ -49,7 +49,9 @@ func TestLocalAgentRunsAndCancels(t *testing.T) {
 	if err != nil || done.Status != protocol.StatusOK {
 		t.Fatalf("run: %+v %v", done, err)
 	}
-	if strings.Join(types, ",") != "start,result,summary" {
+	// Each run, and the set-up, is announced as it starts: set-up,
+	// warm-up, reference, selective run.
+	if strings.Join(types, ",") != "start,run_start,run_start,run_start,run_start,result,summary" {
 		t.Fatalf("events %v", types)
 	}
 

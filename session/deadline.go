@@ -3,22 +3,24 @@ package session
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 )
 
-// Deadline bounds how long a sweep may go without a run ending before the
-// session calls it hung: a rank that stops making progress is no death
-// (rank 0 still answers), so nothing else would end the wait. The zero
-// Deadline is the default, 10 times the sweep's longest run.
+// Deadline bounds how long a run may take before the session calls it
+// hung: a rank that stops making progress is no death (rank 0 still
+// answers), so nothing else would end the wait. The zero Deadline is the
+// default, 10 times the run's configuration's reference time.
 type Deadline struct {
 	Off    bool          // no deadline
 	Fixed  time.Duration // a fixed time per run, when set
-	Factor float64       // else this many times the longest run so far (0: 10)
+	Factor float64       // else this many times the run's scale (0: 10): see watchdog.limitNow
 }
 
 // deadlineFloor is the least a multiple-of-runs deadline allows: short runs
@@ -39,23 +41,29 @@ func (d Deadline) String() string {
 	return strconv.Itoa(defaultFactor) + "x"
 }
 
+// factor is the multiple the deadline applies, its default filled in.
+func (d Deadline) factor() float64 {
+	if d.Factor == 0 {
+		return defaultFactor
+	}
+	return d.Factor
+}
+
 // Explain says what the deadline does, for 'deadline' alone and status.
 func (d Deadline) Explain() string {
 	switch {
 	case d.Off:
 		return "off: a run that stops making progress is waited for until you interrupt it"
 	case d.Fixed > 0:
-		return fmt.Sprintf("%s: a sweep in which no run ends for %s is stopped as hung", d.Fixed, d.Fixed)
+		return fmt.Sprintf("%s: a run that has not ended after %s is stopped as hung", d.Fixed, d.Fixed)
 	}
-	f := d.Factor
-	if f == 0 {
-		f = defaultFactor
-	}
-	return fmt.Sprintf("%s: a sweep in which no run ends for %g times its longest run so far (at least %s) is stopped as hung; the first run of a fresh sweep has none to go by", d, f, deadlineFloor)
+	f := d.factor()
+	return fmt.Sprintf("%s: a run that has not ended after %g times its configuration's reference time (the mean of its reference runs so far, in this sweep or the results it resumes) is stopped as hung; "+
+		"while the configuration has none (tune, or its first runs), %g times the sweep's first run; at least %s. The first run of a fresh sweep has none to go by", d, f, f, deadlineFloor)
 }
 
 // ParseDeadline reads off, a duration (90s, 2m, 1h) or a multiple of the
-// longest run (10x).
+// runs' reference time (10x).
 func ParseDeadline(v string) (Deadline, error) {
 	switch {
 	case v == "off":
@@ -69,7 +77,7 @@ func ParseDeadline(v string) (Deadline, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < time.Second {
-		return Deadline{}, fmt.Errorf("%q is not a deadline: want off, a multiple of the longest run (10x, the default) or a time of 1s or more (90s, 5m, 2h)", v)
+		return Deadline{}, fmt.Errorf("%q is not a deadline: want off, a multiple of the reference time (10x, the default) or a time of 1s or more (90s, 5m, 2h)", v)
 	}
 	return Deadline{Fixed: d}, nil
 }
@@ -106,21 +114,65 @@ func cmdDeadline(s *Session, ctx context.Context, c *Command, out Output) error 
 }
 
 // watchdog watches a driven sweep for a run that never ends: tick is
-// called at every event and restarts the clock; the longest wait that
-// ended with a run's end is the scale a multiple applies to.
+// called at every event and restarts the clock. The agent announces each
+// run (sweep.RunStart): the wait that follows is judged by that run's
+// configuration (limitNow). An agent that announces none (an older build)
+// gets the longest wait that ended with a run's end as the scale.
 type watchdog struct {
-	d       Deadline
-	mu      sync.Mutex
-	last    time.Time
-	longest time.Duration
-	fired   time.Duration // the wait that was judged hung (0: none)
-	limit   time.Duration
+	d    Deadline
+	mu   sync.Mutex
+	last time.Time // the last event
+	// run is the last run the agent announced (nil: none yet); inRun
+	// tells that no event came since its announcement, ended that its
+	// result or progress came (what follows is between runs).
+	run          *sweep.RunStart
+	inRun, ended bool
+	refs         map[int]time.Duration // each configuration's reference time, by index
+	// first is the sweep's first run (0: none ended yet); longest its
+	// longest, for an agent that announces no runs.
+	first, longest time.Duration
+	// When the deadline passed: the wait judged hung, the deadline and
+	// what it was made of, and the run (nil: not announced).
+	fired, limit time.Duration
+	basis        string
+	hung         *sweep.RunStart
 }
 
-// newWatchdog starts the clock; longest is the sweep's longest run known
-// before (a resumed sweep's results).
-func newWatchdog(d Deadline, longest time.Duration) *watchdog {
-	return &watchdog{d: d, last: time.Now(), longest: longest}
+// newWatchdog starts the clock; rs are the sweep's results known before
+// (a resumed sweep's), whose references and first run count.
+func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
+	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, longest: longestRun(rs)}
+	for _, r := range rs {
+		w.reference(r.Index, r.ReferenceS)
+	}
+	if len(rs) > 0 {
+		switch r := rs[0]; {
+		case len(r.ReferenceS) > 0:
+			w.first = seconds(r.ReferenceS[0])
+		case r.SelectiveS != nil:
+			w.first = seconds(*r.SelectiveS)
+		}
+	}
+	return w
+}
+
+// seconds converts an agent's time, kept within a year (a time from a
+// broken agent must not overflow a Duration).
+func seconds(s float64) time.Duration {
+	return time.Duration(min(max(s, 0), 365*24*3600) * float64(time.Second))
+}
+
+// reference records configuration i's reference times, when there are any:
+// their mean is its reference time.
+func (w *watchdog) reference(i int, times []float64) {
+	if len(times) == 0 {
+		return
+	}
+	sum := 0.0
+	for _, t := range times {
+		sum += t
+	}
+	w.refs[i] = seconds(sum / float64(len(times)))
 }
 
 // longestRun is the longest run among a sweep's results: a reference run or
@@ -135,40 +187,99 @@ func longestRun(rs []sweep.Result) time.Duration {
 			m = max(m, x)
 		}
 	}
-	return time.Duration(m * float64(time.Second))
+	return seconds(m)
 }
 
-// tick is called at every event of the sweep. Only an event that ends a
-// run (a result, or the progress of a selective run whose result waits for
-// its references) gives a run's length, the time since the event before;
-// the agent's start and the lines that follow a result only restart the
+// tick is called at every event of the sweep. The wait since an announced
+// run's start ends at the next event: the first such wait is the sweep's
+// first run. Without announcements, only an event that ends a run (a
+// result, or the progress of a selective run whose result waits for its
+// references) gives a run's length, the time since the event before; the
+// agent's start and the lines that follow a result only restart the
 // clock. (Counting the wait for the agent's start as a run gave a fresh
 // sweep a deadline of 5 s before any run had ended.)
 func (w *watchdog) tick(e Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := time.Now()
-	if e.Type == sweep.TypeResult || e.Type == sweep.TypeProgress {
-		w.longest = max(w.longest, now.Sub(w.last))
-	}
+	waited := now.Sub(w.last)
 	w.last = now
+	if w.inRun && w.first == 0 {
+		w.first = waited
+	}
+	w.inRun = false
+	switch e.Type {
+	case sweep.TypeResult, sweep.TypeProgress:
+		var r struct {
+			Index      int       `json:"index"`
+			ReferenceS []float64 `json:"reference_s"`
+		}
+		if e.Decode(&r) == nil {
+			w.reference(r.Index, r.ReferenceS)
+			w.ended = w.ended || (w.run != nil && w.run.Index == r.Index)
+		}
+		w.longest = max(w.longest, waited)
+	case sweep.TypeRunStart:
+		var rs sweep.RunStart
+		if e.Decode(&rs) != nil {
+			return
+		}
+		w.run, w.inRun, w.ended = &rs, rs.Kind != sweep.RunSetup, false
+		w.reference(rs.Index, rs.ReferenceS)
+	}
 }
 
-// limitNow is the current deadline (0: none yet).
-func (w *watchdog) limitNow() time.Duration {
+// limitNow is the current deadline (0: none yet), and what it is made of.
+// A run of configuration C (its set-up included) may take the factor times
+// C's reference time, or while C has none (tune; C's first runs) the
+// factor times the sweep's first run, and at least deadlineFloor; the
+// sweep's first run itself has no deadline, unless C has a reference time.
+func (w *watchdog) limitNow() (time.Duration, string) {
 	switch {
 	case w.d.Off:
-		return 0
+		return 0, ""
 	case w.d.Fixed > 0:
-		return w.d.Fixed
-	case w.longest == 0:
-		return 0
+		return w.d.Fixed, ""
 	}
-	f := w.d.Factor
-	if f == 0 {
-		f = defaultFactor
+	f := w.d.factor()
+	var ref time.Duration
+	known := false
+	if w.run != nil {
+		ref, known = w.refs[w.run.Index]
 	}
-	return max(deadlineFloor, time.Duration(f*float64(w.longest)))
+	var scale time.Duration
+	var what string
+	switch {
+	case w.run == nil:
+		scale, what = w.longest, "the sweep's longest run"
+	case known:
+		scale, what = ref, "its configuration's reference time"
+	default:
+		scale, what = w.first, "the sweep's first run"
+	}
+	if scale == 0 && !known {
+		return 0, ""
+	}
+	basis := fmt.Sprintf("%g times %s, %s", f, what, briefDuration(scale))
+	if limit := time.Duration(min(f*float64(scale), math.MaxInt64/2)); limit >= deadlineFloor {
+		return limit, basis
+	}
+	return deadlineFloor, fmt.Sprintf("%s is the least a multiple allows; %s, is less", deadlineFloor, basis)
+}
+
+// briefDuration writes d to about three digits: 81ms, 8.12s, 12.3s, 2m05s.
+func briefDuration(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return FormatDuration(d)
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Microsecond).String()
 }
 
 // overdue reports whether the wait since the last event has passed the
@@ -176,9 +287,13 @@ func (w *watchdog) limitNow() time.Duration {
 func (w *watchdog) overdue() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	limit := w.limitNow()
+	limit, basis := w.limitNow()
 	if waited := time.Since(w.last); limit > 0 && waited > limit {
-		w.fired, w.limit = waited, limit
+		w.fired, w.limit, w.basis = waited, limit, basis
+		if w.run != nil && !w.ended {
+			r := *w.run
+			w.hung = &r
+		}
 		return true
 	}
 	return false
@@ -200,6 +315,56 @@ func (w *watchdog) watch(ended <-chan struct{}, hung func()) {
 			}
 		}
 	}
+}
+
+// hungMessage says what hung in sw and why it was judged so, once w fired.
+func (w *watchdog) hungMessage(sw *Sweep, config int) string {
+	basis := "'deadline' sets it"
+	if w.basis != "" {
+		basis = w.basis + "; " + basis
+	}
+	if w.hung == nil { // an agent that announces no runs, or a wait between runs
+		return fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s (%s); the agent was stopped",
+			describeConfig(sw, config), briefDuration(w.fired), briefDuration(w.limit), basis)
+	}
+	return fmt.Sprintf("%s made no progress in %s: it had not ended after %s, past the deadline of %s (%s); the agent was stopped",
+		describeConfig(sw, config), describeRun(w.hung), briefDuration(w.fired), briefDuration(w.limit), basis)
+}
+
+// hungIndex is the configuration that hung: the announced run's, or (an
+// agent that announces none, a wait between runs) the first with a run
+// missing.
+func (w *watchdog) hungIndex(sw *Sweep) int {
+	if w.hung != nil {
+		return w.hung.Index
+	}
+	i, _ := hungConfig(sw)
+	return i
+}
+
+// describeRun says what kind of run r is: "a selective run (eager at
+// 2^-3)".
+func describeRun(r *sweep.RunStart) string {
+	var s string
+	switch r.Kind {
+	case sweep.RunSetup:
+		s = "its set-up (before its first run)"
+	case sweep.RunWarmUp:
+		s = "its warm-up run (untimed, before its references)"
+	case sweep.RunReference:
+		s = "a reference run (in full, the engine off)"
+	case sweep.RunSelective:
+		s = "a selective run"
+		if r.Tolerance != nil {
+			s += fmt.Sprintf(" (%s at %s)", r.Policy, format.Tolerance(*r.Tolerance))
+		}
+	default:
+		s = "a run"
+	}
+	if r.Round > 0 {
+		s += fmt.Sprintf(" of search round %d", r.Round)
+	}
+	return s
 }
 
 // hungConfig is the configuration a hung sweep was running: the first, in

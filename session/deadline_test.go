@@ -2,7 +2,10 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +32,7 @@ func TestParseDeadline(t *testing.T) {
 	s := newSession(t)
 	for line, want := range map[string]string{
 		"deadline 1x":     `column 10: "1x" is not a multiple of 2x or more (e.g. 10x)`,
-		"deadline soon":   `column 10: "soon" is not a deadline: want off, a multiple of the longest run (10x, the default) or a time of 1s or more (90s, 5m, 2h)`,
+		"deadline soon":   `column 10: "soon" is not a deadline: want off, a multiple of the reference time (10x, the default) or a time of 1s or more (90s, 5m, 2h)`,
 		"deadline 500ms":  `column 10: "500ms" is not a deadline`,
 		"resume hung=yes": "hung=yes: want hung=retry (run the configuration that hung again, the default) or hung=skip (go on without it)",
 		"resume x=1":      "resume takes a session and hung=retry|skip, not x=",
@@ -115,24 +118,217 @@ func TestHungRunStoppedAndResumed(t *testing.T) {
 	testenv.NoneLeft(t, bin, "agent")
 }
 
-// The scale of the default deadline is the runs' length: the wait for the
-// agent's start (its 'start' event) and the lines after a result are no
-// runs, so a fresh sweep has no deadline until a run has ended (it had 5 s
-// after a quick 'start', and a first run of 6 s was stopped as hung).
+// The scale of the default deadline, for an agent that announces no runs
+// (an older build), is the runs' length: the wait for the agent's start
+// (its 'start' event) and the lines after a result are no runs, so a
+// fresh sweep has no deadline until a run has ended (it had 5 s after a
+// quick 'start', and a first run of 6 s was stopped as hung).
 func TestWatchdogScalesWithRunsOnly(t *testing.T) {
-	w := newWatchdog(Deadline{}, 0)
+	w := newWatchdog(Deadline{}, nil)
 	w.tick(Event{Type: sweep.TypeStart})
 	w.last = time.Now().Add(-6 * time.Second) // the first run takes 6 s so far
 	if w.overdue() {
-		t.Fatalf("a fresh sweep's first run called hung after 6 s (deadline %v)", w.limitNow())
+		t.Fatalf("a fresh sweep's first run called hung after 6 s (deadline %v)", limit(w))
 	}
 	w.tick(Event{Type: sweep.TypeResult}) // it ends: the scale is 6 s
 	w.tick(Event{Type: sweep.TypeKernels})
-	if got := w.limitNow(); got < 59*time.Second || got > 61*time.Second {
+	if got := limit(w); got < 59*time.Second || got > 61*time.Second {
 		t.Fatalf("after a run of 6 s the deadline is %v, want 10 x 6 s", got)
 	}
 	w.last = time.Now().Add(-61 * time.Second)
 	if !w.overdue() {
 		t.Fatal("a run past 10 times the longest was not called hung")
+	}
+	if w.hung != nil || !strings.Contains(w.hungMessage(&Sweep{}, 2), "configuration 2 made no progress: no run ended for 1m01s, past the deadline of 1m00s (10 times the sweep's longest run, 6s") {
+		t.Errorf("the message without announced runs: %s", w.hungMessage(&Sweep{}, 2))
+	}
+}
+
+func limit(w *watchdog) time.Duration {
+	l, _ := w.limitNow()
+	return l
+}
+
+// event is v as the agent sends it.
+func event(t *testing.T, v any) Event {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct{ Type string }
+	json.Unmarshal(b, &head)
+	return Event{Type: head.Type, Raw: b}
+}
+
+// runStart is the announcement of a run of configuration i, the references
+// measured so far (seconds) with it.
+func runStart(t *testing.T, i int, kind sweep.RunKind, refs ...float64) Event {
+	ev := sweep.RunStart{Type: sweep.TypeRunStart, V: sweep.ProtocolVersion, Index: i, Kind: kind, ReferenceS: refs}
+	if kind == sweep.RunSelective {
+		tol := 0.5
+		ev.Policy, ev.Tolerance = "conditional", &tol
+	}
+	return event(t, ev)
+}
+
+// The default deadline of an announced run is 10 times its configuration's
+// reference time; while the configuration has none, 10 times the sweep's
+// first run; at least 5 s; the first run itself has none, unless resumed
+// results give its configuration a reference time.
+func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
+	// ticks takes an event after a wait of d since the one before.
+	ticks := func(w *watchdog, d time.Duration, e Event) {
+		w.last = time.Now().Add(-d)
+		w.tick(e)
+	}
+	want := func(w *watchdog, what string, lo, hi time.Duration, basis string) {
+		t.Helper()
+		l, b := w.limitNow()
+		if l < lo || l > hi || !strings.Contains(b, basis) {
+			t.Errorf("%s: deadline %v (%s), want %v to %v (%s)", what, l, b, lo, hi, basis)
+		}
+	}
+
+	// evaluate: the configurations' references are known from their runs'
+	// announcements, long before their results come.
+	w := newWatchdog(Deadline{}, nil)
+	w.tick(event(t, sweep.Start{Type: sweep.TypeStart}))
+	ticks(w, time.Millisecond, runStart(t, 0, sweep.RunSetup))
+	ticks(w, 10*time.Millisecond, runStart(t, 0, sweep.RunWarmUp))
+	w.last = time.Now().Add(-time.Minute)
+	if w.overdue() {
+		t.Fatalf("the sweep's first run was called hung after a minute (deadline %v)", limit(w))
+	}
+	ticks(w, 700*time.Millisecond, runStart(t, 0, sweep.RunReference)) // the first run took 0.7 s
+	want(w, "configuration 0's first reference", 6900*time.Millisecond, 7100*time.Millisecond, "10 times the sweep's first run, 700ms")
+	ticks(w, 300*time.Millisecond, runStart(t, 0, sweep.RunSelective, 0.3))
+	want(w, "configuration 0 with a reference", deadlineFloor, deadlineFloor, "5s is the least a multiple allows; 10 times its configuration's reference time, 300ms, is less")
+	ticks(w, 200*time.Millisecond, event(t, sweep.ProgressEvent{Type: sweep.TypeProgress, Index: 0, Pending: 1}))
+	ticks(w, time.Millisecond, runStart(t, 0, sweep.RunReference, 0.3))
+	ticks(w, 300*time.Millisecond, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0, ReferenceS: []float64{0.3, 0.3}}))
+
+	// A configuration whose runs are 5 times as long: its own reference
+	// sets its scale, not the first run's, and the next one's (shorter)
+	// is not the longest run so far.
+	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSetup))
+	want(w, "configuration 1's set-up", 6900*time.Millisecond, 7100*time.Millisecond, "the sweep's first run")
+	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunWarmUp))
+	ticks(w, 3*time.Second, runStart(t, 1, sweep.RunReference))
+	ticks(w, 3*time.Second, runStart(t, 1, sweep.RunSelective, 3))
+	want(w, "configuration 1's selective run", 29900*time.Millisecond, 30100*time.Millisecond, "10 times its configuration's reference time, 3s")
+	w.last = time.Now().Add(-20 * time.Second)
+	if w.overdue() {
+		t.Fatal("configuration 1's selective run was called hung after 20 s, twice the first run's deadline but not its own")
+	}
+	ticks(w, 3*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 1, ReferenceS: []float64{3}}))
+	ticks(w, time.Millisecond, runStart(t, 2, sweep.RunSetup))
+	ticks(w, time.Millisecond, runStart(t, 2, sweep.RunWarmUp))
+	ticks(w, 800*time.Millisecond, runStart(t, 2, sweep.RunReference))
+	ticks(w, 800*time.Millisecond, runStart(t, 2, sweep.RunSelective, 0.8))
+	want(w, "configuration 2 after a longer one", 7900*time.Millisecond, 8100*time.Millisecond, "10 times its configuration's reference time, 800ms")
+	w.last = time.Now().Add(-9 * time.Second)
+	if !w.overdue() {
+		t.Fatal("configuration 2's selective run was not called hung after 9 s, past 10 times its reference")
+	}
+	sw := &Sweep{Configs: make([]sweep.Config, 3)}
+	if w.hungIndex(sw) != 2 || !strings.Contains(w.hungMessage(sw, 2), " made no progress in a selective run (conditional at 2^-1): it had not ended after 9") {
+		t.Errorf("the hung run: configuration %d, %s", w.hungIndex(sw), w.hungMessage(sw, 2))
+	}
+
+	// tune: no references; every run's scale is the first run's.
+	w = newWatchdog(Deadline{Factor: 4}, nil)
+	ticks(w, time.Millisecond, runStart(t, 0, sweep.RunSetup))
+	ticks(w, time.Millisecond, runStart(t, 0, sweep.RunSelective))
+	if limit(w) != 0 {
+		t.Errorf("tune's first run has a deadline of %v", limit(w))
+	}
+	ticks(w, 2*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0}))
+	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSetup))
+	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSelective))
+	want(w, "tune's second configuration", 7900*time.Millisecond, 8100*time.Millisecond, "4 times the sweep's first run, 2s")
+	// A wait after the last announced run's result is between runs: no
+	// run is named.
+	ticks(w, 2*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 1}))
+	w.last = time.Now().Add(-time.Minute)
+	sw = &Sweep{Configs: make([]sweep.Config, 2)}
+	if !w.overdue() || w.hung != nil || !strings.Contains(w.hungMessage(sw, 1), "configuration 1 () made no progress: no run ended for 1m00s, past the deadline of 8s (4 times the sweep's first run") {
+		t.Errorf("a wait between runs: hung %v, %s", w.hung, w.hungMessage(sw, 1))
+	}
+
+	// resumed: the results' references count from the start, and the
+	// first result's first run is the sweep's.
+	ref, sel := []float64{1.5, 2.5}, 0.2
+	w = newWatchdog(Deadline{}, []sweep.Result{{Index: 3, ReferenceS: ref, SelectiveS: &sel}, {Index: 4, SelectiveS: &sel}})
+	ticks(w, time.Millisecond, runStart(t, 3, sweep.RunSelective))
+	want(w, "a resumed configuration with references", 19900*time.Millisecond, 20100*time.Millisecond, "its configuration's reference time, 2s")
+	ticks(w, time.Millisecond, runStart(t, 5, sweep.RunSelective))
+	want(w, "a resumed sweep's configuration without", 14900*time.Millisecond, 15100*time.Millisecond, "the sweep's first run, 1.5s")
+
+	// A fixed deadline, or none.
+	for d, l := range map[Deadline]time.Duration{{Fixed: 90 * time.Second}: 90 * time.Second, {Off: true}: 0} {
+		w = newWatchdog(d, nil)
+		ticks(w, time.Millisecond, runStart(t, 0, sweep.RunSelective))
+		if limit(w) != l {
+			t.Errorf("deadline %s: %v, want %v", d, limit(w), l)
+		}
+	}
+}
+
+// The default deadline follows each configuration's own reference time: a
+// configuration whose runs are 10 times as long as the sweep's first is
+// judged by its reference once it has one, and a run that hangs there is
+// stopped past 10 times that reference (where the first run's scale would
+// have given 5 s) and named with the kind of run it was. Run starts stay
+// out of the journal.
+func TestHungRunJudgedByItsConfiguration(t *testing.T) {
+	bin := testenv.Build(t)
+	testenv.Launcher(t)
+	dir := filepath.Join(t.TempDir(), "session")
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	// Configuration 0 runs 2 steps of 40 ms, configuration 1 20 steps;
+	// rank 1 hangs at the 46th step of a configuration's runs: in
+	// configuration 1's third run, its selective one, after its warm-up
+	// and its reference (configuration 0 makes 6 steps in all).
+	execAll(t, s, &textOut{}, "workload synthetic", "ranks 2",
+		"space grid=1x2 steps=2,20 count=1 kinds=1 spread=0 msg=1 mean_us=40000 hang_rank=1 hang_step=45",
+		"policy conditional", "tolerance 2^-1", "reps 1")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out := &textOut{}
+	start := time.Now()
+	err = s.Exec(ctx, "evaluate", out)
+	took := time.Since(start)
+	sw := s.Last()
+	if err == nil || sw.Status != StatusHung || sw.Hung == nil || *sw.Hung != 1 || len(sw.Results) != 1 {
+		t.Fatalf("evaluate: %v, status %s, hung %v, %d results; want configuration 1 hung, configuration 0's result\n%s", err, sw.Status, sw.Hung, len(sw.Results), out.b.String())
+	}
+	t.Logf("stopped after %v: %s", took.Round(time.Millisecond), sw.Message)
+	if want := describeConfig(sw, 1) + " made no progress in a selective run (conditional at 2^-1)"; !strings.Contains(sw.Message, want) {
+		t.Errorf("the message does not say %q", want)
+	}
+	m := regexp.MustCompile(`past the deadline of (\S+) \(10 times its configuration's reference time, ([^;]+);`).FindStringSubmatch(sw.Message)
+	if m == nil {
+		t.Fatal("the hung run was not judged by its configuration's reference time")
+	}
+	limit, err1 := time.ParseDuration(m[1])
+	ref, err2 := time.ParseDuration(m[2])
+	if err1 != nil || err2 != nil || ref < 800*time.Millisecond || limit < 8*time.Second || took < limit {
+		t.Errorf("deadline %s, reference %s (%v, %v), stopped after %v: want a reference of 20 x 40 ms or more, 10 times it, and the wait past it", m[1], m[2], err1, err2, took)
+	}
+	testenv.NoneLeft(t, bin, "agent")
+	journal, err := os.ReadFile(filepath.Join(dir, JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(journal), sweep.TypeRunStart) {
+		t.Error("the journal holds the runs' starts")
+	}
+	if strings.Contains(out.b.String(), sweep.TypeRunStart) {
+		t.Errorf("the output shows the runs' starts:\n%s", out.b.String())
 	}
 }

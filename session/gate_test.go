@@ -66,6 +66,23 @@ func TestGateWaitsForAcks(t *testing.T) {
 	}
 	ack(99) // another run's ack is not this one's
 	ack(1)
+	// The announcements of the configuration's set-up and of its run
+	// come first, each sent after a gate as what it announces starts: the
+	// run waits at its gate for the set-up's to be acknowledged.
+	for k, kind := range []sweep.RunKind{sweep.RunSetup, sweep.RunSelective} {
+		typ, line := next(t, a, time.Minute)
+		var rs sweep.RunStart
+		json.Unmarshal(line, &rs)
+		if typ != sweep.TypeRunStart || rs.Kind != kind {
+			t.Fatalf("after the ack: %s %.200s, want the announcement of a %s", typ, line, kind)
+		}
+		if k == 0 {
+			if typ, line := next(t, a, 1500*time.Millisecond); typ != "" {
+				t.Fatalf("a %s came before the set-up's announcement was acknowledged: %.200s", typ, line)
+			}
+			ack(2)
+		}
+	}
 	if typ, line := next(t, a, time.Minute); typ != sweep.TypeResult {
 		t.Fatalf("after the ack: %s %.200s", typ, line)
 	}

@@ -374,10 +374,14 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	defer a.notify(nil)
 	gated := a.Local() && (s.live != "" || drawsLive(out))
 	// A rank that stops making progress is no death: rank 0 still answers.
-	// The watchdog stops the agent when no run ends within the deadline.
-	wd := newWatchdog(s.st.Deadline, longestRun(sw.Results))
+	// The watchdog stops the agent when a run does not end within the deadline.
+	wd := newWatchdog(s.st.Deadline, sw.Results)
 	go wd.watch(c.ended, func() {
-		pr.note(fmt.Sprintf("no run has ended for %s, past the deadline (%s): a run hangs; stopping the agent", FormatDuration(wd.fired), FormatDuration(wd.limit)))
+		what := "no run has ended"
+		if wd.hung != nil {
+			what = fmt.Sprintf("a run of configuration %d has not ended", wd.hung.Index)
+		}
+		pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping the agent", what, briefDuration(wd.fired), briefDuration(wd.limit)))
 		stop()
 		a.Interrupt(2 * time.Second)
 	})
@@ -393,10 +397,10 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil)
 	var hung *int
 	if wd.fired > 0 {
-		i, _ := hungConfig(sw)
+		i := wd.hungIndex(sw)
 		hung = &i
 		sw.Status, sw.Hung = StatusHung, hung
-		sw.Message = fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s ('deadline' sets it); the agent was stopped", describeConfig(sw, i), FormatDuration(wd.fired), FormatDuration(wd.limit))
+		sw.Message = wd.hungMessage(sw, i)
 	}
 	if jerr != nil {
 		sw.Status, sw.Message = StatusCancelled, "stopped: the journal could not be written"
@@ -447,7 +451,7 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 
 // runOn runs sp on the agent, journaling every event and applying it to sw
 // with progress reports (which may draw figures), gated when asked (see
-// LiveOutput). It returns the agent's answer and the run's error, and the
+// LiveOutput); a run's start goes to tick only. It returns the agent's answer and the run's error, and the
 // first error writing the journal.
 // The first failure to write the journal calls halt (the sweep stops at
 // the next run boundary); the journal is synced as each configuration
@@ -459,6 +463,12 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 	}
 	last := -1 // the configuration of the last result
 	done, runErr = run(ctx, sp, func(e Event) {
+		if e.Type == sweep.TypeRunStart {
+			// A run's start matters only to the deadline: the journal,
+			// which would grow by a line per run, and the display leave it out.
+			tick(e)
+			return
+		}
 		err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw})
 		if e.Type == sweep.TypeResult && err == nil {
 			var r struct{ Index int }

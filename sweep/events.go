@@ -16,6 +16,7 @@ const (
 	TypeProgress = "progress"
 	TypeRound    = "round"  // a search's round ended (spec search)
 	TypeSearch   = "search" // a search's outcome (spec search)
+	TypeRunStart = "run_start"
 )
 
 // Start announces a sweep: the normalized spec and the number of runs ahead.
@@ -193,6 +194,45 @@ type ProgressEvent struct {
 	V       int    `json:"v"`
 	Index   int    `json:"index"` // configuration index in the sweep
 	Pending int    `json:"pending"`
+}
+
+// RunKind says what a RunStart begins.
+type RunKind string
+
+// Kinds of RunStart.
+const (
+	// RunSetup is a configuration's set-up before its first run: its
+	// grid, its data.
+	RunSetup RunKind = "setup"
+	// RunWarmUp is the untimed full run after a set-up (evaluate and
+	// reference sweeps, and a search's finalists).
+	RunWarmUp RunKind = "warm-up"
+	// RunReference is a full run with the engine off: a reference, or a
+	// search's finalist's full run.
+	RunReference RunKind = "reference"
+	// RunSelective is a run under a policy at a tolerance (with, for a
+	// policy.Rehearser, its counting run).
+	RunSelective RunKind = "selective"
+)
+
+// RunStart says that a run of a configuration (or its set-up) begins: the
+// session's deadline judges the wait until the next event by that
+// configuration's reference time. An agent connected to a session sends
+// one before every run; a sweep file's output (agent --sweep) has none,
+// and the session keeps them out of its journal. It is sent just before
+// the run, and a gated command does not wait for its acknowledgement.
+type RunStart struct {
+	Type      string   `json:"type"`
+	V         int      `json:"v"`
+	Index     int      `json:"index"` // configuration index in the sweep
+	Kind      RunKind  `json:"kind"`
+	Policy    string   `json:"policy,omitempty"`    // a selective run's
+	Tolerance *float64 `json:"tolerance,omitempty"` // a selective run's
+	Round     int      `json:"round,omitempty"`     // a search's round, as Result.Round
+	// ReferenceS are the configuration's reference times measured so far
+	// in this sweep, which its results bring only at its end (evaluate);
+	// empty when there are none or they came in a result already.
+	ReferenceS []float64 `json:"reference_s,omitempty"`
 }
 
 // ErrorEvent reports a failure of the agent or of a run.

@@ -230,7 +230,7 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
 		return ExitFailure
 	}
-	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings, stop: cancelCheck(world, s)}
+	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings, stop: cancelCheck(world, s), announce: true}
 	if s != nil {
 		r.emit = s.emit
 	}

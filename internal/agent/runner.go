@@ -32,6 +32,18 @@ type runner struct {
 	// reported starts after one, unless no event was sent since the last
 	// (a gated command waits there for the session, cancelCheck).
 	stop func() (bool, error)
+	// announce sends a sweep.RunStart before every run and set-up (for a
+	// session's deadline; a sweep file's output leaves them out).
+	announce bool
+}
+
+// begin announces a run (or set-up), when the runner announces them.
+func (r *runner) begin(ev sweep.RunStart) error {
+	if !r.announce {
+		return nil
+	}
+	ev.Type, ev.V = sweep.TypeRunStart, sweep.ProtocolVersion
+	return r.send(ev)
 }
 
 // boundary checks, collectively, whether the sweep must stop here.
@@ -283,6 +295,9 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err := r.boundary(); err != nil {
 			return err
 		}
+		if err := r.begin(sweep.RunStart{Index: i, Kind: sweep.RunSetup}); err != nil {
+			return err
+		}
 		pc, err := r.prepare(w, c, spec.Seed)
 		if err != nil {
 			return err
@@ -366,6 +381,9 @@ func (sw *sweepRun) configuration(ctx context.Context, i int, c sweep.Config, pc
 	}
 	if sw.spec.Mode != sweep.ModeTune {
 		cr.reps = sw.spec.ReferenceReps
+		if err := sw.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp}); err != nil {
+			return err
+		}
 		if err := sw.r.warmUp(ctx, pc, len(cr.wanted) > 0); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
@@ -437,6 +455,9 @@ func (cr *configRun) referencesUpTo(ctx context.Context, j int) error {
 				return err
 			}
 		}
+		if err := cr.r.begin(sweep.RunStart{Index: cr.i, Kind: sweep.RunReference, ReferenceS: cr.refs}); err != nil {
+			return err
+		}
 		dt, res, err := cr.r.reference(ctx, cr.pc)
 		if err != nil {
 			return err
@@ -465,6 +486,9 @@ func (cr *configRun) referencesOnly(ctx context.Context) error {
 // it with a progress event while references are still to come.
 func (cr *configRun) selective(ctx context.Context, t *tally) error {
 	name, tol := t.tr.Policy().Name(), t.tr.Tolerance
+	if err := cr.r.begin(sweep.RunStart{Index: cr.i, Kind: sweep.RunSelective, Policy: name, Tolerance: &tol, ReferenceS: cr.refs}); err != nil {
+		return err
+	}
 	o, err := cr.r.selectiveRun(ctx, cr.pc, t.tr)
 	if err != nil {
 		return fmt.Errorf("%s at %g: %w", name, tol, err)

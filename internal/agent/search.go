@@ -136,6 +136,9 @@ func (s *searchRun) prepared(i int, f func(pc *config) error) error {
 	if err := s.r.boundary(); err != nil {
 		return err
 	}
+	if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunSetup}); err != nil {
+		return err
+	}
 	pc, err := s.r.prepare(s.w, s.configs[i], s.spec.Seed)
 	if err != nil {
 		return err
@@ -156,10 +159,13 @@ func (s *searchRun) references(ctx context.Context) error {
 			return err
 		}
 		err := s.prepared(i, func(pc *config) error {
+			if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp}); err != nil {
+				return err
+			}
 			if err := s.r.warmUp(ctx, pc, false); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
-			refs, worst, err := s.fullRuns(ctx, pc, s.spec.ReferenceReps)
+			refs, worst, err := s.fullRuns(ctx, i, 0, pc, s.spec.ReferenceReps)
 			if err != nil {
 				return err
 			}
@@ -172,10 +178,10 @@ func (s *searchRun) references(ctx context.Context) error {
 	return nil
 }
 
-// fullRuns runs a prepared configuration reps times in full, each after a
-// run boundary but the first, and returns the times and the largest
-// residual.
-func (s *searchRun) fullRuns(ctx context.Context, pc *config, reps int) ([]float64, float64, error) {
+// fullRuns runs prepared configuration i of round reps times in full, each
+// after a run boundary but the first, and returns the times and the
+// largest residual.
+func (s *searchRun) fullRuns(ctx context.Context, i, round int, pc *config, reps int) ([]float64, float64, error) {
 	var refs []float64
 	worst := 0.0
 	for j := 0; j < reps; j++ {
@@ -183,6 +189,9 @@ func (s *searchRun) fullRuns(ctx context.Context, pc *config, reps int) ([]float
 			if err := s.r.boundary(); err != nil {
 				return nil, 0, err
 			}
+		}
+		if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunReference, Round: round, ReferenceS: refs}); err != nil {
+			return nil, 0, err
 		}
 		dt, res, err := s.r.reference(ctx, pc)
 		if err != nil {
@@ -213,6 +222,10 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			return analysis.Cut{}, 0, err
 		}
 		err := s.prepared(i, func(pc *config) error {
+			tol := tr.Tolerance
+			if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: tr.Policy().Name(), Tolerance: &tol, Round: n}); err != nil {
+				return err
+			}
 			o, err := s.r.selectiveRun(ctx, pc, tr)
 			if err != nil {
 				return fmt.Errorf("%s at %g: %w", tr.Policy().Name(), tr.Tolerance, err)
@@ -258,6 +271,9 @@ func (s *searchRun) final(ctx context.Context, pol string, alive []int, consider
 			return err
 		}
 		err := s.prepared(i, func(pc *config) error {
+			if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp, Round: n}); err != nil {
+				return err
+			}
 			warm, _, err := s.r.once(ctx, pc, nil, selective.Off)
 			if err != nil {
 				return fmt.Errorf("warm-up: %w", err)
@@ -265,7 +281,7 @@ func (s *searchRun) final(ctx context.Context, pol string, alive []int, consider
 			if err := s.r.boundary(); err != nil {
 				return err
 			}
-			refs, worst, err := s.fullRuns(ctx, pc, 1)
+			refs, worst, err := s.fullRuns(ctx, i, n, pc, 1)
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 // when slow_every > 1: planted slow executions), then the processes of each
 // grid row allreduce and each grid column broadcasts a message of msg doubles. With no slow rank the critical
 // path is steps·count·mean plus the messages; with one, it follows the slow
-// rank. With hang_rank, that rank stops at step hang_step and never returns (the others wait in their next collective). It checks the engine's statistics and critical path, and the session's deadlines; it has no
+// rank. With hang_rank, that rank stops at step hang_step, counted over the configuration's runs, and never returns (the others wait in their next collective). It checks the engine's statistics and critical path, and the session's deadlines; it has no
 // numerical result (Verify returns 0).
 type synthetic struct{ catalog.Synthetic }
 
@@ -27,7 +27,8 @@ type syntheticRun struct {
 	mean, spread, factor float64
 	buf, out             []float64
 	rank                 int
-	hangStep             int // the step at which this process hangs (-1: never)
+	hangStep             int // the step at which this process hangs, counted over the runs (-1: never)
+	stepped              int // steps made by the runs before this one
 }
 
 func (synthetic) Setup(env *Env, c sweep.Config) (Instance, error) {
@@ -53,7 +54,7 @@ func (s *syntheticRun) Init() {
 func (s *syntheticRun) Run(ctx context.Context) error {
 	row, col := s.env.Grid.Along(1), s.env.Grid.Along(0)
 	for step := 0; step < s.steps; step++ {
-		if step == s.hangStep {
+		if s.stepped+step == s.hangStep {
 			// A hung process: no progress, no error, the context ignored,
 			// as a deadlocked or livelocked program would be.
 			for {
@@ -71,6 +72,7 @@ func (s *syntheticRun) Run(ctx context.Context) error {
 		row.Allreduce(s.buf, s.out, mpi.Sum)
 		col.Bcast(s.buf, 0)
 	}
+	s.stepped += s.steps
 	return nil
 }
 

@@ -32,7 +32,7 @@ func (Synthetic) Params() []sweep.Param {
 		{Name: "slow_every", Kind: sweep.Int, Doc: "on the slow rank, every Nth kernel is slow (the 1st, the N+1th, ... of the run; 1: all)", Default: 1, Min: 1, Max: 1 << 20},
 		{Name: "msg", Kind: sweep.Int, Doc: "doubles per message", Default: 1024, Min: 1, Max: 1 << 24},
 		{Name: "hang_rank", Kind: sweep.Int, Doc: "grid rank that stops making progress at step hang_step, never to return (-1: none): a hung run, for testing deadlines", Default: -1, Min: -1, Max: 1 << 20},
-		{Name: "hang_step", Kind: sweep.Int, Doc: "the step at which hang_rank stops", Default: 0, Min: 0, Max: 100000},
+		{Name: "hang_step", Kind: sweep.Int, Doc: "the step at which hang_rank stops, counted over the configuration's runs (its warm-up included): with steps=10, hang_step=25 lets two runs end and stops the third at its step 5", Default: 0, Min: 0, Max: 100000},
 	}
 }
 

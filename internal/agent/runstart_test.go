@@ -1,0 +1,89 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/approxtune/approxtune/internal/mpitest"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+func TestRunStarts(t *testing.T) { mpitest.Run(t, "run-starts", 2) }
+
+// A runner that announces its runs sends a run_start before each run and
+// set-up, in the order they are made: in evaluate, each configuration's
+// set-up, warm-up, then its references and selective runs as
+// sweep.ReferenceSlots interleaves them, each announcement carrying the
+// references measured so far; in tune, the set-up and the selective runs;
+// in a search, each round's runs with their round. A selective run's
+// announcement names its policy and tolerance, as its result does. A
+// runner that does not announce (a sweep file's) sends none.
+func runStarts(r *mpitest.R) {
+	run := testRunner(r)
+	const space = `"workload":"synthetic","space":{"grid":"1x2","steps":2,"count":1,"mean_us":[100,200]},"policies":["conditional"]`
+	for _, c := range []struct {
+		spec string
+		want []string // per configuration: its announcements, kind/references so far/round
+	}{
+		{`{` + space + `,"tolerances":[0.5,0.125],"mode":"evaluate","reference_reps":2}`,
+			[]string{"setup/0", "warm-up/0", "reference/0", "selective 0.5/1", "reference/1", "selective 0.125/2"}},
+		{`{` + space + `,"tolerances":[0.5,0.125],"mode":"tune"}`,
+			[]string{"setup/0", "selective 0.5/0", "selective 0.125/0"}},
+		{`{` + space + `,"tolerances":[0.5],"mode":"tune","search":"halving"}`,
+			[]string{"setup/0", "selective 0.5/0 round 1", "setup/0", "warm-up/0 round 2", "reference/0 round 2"}},
+	} {
+		run.announce = false
+		for _, raw := range sweepEvents(r, run, c.spec) {
+			if typeOf(raw) == sweep.TypeRunStart {
+				r.Errorf("%s: a runner that does not announce sent %s", c.spec, raw)
+				break
+			}
+		}
+		run.announce = true
+		evs := sweepEvents(r, run, c.spec)
+		if r.Rank != 0 {
+			continue
+		}
+		got := map[int][]string{}
+		var last *sweep.RunStart // the last announcement
+		for _, raw := range evs {
+			switch typeOf(raw) {
+			case sweep.TypeRunStart:
+				var s sweep.RunStart
+				json.Unmarshal(raw, &s)
+				d := string(s.Kind)
+				if s.Tolerance != nil {
+					d += fmt.Sprintf(" %g", *s.Tolerance)
+					if s.Policy != "conditional" {
+						r.Errorf("%s: a selective run of policy %q", c.spec, s.Policy)
+					}
+				}
+				d += fmt.Sprintf("/%d", len(s.ReferenceS))
+				if s.Round > 0 {
+					d += fmt.Sprintf(" round %d", s.Round)
+				}
+				got[s.Index] = append(got[s.Index], d)
+				last = &s
+			case sweep.TypeResult:
+				var x sweep.Result
+				json.Unmarshal(raw, &x)
+				if last == nil || last.Index != x.Index {
+					r.Errorf("%s: a result of configuration %d after the announcement %+v", c.spec, x.Index, last)
+				}
+			}
+		}
+		// The search ran both configurations in round 1 and kept the
+		// faster (mean_us=100) for its full round.
+		for i := range 2 {
+			want := c.want
+			if c.want[len(c.want)-1] == "reference/0 round 2" && i == 1 {
+				want = want[:2]
+			}
+			if !slices.Equal(got[i], want) {
+				r.Errorf("%s: configuration %d's announcements %q, want %q", c.spec, i, got[i], want)
+			}
+		}
+	}
+}
