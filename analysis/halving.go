@@ -74,3 +74,30 @@ func Eliminate(est []Estimate, rel, confidence float64) (Cut, error) {
 	}
 	return cut, nil
 }
+
+// Cap bounds a round's survivors to its budget, as successive halving
+// proper does (Jamieson and Talwalkar keep the best 1/eta of each round):
+// of cut.Kept (fastest first, as Eliminate orders it) at most keep remain,
+// and past them every survivor whose prediction is within tie (relative)
+// of the last one kept, so that configurations the round cannot tell
+// apart are kept or dropped together. The rest join cut.Dropped. est are
+// the round's estimates, by which ties are judged. keep < 1 keeps one.
+func Cap(cut Cut, est []Estimate, keep int, tie float64) Cut {
+	keep = max(keep, 1)
+	if len(cut.Kept) <= keep {
+		return cut
+	}
+	t := make(map[int]float64, len(est))
+	for _, e := range est {
+		t[e.Index] = e.Time
+	}
+	edge := t[cut.Kept[keep-1]] * (1 + tie)
+	n := keep
+	for n < len(cut.Kept) && t[cut.Kept[n]] <= edge {
+		n++
+	}
+	out := Cut{Best: cut.Best, Threshold: cut.Threshold}
+	out.Kept = append([]int(nil), cut.Kept[:n]...)
+	out.Dropped = append(append([]int(nil), cut.Dropped...), cut.Kept[n:]...)
+	return out
+}

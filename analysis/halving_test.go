@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -99,5 +100,70 @@ func TestEliminateWeighsTheStandardError(t *testing.T) {
 	}
 	if _, err := Eliminate(sure, 0.1, 1); err == nil {
 		t.Error("confidence 1 accepted")
+	}
+}
+
+// Cap keeps the round's budget of fastest predictions and never splits
+// configurations predicted alike: the true best survives whenever fewer
+// than the budget can be predicted faster than it (configurations that
+// differ by more than the noise), and those predicted within the tie of
+// the last kept stay with it.
+func TestCapKeepsTheBestAndTies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const noise = 0.05
+	for trial := 0; trial < 2000; trial++ {
+		n := 4 + rng.IntN(100)
+		keep := (n + 3) / 4
+		truth := make([]float64, n)
+		est := make([]Estimate, n)
+		// The best is 1; the others are slower than the noise can hide
+		// (1+noise)/(1-noise) ~ 1.105, except that up to keep-1 of them
+		// may be anywhere.
+		close := rng.IntN(keep)
+		for i := range truth {
+			switch {
+			case i == 0:
+				truth[i] = 1
+			case i <= close:
+				truth[i] = 1 + 0.2*rng.Float64()
+			default:
+				truth[i] = 1.11 + 2*rng.Float64()
+			}
+			est[i] = Estimate{Index: i, Time: truth[i] * (1 + noise*(2*rng.Float64()-1))}
+		}
+		// A round that could drop nothing by confidence: all kept,
+		// fastest first.
+		sorted := slices.Clone(est)
+		slices.SortFunc(sorted, func(a, b Estimate) int { return cmp.Compare(a.Time, b.Time) })
+		var cut Cut
+		for _, e := range sorted {
+			cut.Kept = append(cut.Kept, e.Index)
+		}
+		capped := Cap(cut, est, keep, 0.01)
+		if len(capped.Kept)+len(capped.Dropped) != n {
+			t.Fatalf("trial %d: %d kept + %d dropped of %d", trial, len(capped.Kept), len(capped.Dropped), n)
+		}
+		if slices.Contains(capped.Dropped, 0) {
+			t.Fatalf("trial %d: the best dropped: %d close, keep %d, kept %v", trial, close, keep, capped.Kept)
+		}
+		if len(capped.Kept) < min(keep, len(cut.Kept)) {
+			t.Fatalf("trial %d: kept %d, budget %d", trial, len(capped.Kept), keep)
+		}
+		edge := est[cut.Kept[keep-1]].Time * 1.01
+		for _, d := range capped.Dropped {
+			if est[d].Time <= edge {
+				t.Fatalf("trial %d: %d dropped within the tie of the last kept", trial, d)
+			}
+		}
+	}
+	// Ties at the edge stay together: four alike, a budget of two.
+	est := []Estimate{{0, 1, 0}, {1, 2, 0}, {2, 2.001, 0}, {3, 2.002, 0}, {4, 3, 0}}
+	cut := Cut{Kept: []int{0, 1, 2, 3, 4}}
+	got := Cap(cut, est, 2, 0.01)
+	if !slices.Equal(got.Kept, []int{0, 1, 2, 3}) || !slices.Equal(got.Dropped, []int{4}) {
+		t.Errorf("Cap with ties at the edge: kept %v dropped %v, want [0 1 2 3] and [4]", got.Kept, got.Dropped)
+	}
+	if got := Cap(cut, est, 9, 0.01); len(got.Kept) != 5 {
+		t.Errorf("Cap within budget changed the cut: %+v", got)
 	}
 }
