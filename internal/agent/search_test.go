@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"github.com/approxtune/approxtune/analysis"
 	"math"
 	"slices"
 	"testing"
@@ -127,5 +128,45 @@ func searchRounds(r *mpitest.R) {
 				r.Errorf("%s: round 1 kept mean_us=5000: %+v", c.spec, rounds[0])
 			}
 		}
+	}
+}
+
+// The finals are every round's leader, then the fastest survivors, three in
+// all unless the leaders are more.
+func TestFinalists(t *testing.T) {
+	for _, c := range []struct{ alive, leaders, want []int }{
+		{[]int{5, 3, 9, 1}, nil, []int{5, 3, 9}},
+		{[]int{5, 3, 9, 1}, []int{1}, []int{1, 5, 3}},
+		{[]int{5, 3, 9, 1}, []int{9, 1}, []int{9, 1, 5}},
+		{[]int{5, 3, 9, 1}, []int{1, 3, 9, 5}, []int{5, 3, 9, 1}},
+		{[]int{7}, []int{4, 7}, []int{7}},
+	} {
+		if got := finalists(c.alive, c.leaders); !slices.Equal(got, c.want) {
+			t.Errorf("finalists(%v, leaders %v) = %v, want %v", c.alive, c.leaders, got, c.want)
+		}
+	}
+}
+
+// A round never drops an earlier round's leader, however slow it now
+// looks, and keeps its survivors fastest first.
+func TestDecideKeepsLeaders(t *testing.T) {
+	s := &searchRun{spec: &sweep.Spec{Confidence: 0.95}, leaders: []int{2}}
+	ests := []analysis.Estimate{{Index: 0, Time: 1}, {Index: 1, Time: 1.01}, {Index: 2, Time: 3}, {Index: 3, Time: 2.5}, {Index: 4, Time: 1.02}}
+	cut, err := s.decide(ests, 0.03125, len(ests))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cut.Kept, 2) || slices.Contains(cut.Dropped, 2) {
+		t.Errorf("leader 2 dropped: %+v", cut)
+	}
+	if !slices.Contains(cut.Dropped, 3) {
+		t.Errorf("configuration 3, 2.5 times the best, kept: %+v", cut)
+	}
+	if cut.Kept[len(cut.Kept)-1] != 2 || cut.Kept[0] != 0 {
+		t.Errorf("kept %v: want fastest first, the slow leader last", cut.Kept)
+	}
+	s.leaders = nil
+	if cut, _ = s.decide(ests, 0.03125, len(ests)); slices.Contains(cut.Kept, 2) {
+		t.Errorf("without leaders, 2 (3 times the best) kept: %+v", cut)
 	}
 }
