@@ -169,7 +169,14 @@ func TestProgramMPICH(t *testing.T) {
 		t.Fatalf("the program alone under MPICH:\n%s", alone)
 	}
 	calls := int64(ranks*iter*16 + 2*ranks)
-	for _, tol := range []float64{0, 0.5} {
+	skippedAtHalf := false
+	// At 0.5 a second run when the first skipped nothing: a short run on a
+	// noisy machine may see no kernel's mean settle (CI once did, the same
+	// day TestScaLAPACKQR's first round skipped none).
+	for _, tol := range []float64{0, 0.5, 0.5} {
+		if tol > 0 && skippedAtHalf {
+			break
+		}
 		out := filepath.Join(t.TempDir(), "result.json")
 		stdout, stderr := run("LD_PRELOAD="+lib, preload.EnvRun+"="+fmt.Sprintf(`{"policy":"eager","tolerance":%g,"out":%q}`, tol, out))
 		var res sweep.Result
@@ -182,9 +189,12 @@ func TestProgramMPICH(t *testing.T) {
 		if tol == 0 && (*res.Skipped != 0 || stdout != alone) {
 			t.Errorf("at 0: skipped %d, output %q; want none and the program's own %q", *res.Skipped, stdout, alone)
 		}
-		if tol > 0 && *res.Skipped == 0 {
-			t.Errorf("at %g: nothing skipped", tol)
+		if tol > 0 && *res.Skipped > 0 {
+			skippedAtHalf = true
 		}
+	}
+	if !skippedAtHalf {
+		t.Errorf("at 0.5: nothing skipped in two runs")
 	}
 }
 

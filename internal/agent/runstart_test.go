@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/approxtune/approxtune/internal/mpitest"
@@ -77,6 +78,12 @@ func runStarts(r *mpitest.R) {
 		// The search ran both configurations in round 1 and kept the
 		// faster (mean_us=100) for its full round.
 		for i := range 2 {
+			// A configuration that executed kernels in a search's round and
+			// could survive it runs a second time in the round (search.go,
+			// round): its set-up and selective run are announced again.
+			if g := got[i]; len(g) >= 4 && slices.Equal(g[0:2], g[2:4]) && strings.HasSuffix(g[1], "round 1") {
+				got[i] = slices.Delete(slices.Clone(g), 2, 4)
+			}
 			want := c.want
 			if c.want[len(c.want)-1] == "reference/0 round 2" && i == 1 {
 				want = want[:2]

@@ -317,22 +317,32 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		if err != nil {
 			return analysis.Cut{}, 0, err
 		}
+		// Those that cannot survive are reported first, so that every
+		// result follows its own run's announcement.
+		for _, i := range pending {
+			if !slices.Contains(cut.Kept, i) {
+				if err := s.report(n, i, tr, outs[i]); err != nil {
+					return analysis.Cut{}, 0, err
+				}
+			}
+		}
 		for _, i := range pending {
 			if err := ctx.Err(); err != nil {
 				return analysis.Cut{}, 0, err
 			}
 			o := outs[i]
-			if slices.Contains(cut.Kept, i) {
-				again, err := run(i)
-				if err != nil {
-					return analysis.Cut{}, 0, err
-				}
-				again.wall += o.wall
-				again.counting += o.counting
-				o = again
-				k := slices.IndexFunc(ests, func(e analysis.Estimate) bool { return e.Index == i })
-				ests[k] = analysis.Estimate{Index: i, Time: o.predicted, SE: o.se}
+			if !slices.Contains(cut.Kept, i) {
+				continue
 			}
+			again, err := run(i)
+			if err != nil {
+				return analysis.Cut{}, 0, err
+			}
+			again.wall += o.wall
+			again.counting += o.counting
+			o = again
+			k := slices.IndexFunc(ests, func(e analysis.Estimate) bool { return e.Index == i })
+			ests[k] = analysis.Estimate{Index: i, Time: o.predicted, SE: o.se}
 			if err := s.report(n, i, tr, o); err != nil {
 				return analysis.Cut{}, 0, err
 			}
