@@ -282,14 +282,8 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 // have given 5 s) and named with the kind of run it was. Run starts stay
 // out of the journal.
 func TestHungRunJudgedByItsConfiguration(t *testing.T) {
-	bin := testenv.Build(t)
-	testenv.Launcher(t)
-	dir := filepath.Join(t.TempDir(), "session")
-	s, err := New(Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := agentSession(t)
+	dir := s.Dir()
 	// Configuration 0 runs 2 steps of 40 ms, configuration 1 20 steps;
 	// rank 1 hangs at the 46th step of a configuration's runs: in
 	// configuration 1's third run, its selective one, after its warm-up
@@ -301,7 +295,7 @@ func TestHungRunJudgedByItsConfiguration(t *testing.T) {
 	defer cancel()
 	out := &textOut{}
 	start := time.Now()
-	err = s.Exec(ctx, "evaluate", out)
+	err := s.Exec(ctx, "evaluate", out)
 	took := time.Since(start)
 	sw := s.Last()
 	if err == nil || sw.Status != StatusHung || sw.Hung == nil || *sw.Hung != 1 || len(sw.Results) != 1 {
@@ -320,7 +314,7 @@ func TestHungRunJudgedByItsConfiguration(t *testing.T) {
 	if err1 != nil || err2 != nil || ref < 800*time.Millisecond || limit < 8*time.Second || took < limit {
 		t.Errorf("deadline %s, reference %s (%v, %v), stopped after %v: want a reference of 20 x 40 ms or more, 10 times it, and the wait past it", m[1], m[2], err1, err2, took)
 	}
-	testenv.NoneLeft(t, bin, "agent")
+	testenv.NoneLeft(t, s.opts.Binary, "agent")
 	journal, err := os.ReadFile(filepath.Join(dir, JournalName))
 	if err != nil {
 		t.Fatal(err)
