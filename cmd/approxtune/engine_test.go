@@ -133,8 +133,31 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 	// with 3 ms and 10 steps one run on a busy 2-core CI machine came out
 	// 4.7% long (a 12 ms stall), and with 20 steps of 6 ms one in about 20
 	// came out 3.7% long (a 40 ms stall); 40 steps make that 1.9%.
-	evs := runSweep(t, bin, `{"workload":"synthetic","space":{"grid":"2x2","steps":40,"mean_us":6000},
-		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0],"mode":"evaluate","reference_reps":3,"kernels":true}`)
+	const spec = `{"workload":"synthetic","space":{"grid":"2x2","steps":40,"mean_us":6000},
+		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0],"mode":"evaluate","reference_reps":3,"kernels":true}`
+	// A prediction more than 3% off is judged on a second sweep: one stall
+	// of a rank on a loaded 2-core machine made online 7.3% long once in CI
+	// (its other predictions within 1%); twice in a row is a defect.
+	var evs map[string][]selectiveResult
+	for try := 1; ; try++ {
+		evs = runSweep(t, bin, spec)
+		var off []string
+		for _, r := range evs["result"] {
+			if e := *r.Error; e > 0.03 {
+				off = append(off, fmt.Sprintf("%s at 0: predicted %.4fs (its run took %.4fs) vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.SelectiveS, r.ReferenceS, 100*e))
+			}
+		}
+		if len(off) == 0 {
+			break
+		}
+		if try == 2 {
+			for _, o := range off {
+				t.Error(o)
+			}
+			break
+		}
+		t.Logf("sweep %d: %s; a second sweep judges the errors", try, strings.Join(off, "; "))
+	}
 	for _, r := range evs["result"] {
 		if r.Skipped != 0 || r.Executed == 0 {
 			t.Errorf("%s at 0: skipped %d executed %d, want nothing skipped", r.Policy, r.Skipped, r.Executed)
@@ -144,11 +167,7 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 		if r.Promised == 0 || r.Promised >= r.Executed {
 			t.Errorf("%s at 0: %d of %d executed calls ran on a promise, want most collectives", r.Policy, r.Promised, r.Executed)
 		}
-		if e := *r.Error; e > 0.03 {
-			t.Errorf("%s at 0: predicted %.4fs vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.ReferenceS, 100*e)
-		} else {
-			t.Logf("%s at 0: predicted %.4fs, reference %.4fs: error %.2f%%", r.Policy, r.PredictedS, stat.Mean(r.ReferenceS, nil), 100*e)
-		}
+		t.Logf("%s at 0: predicted %.4fs, reference %.4fs: error %.2f%%", r.Policy, r.PredictedS, stat.Mean(r.ReferenceS, nil), 100**r.Error)
 	}
 	if len(evs["result"]) != 5 {
 		t.Fatalf("%d results, want 5", len(evs["result"]))

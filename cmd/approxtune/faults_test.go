@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -34,7 +35,8 @@ import (
 // before the fault unchanged, and no process the trial started is left.
 //
 // APPROXTUNE_FAULT_TRIALS sets the number of trials (default 30: 7 or 8 of
-// each kind), APPROXTUNE_FAULT_SEED the seed of the draws (kinds, moments, torn
+// each kind), APPROXTUNE_FAULT_KINDS the kinds drawn (a comma-separated
+// subset of rank, rank0, mpirun, session), APPROXTUNE_FAULT_SEED the seed of the draws (kinds, moments, torn
 // journal lines), printed so a failing campaign can be drawn again.
 func TestFaultCampaign(t *testing.T) {
 	testenv.Launcher(t)
@@ -49,6 +51,15 @@ func TestFaultCampaign(t *testing.T) {
 		seed = n
 	}
 	parallel := envInt(t, "APPROXTUNE_FAULT_PARALLEL", 1)
+	kinds := faultKinds
+	if v := os.Getenv("APPROXTUNE_FAULT_KINDS"); v != "" {
+		kinds = strings.Split(v, ",")
+		for _, k := range kinds {
+			if !slices.Contains(faultKinds, k) {
+				t.Fatalf("APPROXTUNE_FAULT_KINDS=%q: %q is not one of %s", v, k, strings.Join(faultKinds, ", "))
+			}
+		}
+	}
 	t.Logf("fault campaign: %d trials, %d at a time, seed %d (APPROXTUNE_FAULT_SEED=%d draws them again)", trials, parallel, seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x6661756c7473))
 	camp := &campaign{t: t, bin: bin, seed: seed, mark: fmt.Sprintf("%d-%d", os.Getpid(), seed), tally: map[string]*kindTally{}}
@@ -58,8 +69,8 @@ func TestFaultCampaign(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < trials && !t.Failed(); i++ {
 		if len(order) == 0 {
-			for _, j := range rng.Perm(len(faultKinds)) {
-				order = append(order, faultKinds[j])
+			for _, j := range rng.Perm(len(kinds)) {
+				order = append(order, kinds[j])
 			}
 		}
 		kind := order[0]
@@ -275,7 +286,7 @@ func (c *campaign) once(n int, kind string, rng *rand.Rand) (o outcome, late boo
 		}
 		// The killed session's agent stops once it sees the session gone.
 		if left := waitGone(procs.all(), time.Minute); len(left) > 0 {
-			return fail("the agent of the killed session still runs a minute later: %v", left)
+			return fail("the agent of the killed session still runs a minute later: %v\n%s", left, stacks(procs))
 		}
 		o.agentGone = time.Since(killed)
 	} else {
@@ -345,7 +356,7 @@ func (c *campaign) summary(took time.Duration) {
 	for _, k := range faultKinds {
 		tl := c.tally[k]
 		if tl == nil {
-			tl = &kindTally{}
+			continue // not drawn (APPROXTUNE_FAULT_KINDS)
 		}
 		total += tl.trials
 		line := fmt.Sprintf("%-8s trials %3d  faults %3d  results lost %d  fault to report: %s",
@@ -951,4 +962,56 @@ func checkJournal(path string, before []sweep.Result) (lost int, err error) {
 		return lost, fmt.Errorf("journal %s:\n  %s", path, strings.Join(problems, "\n  "))
 	}
 	return 0, nil
+}
+
+// stacks describes where the processes of an agent that outlived its
+// session wait: each one's state and sockets, the C stacks of every thread
+// (gdb), and rank 0's goroutines (its SIGQUIT dump, read from its write to
+// stderr with strace, since that stderr led to the killed session). It is
+// for the failure message; tools missing here are said, not fatal.
+func stacks(a agentPIDs) string {
+	var b strings.Builder
+	run := func(timeout time.Duration, name string, args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+		if err != nil {
+			return fmt.Sprintf("%s\n(%s: %v)", out, name, err)
+		}
+		return string(out)
+	}
+	for _, p := range append([]int{a.mpirun}, a.ranks...) {
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p))
+		state := ""
+		for _, l := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(l, "State:") || strings.HasPrefix(l, "PPid:") {
+				state += " " + strings.TrimSpace(l)
+			}
+		}
+		fmt.Fprintf(&b, "--- pid %d (%s):%s\n", p, comm(p), state)
+		fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", p))
+		for _, fd := range fds {
+			if l, err := os.Readlink(fd); err == nil && (strings.HasPrefix(l, "socket:") || strings.HasPrefix(l, "pipe:")) {
+				fmt.Fprintf(&b, "  fd %s -> %s\n", filepath.Base(fd), l)
+			}
+		}
+	}
+	b.WriteString(run(20*time.Second, "ss", "-tanpe"))
+	for _, p := range []int{a.mpirun, a.ranks[0]} {
+		fmt.Fprintf(&b, "--- gdb, pid %d\n%s", p, run(60*time.Second, "gdb", "-batch", "-p", strconv.Itoa(p), "-ex", "thread apply all bt 12"))
+	}
+	// rank 0's goroutines: strace catches its SIGQUIT dump.
+	tr := exec.Command("strace", "-f", "-e", "trace=write", "-s", "65536", "-p", strconv.Itoa(a.ranks[0]))
+	var out bytes.Buffer
+	tr.Stdout, tr.Stderr = &out, &out
+	if err := tr.Start(); err != nil {
+		return b.String() + fmt.Sprintf("(strace: %v)\n", err)
+	}
+	time.Sleep(time.Second)
+	syscall.Kill(a.ranks[0], syscall.SIGQUIT)
+	time.Sleep(3 * time.Second)
+	tr.Process.Kill()
+	tr.Wait()
+	fmt.Fprintf(&b, "--- strace of rank 0 (pid %d) after SIGQUIT\n%s", a.ranks[0], out.String())
+	return b.String()
 }

@@ -230,7 +230,7 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
 		return ExitFailure
 	}
-	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings, stop: cancelCheck(world, s), announce: true}
+	r := &runner{world: world, eng: eng, backend: backend, warnings: warnings, stop: cancelCheck(s), announce: true}
 	if s != nil {
 		r.emit = s.emit
 	}
@@ -253,6 +253,12 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 			// An MPI failure may leave ranks in different places: end the job.
 			mpi.Abort(world, ExitFailure)
 			return ExitFailure
+		}
+		if r.lost != nil {
+			// The connection failed (rank 0 only knows): closing it ends
+			// the reader, which queues a shutdown that every rank gets
+			// from nextCommand.
+			s.conn.Close()
 		}
 	}
 }
@@ -298,24 +304,19 @@ func greet(world *mpi.Comm, o Options) (*session, kernels.Backend, []string, int
 	return s, backend, warnings, int(status[0])
 }
 
-// cancelCheck is the collective check at run boundaries: rank 0's cancel
-// flag (s is its session, nil elsewhere), agreed by every rank. For a
-// gated command rank 0 first waits until the session has acknowledged
-// every event sent (the other ranks wait in the broadcast), so that no run
-// starts while the session is still drawing what came back.
-func cancelCheck(world *mpi.Comm, s *session) func() (bool, error) {
-	return func() (bool, error) {
-		v := []int64{0}
-		if s != nil {
-			s.waitAcks()
+// cancelCheck is rank 0's part of the check at run boundaries
+// (runner.boundary): whether the session cancelled the sweep or its
+// connection ended. For a gated command it first waits until the session
+// has acknowledged every event sent (the other ranks wait in the
+// boundary's broadcast), so that no run starts while the session is still
+// drawing what came back.
+func cancelCheck(s *session) func() bool {
+	return func() bool {
+		if s == nil {
+			return false
 		}
-		if s != nil && (s.cancelled.Load() || s.closed.Load()) {
-			v[0] = 1
-		}
-		if err := mpi.Bcast(world, v, 0); err != nil {
-			return false, err
-		}
-		return v[0] == 1, nil
+		s.waitAcks()
+		return s.cancelled.Load() || s.closed.Load()
 	}
 }
 

@@ -27,11 +27,18 @@ type runner struct {
 	emit    Emit
 	// warnings go into the start event (environmentWarnings, rank 0).
 	warnings []string
-	// stop, when set, is the collective check made at every run boundary:
-	// true ends the sweep with errCancelled. Every timed run whose time is
-	// reported starts after one, unless no event was sent since the last
-	// (a gated command waits there for the session, cancelCheck).
-	stop func() (bool, error)
+	// stop, when set, is rank 0's wish to end the sweep (a cancel from the
+	// session, or its connection gone); it is called on rank 0 only, at
+	// every run boundary, and may wait there (a gated command waits for the
+	// session's acknowledgements, cancelCheck). Every timed run whose time
+	// is reported starts after a boundary, unless no event was sent since
+	// the last.
+	stop func() bool
+	// lost is the first error of rank 0's emit: the events' reader is gone
+	// (the session's connection, a closed pipe). Rank 0 goes on as the other
+	// ranks do until the next boundary, where every rank stops together: a
+	// rank that left alone would leave the others in a collective forever.
+	lost error
 	// announce sends a sweep.RunStart before every run and set-up (for a
 	// session's deadline; a sweep file's output leaves them out).
 	announce bool
@@ -46,28 +53,53 @@ func (r *runner) begin(ev sweep.RunStart) error {
 	return r.send(ev)
 }
 
-// boundary checks, collectively, whether the sweep must stop here.
+// boundary decides, collectively, whether the sweep stops here: when rank
+// 0's stop says so (errCancelled) or an event could not be sent (the send
+// error). Every rank returns the same answer.
 func (r *runner) boundary() error {
-	if r.stop == nil {
-		return nil
+	v := []int64{0}
+	if r.root() {
+		switch {
+		case r.lost != nil:
+			v[0] = 2
+		case r.stop != nil && r.stop():
+			v[0] = 1
+		}
 	}
-	stop, err := r.stop()
-	if err != nil {
+	if err := mpi.Bcast(r.world, v, 0); err != nil {
 		return err
 	}
-	if stop {
+	switch v[0] {
+	case 1:
 		return errCancelled
+	case 2:
+		return r.lostError()
 	}
 	return nil
 }
 
+// lostError is the error of a sweep whose events rank 0 could not send
+// (the same on every rank but the cause, which rank 0 only knows).
+func (r *runner) lostError() error {
+	if r.lost != nil {
+		return fmt.Errorf("sending the sweep's events: %w", r.lost)
+	}
+	return errors.New("rank 0 could not send the sweep's events")
+}
+
 func (r *runner) root() bool { return r.world.Rank() == 0 }
 
+// send emits an event from rank 0 (a no-op elsewhere). It never fails one
+// rank alone: a failed emit is kept in r.lost and ends the sweep on every
+// rank at the next boundary.
 func (r *runner) send(ev any) error {
-	if !r.root() || r.emit == nil {
+	if !r.root() || r.emit == nil || r.lost != nil {
 		return nil
 	}
-	return r.emit(ev)
+	if err := r.emit(ev); err != nil {
+		r.lost = err
+	}
+	return nil
 }
 
 // timed runs f between two barriers of world and returns the wall time, the
@@ -251,6 +283,26 @@ func (t *tally) record(i int, o outcome, ref float64) sweep.Measured {
 
 // sweep runs every configuration of spec.
 func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
+	if err := r.sweepBody(ctx, spec, configs); err != nil {
+		return err
+	}
+	// An event lost after the last boundary (the end of the sweep) fails
+	// the sweep too, on every rank.
+	v := []int64{0}
+	if r.root() && r.lost != nil {
+		v[0] = 1
+	}
+	if err := mpi.Bcast(r.world, v, 0); err != nil {
+		return err
+	}
+	if v[0] == 1 {
+		return r.lostError()
+	}
+	return nil
+}
+
+// sweepBody is sweep without the final check of lost events.
+func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
 	w, ok := workloads.Lookup(spec.Workload)
 	if !ok {
 		return fmt.Errorf("unknown workload %q", spec.Workload)

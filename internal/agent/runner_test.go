@@ -18,6 +18,7 @@ func TestMain(m *testing.M) {
 		"trace-events":  traceEvents,
 		"search-rounds": searchRounds,
 		"run-starts":    runStarts,
+		"lost-events":   lostEvents,
 	})
 }
 
