@@ -26,6 +26,7 @@ const (
 var benchmarks = map[string]func(args []string, w io.Writer) error{
 	"summa":              benchSumma,
 	"cholesky3d":         benchCholesky3d,
+	"cholesky3d-eager":   benchCholesky3d,
 	"cholesky3d-models":  benchModels,
 	"apriori":            benchApriori,
 	"halving-cholesky2d": func(args []string, w io.Writer) error { return halvingMain(args, 10, w) },
@@ -190,11 +191,17 @@ func speedups(r *pooledRow) []float64   { return r.speedup }
 func meanErrors(r *pooledRow) []float64 { return r.err }
 func qualities(r *pooledRow) []float64  { return r.quals }
 
-// benchCholesky3d is the paper-tool comparison space under every policy,
-// with eager's mean signed error per block size against the noise floor:
-// no block size predicted more than the floor away from its references on
-// average.
-func benchCholesky3d(files []string, w io.Writer) error {
+// benchCholesky3d is the paper-tool comparison space under every policy
+// (cholesky3d) or eager alone (cholesky3d-eager), with eager's mean signed
+// error per block size against the noise floor: no block size predicted
+// more than the floor away from its references on average. After the word
+// anchor come the paper tool's results.json, one per sweep, run beside
+// them (bench/run -anchor): the two tools side by side (anchorTable).
+func benchCholesky3d(args []string, w io.Writer) error {
+	files, anchors := args, []string(nil)
+	if i := slices.Index(args, "anchor"); i >= 0 {
+		files, anchors = args[:i], args[i+1:]
+	}
 	sweeps, _, floor, err := pooledReport(files, w)
 	if err != nil {
 		return err
@@ -252,6 +259,9 @@ func benchCholesky3d(files []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %s | %+.1f%% ± %.1f | %s | %s |\n", k.b, format.Tolerance(k.tol), 100*e.mean, 100*e.half, strings.Join(each, ", "), within(e, floor.mean))
 	}
 	fmt.Fprintf(w, "\nTarget: no block size predicted more than the noise floor (%.1f%%, the pooled mean) away from its references on average: a row holds when its interval lies within ± the floor, fails when it lies wholly outside.\n", 100*floor.mean)
+	if anchors != nil {
+		return anchorTable(w, sweeps, anchors)
+	}
 	return nil
 }
 

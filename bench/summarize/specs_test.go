@@ -22,6 +22,7 @@ func TestBenchSpecs(t *testing.T) {
 	}{
 		{"examples/summa-evaluate.json", 4, 9, ""},
 		{"bench/specs/cholesky3d.json", 8, 15, ""},
+		{"bench/specs/cholesky3d-eager.json", 8, 15, ""},
 		{"bench/specs/cholesky3d-models-off.json", 8, 15, ""},
 		{"bench/specs/cholesky3d-models-on.json", 8, 15, ""},
 		{"bench/specs/apriori.json", 8, 15, ""},

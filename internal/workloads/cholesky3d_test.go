@@ -140,16 +140,23 @@ func cholesky3dSelective(r *mpitest.R) {
 				if tr.NeedsCountingRun() {
 					run(insts[i], tr, selective.Counting)
 				}
-				rs := run(insts[i], tr, selective.Selective)
+				// A run that skips nothing (the machine's noise can keep
+				// every mean from being known at 2^-1) is made again, up to
+				// three runs in all (as in chol2dSelective).
+				var rs selective.RunStats
+				skipped := []int64{0, 0}
+				for try := 0; try < 3 && skipped[0] == 0; try++ {
+					rs = run(insts[i], tr, selective.Selective)
+					skipped = []int64{rs.Skipped, rs.Executed}
+					if err := mpi.Allreduce(r.World, skipped, skipped, mpi.Sum); err != nil {
+						r.Fatalf("allreduce: %v", err)
+					}
+				}
 				if !(rs.Total > 0) || math.IsInf(rs.Total, 0) || math.IsNaN(rs.Comp) || math.IsNaN(rs.Comm) {
 					r.Errorf("%s %s: path %+v, want a finite positive time", p, labels[i], rs)
 				}
-				skipped := []int64{rs.Skipped, rs.Executed}
-				if err := mpi.Allreduce(r.World, skipped, skipped, mpi.Sum); err != nil {
-					r.Fatalf("allreduce: %v", err)
-				}
 				if skipped[0] == 0 {
-					r.Errorf("%s %s: nothing skipped (%d executed) at tolerance 0.5", p, labels[i], skipped[1])
+					r.Errorf("%s %s: nothing skipped (%d executed) at tolerance 0.5 in three runs", p, labels[i], skipped[1])
 				}
 			}
 		}
