@@ -40,6 +40,10 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		if len(fields) == 1 && key == "" {
 			return match(ss.names(), word), start
 		}
+		// "workload b=..." names no workload yet: nothing to complete.
+		if len(fields) < 2 {
+			break
+		}
 		if w, ok := ss.find(strings.ToLower(fields[1])); ok {
 			return s.completeParam(w.Name, key, word, item, start, itemStart)
 		}

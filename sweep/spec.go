@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/approxtune/approxtune/internal/selective/policy"
 )
@@ -286,7 +287,7 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("sweep spec: space.%s is not a parameter of %s: want one of %s", unknown[0], s.Workload, strings.Join(names, ", "))
+		return nil, fmt.Errorf("sweep spec: space.%s is not a parameter of %s: want one of %s", keyName(unknown[0]), s.Workload, strings.Join(names, ", "))
 	}
 	lists := make([][]any, len(params))
 	for i, p := range params {
@@ -452,4 +453,19 @@ func joinModes(modes []Mode) string {
 		names[i] = string(m)
 	}
 	return strings.Join(names, ", ")
+}
+
+// keyName writes a key of the spec's space as it is when it is a plain
+// name (letters, digits, '_', '-', '.'), else quoted, so that an error
+// naming it stays one readable line whatever the key holds.
+func keyName(k string) string {
+	for _, r := range k {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.') {
+			return strconv.Quote(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
 }
