@@ -163,7 +163,12 @@ func FuzzRequest(f *testing.F) {
 				var c cursorRequest
 				json.Unmarshal(content, &c)
 				units := utf8.RuneCountInString(c.Code)
-				if k.utf16[client] {
+				// The kernel counts in UTF-16 for a client known to, or
+				// whose cursor lies past the code's characters but within
+				// its UTF-16 units (a client with no session id is not
+				// remembered as one).
+				pastRunes := c.CursorPos != nil && *c.CursorPos > units && *c.CursorPos <= utf16Len(c.Code)
+				if k.utf16[client] || pastRunes {
 					units = utf16Len(c.Code)
 				}
 				start, end := reply["cursor_start"].(int), reply["cursor_end"].(int)

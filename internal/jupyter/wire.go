@@ -145,13 +145,16 @@ func decode(frames [][]byte, s signer) (*Message, error) {
 	return m, nil
 }
 
-// object checks that raw is one JSON object.
+// object checks that raw is one JSON object. Only JSON's own white space
+// may surround it: raw is kept as it is (a json.RawMessage), and a frame
+// that Unicode white space (a vertical tab) made valid only once trimmed
+// would fail when the message is encoded again.
 func object(raw []byte) error {
-	t := bytes.TrimSpace(raw)
+	t := bytes.TrimLeft(raw, " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return errors.New("not a JSON object")
 	}
-	if !json.Valid(t) {
+	if !json.Valid(raw) {
 		return errors.New("invalid JSON")
 	}
 	return nil
