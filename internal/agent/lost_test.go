@@ -8,8 +8,6 @@ import (
 
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/mpitest"
-	"github.com/approxtune/approxtune/internal/workloads/catalog"
-	"github.com/approxtune/approxtune/sweep"
 )
 
 func TestLostEvents(t *testing.T) { mpitest.Run(t, "lost-events", 4) }
@@ -31,14 +29,7 @@ func lostEvents(r *mpitest.R) {
 		`{` + space + `,"mode":"tune"}`,
 		`{` + space + `,"mode":"tune","search":"halving"}`,
 	} {
-		s, err := sweep.Parse([]byte(spec))
-		if err != nil {
-			r.Fatalf("spec: %v", err)
-		}
-		configs, err := s.Validate(catalog.Schema, catalog.Names(), r.World.Size())
-		if err != nil {
-			r.Fatalf("spec: %v", err)
-		}
+		s, configs := parseSpec(r, spec)
 		for k := 0; k < 12; k++ {
 			sent, after := 0, 0
 			run.lost = nil

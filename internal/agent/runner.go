@@ -57,12 +57,19 @@ func (r *runner) begin(ev sweep.RunStart) error {
 // 0's stop says so (errCancelled) or an event could not be sent (the send
 // error). Every rank returns the same answer.
 func (r *runner) boundary() error {
+	return r.agree(r.root() && r.lost == nil && r.stop != nil && r.stop())
+}
+
+// agree broadcasts rank 0's verdict at a boundary: a lost event (r.lost)
+// ends the sweep with the send error, else cancel with errCancelled. Only
+// rank 0's arguments count; every rank returns the same answer.
+func (r *runner) agree(cancel bool) error {
 	v := []int64{0}
 	if r.root() {
 		switch {
 		case r.lost != nil:
 			v[0] = 2
-		case r.stop != nil && r.stop():
+		case cancel:
 			v[0] = 1
 		}
 	}
@@ -288,17 +295,7 @@ func (r *runner) sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 	}
 	// An event lost after the last boundary (the end of the sweep) fails
 	// the sweep too, on every rank.
-	v := []int64{0}
-	if r.root() && r.lost != nil {
-		v[0] = 1
-	}
-	if err := mpi.Bcast(r.world, v, 0); err != nil {
-		return err
-	}
-	if v[0] == 1 {
-		return r.lostError()
-	}
-	return nil
+	return r.agree(false)
 }
 
 // sweepBody is sweep without the final check of lost events.

@@ -25,14 +25,7 @@ func TestMain(m *testing.M) {
 // sweepEvents runs spec through a runner on every rank and returns the
 // events rank 0 emitted, as JSON lines would carry them (nil elsewhere).
 func sweepEvents(r *mpitest.R, r0 *runner, spec string) []json.RawMessage {
-	s, err := sweep.Parse([]byte(spec))
-	if err != nil {
-		r.Fatalf("spec: %v", err)
-	}
-	configs, err := s.Validate(catalog.Schema, catalog.Names(), r.World.Size())
-	if err != nil {
-		r.Fatalf("spec: %v", err)
-	}
+	s, configs := parseSpec(r, spec)
 	var evs []json.RawMessage
 	r0.emit = func(ev any) error {
 		b, err := json.Marshal(ev)
@@ -43,6 +36,19 @@ func sweepEvents(r *mpitest.R, r0 *runner, spec string) []json.RawMessage {
 		r.Fatalf("sweep: %v", err)
 	}
 	return evs
+}
+
+// parseSpec parses and validates a spec for the world's ranks.
+func parseSpec(r *mpitest.R, spec string) (*sweep.Spec, []sweep.Config) {
+	s, err := sweep.Parse([]byte(spec))
+	if err != nil {
+		r.Fatalf("spec: %v", err)
+	}
+	configs, err := s.Validate(catalog.Schema, catalog.Names(), r.World.Size())
+	if err != nil {
+		r.Fatalf("spec: %v", err)
+	}
+	return s, configs
 }
 
 // testRunner is a runner on the world with the gonum backend.
