@@ -66,7 +66,7 @@ func anchorTable(w io.Writer, sweeps [][]event, anchors []string) error {
 		}
 		tools[i] = rs
 	}
-	fmt.Fprintln(w, "\nThe paper's tool (Critter + Capital's tuner, ../shared/anchors/critter) run beside each sweep, on its own references:")
+	fmt.Fprintln(w, "\nThe paper's tool (Critter with Capital's tuner) run beside each sweep, on its own references:")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| policy | tolerance | speed-up approxtune / tool | mean error approxtune / tool | quality approxtune (per sweep) | quality tool (per sweep) | quality difference |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | ---: |")
