@@ -330,3 +330,20 @@ nbformat.write(nb, sys.argv[2])
 		t.Errorf("nbformat writes it otherwise:\n%s\n---\n%s", want, got)
 	}
 }
+
+// Numbers read as the text Python writes for them, so reading what was
+// written gives the same value; one beyond a float's range is an error.
+func TestNumbersReadAsPythonWrites(t *testing.T) {
+	nb, err := Unmarshal([]byte(`{"cells":[],"metadata":{"a":[2.50000,25e-1,-0,1E5,7,-0.0]},"nbformat":4,"nbformat_minor":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{json.Number("2.5"), json.Number("2.5"), json.Number("0"), json.Number("100000.0"), json.Number("7"), json.Number("-0.0")}
+	if got := nb.Metadata["a"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	_, err = Unmarshal([]byte(`{"cells":[],"metadata":{"a":1e999},"nbformat":4,"nbformat_minor":5}`))
+	if err == nil || !strings.Contains(err.Error(), "1e999 is out of a 64-bit float's range") {
+		t.Errorf("1e999 read with error %v", err)
+	}
+}

@@ -24,8 +24,10 @@ func ReadFile(path string) (*Notebook, error) {
 }
 
 // Read reads an nbformat 4 notebook. Multi-line strings stored as lists of
-// lines are joined; numbers keep their JSON text (json.Number) in metadata
-// and JSON MIME data. Cells of a notebook older than 4.5 get fresh ids, as
+// lines are joined; numbers in metadata and JSON MIME data are
+// json.Number holding the text Python writes for the value Python reads
+// (2.50000 and 25e-1 read as 2.5, -0 as 0), so a notebook read, written and
+// read again is the same value. Cells of a notebook older than 4.5 get fresh ids, as
 // nbformat's upgrade gives them.
 func Read(r io.Reader) (*Notebook, error) {
 	b, err := io.ReadAll(r)
@@ -47,6 +49,9 @@ func Unmarshal(b []byte) (*Notebook, error) {
 	}
 	if _, err := d.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("notebook: not a JSON notebook: data after the top-level object")
+	}
+	if err := canonicalNumbers(top); err != nil {
+		return nil, fmt.Errorf("notebook: %w", err)
 	}
 	if _, ok := top["nbformat"]; !ok {
 		return nil, errors.New("notebook: not a Jupyter notebook: no nbformat version")
@@ -300,4 +305,52 @@ func objField(m map[string]any, key string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: want a JSON object", key)
 	}
 	return o, nil
+}
+
+// canonicalNumbers replaces, in place, every number under v by the text
+// Python's json module writes for it: an integer keeps its digits (but -0
+// is 0), any other number is Python's float repr. A number beyond a 64-bit
+// float's range is an error (Python would write it as Infinity, which is
+// not JSON).
+func canonicalNumbers(v any) error {
+	canon := func(n json.Number) (json.Number, error) {
+		if n == "-0" {
+			return "0", nil
+		}
+		if !strings.ContainsAny(string(n), ".eE") {
+			return n, nil
+		}
+		var b bytes.Buffer
+		if err := writeNumber(&b, n); err != nil {
+			return "", fmt.Errorf("number %.40s is out of a 64-bit float's range", n)
+		}
+		return json.Number(b.String()), nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if n, ok := e.(json.Number); ok {
+				c, err := canon(n)
+				if err != nil {
+					return err
+				}
+				x[k] = c
+			} else if err := canonicalNumbers(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if n, ok := e.(json.Number); ok {
+				c, err := canon(n)
+				if err != nil {
+					return err
+				}
+				x[i] = c
+			} else if err := canonicalNumbers(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
