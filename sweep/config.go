@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Config is one point of a workload's tuning space: a value for every
@@ -70,7 +72,11 @@ func (c Config) String(name string) string {
 func (c Config) Label() string {
 	parts := make([]string, len(c.names))
 	for i, n := range c.names {
-		parts[i] = fmt.Sprintf("%s=%v", n, c.vals[n])
+		v := fmt.Sprint(c.vals[n])
+		if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) {
+			v = strconv.Quote(v) // a line break or a control character: the label stays one line
+		}
+		parts[i] = n + "=" + v
 	}
 	return strings.Join(parts, " ")
 }

@@ -61,14 +61,14 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 		return nil, fmt.Errorf("program: the space sets no rank count: give it a grid (\"grid\": [\"2x2\"]) or \"ranks\"")
 	}
 	if grids == 0 && ProgramParam("ranks", space["ranks"]).Kind != Int {
-		return nil, fmt.Errorf("program: ranks %s: want rank counts, like [1, 2, 4]", space["ranks"])
+		return nil, fmt.Errorf("program: ranks %s: want rank counts, like [1, 2, 4]", shown(space["ranks"]))
 	}
 	known := s.placeholders()
 	texts := slices.Clone(p.Command)
 	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
 		b, err := os.ReadFile(p.Decks[file])
 		if err != nil {
-			return nil, fmt.Errorf("program: deck %s: %w", file, err)
+			return nil, fmt.Errorf("program: deck %q: %w", file, err)
 		}
 		texts = append(texts, string(b))
 	}

@@ -230,3 +230,15 @@ func TestWrongTypeErrors(t *testing.T) {
 		}
 	}
 }
+
+// A label stays one line: a value with a line break or a control character
+// is quoted (a program's space may hold any strings).
+func TestLabelOneLine(t *testing.T) {
+	var c Config
+	if err := json.Unmarshal([]byte(`{"ranks":2,"input":"a\nb","mode":"x y"}`), &c); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Label(), `ranks=2 input="a\nb" mode=x y`; got != want {
+		t.Fatalf("label %q, want %q", got, want)
+	}
+}
