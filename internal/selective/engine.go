@@ -16,6 +16,7 @@ package selective
 import (
 	"fmt"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/approxtune/approxtune/internal/kernels"
@@ -133,6 +134,8 @@ type Engine struct {
 	// entries of this run, settled collectives skipped without records.
 	dT, dC, dM   float64
 	dF           float64
+	dB           float64 // bytes moved by the transfers in dF
+	simDump      string  // APPROXTUNE_SIM_DUMP: a folder where rank 0 writes each replay's logs (calibration)
 	dV           float64 // variance the skipped kernels added since the last entry (skippedFor)
 	pathVar      float64 // the path's prediction variance, set by the replay
 	plog         []event
@@ -151,7 +154,7 @@ type Engine struct {
 // New creates the engine for this process over MPI_COMM_WORLD and routes the
 // kernels of k through it.
 func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
-	e := &Engine{worldRank: world.Rank(), k: k, nmin: 2}
+	e := &Engine{worldRank: world.Rank(), k: k, nmin: 2, simDump: os.Getenv("APPROXTUNE_SIM_DUMP")}
 	w, err := e.wrap(world)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -224,7 +227,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.total, e.comp, e.comm, e.own = 0, 0, 0, 0
 	e.dirty = false
 	e.executed, e.skipped = 0, 0
-	e.dT, e.dC, e.dM, e.dF, e.dV = 0, 0, 0, 0, 0
+	e.dT, e.dC, e.dM, e.dF, e.dV, e.dB = 0, 0, 0, 0, 0, 0
 	e.pathVar = 0
 	e.plog = e.plog[:0]
 	e.settledSkips, e.promisedRuns = 0, 0
@@ -495,6 +498,7 @@ func (e *Engine) add(t float64, k Key) {
 		e.dM += t
 		if !smallMessage(k) {
 			e.dF += t
+			e.dB += 8 * float64(k.M)
 		}
 		return
 	}

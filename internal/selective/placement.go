@@ -23,6 +23,22 @@ import (
 // logged work on the node's cores, the processes of a core set sharing it
 // (sim.go: simulate).
 
+// CopyCost is the core time a process spends per byte it moves in a
+// transfer above the eager limit, on a core it shares (s/B). A transfer's
+// measured time is then part work, which the processes of a shared core
+// take turns at, and part waiting, which passes at its own pace
+// (simulate): in a selective run most processes skip their work and a
+// transfer measured there meets idle cores, which the full run's does not.
+// With transfers all waiting, cholesky3d n=4096 at b >= 128 (8 processes on
+// 2 cores) was predicted 6-12% short of its references at 2^-1 and 2^-3
+// (pooled over 5 sweeps); with transfers all work, 58-97% over.
+// 2e-10 s/B (5 GB/s) brought those within -3..+6%: a fit over the logs of 5
+// such sweeps replayed at each cost (sim_calibrate_test.go). It is about
+// 7 times memcpy's cost per byte on that machine: the copy in and out of
+// shared memory in fragments and the progress engine's polling, not the
+// copy alone.
+const CopyCost = 2e-10
+
 // placement says which processes of the world share a set of cores: those
 // on one host bound to the same CPU set.
 type placement struct {
@@ -30,6 +46,7 @@ type placement struct {
 	capacity []float64 // per group: CPUs in its set
 	members  []int     // per group: processes
 	oneHost  bool      // every process on one host (they read the same mpi.Clock)
+	copyCost float64   // core time per byte of a transfer on a shared core (s/B): CopyCost
 }
 
 // shared reports whether group g has more processes than CPUs.
@@ -68,7 +85,7 @@ func placementOf(world *mpi.Comm) (placement, error) {
 // CPUs) is a group of its own with one CPU.
 func groupPlacement(all []int64) placement {
 	n := len(all) / 3
-	p := placement{group: make([]int, n), oneHost: true}
+	p := placement{group: make([]int, n), oneHost: true, copyCost: CopyCost}
 	ids := map[[2]int64]int{}
 	for r := 0; r < n; r++ {
 		host, mask, ncpu := all[3*r], all[3*r+1], all[3*r+2]

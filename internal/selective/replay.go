@@ -36,6 +36,7 @@ type event struct {
 	dt, dc, dm float64
 	df         float64
 	dv         float64 // the prediction variance skipped kernels added (Engine.skippedFor)
+	db         float64 // bytes the transfers in df moved (Engine.add): simulate's copy work
 	comm       commID
 	size       int64   // evColl: the communicator's size
 	seq        int64   // evColl: the collective's number on comm in this run; evRecv/evPost: the receive's number from peer with tag (posting order, as MPI matches); evSend/evAck: the send's number to peer with tag
@@ -44,7 +45,7 @@ type event struct {
 }
 
 // eventLen is the number of float64 an event takes in the gathered log.
-const eventLen = 14
+const eventLen = 15
 
 // commID names a communicator across processes: an identifier agreed by its
 // members when it was created, and its lowest world rank (two communicators
@@ -57,8 +58,8 @@ func (e *Engine) logEvent(ev event) {
 	if !e.skip {
 		return
 	}
-	ev.dt, ev.dc, ev.dm, ev.df, ev.dv = e.dT, e.dC, e.dM, e.dF, e.dV
-	e.dT, e.dC, e.dM, e.dF, e.dV = 0, 0, 0, 0, 0
+	ev.dt, ev.dc, ev.dm, ev.df, ev.dv, ev.db = e.dT, e.dC, e.dM, e.dF, e.dV, e.dB
+	e.dT, e.dC, e.dM, e.dF, e.dV, e.dB = 0, 0, 0, 0, 0, 0
 	e.plog = append(e.plog, ev)
 }
 
@@ -208,7 +209,7 @@ func encodeLog(log []event) []float64 {
 	out := make([]float64, 0, len(log)*eventLen)
 	for _, ev := range log {
 		out = append(out, float64(ev.kind), ev.dt, ev.dc, ev.dm, ev.df, float64(ev.comm.id), float64(ev.comm.low),
-			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag), ev.in, ev.out, ev.dv)
+			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag), ev.in, ev.out, ev.dv, ev.db)
 	}
 	return out
 }
@@ -219,7 +220,7 @@ func decodeLog(buf []float64) []event {
 	for i := range log {
 		b := buf[i*eventLen : (i+1)*eventLen]
 		log[i] = event{kind: int(b[0]), dt: b[1], dc: b[2], dm: b[3], df: b[4], comm: commID{int64(b[5]), int64(b[6])},
-			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10]), in: b[11], out: b[12], dv: b[13]}
+			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10]), in: b[11], out: b[12], dv: b[13], db: b[14]}
 	}
 	return log
 }
@@ -307,6 +308,9 @@ func (e *Engine) replay() error {
 			logs[r] = decodeLog(b)
 		}
 		chargePromised(logs, e.sameClock)
+		if e.simDump != "" {
+			dumpLogs(e.simDump, logs, e.place)
+		}
 		paths, err := replayPaths(logs)
 		var ends []float64
 		if err == nil {

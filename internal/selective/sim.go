@@ -7,9 +7,10 @@ import (
 
 // simulate runs the logged work of every process on the node's cores and
 // returns the time at which each process ends. Each log entry's work is its
-// fixed-duration part (transfers, spins), which passes at its own pace, then
-// the rest (computation, the code between kernels, in CPU time, and messages
-// within the eager limit: Engine.add),
+// fixed-duration part (spins, and transfers less their copy work: CopyCost
+// per byte moved), which passes at its own pace, then the rest
+// (computation, the code between kernels, in CPU time, messages within the
+// eager limit (Engine.add) and the transfers' copy work),
 // which the processes of a placement group share: while k of them compute,
 // each advances at min(1, CPUs/k) (processor sharing; a waiting process
 // yields its core, as the agent makes Open MPI's waiting ranks do). Meeting
@@ -178,8 +179,10 @@ func (s *sim) left(r int) float64 {
 // load starts process r's current entry.
 func (s *sim) load(r int) {
 	ev := s.logs[r][s.cur[r]]
-	s.fixed[r] = math.Max(ev.df, 0)
-	s.work[r] = math.Max(ev.dt-ev.df, 0)
+	fixed := math.Max(ev.df, 0)
+	copyWork := math.Min(fixed, s.place.copyCost*math.Max(ev.db, 0))
+	s.fixed[r] = fixed - copyWork
+	s.work[r] = math.Max(ev.dt-ev.df, 0) + copyWork
 	s.state[r] = running
 }
 

@@ -442,3 +442,44 @@ func TestSmallMessagesShareTheCore(t *testing.T) {
 		}
 	}
 }
+
+// A transfer above the eager limit is copy work (CopyCost per byte it
+// moves), which processes sharing a core take turns at, and waiting, which
+// passes at its own pace. Two processes on one CPU, each with a 1 ms
+// transfer of 1 MB at 2e-10 s/B: 0.8 ms of waiting together, then 0.2 ms of
+// work each, taken in turns: both end at 1.2 ms. On CPUs of their own, or
+// at no copy cost, at 1 ms; copy work never exceeds the transfer's time.
+func TestTransferCopyWorkSharesTheCore(t *testing.T) {
+	large := Key{Op: OpBcast, M: 1e6 / 8, Shape: Shape{Size: 2}}
+	logs := make([][]event, 2)
+	for r := range logs {
+		e := &Engine{skip: true}
+		e.add(1e-3, large)
+		e.logEvent(event{kind: evEnd})
+		logs[r] = e.plog
+		if ev := e.plog[0]; !near(ev.df, 1e-3) || !near(ev.db, 1e6) {
+			t.Fatalf("logged %+v, want 1 ms fixed and 1e6 bytes", ev)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		place placement
+		cost  float64
+		want  float64
+	}{
+		{"shared", shareCPUs(2, 1), 2e-10, 1.2e-3},
+		{"own CPUs", ownCPUs(2), 2e-10, 1e-3},
+		{"no copy cost", shareCPUs(2, 1), 0, 1e-3},
+		{"copy past the transfer", shareCPUs(2, 1), 1e-8, 2e-3},
+	} {
+		c.place.copyCost = c.cost
+		for r, end := range mustSimulate(t, logs, c.place) {
+			if math.Abs(end-c.want) > 1e-12 {
+				t.Errorf("%s: process %d ends at %v, want %v", c.name, r, end, c.want)
+			}
+		}
+	}
+	if p := groupPlacement([]int64{1, 1, 1, 1, 1, 1}); p.copyCost != CopyCost {
+		t.Errorf("a placement's copy cost is %v, want CopyCost", p.copyCost)
+	}
+}
