@@ -50,7 +50,7 @@ func Unmarshal(b []byte) (*Notebook, error) {
 	if _, err := d.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("notebook: not a JSON notebook: data after the top-level object")
 	}
-	if err := canonicalNumbers(top); err != nil {
+	if _, err := canonicalNumbers(top); err != nil {
 		return nil, fmt.Errorf("notebook: %w", err)
 	}
 	if _, ok := top["nbformat"]; !ok {
@@ -308,49 +308,41 @@ func objField(m map[string]any, key string) (map[string]any, error) {
 }
 
 // canonicalNumbers replaces, in place, every number under v by the text
-// Python's json module writes for it: an integer keeps its digits (but -0
+// Python's json module writes for it, and returns v (a number: its
+// replacement): an integer keeps its digits (but -0
 // is 0), any other number is Python's float repr. A number beyond a 64-bit
 // float's range is an error (Python would write it as Infinity, which is
 // not JSON).
-func canonicalNumbers(v any) error {
-	canon := func(n json.Number) (json.Number, error) {
-		if n == "-0" {
-			return "0", nil
+func canonicalNumbers(v any) (any, error) {
+	switch x := v.(type) {
+	case json.Number:
+		if x == "-0" {
+			return json.Number("0"), nil
 		}
-		if !strings.ContainsAny(string(n), ".eE") {
-			return n, nil
+		if !strings.ContainsAny(string(x), ".eE") {
+			return x, nil
 		}
 		var b bytes.Buffer
-		if err := writeNumber(&b, n); err != nil {
-			return "", fmt.Errorf("number %.40s is out of a 64-bit float's range", n)
+		if err := writeNumber(&b, x); err != nil {
+			return nil, fmt.Errorf("number %.40s is out of a 64-bit float's range", x)
 		}
 		return json.Number(b.String()), nil
-	}
-	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if n, ok := e.(json.Number); ok {
-				c, err := canon(n)
-				if err != nil {
-					return err
-				}
-				x[k] = c
-			} else if err := canonicalNumbers(e); err != nil {
-				return err
+			c, err := canonicalNumbers(e)
+			if err != nil {
+				return nil, err
 			}
+			x[k] = c
 		}
 	case []any:
 		for i, e := range x {
-			if n, ok := e.(json.Number); ok {
-				c, err := canon(n)
-				if err != nil {
-					return err
-				}
-				x[i] = c
-			} else if err := canonicalNumbers(e); err != nil {
-				return err
+			c, err := canonicalNumbers(e)
+			if err != nil {
+				return nil, err
 			}
+			x[i] = c
 		}
 	}
-	return nil
+	return v, nil
 }
