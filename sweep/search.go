@@ -8,11 +8,16 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// SearchFinalists is how many configurations a search runs in full at its
-// end: once this few survive a round, full runs of them all cost little
-// more than a tighter round would, and measure instead of predict; when
-// more survive the tightest round, the fastest predicted this many run in
-// full.
+// SearchFullRuns is the most survivors a search runs in full at its end:
+// once this few survive a round, full runs of them all cost about what a
+// tighter round would, and measure instead of predict. On the cholesky3d
+// n=4096 space the second round (2^-3) took 5.3 s on 6 survivors whose
+// full runs take 6-7 s, and 3 of them then ran in full as well.
+const SearchFullRuns = 6
+
+// SearchFinalists is how many configurations a search runs in full when
+// more than SearchFullRuns survive its tightest round: every round's
+// leader and the fastest predicted, this many in all.
 const SearchFinalists = 3
 
 // RoundTolerances are a search's round tolerances: the spec's, loosest

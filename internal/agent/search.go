@@ -38,10 +38,10 @@ func allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // second time in it (see round). The next round's track keeps the samples
 // (Track.Retuned).
 // A round's leader (its fastest prediction) survives every later round.
-// When sweep.SearchFinalists or fewer survive, or the tolerances are spent,
-// every round's leader and the fastest predicted survivors, SearchFinalists
-// in all (more only when the leaders are more), run once in full and the
-// fastest is chosen. In evaluate mode
+// When sweep.SearchFullRuns or fewer survive, they all run once in full;
+// when more survive the tightest round, every round's leader and the
+// fastest predicted survivors, sweep.SearchFinalists in all (more only when
+// the leaders are more); and the fastest is chosen. In evaluate mode
 // every configuration of the space also runs its references first (round
 // 0), to judge the choice; they are not part of the search's cost.
 //
@@ -84,7 +84,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 		if !slices.Contains(s.leaders, cut.Best) {
 			s.leaders = append(s.leaders, cut.Best)
 		}
-		last := len(alive) <= sweep.SearchFinalists || k == len(tols)-1
+		last := len(alive) <= sweep.SearchFullRuns || k == len(tols)-1
 		if !last {
 			s.total += len(alive)
 		}
@@ -100,7 +100,10 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 	}
 	alive = finalists(alive, s.leaders)
 	s.total += len(alive)
-	return s.final(ctx, pol.Name(), alive, len(cand))
+	if tr == nil { // no round (no tolerance): the warm-up executes everything
+		tr = selective.NewTrack(pol, 0)
+	}
+	return s.final(ctx, tr, alive, len(cand))
 }
 
 // candidates are the configurations a search starts from: all of them, or
@@ -145,9 +148,13 @@ type searchRun struct {
 }
 
 // finalists are the configurations that run in full at a search's end:
-// every round's leader, then the fastest predicted of the last survivors
-// (alive, fastest first) up to sweep.SearchFinalists in all.
+// the last survivors (alive, fastest first) when they are
+// sweep.SearchFullRuns or fewer, else every round's leader, then the
+// fastest predicted survivors up to sweep.SearchFinalists in all.
 func finalists(alive, leaders []int) []int {
+	if len(alive) <= sweep.SearchFullRuns {
+		return alive
+	}
 	var out []int
 	for _, i := range alive {
 		if slices.Contains(leaders, i) {
@@ -399,12 +406,24 @@ func (s *searchRun) report(n, i int, tr *selective.Track, o outcome) error {
 	return nil
 }
 
-// final runs the finalists once each in full, after an untimed warm-up
-// whose time the search's cost includes (a configuration's first run after
-// its set-up meets its communicators and caches cold: measured on
-// cholesky2d, 40% slower on average and far more variable), chooses the
-// fastest, and reports the last round and the search's outcome.
-func (s *searchRun) final(ctx context.Context, pol string, alive []int, considered int) error {
+// final runs the finalists once each in full, after a warm-up whose time
+// the search's cost includes, chooses the fastest, and reports the last
+// round and the search's outcome. A configuration's first run after its
+// set-up meets its buffers, communicators and caches cold (measured on
+// cholesky2d, 40% slower on average and far more variable). The first
+// finalist's warm-up is a full run: the first full run after the
+// selective rounds, whose processes mostly skip and wait, is slow after a
+// selective warm-up (on the cholesky3d n=4096 space, 5 sweeps of 5: 16-55%
+// above its configuration's mean reference, where the later finalists
+// came within -5..+10%). The later ones' is a selective run on the
+// search's last track tr, where the finalist's kernels are settled: on
+// that space (2 sweeps of 15 configurations, 3 full runs each after the
+// warm-up) the first full run came out 1.032 times the next two on average
+// (sd 0.070) after it, 1.019 (sd 0.054) after a full warm-up and 1.055 (sd
+// 0.116, up to 1.40) after none, and it costs 0.1-0.3 s where a full one
+// costs the run, 1-1.5 s.
+func (s *searchRun) final(ctx context.Context, tr *selective.Track, alive []int, considered int) error {
+	pol := tr.Policy().Name()
 	n := s.rounds + 1
 	times := make([]float64, 0, len(alive))
 	elapsed := 0.0
@@ -416,7 +435,11 @@ func (s *searchRun) final(ctx context.Context, pol string, alive []int, consider
 			if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp, Round: n}); err != nil {
 				return err
 			}
-			warm, _, err := s.r.once(ctx, pc, nil, selective.Off)
+			wt, mode := tr, selective.Selective
+			if len(times) == 0 {
+				wt, mode = nil, selective.Off
+			}
+			warm, _, err := s.r.once(ctx, pc, wt, mode)
 			if err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
