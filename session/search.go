@@ -116,11 +116,12 @@ func (s *Sweep) roundNow() string {
 	ts := s.Spec.RoundTolerances()
 	if n > 0 {
 		last := s.Rounds[n-1]
-		if len(last.Kept) <= sweep.SearchFullRuns {
-			return fmt.Sprintf("round %d: full runs of %d", n+1, len(last.Kept))
-		}
-		if n >= len(ts) {
-			return fmt.Sprintf("round %d: full runs of %d", n+1, sweep.SearchFinalists)
+		if len(last.Kept) <= sweep.SearchFullRuns || n >= len(ts) {
+			var leaders []int
+			for _, r := range s.Rounds {
+				leaders = append(leaders, r.Best)
+			}
+			return fmt.Sprintf("round %d: full runs of %d", n+1, len(sweep.Finalists(last.Kept, leaders)))
 		}
 		return fmt.Sprintf("round %d at %s on %d", n+1, format.Tolerance(ts[n]), len(last.Kept))
 	}

@@ -20,6 +20,32 @@ const SearchFullRuns = 6
 // leader and the fastest predicted, this many in all.
 const SearchFinalists = 3
 
+// Finalists are the configurations a search runs in full at its end: the
+// last survivors (alive, fastest first) when they are SearchFullRuns or
+// fewer, else every round's leader (leaders: each round's fastest
+// prediction, which no later round drops), then the fastest predicted
+// survivors up to SearchFinalists in all.
+func Finalists(alive, leaders []int) []int {
+	if len(alive) <= SearchFullRuns {
+		return alive
+	}
+	var out []int
+	for _, i := range alive {
+		if slices.Contains(leaders, i) {
+			out = append(out, i)
+		}
+	}
+	for _, i := range alive {
+		if len(out) >= SearchFinalists {
+			break
+		}
+		if !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // RoundTolerances are a search's round tolerances: the spec's, loosest
 // first, each once.
 func (s *Spec) RoundTolerances() []float64 {

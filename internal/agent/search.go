@@ -98,11 +98,8 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			break
 		}
 	}
-	alive = finalists(alive, s.leaders)
+	alive = sweep.Finalists(alive, s.leaders)
 	s.total += len(alive)
-	if tr == nil { // no round (no tolerance): the warm-up executes everything
-		tr = selective.NewTrack(pol, 0)
-	}
 	return s.final(ctx, tr, alive, len(cand))
 }
 
@@ -145,31 +142,6 @@ type searchRun struct {
 	// leaders are each round's fastest prediction so far: a later round
 	// never drops them (see decide), and they run in the finals.
 	leaders []int
-}
-
-// finalists are the configurations that run in full at a search's end:
-// the last survivors (alive, fastest first) when they are
-// sweep.SearchFullRuns or fewer, else every round's leader, then the
-// fastest predicted survivors up to sweep.SearchFinalists in all.
-func finalists(alive, leaders []int) []int {
-	if len(alive) <= sweep.SearchFullRuns {
-		return alive
-	}
-	var out []int
-	for _, i := range alive {
-		if slices.Contains(leaders, i) {
-			out = append(out, i)
-		}
-	}
-	for _, i := range alive {
-		if len(out) >= sweep.SearchFinalists {
-			break
-		}
-		if !slices.Contains(out, i) {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // prepared runs f on configuration i prepared, after a run boundary, and
@@ -427,7 +399,7 @@ func (s *searchRun) final(ctx context.Context, tr *selective.Track, alive []int,
 	n := s.rounds + 1
 	times := make([]float64, 0, len(alive))
 	elapsed := 0.0
-	for _, i := range alive {
+	for k, i := range alive {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -436,7 +408,7 @@ func (s *searchRun) final(ctx context.Context, tr *selective.Track, alive []int,
 				return err
 			}
 			wt, mode := tr, selective.Selective
-			if len(times) == 0 {
+			if k == 0 {
 				wt, mode = nil, selective.Off
 			}
 			warm, _, err := s.r.once(ctx, pc, wt, mode)
