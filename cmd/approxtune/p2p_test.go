@@ -200,7 +200,7 @@ func TestProgramMPICH(t *testing.T) {
 
 // At tolerance 0 nothing is skipped and the prediction, the longest path
 // through every rank's timed kernels and the time between them, comes
-// within 3% of the run's own wall time (2 ranks, a core each on a 2-core
+// within 5% of the run's own wall time (2 ranks, a core each on a 2-core
 // machine; the best of three launches, as another job may take a core for a
 // moment).
 func TestProgramPredictsItsRun(t *testing.T) {
@@ -210,7 +210,7 @@ func TestProgramPredictsItsRun(t *testing.T) {
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
 	for _, pol := range []string{"conditional", "eager"} {
 		best := 1.0
-		for try := 0; try < 3 && best > 0.03; try++ {
+		for try := 0; try < 3 && best > 0.05; try++ {
 			out := filepath.Join(t.TempDir(), "result.json")
 			cfg := fmt.Sprintf(`{"policy":%q,"tolerance":0,"out":%q}`, pol, out)
 			r := testenv.MPIRun(t, 2*time.Minute, 2, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog, "40", "128")
@@ -225,8 +225,8 @@ func TestProgramPredictsItsRun(t *testing.T) {
 			t.Logf("%s: predicted %.4f s, run %.4f s (%.1f%%)", pol, *res.PredictedS, *res.SelectiveS, 100*dev)
 			best = math.Min(best, dev)
 		}
-		if best > 0.03 {
-			t.Errorf("%s at 0: the prediction is %.1f%% from the run at best, want within 3%%", pol, 100*best)
+		if best > 0.05 {
+			t.Errorf("%s at 0: the prediction is %.1f%% from the run at best, want within 5%%", pol, 100*best)
 		}
 	}
 }
