@@ -38,6 +38,7 @@ type Comm struct {
 	ranks   []int64 // world rank of each member
 	scratch []float64
 	id      commID // the communicator's name in the critical-path log
+	exact   bool   // every receive is as long as its message (ExactReceives)
 
 	// State of this run (gen): collectives so far; records received per
 	// (source, tag) in posting order, as MPI matches them; this process's
@@ -410,10 +411,20 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 		must(mpi.Send(c.c, buf, dest, tag))
 		return
 	}
+	pk := c.pair(len(buf), c.c.Rank(), dest)
+	if est, ok := c.leftOut(pk); ok {
+		c.elideSend(OpSend, len(buf), dest, tag, est).Wait()
+		return
+	}
 	e.gap()
 	st := e.stat(c.p2pKey(OpSend, len(buf), dest))
 	exec := !e.skeleton && !e.skippable(st)
 	c.exchange(dest, tag, exec, e.mean(st, 0))
+	if exec {
+		c.notePair(pk, pairSendExec, st)
+	} else {
+		c.notePair(pk, pairSendSkip, st)
+	}
 	if !exec {
 		must(mpi.Send(c.c, buf[:0], dest, tag))
 		if e.skeleton {
@@ -439,10 +450,20 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 		must(err)
 		return
 	}
+	pk := c.pair(len(buf), src, c.c.Rank())
+	if est, ok := c.leftOut(pk); ok {
+		c.elideRecv(OpRecv, len(buf), src, tag, est).Wait()
+		return
+	}
 	e.gap()
 	st := e.stat(c.p2pKey(OpRecv, len(buf), src))
 	peer := c.exchange(src, tag, true, e.mean(st, 0))
 	exec, sent := peer[recExec] != 0, peer[recMean]
+	if exec {
+		c.notePair(pk, pairRecvExec, st)
+	} else {
+		c.notePair(pk, pairRecvSkip, st)
+	}
 	t0 := mpi.Clock()
 	_, err := mpi.Recv(c.c, buf, src, tag)
 	must(err)

@@ -51,12 +51,13 @@ type Track struct {
 	promiser    policy.Promiser // nil: promises only at tolerance 0
 
 	stats   map[Key]*kstat
-	global  map[uint64]Stat    // Sharer: kernels predictable somewhere, with the sharer's sample
-	order   []uint64           // Sharer: global kernels in the order they became known
-	sentOn  map[uint64][]Shape // Sharer: communicator shapes each global kernel has crossed
-	agreed  map[uint64]bool    // Sharer: global kernels known across the whole grid: skipped
-	alphas  map[uint64]float64 // Rehearser: critical-path counts of the counting run
-	settled map[settleKey]bool // collectives every member of a communicator agreed to skip
+	global  map[uint64]Stat      // Sharer: kernels predictable somewhere, with the sharer's sample
+	order   []uint64             // Sharer: global kernels in the order they became known
+	sentOn  map[uint64][]Shape   // Sharer: communicator shapes each global kernel has crossed
+	agreed  map[uint64]bool      // Sharer: global kernels known across the whole grid: skipped
+	alphas  map[uint64]float64   // Rehearser: critical-path counts of the counting run
+	settled map[settleKey]bool   // collectives every member of a communicator agreed to skip
+	elide   map[pairKey]pairNote // point-to-point messages left out of selective runs, with their estimates (elide.go)
 
 	families map[famKey]*family // models on: each routine family's model (models.go)
 	ready    int                // models on: signatures known to the tolerance from their own samples
@@ -109,12 +110,16 @@ type Engine struct {
 	cpu       *cpuClock // cpuTime: the clock computation is timed in
 	place     placement
 
-	on     bool // a run is being intercepted
-	skip   bool // skipping allowed (false in a counting run)
-	counts bool // propagate path counts
-	tr     *Track
-	recLen int
-	axes   []Shape // shapes of the current grid's axis communicators (Sharer agreement)
+	on           bool // a run is being intercepted
+	skip         bool // skipping allowed (false in a counting run)
+	elides       bool // messages may be left out of this run, and what it sees of them is noted (elide.go)
+	keepMessages bool // SetElision(false)
+	pairs        map[pairKey]pairNote
+	elided       int64 // left-out sends and receives this run
+	counts       bool  // propagate path counts
+	tr           *Track
+	recLen       int
+	axes         []Shape // shapes of the current grid's axis communicators (Sharer agreement)
 
 	// skeleton: a Counting run executes no computation kernel and sends
 	// no skippable payload (skeleton.go).
@@ -185,6 +190,13 @@ func (e *Engine) SetCPUTime(on bool) {
 // CPUTime reports whether computation is timed in CPU time (SetCPUTime).
 func (e *Engine) CPUTime() bool { return e.cpuTime }
 
+// SetElision turns off (false) or back on (true, the default) the leaving
+// out of point-to-point messages that both sides know are skipped
+// (elide.go). Off, every skipped message still travels empty with its
+// record, as on a communicator without Comm.ExactReceives. Set it between
+// runs, on every process alike.
+func (e *Engine) SetElision(on bool) { e.keepMessages = !on }
+
 // SetConfidence sets the confidence level of the intervals (0.95 by default).
 func (e *Engine) SetConfidence(c float64) {
 	if e.qs == nil || e.qs.conf != c {
@@ -231,6 +243,8 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.pathVar = 0
 	e.plog = e.plog[:0]
 	e.settledSkips, e.promisedRuns = 0, 0
+	e.elides, e.elided = false, 0
+	clear(e.pairs)
 	e.gen++
 	if e.tracing {
 		e.trace, e.dropped = e.trace[:0], 0
@@ -249,6 +263,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 		tr.settled = map[settleKey]bool{}
 		tr.families = nil
 	}
+	e.elides = !e.keepMessages && mode == Selective && tr.shares && tr.carries && !e.counts && tr.Tolerance > 0
 	for _, st := range tr.stats {
 		st.calls, st.skips = 0, 0
 	}
@@ -275,6 +290,7 @@ type RunStats struct {
 	// path the replay recovered. 0 in full and counting runs.
 	Var      float64
 	Settled  int64 // of the skipped, collectives skipped without exchanging records
+	Elided   int64 // of the skipped, point-to-point sends and receives left out (elide.go)
 	Promised int64 // of the executed, collectives run without records on a member's promise
 }
 
@@ -285,19 +301,19 @@ func (e *Engine) End() (RunStats, error) {
 		e.gap()
 		if e.skip {
 			if err := e.replay(); err != nil {
-				e.on = false
+				e.on, e.elides = false, false
 				return RunStats{}, err
 			}
 		}
 	}
 	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped, Var: e.pathVar,
-		Settled: e.settledSkips, Promised: e.promisedRuns}
+		Settled: e.settledSkips, Promised: e.promisedRuns, Elided: e.elided}
 	if e.on && !e.skip && e.counts {
 		if err := e.criticalCounts(); err != nil {
 			return rs, err
 		}
 	}
-	e.on = false
+	e.on, e.elides = false, false
 	return rs, nil
 }
 

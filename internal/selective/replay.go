@@ -290,22 +290,30 @@ func (e *Engine) replay() error {
 	// records (settled skips, promised runs); rank 0 sends back every path
 	// (total, computation, communication, simulated end, variance) and the sum of
 	// those: when it is 0, the replay must give what the records carried.
-	heads := make([]int64, 2*size)
-	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips + e.promisedRuns}, heads, 0); err != nil {
+	var notes []float64
+	if e.elides {
+		notes = encodePairs(nil, e.pairs)
+	}
+	heads := make([]int64, 3*size)
+	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips + e.promisedRuns + e.elided, int64(len(notes))}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
-	final := make([]float64, 5*size+1)
+	final := make([]float64, 5*size+2)
+	var elide []float64
 	if w.Rank() == 0 {
 		logs := make([][]event, size)
 		logs[0] = e.plog
 		final[5*size] = float64(heads[1])
+		merged := map[pairKey]pairNote{}
+		decodePairs(notes, merged)
 		for r := 1; r < size; r++ {
-			final[5*size] += float64(heads[2*r+1])
-			b := make([]float64, heads[2*r])
+			final[5*size] += float64(heads[3*r+1])
+			b := make([]float64, heads[3*r]+heads[3*r+2])
 			if _, err := mpi.Recv(w, b, r, replayTag); err != nil {
 				return fmt.Errorf("critical-path replay: log of process %d: %w", r, err)
 			}
-			logs[r] = decodeLog(b)
+			logs[r] = decodeLog(b[:heads[3*r]])
+			decodePairs(b[heads[3*r]:], merged)
 		}
 		chargePromised(logs, e.sameClock)
 		if e.simDump != "" {
@@ -327,7 +335,11 @@ func (e *Engine) replay() error {
 		for r, v := range paths {
 			final[5*r], final[5*r+1], final[5*r+2], final[5*r+3], final[5*r+4] = v.total, v.comp, v.comm, math.Max(ends[r], v.total), v.v
 		}
-	} else if err := mpi.Send(w, encodeLog(e.plog), 0, replayTag); err != nil {
+		if e.elides {
+			elide = e.tr.grow(merged)
+			final[5*size+1] = float64(len(elide))
+		}
+	} else if err := mpi.Send(w, append(encodeLog(e.plog), notes...), 0, replayTag); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
 	if err := mpi.Bcast(w, final, 0); err != nil {
@@ -335,6 +347,17 @@ func (e *Engine) replay() error {
 	}
 	if math.IsNaN(final[0]) {
 		return fmt.Errorf("critical-path replay failed on rank 0")
+	}
+	if n := int(final[5*size+1]); n > 0 {
+		if w.Rank() != 0 {
+			elide = make([]float64, n)
+		}
+		if err := mpi.Bcast(w, elide, 0); err != nil {
+			return fmt.Errorf("critical-path replay: left-out messages: %w", err)
+		}
+		if w.Rank() != 0 {
+			e.tr.setElide(elide)
+		}
 	}
 	me := 5 * w.Rank()
 	if final[5*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {

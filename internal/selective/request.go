@@ -26,6 +26,9 @@ type Request struct {
 	rdv    bool   // a send that waits for its receive in a full run (rendezvous)
 	op     Op     // a receive's operation, for its key once its sender is known
 	gen    uint64 // the run it started in
+
+	elided   bool    // left out: no MPI call at all (elide.go)
+	fallback float64 // a left-out receive's estimate where the receiver has none of its own
 }
 
 // EagerLimit is the largest message (bytes) a send completes without its
@@ -59,6 +62,11 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 		rdv: bytes > EagerLimit, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
 	r.seq = c.logP2P(evSend, dest, tag, 0)
+	if exec {
+		c.notePair(c.pair(n, c.c.Rank(), dest), pairSendExec, st)
+	} else {
+		c.notePair(c.pair(n, c.c.Rank(), dest), pairSendSkip, st)
+	}
 	var err error
 	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
 	must(err)
@@ -125,6 +133,9 @@ func (r *Request) take() bool {
 
 // Isend starts sending buf to dest. The sender decides whether it is skipped.
 func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
+	if est, ok := c.leftOut(c.pair(len(buf), c.c.Rank(), dest)); ok {
+		return c.elideSend(OpIsend, len(buf), dest, tag, est)
+	}
 	var q *mpi.Request
 	r := c.StartSend(OpIsend, 8*len(buf), dest, tag, true, func(full bool) (err error) {
 		b := buf
@@ -140,6 +151,9 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 
 // Irecv starts receiving into buf from src (a rank, not AnySource).
 func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
+	if est, ok := c.leftOut(c.pair(len(buf), src, c.c.Rank())); ok {
+		return c.elideRecv(OpIrecv, len(buf), src, tag, est)
+	}
 	var q *mpi.Request
 	r := c.StartRecv(OpIrecv, 8*len(buf), src, tag, func() (err error) {
 		q, err = mpi.Irecv(c.c, buf, src, tag)
@@ -155,6 +169,10 @@ func (r *Request) Send() bool { return r.send }
 // Wait completes a workload's request r (Isend, Irecv).
 func (r *Request) Wait() {
 	if r.done {
+		return
+	}
+	if r.elided {
+		r.completeElided()
 		return
 	}
 	r.Complete(func() (int, int, error) {
@@ -221,7 +239,9 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	// agree, the sender's send time separates it out.
 	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
 	e.absorb(r.rec, r.c.shape)
+	pk := r.c.pair((r.bytes+7)/8, r.peer, r.c.c.Rank())
 	if r.rec[recExec] == 0 {
+		r.c.notePair(pk, pairRecvSkip, r.st)
 		if e.skeleton {
 			e.skeletal(r.st, messageCost(r.bytes))
 		} else {
@@ -230,6 +250,7 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 		e.resume()
 		return
 	}
+	r.c.notePair(pk, pairRecvExec, r.st)
 	transfer := t1 - t0
 	if e.sameClock {
 		transfer = t1 - math.Max(t0, r.rec[recClock])

@@ -331,6 +331,8 @@ func (s *chol2dRun) finish(k int) {
 
 func (s *chol2dRun) Run(ctx context.Context) error {
 	s.row, s.col = s.env.Grid.Along(1), s.env.Grid.Along(0)
+	s.row.ExactReceives() // every receive is posted with its message's exact length
+	s.col.ExactReceives()
 	s.failed = nil
 	if s.la > 0 {
 		s.post(0)
