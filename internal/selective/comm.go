@@ -404,7 +404,8 @@ func (c *Comm) exchange(partner, tag int, exec bool, mean float64) []float64 {
 }
 
 // Send sends buf to dest (blocking). The sender decides whether it is skipped;
-// a skipped message goes out empty, so the receive still matches.
+// a skipped message goes out empty, so the receive still matches. It pairs
+// with the partner's Recv, not Irecv: the two exchange records both ways.
 func (c *Comm) Send(buf []float64, dest, tag int) {
 	e := c.e
 	if !e.on {
@@ -443,6 +444,7 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 }
 
 // Recv receives into buf from src (blocking); src must be a rank, not AnySource.
+// It pairs with the partner's Send, not Isend (see Send).
 func (c *Comm) Recv(buf []float64, src, tag int) {
 	e := c.e
 	if !e.on {

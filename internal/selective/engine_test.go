@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 		"extra-policy":   extraPolicy,
 		"prediction-se":  predictionSE,
 		"models-gemm":    modelsGemm,
+		"p2p-elide":      p2pElide,
 	})
 }
 
