@@ -412,8 +412,7 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 		must(mpi.Send(c.c, buf, dest, tag))
 		return
 	}
-	pk := c.pair(len(buf), c.c.Rank(), dest)
-	if est, ok := c.leftOut(pk); ok {
+	if est, ok := c.leftOut(len(buf), c.c.Rank(), dest); ok {
 		c.elideSend(OpSend, len(buf), dest, tag, est).Wait()
 		return
 	}
@@ -421,11 +420,7 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 	st := e.stat(c.p2pKey(OpSend, len(buf), dest))
 	exec := !e.skeleton && !e.skippable(st)
 	c.exchange(dest, tag, exec, e.mean(st, 0))
-	if exec {
-		c.notePair(pk, pairSendExec, st)
-	} else {
-		c.notePair(pk, pairSendSkip, st)
-	}
+	c.noteSend(len(buf), dest, exec, st)
 	if !exec {
 		must(mpi.Send(c.c, buf[:0], dest, tag))
 		if e.skeleton {
@@ -452,8 +447,7 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 		must(err)
 		return
 	}
-	pk := c.pair(len(buf), src, c.c.Rank())
-	if est, ok := c.leftOut(pk); ok {
+	if est, ok := c.leftOut(len(buf), src, c.c.Rank()); ok {
 		c.elideRecv(OpRecv, len(buf), src, tag, est).Wait()
 		return
 	}
@@ -461,11 +455,7 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	st := e.stat(c.p2pKey(OpRecv, len(buf), src))
 	peer := c.exchange(src, tag, true, e.mean(st, 0))
 	exec, sent := peer[recExec] != 0, peer[recMean]
-	if exec {
-		c.notePair(pk, pairRecvExec, st)
-	} else {
-		c.notePair(pk, pairRecvSkip, st)
-	}
+	c.noteRecv(len(buf), src, exec, st)
 	t0 := mpi.Clock()
 	_, err := mpi.Recv(c.c, buf, src, tag)
 	must(err)

@@ -1,10 +1,5 @@
 package selective
 
-import (
-	"math"
-	"slices"
-)
-
 // Left-out messages. In a selective run that skips a point-to-point message,
 // the sender still sends an empty message and a record, the receiver still
 // waits for both, and the two processes meet as they would with the data.
@@ -44,8 +39,8 @@ const (
 // pairNote is what a process saw of one pairKey's messages in a run, and the
 // estimates its sides charged.
 type pairNote struct {
-	bits             int64
-	sendMean, recvMn float64
+	bits               int64
+	sendMean, recvMean float64
 }
 
 // pairLen is the number of float64 a pairNote takes when gathered: shape
@@ -68,39 +63,56 @@ func (c *Comm) pair(n, src, dst int) pairKey {
 	return pairKey{sh: c.shape, d: c.ranks[dst] - c.ranks[src], m: int64(n)}
 }
 
-// leftOut reports whether the message pk is left out of this run, and the
-// estimates to charge when a side has none of its own.
-func (c *Comm) leftOut(pk pairKey) (pairNote, bool) {
-	e := c.e
-	if !e.on || !e.elides || !c.exact {
+// learns reports whether this run leaves messages on c out, or notes what
+// it sees of them (elide.go).
+func (c *Comm) learns() bool { return c.e.on && c.e.elides && c.exact }
+
+// leftOut reports whether the message of n elements from src to dst (ranks
+// in c) is left out of this run, and the estimates to charge when a side
+// has none of its own.
+func (c *Comm) leftOut(n, src, dst int) (pairNote, bool) {
+	if !c.learns() {
 		return pairNote{}, false
 	}
-	n, ok := e.tr.elide[pk]
-	return n, ok
+	est, ok := c.e.tr.elide[c.pair(n, src, dst)]
+	return est, ok
 }
 
-// notePair records what this process saw of a message pk in a run that can
-// learn left-out messages: bit, and for a skipped side the estimate it
-// charged (blind when it had none of its own).
-func (c *Comm) notePair(pk pairKey, bit int64, st *kstat) {
-	e := c.e
-	if !e.elides || !c.exact {
-		return
+// noteSend and noteRecv record what this process saw of a message of n
+// elements to dest or from src, executed or skipped, in a run that can
+// learn left-out messages (see note).
+func (c *Comm) noteSend(n, dest int, exec bool, st *kstat) {
+	if c.learns() {
+		c.note(c.pair(n, c.c.Rank(), dest), exec, pairSendExec, pairSendSkip, st)
 	}
+}
+
+func (c *Comm) noteRecv(n, src int, exec bool, st *kstat) {
+	if c.learns() {
+		c.note(c.pair(n, src, c.c.Rank()), exec, pairRecvExec, pairRecvSkip, st)
+	}
+}
+
+// note adds to pk's note this side's bit (execBit or skipBit) and, for a
+// skipped side, the estimate it charged (blind when it had none of its own).
+func (c *Comm) note(pk pairKey, exec bool, execBit, skipBit int64, st *kstat) {
+	e := c.e
 	if e.pairs == nil {
 		e.pairs = map[pairKey]pairNote{}
 	}
 	n := e.pairs[pk]
-	n.bits |= bit
-	if bit == pairSendSkip || bit == pairRecvSkip {
+	if exec {
+		n.bits |= execBit
+	} else {
+		n.bits |= skipBit
 		mean, own := e.estimate(st)
 		if !own {
 			n.bits |= pairBlind
 		}
-		if bit == pairSendSkip {
+		if skipBit == pairSendSkip {
 			n.sendMean = mean
 		} else {
-			n.recvMn = mean
+			n.recvMean = mean
 		}
 	}
 	e.pairs[pk] = n
@@ -118,16 +130,11 @@ func (e *Engine) estimate(st *kstat) (float64, bool) {
 	return 0, false
 }
 
-// encodePairs appends this run's notes to buf, in a fixed order.
+// encodePairs appends the notes to buf (in any order: decodePairs merges
+// them).
 func encodePairs(buf []float64, pairs map[pairKey]pairNote) []float64 {
-	keys := make([]pairKey, 0, len(pairs))
-	for k := range pairs {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, comparePairs)
-	for _, k := range keys {
-		n := pairs[k]
-		buf = append(buf, float64(k.sh.Size), float64(k.sh.Hash), float64(k.d), float64(k.m), float64(n.bits), n.sendMean, n.recvMn)
+	for k, n := range pairs {
+		buf = append(buf, float64(k.sh.Size), float64(k.sh.Hash), float64(k.d), float64(k.m), float64(n.bits), n.sendMean, n.recvMean)
 	}
 	return buf
 }
@@ -142,31 +149,18 @@ func decodePairs(buf []float64, into map[pairKey]pairNote) {
 			n.sendMean = buf[i+5]
 		}
 		if o&pairRecvSkip != 0 {
-			n.recvMn = buf[i+6]
+			n.recvMean = buf[i+6]
 		}
 		n.bits |= o
 		into[k] = n
 	}
 }
 
-func comparePairs(a, b pairKey) int {
-	switch {
-	case a.sh.Size != b.sh.Size:
-		return a.sh.Size - b.sh.Size
-	case a.sh.Hash != b.sh.Hash:
-		return int(int64(a.sh.Hash) - int64(b.sh.Hash))
-	case a.d != b.d:
-		return int(a.d - b.d)
-	}
-	return int(a.m - b.m)
-}
-
 // elidable reports whether the messages seen as n in a run may be left out
 // of the next: every one was skipped, on both sides, and each side had an
 // estimate of its own.
 func elidable(n pairNote) bool {
-	return n.bits&(pairSendExec|pairRecvExec|pairBlind) == 0 && n.bits&pairSendSkip != 0 && n.bits&pairRecvSkip != 0 &&
-		!math.IsNaN(n.sendMean) && !math.IsNaN(n.recvMn)
+	return n.bits&(pairSendExec|pairRecvExec|pairBlind) == 0 && n.bits&pairSendSkip != 0 && n.bits&pairRecvSkip != 0
 }
 
 // grow adds to the track's left-out messages those the run's merged notes
@@ -196,15 +190,14 @@ func (c *Comm) elideSend(op Op, n, dest, tag int, est pairNote) *Request {
 	e := c.e
 	e.gap()
 	st := e.stat(c.p2pKey(op, n, dest))
-	r := &Request{c: c, st: st, send: true, elided: true, done: true, bytes: 8 * n, peer: dest, tag: tag + elideTag,
-		rdv: 8*n > EagerLimit, gen: e.gen}
+	// A large send waits for its receive to be posted (its Wait logs
+	// that); a small one is done.
+	r := &Request{c: c, st: st, send: true, elided: true, bytes: 8 * n, peer: dest, tag: tag + elideTag,
+		rdv: 8*n > EagerLimit, done: 8*n <= EagerLimit, gen: e.gen}
 	r.seq = c.logP2P(evSend, dest, r.tag, 0)
 	e.skippedFor(st, est.sendMean)
 	e.elided++
 	e.resume()
-	if r.rdv { // it waits for its receive at once: the wait takes no time of its own
-		r.done = false
-	}
 	return r
 }
 
@@ -214,7 +207,7 @@ func (c *Comm) elideSend(op Op, n, dest, tag int, est pairNote) *Request {
 func (c *Comm) elideRecv(op Op, n, src, tag int, est pairNote) *Request {
 	e := c.e
 	e.gap()
-	r := &Request{c: c, elided: true, fallback: est.recvMn, bytes: 8 * n, peer: src, tag: tag + elideTag, op: op, gen: e.gen}
+	r := &Request{c: c, elided: true, fallback: est.recvMean, bytes: 8 * n, peer: src, tag: tag + elideTag, op: op, gen: e.gen}
 	c.logPost(src, r.tag)
 	r.seq = c.nextRecv(src, r.tag)
 	e.resume()

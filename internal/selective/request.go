@@ -62,11 +62,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 		rdv: bytes > EagerLimit, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
 	r.seq = c.logP2P(evSend, dest, tag, 0)
-	if exec {
-		c.notePair(c.pair(n, c.c.Rank(), dest), pairSendExec, st)
-	} else {
-		c.notePair(c.pair(n, c.c.Rank(), dest), pairSendSkip, st)
-	}
+	c.noteSend(n, dest, exec, st)
 	var err error
 	r.inner, err = mpi.Isend(c.in, r.rec, dest, tag)
 	must(err)
@@ -133,7 +129,7 @@ func (r *Request) take() bool {
 
 // Isend starts sending buf to dest. The sender decides whether it is skipped.
 func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
-	if est, ok := c.leftOut(c.pair(len(buf), c.c.Rank(), dest)); ok {
+	if est, ok := c.leftOut(len(buf), c.c.Rank(), dest); ok {
 		return c.elideSend(OpIsend, len(buf), dest, tag, est)
 	}
 	var q *mpi.Request
@@ -151,7 +147,7 @@ func (c *Comm) Isend(buf []float64, dest, tag int) *Request {
 
 // Irecv starts receiving into buf from src (a rank, not AnySource).
 func (c *Comm) Irecv(buf []float64, src, tag int) *Request {
-	if est, ok := c.leftOut(c.pair(len(buf), src, c.c.Rank())); ok {
+	if est, ok := c.leftOut(len(buf), src, c.c.Rank()); ok {
 		return c.elideRecv(OpIrecv, len(buf), src, tag, est)
 	}
 	var q *mpi.Request
@@ -239,9 +235,9 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	// agree, the sender's send time separates it out.
 	r.c.logP2P(evRecv, r.peer, r.tag, r.seq)
 	e.absorb(r.rec, r.c.shape)
-	pk := r.c.pair((r.bytes+7)/8, r.peer, r.c.c.Rank())
-	if r.rec[recExec] == 0 {
-		r.c.notePair(pk, pairRecvSkip, r.st)
+	exec := r.rec[recExec] != 0
+	r.c.noteRecv((r.bytes+7)/8, r.peer, exec, r.st)
+	if !exec {
 		if e.skeleton {
 			e.skeletal(r.st, messageCost(r.bytes))
 		} else {
@@ -250,7 +246,6 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 		e.resume()
 		return
 	}
-	r.c.notePair(pk, pairRecvExec, r.st)
 	transfer := t1 - t0
 	if e.sameClock {
 		transfer = t1 - math.Max(t0, r.rec[recClock])

@@ -3,7 +3,6 @@ package workloads
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"math"
 	"slices"
@@ -183,15 +182,7 @@ func skeletonCounts(r *mpitest.R) {
 				c.Label(), p.Skipped, p.TotalS, refP.TotalS)
 		}
 
-		res := 0.0
-		if inst != nil {
-			inst.Init()
-			if err := inst.Run(context.Background()); err != nil {
-				r.Fatalf("%s: full run: %v", c.Label(), err)
-			}
-			res = inst.Verify()
-		}
-		if res = chol2dMaxAll(r, res); !(res < 1e-10) {
+		if res := chol2dFullRun(r, inst, c.Label()); !(res < 1e-10) {
 			r.Errorf("%s: full run after the skeleton: residual %v", c.Label(), res)
 		}
 		g.Free()
