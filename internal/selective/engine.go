@@ -115,8 +115,10 @@ type Engine struct {
 	elides       bool // messages may be left out of this run, and what it sees of them is noted (elide.go)
 	keepMessages bool // SetElision(false)
 	pairs        map[pairKey]pairNote
-	elided       int64 // left-out sends and receives this run
-	counts       bool  // propagate path counts
+	elided       int64   // left-out sends and receives this run
+	counts       bool    // propagate path counts
+	cutoff       float64 // the path past which this run may be cut short (cut.go); 0: never
+	cut          bool    // this run was cut short
 	tr           *Track
 	recLen       int
 	axes         []Shape // shapes of the current grid's axis communicators (Sharer agreement)
@@ -244,6 +246,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 	e.plog = e.plog[:0]
 	e.settledSkips, e.promisedRuns = 0, 0
 	e.elides, e.elided = false, 0
+	e.cut = false
 	clear(e.pairs)
 	e.gen++
 	if e.tracing {
@@ -292,11 +295,15 @@ type RunStats struct {
 	Settled  int64 // of the skipped, collectives skipped without exchanging records
 	Elided   int64 // of the skipped, point-to-point sends and receives left out (elide.go)
 	Promised int64 // of the executed, collectives run without records on a member's promise
+	// CutShort: the workload stopped when the longest path passed the
+	// run's cutoff (cut.go); the path is that of the part that ran.
+	CutShort bool
 }
 
 // End closes the run and returns this process's figures. After a Counting
 // run it also computes the track's critical-path counts (collective over world).
 func (e *Engine) End() (RunStats, error) {
+	defer func() { e.cutoff = 0 }()
 	if e.on {
 		e.gap()
 		if e.skip {
@@ -307,7 +314,7 @@ func (e *Engine) End() (RunStats, error) {
 		}
 	}
 	rs := RunStats{Total: e.total, Comp: e.comp, Comm: e.comm, Own: e.own, Executed: e.executed, Skipped: e.skipped, Var: e.pathVar,
-		Settled: e.settledSkips, Promised: e.promisedRuns, Elided: e.elided}
+		Settled: e.settledSkips, Promised: e.promisedRuns, Elided: e.elided, CutShort: e.cut}
 	if e.on && !e.skip && e.counts {
 		if err := e.criticalCounts(); err != nil {
 			return rs, err

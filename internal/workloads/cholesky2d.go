@@ -51,12 +51,14 @@ type chol2dRun struct {
 	rrow, rcol     [2][]*selective.Request
 	sends          [2][]*selective.Request // sends of panel k, completed at the end of step k
 	failed         error                   // a potrf that failed in the last run
+	cuts           []bool                  // steps at which a run may be cut short (cutPoints)
 }
 
 func (cholesky2d) Setup(env *Env, c sweep.Config) (Instance, error) {
 	n, g, b := c.Int("n"), c.Grid("grid"), c.Int("b")
 	s := &chol2dRun{env: env, n: n, b: b, nt: (n + b - 1) / b, pr: g[0], pc: g[1], la: c.Int("lookahead"),
 		myr: env.Grid.Coords[0], myc: env.Grid.Coords[1]}
+	s.cuts = cutPoints(s.nt, 8)
 	s.mt = chol2dCount(s.nt, s.myr, s.pr)
 	s.ntl = chol2dCount(s.nt, s.myc, s.pc)
 	s.tiles = make([][]float64, s.mt*s.ntl)
@@ -339,6 +341,15 @@ func (s *chol2dRun) Run(ctx context.Context) error {
 		s.factor(0)
 	}
 	for k := 0; k < s.nt; k++ {
+		if s.cuts[k] && s.env.Grid.Comm.CutShort() {
+			// Without look-ahead nothing is in flight here; with it,
+			// panel k's messages are: they complete, and the run ends.
+			if s.la > 0 {
+				s.receive(k)
+				s.finish(k)
+			}
+			return nil
+		}
 		if s.la == 0 {
 			s.post(k)
 			s.factor(k)
