@@ -66,6 +66,10 @@ type Result struct {
 	Settled     *int64   `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
 	Promised    *int64   `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
 	Path        *Path    `json:"path,omitempty"`
+	// CutShort: a search's round cut the run short once its prediction
+	// had passed the round's fastest survivors (the engine's cutoff):
+	// PredictedS is the part that ran, a lower bound of the whole.
+	CutShort bool `json:"cut_short,omitempty"`
 	// CountingS is the part of SelectiveS that a policy.Rehearser's
 	// counting run (apriori's skeleton of the run) took.
 	CountingS *float64 `json:"counting_s,omitempty"`

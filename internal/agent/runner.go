@@ -245,12 +245,14 @@ type outcome struct {
 	skipped   int64
 	settled   int64
 	promised  int64
+	cut       bool // cut short at the run's cutoff (selective.Prediction.CutShort)
 }
 
 // selectiveRun runs a configuration under a track's policy (a
 // policy.Rehearser first runs a skeleton of it, selective.Counting, counting
-// the critical path).
-func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Track) (outcome, error) {
+// the critical path). A cutoff > 0 lets the selective run be cut short
+// once its prediction passes it (selective.Engine.SetCutoff).
+func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Track, cutoff float64) (outcome, error) {
 	var o outcome
 	if tr.NeedsCountingRun() {
 		dt, _, err := r.once(ctx, pc, tr, selective.Counting)
@@ -259,6 +261,7 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 		}
 		o.wall, o.counting = dt, dt
 	}
+	r.eng.SetCutoff(cutoff)
 	dt, rs, err := r.once(ctx, pc, tr, selective.Selective)
 	if err != nil {
 		return o, err
@@ -270,7 +273,7 @@ func (r *runner) selectiveRun(ctx context.Context, pc *config, tr *selective.Tra
 	}
 	o.predicted, o.se, o.path = p.TotalS, p.SE, p.Path
 	o.executed, o.skipped, o.settled, o.promised = p.Executed, p.Skipped, p.Settled, p.Promised
-	o.local = rs.Own
+	o.local, o.cut = rs.Own, p.CutShort
 	return o, nil
 }
 
@@ -538,7 +541,7 @@ func (cr *configRun) selective(ctx context.Context, t *tally) error {
 	if err := cr.r.begin(sweep.RunStart{Index: cr.i, Kind: sweep.RunSelective, Policy: name, Tolerance: &tol, ReferenceS: cr.refs}); err != nil {
 		return err
 	}
-	o, err := cr.r.selectiveRun(ctx, cr.pc, t.tr)
+	o, err := cr.r.selectiveRun(ctx, cr.pc, t.tr, 0)
 	if err != nil {
 		return fmt.Errorf("%s at %g: %w", name, tol, err)
 	}
@@ -564,7 +567,7 @@ func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c swe
 	ev := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
 		Workload: workload, Index: i, Config: c, Policy: name, Tolerance: &tol,
 		PredictedS: ptr(o.predicted), PredictedSE: ptr(o.se), SelectiveS: ptr(o.wall), LocalS: ptr(o.local), Executed: &o.executed,
-		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path}
+		Skipped: &o.skipped, Settled: &o.settled, Promised: &o.promised, Path: &o.path, CutShort: o.cut}
 	if tr.NeedsCountingRun() {
 		ev.CountingS = ptr(o.counting)
 	}

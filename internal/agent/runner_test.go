@@ -17,6 +17,7 @@ func TestMain(m *testing.M) {
 	mpitest.Main(m, map[string]func(*mpitest.R){
 		"trace-events":  traceEvents,
 		"search-rounds": searchRounds,
+		"search-cut":    searchCut,
 		"run-starts":    runStarts,
 		"lost-events":   lostEvents,
 	})

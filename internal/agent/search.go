@@ -32,7 +32,11 @@ func allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // policy at the round's tolerance (the spec's, loosest first), and drops
 // those slower than the round's best with the spec's confidence
 // (analysis.Eliminate) and, of the rest, all but the fastest 1/eta
-// (analysis.Cap; configurations predicted alike stay together). A
+// (analysis.Cap; configurations predicted alike stay together). Once a
+// round has as many predictions as it keeps, a run whose prediction passes
+// them is cut short and dropped (cutoff); the first round runs the
+// configurations fewest kernel calls first where the workload can tell
+// (firstOrder), so that the fast ones come early. A
 // configuration that executed kernels in a round and could survive runs a
 // second time in it (see round). The next round's track keeps the samples
 // (Track.Retuned).
@@ -66,7 +70,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			return err
 		}
 	}
-	alive := cand
+	alive := firstOrder(w, configs, cand)
 	var tr *selective.Track
 	for k, tol := range tols {
 		if tr == nil {
@@ -100,6 +104,21 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 	alive = sweep.Finalists(alive, s.leaders)
 	s.total += len(alive)
 	return s.final(ctx, tr, alive, len(cand))
+}
+
+// firstOrder is the order in which a search's first round runs its
+// candidates: fewest kernel calls first where the workload can tell
+// (workloads.CallCounter), so that the round's fastest predictions come
+// early and the runs of far slower configurations can be cut short; else
+// in index order.
+func firstOrder(w workloads.Workload, configs []sweep.Config, cand []int) []int {
+	cc, ok := w.(workloads.CallCounter)
+	if !ok {
+		return cand
+	}
+	out := slices.Clone(cand)
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(cc.Calls(configs[a]), cc.Calls(configs[b])) })
+	return out
 }
 
 // candidates are the configurations a search starts from: all of them, or
@@ -242,6 +261,7 @@ const tie = 0.01
 // round runs the configurations alive once each on tr and decides which
 // survive: those not slower than the best with confidence
 // (analysis.Eliminate), at most the fastest 1/eta of them (analysis.Cap).
+// A run that passes the round's cutoff (cutoff) is cut short and dropped.
 //
 // A configuration that executed kernels in the round (it met them first at
 // this tolerance) is predicted partly from its own run, the first after its
@@ -259,8 +279,9 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 	ests := make([]analysis.Estimate, 0, len(alive))
 	elapsed := 0.0
 	outs := make(map[int]outcome, len(alive))
-	var pending []int // ran and executed kernels: reported after the second pass
-	run := func(i int) (outcome, error) {
+	cut := map[int]bool{} // cut short: dropped whatever the rest of the round gives
+	var pending []int     // ran and executed kernels: reported after the second pass
+	run := func(i int, cutoff float64) (outcome, error) {
 		var o outcome
 		err := s.prepared(i, func(pc *config) error {
 			tol := tr.Tolerance
@@ -268,7 +289,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 				return err
 			}
 			var err error
-			if o, err = s.r.selectiveRun(ctx, pc, tr); err != nil {
+			if o, err = s.r.selectiveRun(ctx, pc, tr, cutoff); err != nil {
 				return fmt.Errorf("%s at %g: %w", tr.Policy().Name(), tr.Tolerance, err)
 			}
 			return nil
@@ -277,17 +298,21 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		s.cost += o.wall
 		return o, err
 	}
+	keep := roundKeep(len(alive))
 	for _, i := range alive {
 		if err := ctx.Err(); err != nil {
 			return analysis.Cut{}, 0, err
 		}
-		o, err := run(i)
+		o, err := run(i, s.cutoff(ests, keep, i))
 		if err != nil {
 			return analysis.Cut{}, 0, err
 		}
 		outs[i] = o
 		ests = append(ests, analysis.Estimate{Index: i, Time: o.predicted, SE: o.se})
-		if o.executed > 0 && len(alive) > 1 {
+		if o.cut {
+			cut[i] = true
+		}
+		if o.executed > 0 && len(alive) > 1 && !o.cut {
 			pending = append(pending, i)
 			continue
 		}
@@ -296,7 +321,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		}
 	}
 	if len(pending) > 0 {
-		cut, err := s.decide(ests, tr.Tolerance, len(alive))
+		cut, err := s.decide(ests, tr.Tolerance, len(alive), cut)
 		if err != nil {
 			return analysis.Cut{}, 0, err
 		}
@@ -317,7 +342,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			if !slices.Contains(cut.Kept, i) {
 				continue
 			}
-			again, err := run(i)
+			again, err := run(i, 0)
 			if err != nil {
 				return analysis.Cut{}, 0, err
 			}
@@ -331,18 +356,50 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			}
 		}
 	}
-	cut, err := s.decide(ests, tr.Tolerance, len(alive))
-	return cut, elapsed, err
+	final, err := s.decide(ests, tr.Tolerance, len(alive), cut)
+	return final, elapsed, err
 }
 
-// decide is a round's cut: the confidence rule, then the budget.
-func (s *searchRun) decide(ests []analysis.Estimate, tol float64, ran int) (analysis.Cut, error) {
-	cut, err := analysis.Eliminate(ests, allowance(tol), s.spec.Confidence)
+// roundKeep is how many configurations a round of ran keeps at most: the
+// fastest 1/eta, never fewer than sweep.SearchFinalists.
+func roundKeep(ran int) int { return max(sweep.SearchFinalists, (ran+eta-1)/eta) }
+
+// cutoff is the time past which configuration i's run in a round may be
+// cut short, given the round's estimates so far (0: none): once the round
+// has keep predictions, a run whose prediction passes the keep-th fastest
+// of them (by more than tie) cannot be among the fastest keep the round
+// keeps (analysis.Cap), and is dropped (decide). An earlier round's leader
+// runs whole: no round drops it.
+func (s *searchRun) cutoff(ests []analysis.Estimate, keep, i int) float64 {
+	if len(ests) < keep || slices.Contains(s.leaders, i) {
+		return 0
+	}
+	t := make([]float64, len(ests))
+	for k, e := range ests {
+		t[k] = e.Time
+	}
+	slices.Sort(t)
+	return t[keep-1] * (1 + tie)
+}
+
+// decide is a round's cut: the configurations cut short (short) are
+// dropped, and the confidence rule, then the budget, decide on the rest.
+func (s *searchRun) decide(ests []analysis.Estimate, tol float64, ran int, short map[int]bool) (analysis.Cut, error) {
+	var whole []analysis.Estimate
+	var dropped []int
+	for _, e := range ests {
+		if short[e.Index] {
+			dropped = append(dropped, e.Index)
+		} else {
+			whole = append(whole, e)
+		}
+	}
+	cut, err := analysis.Eliminate(whole, allowance(tol), s.spec.Confidence)
 	if err != nil {
 		return cut, err
 	}
-	keep := max(sweep.SearchFinalists, (ran+eta-1)/eta)
-	cut = analysis.Cap(cut, ests, keep, tie)
+	cut = analysis.Cap(cut, whole, roundKeep(ran), tie)
+	cut.Dropped = append(cut.Dropped, dropped...)
 	// An earlier round's leader stays: a tighter round predicts the
 	// configurations it runs first from their own cold executions, and on
 	// the cholesky3d n=4096 space the second round put the truly fastest

@@ -131,12 +131,65 @@ func searchRounds(r *mpitest.R) {
 	}
 }
 
+func TestSearchCutsShort(t *testing.T) { mpitest.Run(t, "search-cut", 4) }
+
+// A search's first round runs the configurations of a workload that counts
+// its calls (cholesky2d) fewest calls first; once the round has as many
+// predictions as it keeps, a configuration far slower than them (b=16
+// against b=128 and 256 at n=1024) is cut short and dropped, its result
+// marked so. No run of a later round is cut short here (the full round).
+func searchCut(r *mpitest.R) {
+	run := testRunner(r)
+	evs := sweepEvents(r, run, `{"workload":"cholesky2d","space":{"n":[1024],"grid":["2x2"],"b":[16,128,256],"lookahead":[0,1]},"policies":["eager"],"tolerances":[0.5],"mode":"tune","search":"halving"}`)
+	if r.Rank != 0 {
+		return
+	}
+	var first *sweep.Round
+	var results []sweep.Result
+	for _, raw := range evs {
+		switch typeOf(raw) {
+		case sweep.TypeRound:
+			if first == nil {
+				first = new(sweep.Round)
+				json.Unmarshal(raw, first)
+			}
+		case sweep.TypeResult:
+			var x sweep.Result
+			json.Unmarshal(raw, &x)
+			results = append(results, x)
+		}
+	}
+	if first == nil {
+		r.Fatalf("no round")
+	}
+	// Configurations: b=16 (0, 1), 128 (2, 3), 256 (4, 5).
+	if want := []int{4, 5, 2, 3, 0, 1}; !slices.Equal(first.Ran, want) {
+		r.Errorf("round 1 ran %v, want fewest calls first, %v", first.Ran, want)
+	}
+	cut := 0
+	for _, x := range results {
+		if !x.CutShort {
+			continue
+		}
+		cut++
+		if x.Round != 1 || !slices.Contains(first.Dropped, x.Index) || x.PredictedS == nil || !(*x.PredictedS > 0) {
+			r.Errorf("a run cut short: %+v; round 1 dropped %v", x, first.Dropped)
+		}
+		if b := x.Config.Int("b"); b != 16 {
+			r.Errorf("configuration %d (b=%d) cut short", x.Index, b)
+		}
+	}
+	if cut == 0 {
+		r.Errorf("no run cut short; round 1: %+v", *first)
+	}
+}
+
 // A round never drops an earlier round's leader, however slow it now
 // looks, and keeps its survivors fastest first.
 func TestDecideKeepsLeaders(t *testing.T) {
 	s := &searchRun{spec: &sweep.Spec{Confidence: 0.95}, leaders: []int{2}}
 	ests := []analysis.Estimate{{Index: 0, Time: 1}, {Index: 1, Time: 1.01}, {Index: 2, Time: 3}, {Index: 3, Time: 2.5}, {Index: 4, Time: 1.02}}
-	cut, err := s.decide(ests, 0.03125, len(ests))
+	cut, err := s.decide(ests, 0.03125, len(ests), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +203,30 @@ func TestDecideKeepsLeaders(t *testing.T) {
 		t.Errorf("kept %v: want fastest first, the slow leader last", cut.Kept)
 	}
 	s.leaders = nil
-	if cut, _ = s.decide(ests, 0.03125, len(ests)); slices.Contains(cut.Kept, 2) {
+	if cut, _ = s.decide(ests, 0.03125, len(ests), nil); slices.Contains(cut.Kept, 2) {
 		t.Errorf("without leaders, 2 (3 times the best) kept: %+v", cut)
+	}
+	// A configuration cut short is dropped, however it ranks.
+	if cut, _ = s.decide(ests, 0.5, len(ests), map[int]bool{4: true}); slices.Contains(cut.Kept, 4) || !slices.Contains(cut.Dropped, 4) {
+		t.Errorf("4 cut short: %+v", cut)
+	}
+}
+
+// A round's cutoff is the keep-th fastest prediction so far (with the tie
+// margin), once it has keep of them; an earlier round's leader has none.
+func TestRoundCutoff(t *testing.T) {
+	s := &searchRun{spec: &sweep.Spec{Confidence: 0.95}, leaders: []int{7}}
+	ests := []analysis.Estimate{{Index: 0, Time: 3}, {Index: 1, Time: 1}, {Index: 2, Time: 2}}
+	if c := s.cutoff(ests[:2], 3, 5); c != 0 {
+		t.Errorf("2 estimates, keep 3: cutoff %g, want none", c)
+	}
+	if c, want := s.cutoff(ests, 3, 5), 3*(1+tie); math.Abs(c-want) > 1e-12 {
+		t.Errorf("keep 3 of times 3, 1, 2: cutoff %g, want %g", c, want)
+	}
+	if c, want := s.cutoff(ests, 2, 5), 2*(1+tie); math.Abs(c-want) > 1e-12 {
+		t.Errorf("keep 2 of times 3, 1, 2: cutoff %g, want %g", c, want)
+	}
+	if c := s.cutoff(ests, 2, 7); c != 0 {
+		t.Errorf("a leader's cutoff %g, want none", c)
 	}
 }

@@ -663,6 +663,9 @@ type Prediction struct {
 	SE                                   float64
 	Path                                 sweep.Path
 	Executed, Skipped, Settled, Promised int64
+	// CutShort: the run was cut short (RunStats.CutShort), and TotalS is
+	// the prediction of the part that ran, at least the run's cutoff.
+	CutShort bool
 }
 
 // Predict combines every process's figures of the run that just ended
@@ -680,10 +683,14 @@ func (e *Engine) Predict(rs RunStats) (Prediction, error) {
 			p.Path = sweep.Path{CompS: all[4*q+1], CommS: all[4*q+2], IdleS: t - all[4*q+1] - all[4*q+2]}
 		}
 	}
-	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised}
+	cut := int64(0)
+	if rs.CutShort {
+		cut = 1
+	}
+	counts := []int64{rs.Executed, rs.Skipped, rs.Settled, rs.Promised, cut}
 	if err := mpi.Allreduce(w, counts, counts, mpi.Sum); err != nil {
 		return p, fmt.Errorf("sum kernel counts: %w", err)
 	}
-	p.Executed, p.Skipped, p.Settled, p.Promised = counts[0], counts[1], counts[2], counts[3]
+	p.Executed, p.Skipped, p.Settled, p.Promised, p.CutShort = counts[0], counts[1], counts[2], counts[3], counts[4] > 0
 	return p, nil
 }

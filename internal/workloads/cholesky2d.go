@@ -54,11 +54,18 @@ type chol2dRun struct {
 	cuts           []bool                  // steps at which a run may be cut short (cutPoints)
 }
 
+// Calls is about how many kernels a run makes: one per tile of the
+// trailing updates, nt³/6 for nt tiles a side (CallCounter).
+func (cholesky2d) Calls(c sweep.Config) float64 {
+	nt := float64((c.Int("n") + c.Int("b") - 1) / c.Int("b"))
+	return nt * nt * nt / 6
+}
+
 func (cholesky2d) Setup(env *Env, c sweep.Config) (Instance, error) {
 	n, g, b := c.Int("n"), c.Grid("grid"), c.Int("b")
 	s := &chol2dRun{env: env, n: n, b: b, nt: (n + b - 1) / b, pr: g[0], pc: g[1], la: c.Int("lookahead"),
 		myr: env.Grid.Coords[0], myc: env.Grid.Coords[1]}
-	s.cuts = cutPoints(s.nt, 8)
+	s.cuts = cutPoints(s.nt)
 	s.mt = chol2dCount(s.nt, s.myr, s.pr)
 	s.ntl = chol2dCount(s.nt, s.myc, s.pc)
 	s.tiles = make([][]float64, s.mt*s.ntl)

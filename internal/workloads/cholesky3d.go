@@ -63,11 +63,19 @@ type chol3dRun struct {
 	gat, f, g, sc  []float64 // base case: gathered blocks, full L and L⁻¹ (b²), scatter buffer (2b²)
 
 	failed error // a factorization that failed in the last run (see factor)
+	// cuts are the base cases at which a run may be cut short (cutEvery);
+	// cut: this run was, and the recursion unwinds.
+	cuts []bool
+	cut  bool
 	// skel: this run is a skeleton (selective.Comm.Skeleton): no kernel
 	// computes and no payload travels, so the copies between them, which
 	// only move data, are left out too.
 	skel bool
 }
+
+// Calls grows with the number of base cases, n/b: each level of the
+// recursion makes a fixed number of calls per block (CallCounter).
+func (cholesky3d) Calls(c sweep.Config) float64 { return float64(c.Int("n") / c.Int("b")) }
 
 func (cholesky3d) Setup(env *Env, c sweep.Config) (Instance, error) {
 	n, gs, b := c.Int("n"), c.Grid("grid"), c.Int("b")
@@ -79,6 +87,7 @@ func (cholesky3d) Setup(env *Env, c sweep.Config) (Instance, error) {
 	if s.strategy, err = strconv.Atoi(c.String("strategy")); err != nil || s.strategy < 1 || s.strategy > 3 {
 		return nil, fmt.Errorf("strategy %q: want 1, 2 or 3", c.String("strategy"))
 	}
+	s.cuts = cutEvery(n/b, 16)
 	s.a = buffer(s.m * s.m)
 	s.l = buffer(s.m * s.m)
 	s.li = buffer(s.m * s.m)
@@ -125,7 +134,7 @@ func (s *chol3dRun) Init() {
 }
 
 func (s *chol3dRun) Run(ctx context.Context) error {
-	s.failed = nil
+	s.failed, s.cut = nil, false
 	s.skel = s.env.Grid.Comm.Skeleton()
 	s.cholinv(0, s.n)
 	return nil
@@ -135,12 +144,21 @@ func (s *chol3dRun) Run(ctx context.Context) error {
 // multiples of c; h is b times a power of two) into L and L⁻¹.
 func (s *chol3dRun) cholinv(off, h int) {
 	if h <= s.b {
+		// Every collective before a base case has completed: a run cut
+		// short here leaves nothing in flight.
+		if s.cuts[off/s.b] && s.env.Grid.Comm.CutShort() {
+			s.cut = true
+			return
+		}
 		s.baseCase(off, h)
 		return
 	}
 	h2 := h / 2
 	r1, r2, k := off/s.c, (off+h2)/s.c, h2/s.c
 	s.cholinv(off, h2)
+	if s.cut {
+		return
+	}
 
 	// L21 = A21·L11⁻ᵀ: A21[≡x,≡z] along the row; L11⁻¹[≡y,≡z] (transposed
 	// operand) along the row, then from the face diagonal down the column.
@@ -176,6 +194,9 @@ func (s *chol3dRun) cholinv(off, h int) {
 	}
 
 	s.cholinv(off+h2, h2)
+	if s.cut {
+		return
+	}
 
 	// T = L21·L11⁻¹, then L⁻¹21 = −L22⁻¹·T.
 	s.fetchA(s.l, r2, r1, k, s.pa)

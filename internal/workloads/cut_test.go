@@ -11,22 +11,30 @@ import (
 	"github.com/approxtune/approxtune/sweep"
 )
 
-func init() { scenarios["cholesky2d-cut"] = chol2dCut }
+func init() {
+	scenarios["cholesky2d-cut"] = func(r *mpitest.R) {
+		cutShort(r, cholesky2d{}, chol2dConfig(r, 1024, sweep.GridShape{2, 2}, 32, 1),
+			chol2dConfig(r, 1000, sweep.GridShape{1, 4}, 32, 0)) // partial last tile
+	}
+	scenarios["cholesky3d-cut"] = func(r *mpitest.R) {
+		cutShort(r, cholesky3d{}, chol3dConfig(512, 32, "1"), chol3dConfig(512, 32, "3"))
+	}
+}
 
-// A selective run of cholesky2d given a cutoff (Engine.SetCutoff) stops at
-// its next check once its longest path passes it: fewer calls than a whole
-// run, every process told so, a prediction at least the cutoff and short
-// of the whole run's. With look-ahead, messages are in flight at the
-// check: they complete, left out or sent empty with their records. A cutoff past the whole run changes nothing, the next
-// run without one runs whole, and a full run afterwards is correct: no
-// message was left in MPI.
-func chol2dCut(r *mpitest.R) {
+// A selective run of cholesky2d or cholesky3d given a cutoff
+// (Engine.SetCutoff) stops at its next check once its longest path passes
+// it: fewer calls than a whole run, every process told so, and at a cutoff
+// of an eighth of the whole run a prediction from the cutoff to 0.45 of the
+// whole (the checks come often enough, and cholesky3d unwinds its
+// recursion rather than going on with the updates). With look-ahead,
+// cholesky2d has messages in flight at the check: they complete, left out
+// or sent empty with their records. A cutoff past the whole run changes
+// nothing, the next run without one runs whole, and a full run afterwards
+// is correct: no message was left in MPI.
+func cutShort(r *mpitest.R, w Workload, configs ...sweep.Config) {
 	e := testEngine(r, kernels.OpenBLAS)
-	for _, c := range []sweep.Config{
-		chol2dConfig(r, 1024, sweep.GridShape{2, 2}, 32, 1),
-		chol2dConfig(r, 1000, sweep.GridShape{1, 4}, 32, 0), // partial last tile
-	} {
-		g, inst := chol2dSetup(r, e, c)
+	for _, c := range configs {
+		g, inst := setupOn(r, e, w, c)
 		tr := selective.NewTrack(policy.Eager{}, 100) // any two samples are enough
 		// run makes a selective run with the cutoff and returns its
 		// prediction, the world's calls and how many processes were cut short.
@@ -54,10 +62,10 @@ func chol2dCut(r *mpitest.R) {
 		// complete.
 		for _, elide := range []bool{true, false} {
 			e.SetElision(elide)
-			p, n, cut := run(whole / 4)
-			if cut != int64(g.Procs()) || n >= calls || p < whole/4 || p > 0.9*whole {
-				r.Errorf("%s, messages left out %v: with a cutoff of %.4f s (a quarter of the whole run's %.4f s): %d of %d processes cut short, %d calls of %d, predicted %.4f s; want all, fewer calls, a prediction from the cutoff to 0.9 of the whole",
-					c.Label(), elide, whole/4, whole, cut, g.Procs(), n, calls, p)
+			p, n, cut := run(whole / 8)
+			if cut != int64(g.Procs()) || n >= calls || p < whole/8 || p > 0.45*whole {
+				r.Errorf("%s, messages left out %v: with a cutoff of %.4f s (an eighth of the whole run's %.4f s): %d of %d processes cut short, %d calls of %d, predicted %.4f s; want all, fewer calls, a prediction from the cutoff to 0.45 of the whole",
+					c.Label(), elide, whole/8, whole, cut, g.Procs(), n, calls, p)
 			}
 		}
 		e.SetElision(true)
@@ -74,7 +82,7 @@ func chol2dCut(r *mpitest.R) {
 		if _, n, cut = run(0); cut != 0 || n != calls {
 			r.Errorf("%s: after a cutoff: %d processes cut short, %d calls of %d", c.Label(), cut, n, calls)
 		}
-		if res := chol2dFullRun(r, inst, c.Label()); !(res < 1e-10) {
+		if res := chol2dFullRun(r, inst, c.Label()); !(res < 1e-9) {
 			r.Errorf("%s: full run after runs cut short: residual %v", c.Label(), res)
 		}
 		g.Free()
@@ -82,12 +90,13 @@ func chol2dCut(r *mpitest.R) {
 }
 
 func TestCholesky2DCutShort(t *testing.T) { mpitest.Run(t, "cholesky2d-cut", 4) }
+func TestCholesky3DCutShort(t *testing.T) { mpitest.Run(t, "cholesky3d-cut", 8) }
 
-// cutPoints checks a run about m times, past each m-th of its work, never
-// at step 0.
+// cutPoints checks a run at most once per fraction of its work, the first
+// time after about a 32nd of it, never at step 0.
 func TestCutPoints(t *testing.T) {
-	for _, c := range []struct{ nt, m, min, max int }{{128, 8, 7, 7}, {32, 8, 7, 7}, {8, 8, 3, 7}, {2, 8, 1, 1}, {1, 8, 0, 0}} {
-		at := cutPoints(c.nt, c.m)
+	for _, c := range []struct{ nt, min, max int }{{128, 9, 9}, {32, 8, 9}, {8, 3, 7}, {2, 1, 1}, {1, 0, 0}} {
+		at := cutPoints(c.nt)
 		k, first := 0, -1
 		for i, b := range at {
 			if b {
@@ -97,12 +106,13 @@ func TestCutPoints(t *testing.T) {
 				}
 			}
 		}
-		if len(at) != c.nt || at[0] || k < c.min || k > c.max {
-			t.Errorf("cutPoints(%d, %d) = %v: %d checks, want %d-%d, none at step 0", c.nt, c.m, at, k, c.min, c.max)
+		if len(at) != c.nt || (c.nt > 0 && at[0]) || k < c.min || k > c.max {
+			t.Errorf("cutPoints(%d) = %v: %d checks, want %d-%d, none at step 0", c.nt, at, k, c.min, c.max)
 		}
-		// The first check comes after about an eighth of the work.
-		if c.nt >= 32 && (first < c.nt/40 || first > c.nt/10) {
-			t.Errorf("cutPoints(%d, %d): first check at step %d", c.nt, c.m, first)
+		// Work before step k is 1-(1-k/nt)³: a 32nd of it is done by
+		// step 0.0105 nt.
+		if c.nt >= 128 && (first < 1 || first > c.nt/50) {
+			t.Errorf("cutPoints(%d): first check at step %d", c.nt, first)
 		}
 	}
 }

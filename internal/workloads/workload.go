@@ -44,6 +44,17 @@ type Instance interface {
 	Verify() float64
 }
 
+// CallCounter is implemented by a workload that can tell, before running a
+// configuration, about how many kernel calls its run makes: what a
+// selective run of it costs once its kernels are known, and, on a space of
+// tile sizes, a rough rank of its speed (fewer, larger kernels run faster up
+// to a point). A search runs its first round fewest calls first, so that
+// the fast configurations' predictions come early and the runs of far
+// slower ones can be cut short (internal/agent, search.go).
+type CallCounter interface {
+	Calls(c sweep.Config) float64
+}
+
 // Lookup finds a workload by the name its description gives it.
 func Lookup(name string) (Workload, bool) {
 	return catalog.Find([]Workload{cholesky2d{}, cholesky3d{}, qr2d{}, summa{}, synthetic{}}, name)
