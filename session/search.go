@@ -145,8 +145,18 @@ func roundLine(sw *Sweep, r sweep.Round) string {
 		return fmt.Sprintf("round %d, full runs: %d configurations, fastest %s (%s s)",
 			r.Round, len(r.Ran), sw.label(r.Best), format.Seconds(sw.fullTime(r.Best, r.Round)))
 	}
-	return fmt.Sprintf("round %d at %s: %d configurations, %d kept, %d dropped (predicted above %s s); fastest %s",
-		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), len(r.Kept), len(r.Dropped), format.Seconds(r.ThresholdS), sw.label(r.Best))
+	cut := 0
+	for _, x := range sw.Results {
+		if x.Round == r.Round && x.CutShort {
+			cut++
+		}
+	}
+	short := ""
+	if cut > 0 {
+		short = fmt.Sprintf(", %d of them cut short", cut)
+	}
+	return fmt.Sprintf("round %d at %s: %d configurations, %d kept, %d dropped (predicted above %s s%s); fastest %s",
+		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), len(r.Kept), len(r.Dropped), format.Seconds(r.ThresholdS), short, sw.label(r.Best))
 }
 
 // label is configuration i's label.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // tune and evaluate search through a real agent: a line per round, the
@@ -59,5 +61,19 @@ func TestSearchFromTheSession(t *testing.T) {
 	execAll(t, l, out, "load "+s.Dir(), "table best")
 	if text := out.b.String(); !strings.Contains(text, "judged by the references") || !strings.Contains(text, "round  tolerance") {
 		t.Errorf("loaded search's table best:\n%s", text)
+	}
+}
+
+// A round's line says how many of its dropped configurations were cut
+// short.
+func TestRoundLineCutShort(t *testing.T) {
+	sw := &Sweep{Results: []sweep.Result{{Index: 0, Round: 1}, {Index: 1, Round: 1, CutShort: true}, {Index: 2, Round: 1, CutShort: true}, {Index: 3, Round: 2, CutShort: true}}}
+	r := sweep.Round{Round: 1, Policy: "eager", Tolerance: 0.5, Ran: []int{0, 1, 2}, Kept: []int{0}, Dropped: []int{1, 2}, ThresholdS: 1.5}
+	if got, want := roundLine(sw, r), "2 dropped (predicted above 1.5000 s, 2 of them cut short)"; !strings.Contains(got, want) {
+		t.Errorf("round line %q, want it to contain %q", got, want)
+	}
+	r.Round, r.Ran, r.Dropped = 3, []int{0}, nil
+	if got := roundLine(sw, r); strings.Contains(got, "cut short") {
+		t.Errorf("round line %q of a round without runs cut short", got)
 	}
 }

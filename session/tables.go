@@ -85,8 +85,12 @@ func tableConfigs(sw *Sweep) string {
 		if r.Tolerance != nil {
 			tl = format.Tolerance(*r.Tolerance)
 		}
+		pred := format.Seconds(fptr(r.PredictedS))
+		if r.CutShort {
+			pred = ">=" + pred // cut short: the part that ran
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, label, pol, tl, format.Seconds(ref),
-			format.Seconds(fptr(r.PredictedS)), format.Seconds(fptr(r.PredictedSE)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
+			pred, format.Seconds(fptr(r.PredictedSE)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()
 	return b.String()
