@@ -54,7 +54,7 @@ func TestReplayMatchesReference(t *testing.T) {
 // compareWithReference runs chargePromised, replayPaths and simulate and
 // their references on copies of logs and reports differences; it returns
 // whether the replay or the simulation failed.
-func compareWithReference(t *testing.T, name string, logs [][]event, place placement, sameClock bool) bool {
+func compareWithReference(t *testing.T, name string, logs [][]event, place placement, sameClock bool) (failed bool) {
 	t.Helper()
 	got, want := copyLogs(logs), copyLogs(logs)
 	chargePromised(got, sameClock)
@@ -66,8 +66,23 @@ func compareWithReference(t *testing.T, name string, logs [][]event, place place
 			}
 		}
 	}
-	paths, err := replayPaths(got)
 	wpaths, werr := refReplayPaths(want)
+	wends, wserr := refSimulate(want, place)
+	// With the queues and channels linkLogs gives them, with queues of
+	// 3 entries or none (the rest in the table), and without channels.
+	for _, lk := range []*links{linkLogs(got), linkLogsWith(got, 3, true), linkLogsWith(got, 0, true), linkLogsWith(got, maxWaiting, false)} {
+		if compareLinked(t, name, lk, place, wpaths, werr, wends, wserr) {
+			failed = true
+		}
+	}
+	return failed
+}
+
+// compareLinked compares the replay and the simulation on lk with what the
+// reference gave, and returns whether they failed.
+func compareLinked(t *testing.T, name string, lk *links, place placement, wpaths []pathVal, werr error, wends []float64, wserr error) bool {
+	t.Helper()
+	paths, err := lk.replayPaths()
 	if fmt.Sprint(err) != fmt.Sprint(werr) {
 		t.Fatalf("%s: replay: error %v, want %v", name, err, werr)
 	}
@@ -77,8 +92,7 @@ func compareWithReference(t *testing.T, name string, logs [][]event, place place
 			t.Fatalf("%s: replay: process %d path %+v, want %+v", name, r, g, w)
 		}
 	}
-	ends, serr := simulate(got, place)
-	wends, wserr := refSimulate(want, place)
+	ends, serr := lk.simulate(place)
 	if fmt.Sprint(serr) != fmt.Sprint(wserr) {
 		t.Fatalf("%s: simulate: error %v, want %v", name, serr, wserr)
 	}
@@ -246,8 +260,9 @@ func genLogs(rng *rand.Rand) ([][]event, placement) {
 	return logs, place
 }
 
-// corrupt spoils one entry of logs: it drops it, or gives it a number no
-// other entry has, or logs it twice if it is a collective or the end.
+// corrupt spoils one entry of logs: it drops it, gives it a number no other
+// entry has or a peer outside the world, or logs it twice if it is a
+// collective or the end.
 func corrupt(rng *rand.Rand, logs [][]event) {
 	r := rng.IntN(len(logs))
 	log := logs[r]
@@ -260,6 +275,8 @@ func corrupt(rng *rand.Rand, logs [][]event) {
 		logs[r] = slices.Insert(log, i, log[i])
 	case rng.IntN(2) == 0:
 		logs[r] = slices.Delete(log, i, i+1)
+	case rng.IntN(3) == 0 && k != evColl:
+		log[i].peer = int64(len(logs) + rng.IntN(2)*(maxChannelWorld+1))
 	default:
 		log[i].seq += 1 << 30
 	}
