@@ -1,18 +1,18 @@
 package selective
 
-// The critical-path replay and the core-sharing simulation as they were
-// before they matched records by index (replay_match.go): maps keyed by
-// message and collective. TestReplayMatchesReference checks the current code
-// against them, bit for bit, on real and generated logs.
+// replayPaths, chargePromised and simulate as they were before linkLogs
+// (links.go) matched the logs' meeting points once: every meeting point
+// found in maps, by what its entries logged, each time an entry meets it.
+// TestReplayMatchesReference checks the current code against them, to the
+// bit, on the logs of real runs and generated ones. The comments of the
+// current code say what each part does.
 
 import (
 	"fmt"
 	"math"
 )
 
-// refReplayPaths recovers every process's path at the end of a run from the
-// logs. It fails if the logs do not describe a run that completed (a
-// collective or a record whose partners never logged it).
+// refReplayPaths is replayPaths with maps.
 func refReplayPaths(logs [][]event) ([]pathVal, error) {
 	rp := &refReplayer{logs: logs, p: make([]pathVal, len(logs)), cur: make([]int, len(logs)), arrived: make([]bool, len(logs)),
 		colls: map[collKey]*refMeeting{}, msgs: map[refMsgKey]pathVal{}}
@@ -102,7 +102,7 @@ func (rp *refReplayer) arrive(r int) error {
 }
 
 // leave moves process r past its meeting point, taking the longer path it
-// met there; it reports false while the refMeeting is not complete.
+// met there; it reports false while the meeting is not complete.
 func (rp *refReplayer) leave(r int) bool {
 	ev := &rp.logs[r][rp.cur[r]]
 	var met pathVal
@@ -140,16 +140,7 @@ func (rp *refReplayer) stall() error {
 	return fmt.Errorf("critical-path replay: no progress")
 }
 
-// refChargePromised gives every collective run on a promise (comm.go) its cost,
-// now that every member's log is here: from the last member's arrival to
-// this member's end (one host's clocks agree), the measure the records
-// exchange gives a collective otherwise. The cost joins the entry after
-// the collective, as an executed collective's time would have (the run's
-// end entry follows every collective). Without one clock for all (members
-// on several hosts) arrivals cannot be compared, and every member is
-// charged the shortest time a member spent in the collective: the last to
-// arrive waits for no one, so its time is the transfer alone (a member's
-// own time would hold its wait, which the replay adds again).
+// refChargePromised is chargePromised with a map.
 func refChargePromised(logs [][]event, sameClock bool) {
 	type span struct{ lastIn, least float64 }
 	spans := map[collKey]span{}
@@ -185,22 +176,7 @@ func refChargePromised(logs [][]event, sameClock bool) {
 	}
 }
 
-// simulate runs the logged work of every process on the node's cores and
-// returns the time at which each process ends. Each log entry's work is its
-// fixed-duration part (spins, and transfers less their copy work: CopyCost
-// per byte moved), which passes at its own pace, then the rest
-// (computation, the code between kernels, in CPU time, messages within the
-// eager limit (Engine.add) and the transfers' copy work),
-// which the processes of a placement group share: while k of them compute,
-// each advances at min(1, CPUs/k) (processor sharing; a waiting process
-// yields its core, as the agent makes Open MPI's waiting ranks do). Meeting
-// points complete as in the replay: a collective when its last member
-// arrives, a received record once it was sent; and a large send's wait once
-// its receive was posted, which the records cannot carry (the sender does not
-// wait for the receiver's record: in a selective run it may be anywhere).
-// With every group at or under its CPUs and no large non-blocking send, this
-// is the replay's longest path; on a shared core it adds the turns the
-// processes take, which per-kernel CPU times leave out.
+// refSimulate is simulate with maps.
 func refSimulate(logs [][]event, place placement) ([]float64, error) {
 	n := len(logs)
 	for r, log := range logs {
@@ -302,7 +278,7 @@ const (
 	refFinished        // past its end
 )
 
-// sim is simulate's state.
+// refSim is refSimulate's state.
 type refSim struct {
 	logs        [][]event
 	place       placement
@@ -329,7 +305,7 @@ func newRefSignals() refSignals {
 	return refSignals{ready: map[refMsgKey]bool{}, waiter: map[refMsgKey]int{}}
 }
 
-// give refSignals k and returns the process that was waiting for it, if any.
+// give signals k and returns the process that was waiting for it, if any.
 func (g refSignals) give(k refMsgKey) (int, bool) {
 	if q, ok := g.waiter[k]; ok {
 		delete(g.waiter, k)
