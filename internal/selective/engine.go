@@ -146,6 +146,7 @@ type Engine struct {
 	dV           float64 // variance the skipped kernels added since the last entry (skippedFor)
 	pathVar      float64 // the path's prediction variance, set by the replay
 	plog         []event
+	ends         endBuffers // End's buffers, kept from one run to the next
 	settledSkips int64
 	promisedRuns int64  // collectives executed without records, on a member's promise (comm.go)
 	gen          uint64 // run number: communicators restart their counts

@@ -3,6 +3,7 @@ package selective
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/approxtune/approxtune/internal/mpi"
 )
@@ -70,9 +71,13 @@ type pathVal struct{ total, comp, comm, v float64 }
 // replayPaths recovers every process's path at the end of a run from the
 // logs. It fails if the logs do not describe a run that completed (a
 // collective or a record whose partners never logged it).
-func replayPaths(logs [][]event) ([]pathVal, error) {
-	rp := &replayer{logs: logs, p: make([]pathVal, len(logs)), cur: make([]int, len(logs)), arrived: make([]bool, len(logs)),
-		colls: map[collKey]*meeting{}, msgs: map[msgKey]pathVal{}}
+func replayPaths(logs [][]event) ([]pathVal, error) { return linkLogs(logs).replayPaths() }
+
+// replayPaths is replayPaths on the matched logs.
+func (lk *links) replayPaths() ([]pathVal, error) {
+	logs := lk.logs
+	rp := &replayer{links: lk, p: make([]pathVal, len(logs)), cur: make([]int, len(logs)), arrived: make([]bool, len(logs)),
+		colls: make([]meeting, lk.n[linkColl]), msgs: make([]pathVal, lk.n[linkRecord]), sent: make([]bool, lk.n[linkRecord])}
 	for {
 		progress, done := false, true
 		for r := range logs {
@@ -99,19 +104,6 @@ func replayPaths(logs [][]event) ([]pathVal, error) {
 	}
 }
 
-// collKey names a collective: its communicator and its number there.
-type collKey struct {
-	c   commID
-	seq int64
-}
-
-// msgKey names a record: communicator, sender, receiver, tag and its number
-// among the records with those.
-type msgKey struct {
-	c                  commID
-	src, dst, tag, seq int64
-}
-
 // meeting is a collective as its members arrive: the longest path so far.
 type meeting struct {
 	best    pathVal
@@ -120,18 +112,20 @@ type meeting struct {
 
 // replayer walks the logs of every process at once.
 type replayer struct {
-	logs    [][]event
+	*links
 	p       []pathVal
-	cur     []int  // each process's current entry
-	arrived []bool // the current entry's time is added and the process is at its meeting point
-	colls   map[collKey]*meeting
-	msgs    map[msgKey]pathVal // records sent and not yet received
+	cur     []int     // each process's current entry
+	arrived []bool    // the current entry's time is added and the process is at its meeting point
+	colls   []meeting // per collective (its link)
+	msgs    []pathVal // per record (its link): the path it carries, once sent
+	sent    []bool    // per record: sent and not yet received
 }
 
 // arrive adds process r's time up to its current entry and brings it to the
 // meeting point: a collective counts it in, a record leaves with its path.
 func (rp *replayer) arrive(r int) error {
-	ev := &rp.logs[r][rp.cur[r]]
+	i := rp.cur[r]
+	ev := &rp.logs[r][i]
 	p := &rp.p[r]
 	p.total += ev.dt
 	p.comp += ev.dc
@@ -140,12 +134,8 @@ func (rp *replayer) arrive(r int) error {
 	rp.arrived[r] = true
 	switch ev.kind {
 	case evColl:
-		k := collKey{ev.comm, ev.seq}
-		m := rp.colls[k]
-		if m == nil {
-			m = &meeting{best: *p}
-			rp.colls[k] = m
-		} else if p.total > m.best.total {
+		m := &rp.colls[rp.of[r][i]]
+		if m.arrived == 0 || p.total > m.best.total {
 			m.best = *p
 		}
 		m.arrived++
@@ -153,7 +143,8 @@ func (rp *replayer) arrive(r int) error {
 			return fmt.Errorf("critical-path replay: collective %d on communicator %v has more than its %d members", ev.seq, ev.comm, ev.size)
 		}
 	case evSend:
-		rp.msgs[msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag, seq: ev.seq}] = *p
+		l := rp.of[r][i]
+		rp.msgs[l], rp.sent[l] = *p, true
 	}
 	return nil
 }
@@ -161,23 +152,23 @@ func (rp *replayer) arrive(r int) error {
 // leave moves process r past its meeting point, taking the longer path it
 // met there; it reports false while the meeting is not complete.
 func (rp *replayer) leave(r int) bool {
-	ev := &rp.logs[r][rp.cur[r]]
+	i := rp.cur[r]
+	ev := &rp.logs[r][i]
 	var met pathVal
 	switch ev.kind {
 	case evColl:
-		m := rp.colls[collKey{ev.comm, ev.seq}]
+		m := &rp.colls[rp.of[r][i]]
 		if m.arrived < ev.size {
 			return false
 		}
 		met = m.best
 	case evRecv:
-		k := msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}
-		v, ok := rp.msgs[k]
-		if !ok {
+		l := rp.of[r][i]
+		if !rp.sent[l] {
 			return false
 		}
-		delete(rp.msgs, k)
-		met = v
+		rp.sent[l] = false
+		met = rp.msgs[l]
 	}
 	if met.total > rp.p[r].total {
 		rp.p[r] = met
@@ -204,25 +195,72 @@ func waitsForever(what string, r, i int, ev event) error {
 		what, r, i, ev.kind, ev.comm, ev.seq, ev.peer, ev.tag)
 }
 
-// encode writes a log as float64s (eventLen per entry).
-func encodeLog(log []event) []float64 {
-	out := make([]float64, 0, len(log)*eventLen)
-	for _, ev := range log {
-		out = append(out, float64(ev.kind), ev.dt, ev.dc, ev.dm, ev.df, float64(ev.comm.id), float64(ev.comm.low),
+// encodeLog writes a log as float64s (eventLen per entry).
+func encodeLog(log []event) []float64 { return appendLog(nil, log) }
+
+// appendLog appends what encodeLog writes to dst.
+func appendLog(dst []float64, log []event) []float64 {
+	dst = slices.Grow(dst, len(log)*eventLen)
+	for i := range log {
+		ev := &log[i]
+		dst = append(dst, float64(ev.kind), ev.dt, ev.dc, ev.dm, ev.df, float64(ev.comm.id), float64(ev.comm.low),
 			float64(ev.size), float64(ev.seq), float64(ev.peer), float64(ev.tag), ev.in, ev.out, ev.dv, ev.db)
 	}
-	return out
+	return dst
 }
 
 // decodeLog reads what encodeLog wrote.
-func decodeLog(buf []float64) []event {
-	log := make([]event, len(buf)/eventLen)
+func decodeLog(buf []float64) []event { return decodeLogInto(nil, buf) }
+
+// decodeLogInto reads what encodeLog wrote into dst's memory, or new memory
+// if dst is too short.
+func decodeLogInto(dst []event, buf []float64) []event {
+	n := len(buf) / eventLen
+	if cap(dst) < n {
+		dst = make([]event, n)
+	}
+	log := dst[:n]
 	for i := range log {
 		b := buf[i*eventLen : (i+1)*eventLen]
 		log[i] = event{kind: int(b[0]), dt: b[1], dc: b[2], dm: b[3], df: b[4], comm: commID{int64(b[5]), int64(b[6])},
 			size: int64(b[7]), seq: int64(b[8]), peer: int64(b[9]), tag: int64(b[10]), in: b[11], out: b[12], dv: b[13], db: b[14]}
 	}
 	return log
+}
+
+// endBuffers are End's buffers, kept from one run to the next: a fully
+// skipped run of cholesky2d n=4096 at b=32 on 4 ranks logs 1.5 M numbers,
+// and fresh memory for them cost rank 0 some 2 ms of page faults a run.
+// They keep the largest logs seen.
+type endBuffers struct {
+	out  []float64   // this process's log and left-out message notes, as sent (not rank 0)
+	in   [][]float64 // rank 0: per process, what it sent
+	logs [][]event   // rank 0: per process, its log decoded
+}
+
+// encode writes log and notes into out.
+func (b *endBuffers) encode(log []event, notes []float64) []float64 {
+	b.out = slices.Grow(b.out[:0], len(log)*eventLen+len(notes))
+	b.out = append(appendLog(b.out, log), notes...)
+	return b.out
+}
+
+// inOf returns the buffer, n long, to receive what process r (of size) sent.
+func (b *endBuffers) inOf(size, r, n int) []float64 {
+	if len(b.in) < size {
+		b.in = slices.Grow(b.in, size)[:size]
+		b.logs = slices.Grow(b.logs, size)[:size]
+	}
+	if cap(b.in[r]) < n {
+		b.in[r] = make([]float64, n)
+	}
+	return b.in[r][:n]
+}
+
+// decode decodes process r's log from buf (inOf first).
+func (b *endBuffers) decode(r int, buf []float64) []event {
+	b.logs[r] = decodeLogInto(b.logs[r], buf)
+	return b.logs[r]
 }
 
 // chargePromised gives every collective run on a promise (comm.go) its cost,
@@ -235,28 +273,41 @@ func decodeLog(buf []float64) []event {
 // charged the shortest time a member spent in the collective: the last to
 // arrive waits for no one, so its time is the transfer alone (a member's
 // own time would hold its wait, which the replay adds again).
-func chargePromised(logs [][]event, sameClock bool) {
-	type span struct{ lastIn, least float64 }
-	spans := map[collKey]span{}
-	for _, log := range logs {
-		for _, ev := range log {
-			if ev.kind == evColl && ev.out > 0 {
-				k := collKey{ev.comm, ev.seq}
-				sp, ok := spans[k]
-				if !ok {
-					sp = span{lastIn: ev.in, least: ev.out - ev.in}
-				}
-				sp.lastIn, sp.least = math.Max(sp.lastIn, ev.in), math.Min(sp.least, ev.out-ev.in)
-				spans[k] = sp
-			}
-		}
+func chargePromised(logs [][]event, sameClock bool) { linkLogs(logs).chargePromised(sameClock) }
+
+// chargePromised is chargePromised on the matched logs.
+func (lk *links) chargePromised(sameClock bool) {
+	type span struct {
+		lastIn, least float64
+		seen          bool
 	}
-	for _, log := range logs {
-		for i, ev := range log[:len(log)-1] {
+	var spans []span // per collective (its link)
+	for r, log := range lk.logs {
+		for i := range log {
+			ev := &log[i]
 			if ev.kind != evColl || ev.out <= 0 {
 				continue
 			}
-			sp := spans[collKey{ev.comm, ev.seq}]
+			if spans == nil {
+				spans = make([]span, lk.n[linkColl])
+			}
+			sp := &spans[lk.of[r][i]]
+			if !sp.seen {
+				*sp = span{lastIn: ev.in, least: ev.out - ev.in, seen: true}
+			}
+			sp.lastIn, sp.least = math.Max(sp.lastIn, ev.in), math.Min(sp.least, ev.out-ev.in)
+		}
+	}
+	if spans == nil {
+		return
+	}
+	for r, log := range lk.logs {
+		for i := range log[:len(log)-1] {
+			ev := &log[i]
+			if ev.kind != evColl || ev.out <= 0 {
+				continue
+			}
+			sp := spans[lk.of[r][i]]
 			t := sp.least
 			if sameClock {
 				t = ev.out - math.Max(ev.in, sp.lastIn)
@@ -308,21 +359,22 @@ func (e *Engine) replay() error {
 		decodePairs(notes, merged)
 		for r := 1; r < size; r++ {
 			final[5*size] += float64(heads[3*r+1])
-			b := make([]float64, heads[3*r]+heads[3*r+2])
+			b := e.ends.inOf(size, r, int(heads[3*r]+heads[3*r+2]))
 			if _, err := mpi.Recv(w, b, r, replayTag); err != nil {
 				return fmt.Errorf("critical-path replay: log of process %d: %w", r, err)
 			}
-			logs[r] = decodeLog(b[:heads[3*r]])
+			logs[r] = e.ends.decode(r, b[:heads[3*r]])
 			decodePairs(b[heads[3*r]:], merged)
 		}
-		chargePromised(logs, e.sameClock)
+		lk := linkLogs(logs)
+		lk.chargePromised(e.sameClock)
 		if e.simDump != "" {
 			dumpLogs(e.simDump, logs, e.place)
 		}
-		paths, err := replayPaths(logs)
+		paths, err := lk.replayPaths()
 		var ends []float64
 		if err == nil {
-			ends, err = simulate(logs, e.place)
+			ends, err = lk.simulate(e.place)
 		}
 		if err != nil {
 			// Keep the other processes from waiting on the broadcast.
@@ -339,7 +391,7 @@ func (e *Engine) replay() error {
 			elide = e.tr.grow(merged)
 			final[5*size+1] = float64(len(elide))
 		}
-	} else if err := mpi.Send(w, append(encodeLog(e.plog), notes...), 0, replayTag); err != nil {
+	} else if err := mpi.Send(w, e.ends.encode(e.plog, notes), 0, replayTag); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
 	if err := mpi.Bcast(w, final, 0); err != nil {

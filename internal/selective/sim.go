@@ -22,30 +22,44 @@ import (
 // is the replay's longest path; on a shared core it adds the turns the
 // processes take, which per-kernel CPU times leave out.
 func simulate(logs [][]event, place placement) ([]float64, error) {
+	return linkLogs(logs).simulate(place)
+}
+
+// simulate is simulate on the matched logs.
+func (lk *links) simulate(place placement) ([]float64, error) {
+	logs := lk.logs
 	n := len(logs)
 	for r, log := range logs {
 		if len(log) == 0 || log[len(log)-1].kind != evEnd {
 			return nil, fmt.Errorf("core-sharing replay: the log of process %d does not end with the run's end", r)
 		}
-		for i, ev := range log {
-			if math.IsNaN(ev.dt) || math.IsInf(ev.dt, 0) || math.IsNaN(ev.df) || math.IsInf(ev.df, 0) {
-				return nil, fmt.Errorf("core-sharing replay: process %d entry %d adds %v s (%v fixed)", r, i, ev.dt, ev.df)
+		for i := range log {
+			ev := &log[i]
+			if !finite(ev.dt) || !finite(ev.df) || !finite(ev.db) {
+				return nil, fmt.Errorf("core-sharing replay: process %d entry %d adds %v s (%v fixed, %v bytes moved)", r, i, ev.dt, ev.df, ev.db)
 			}
 		}
 	}
-	s := &sim{logs: logs, place: place, cur: make([]int, n), fixed: make([]float64, n), work: make([]float64, n),
-		state: make([]int, n), end: make([]float64, n), colls: map[collKey][]int{}, records: newSignals(), posts: newSignals(),
-		rate: make([]float64, len(place.members)), computing: make([]int, len(place.members))}
-	for r := range logs {
+	s := &sim{links: lk, place: place, ps: make([]proc, n), end: make([]float64, n), arrivals: make([]int64, lk.n[linkColl]),
+		rate: make([]float64, len(place.members)), computing: make([]int, len(place.members)), least: make([]float64, len(place.members))}
+	for c := range s.given {
+		s.given[c] = make([]bool, lk.n[linkRecord+c])
+		s.waiter[c] = make([]int32, lk.n[linkRecord+c])
+	}
+	ps := s.ps
+	for r := range ps {
+		ps[r].group = place.group[r]
 		s.load(r)
 	}
-	for {
+	rate, computing, least := s.rate, s.computing, s.least
+	// ready: some process may be at its meeting point.
+	for ready := true; ; {
 		// Processes whose entry's work is done reach its meeting point,
 		// which may release others at once.
-		for moved := true; moved; {
+		for moved := ready; moved; {
 			moved = false
-			for r := range logs {
-				if s.state[r] == running && s.fixed[r] <= 0 && s.work[r] <= 0 {
+			for r := range ps {
+				if p := &ps[r]; p.state == running && p.fixed <= 0 && p.work <= 0 {
 					if err := s.meet(r); err != nil {
 						return nil, err
 					}
@@ -53,67 +67,89 @@ func simulate(logs [][]event, place placement) ([]float64, error) {
 				}
 			}
 		}
+		// The first end of a fixed part, and per group the least work
+		// left to a computing process.
 		active := false
-		clear(s.computing)
-		for r := range logs {
-			if s.state[r] == running {
-				active = true
-				if s.fixed[r] <= 0 {
-					s.computing[place.group[r]]++
-				}
+		firstFixed := math.Inf(1)
+		clear(computing)
+		for r := range ps {
+			p := &ps[r]
+			if p.state != running {
+				continue
 			}
+			active = true
+			if p.fixed > 0 {
+				firstFixed = min(firstFixed, p.fixed)
+				continue
+			}
+			if computing[p.group] == 0 || p.work < least[p.group] {
+				least[p.group] = p.work
+			}
+			computing[p.group]++
 		}
 		if !active {
 			// Sends waiting for a receive that was never posted (a
 			// record the receiver took in a way the log cannot pair)
 			// do not wait: the records already gave them their path.
-			if len(s.posts.waiter) == 0 {
+			if s.acks == 0 {
 				break
 			}
-			for k, q := range s.posts.waiter {
-				delete(s.posts.waiter, k)
-				s.next(q)
+			for r := range ps {
+				if p := &ps[r]; p.state == blocked && logs[r][p.cur].kind == evAck {
+					s.waiter[1][s.of[r][p.cur]] = 0
+					s.acks--
+					s.next(r)
+				}
 			}
+			ready = true
 			continue
 		}
-		for g, k := range s.computing {
-			s.rate[g] = 1
+		// Advance to the first end of a fixed part or of a share of work
+		// (each group's pace is the same for all its processes: the least
+		// work ends first).
+		step := firstFixed
+		for g, k := range computing {
+			rate[g] = 1
 			if float64(k) > place.capacity[g] {
-				s.rate[g] = place.capacity[g] / float64(k)
+				rate[g] = place.capacity[g] / float64(k)
 			}
-		}
-		// Advance to the first end of a fixed part or of a share of work.
-		step := math.Inf(1)
-		for r := range logs {
-			if s.state[r] == running {
-				step = math.Min(step, s.left(r))
+			if k > 0 {
+				step = min(step, least[g]/rate[g])
 			}
 		}
 		s.now += step
-		for r := range logs {
-			if s.state[r] != running {
+		ready = false
+		for r := range ps {
+			p := &ps[r]
+			if p.state != running {
 				continue
 			}
-			done := s.left(r) <= step
-			switch {
-			case s.fixed[r] > 0 && done:
-				s.fixed[r] = 0
-			case s.fixed[r] > 0:
-				s.fixed[r] -= step
-			case done:
-				s.work[r] = 0
-			default:
-				s.work[r] -= step * s.rate[place.group[r]]
+			if p.fixed > 0 {
+				if p.fixed <= step {
+					p.fixed = 0
+				} else {
+					p.fixed -= step
+				}
+			} else {
+				if rt := rate[p.group]; p.work/rt <= step {
+					p.work = 0
+				} else {
+					p.work -= step * rt
+				}
 			}
+			ready = ready || p.fixed <= 0 && p.work <= 0
 		}
 	}
-	for r := range logs {
-		if s.state[r] != finished {
-			return nil, waitsForever("core-sharing replay", r, s.cur[r], logs[r][s.cur[r]])
+	for r := range ps {
+		if ps[r].state != finished {
+			return nil, waitsForever("core-sharing replay", r, ps[r].cur, logs[r][ps[r].cur])
 		}
 	}
 	return s.end, nil
 }
+
+// finite reports whether x is a number and not infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // States of a simulated process.
 const (
@@ -124,113 +160,100 @@ const (
 
 // sim is simulate's state.
 type sim struct {
-	logs        [][]event
-	place       placement
-	now         float64
-	cur         []int
-	fixed, work []float64 // what is left of the current entry
-	state       []int
-	end         []float64
-	colls       map[collKey][]int // members arrived at a collective
-	records     signals           // records sent, and receivers waiting for them
-	posts       signals           // receives posted, and large sends waiting for them
-	rate        []float64         // per group: pace of computing processes
-	computing   []int             // per group: processes computing now
+	*links
+	place     placement
+	now       float64
+	ps        []proc
+	end       []float64
+	arrivals  []int64    // per collective (its link): members arrived at the meeting now open
+	given     [2][]bool  // per record, per posted receive (its link): sent, posted, and not yet taken
+	waiter    [2][]int32 // per record, per posted receive: 1 + the process blocked until it is given, or 0
+	acks      int        // processes blocked until a receive is posted (evAck)
+	rate      []float64  // per group: pace of computing processes
+	computing []int      // per group: processes computing now
+	least     []float64  // per group: the least work left to a process computing now
 }
 
-// signals pairs one process's signal (a record sent, a receive posted) with
-// another's wait for it, by key, whichever comes first.
-type signals struct {
-	ready  map[msgKey]bool // given and not yet taken
-	waiter map[msgKey]int  // the process blocked until it is given
-}
-
-func newSignals() signals { return signals{ready: map[msgKey]bool{}, waiter: map[msgKey]int{}} }
-
-// give signals k and returns the process that was waiting for it, if any.
-func (g signals) give(k msgKey) (int, bool) {
-	if q, ok := g.waiter[k]; ok {
-		delete(g.waiter, k)
-		return q, true
-	}
-	g.ready[k] = true
-	return 0, false
-}
-
-// take consumes k if it was given, or else records r as waiting for it.
-func (g signals) take(k msgKey, r int) bool {
-	if g.ready[k] {
-		delete(g.ready, k)
-		return true
-	}
-	g.waiter[k] = r
-	return false
-}
-
-// left is the time process r needs to finish its fixed part, or else its
-// work at its group's current pace.
-func (s *sim) left(r int) float64 {
-	if s.fixed[r] > 0 {
-		return s.fixed[r]
-	}
-	return s.work[r] / s.rate[s.place.group[r]]
+// proc is a simulated process.
+type proc struct {
+	fixed, work float64 // what is left of the current entry
+	state       int
+	group       int // its placement group
+	cur         int // its current entry
 }
 
 // load starts process r's current entry.
 func (s *sim) load(r int) {
-	ev := s.logs[r][s.cur[r]]
-	fixed := math.Max(ev.df, 0)
-	copyWork := math.Min(fixed, s.place.copyCost*math.Max(ev.db, 0))
-	s.fixed[r] = fixed - copyWork
-	s.work[r] = math.Max(ev.dt-ev.df, 0) + copyWork
-	s.state[r] = running
+	p := &s.ps[r]
+	ev := &s.logs[r][p.cur]
+	fixed := max(ev.df, 0)
+	copyWork := min(fixed, s.place.copyCost*max(ev.db, 0))
+	p.fixed = fixed - copyWork
+	p.work = max(ev.dt-ev.df, 0) + copyWork
+	p.state = running
 }
 
 // next moves process r past its meeting point.
 func (s *sim) next(r int) {
-	s.cur[r]++
+	s.ps[r].cur++
 	s.load(r)
 }
 
 // meet brings process r to its current entry's meeting point.
 func (s *sim) meet(r int) error {
-	ev := &s.logs[r][s.cur[r]]
+	i := s.ps[r].cur
+	ev := &s.logs[r][i]
+	l := s.of[r][i]
 	switch ev.kind {
 	case evEnd:
-		s.state[r], s.end[r] = finished, s.now
+		s.ps[r].state, s.end[r] = finished, s.now
 	case evColl:
-		k := collKey{ev.comm, ev.seq}
-		m := append(s.colls[k], r)
-		if int64(len(m)) > ev.size {
+		a := s.arrivals[l] + 1
+		if a > ev.size {
 			return fmt.Errorf("core-sharing replay: collective %d on communicator %v has more than its %d members", ev.seq, ev.comm, ev.size)
 		}
-		if int64(len(m)) < ev.size {
-			s.colls[k] = m
-			s.state[r] = blocked
+		if a < ev.size {
+			s.arrivals[l] = a
+			s.ps[r].state = blocked
 			return nil
 		}
-		delete(s.colls, k)
-		for _, q := range m {
-			s.next(q)
+		// The last member: every member leaves.
+		s.arrivals[l] = 0
+		for q := range s.ps {
+			if p := &s.ps[q]; p.state == blocked && s.logs[q][p.cur].kind == evColl && s.of[q][p.cur] == l {
+				s.next(q)
+			}
 		}
+		s.next(r)
 	case evSend, evPost: // a record sent to peer, a receive from peer posted
-		g := s.records
+		c := 0
 		if ev.kind == evPost {
-			g = s.posts
+			c = 1
 		}
-		if q, ok := g.give(msgKey{c: ev.comm, src: int64(r), dst: ev.peer, tag: ev.tag, seq: ev.seq}); ok {
-			s.next(q)
+		if q := s.waiter[c][l]; q > 0 {
+			s.waiter[c][l] = 0
+			if c == 1 {
+				s.acks--
+			}
+			s.next(int(q - 1))
+		} else {
+			s.given[c][l] = true
 		}
 		s.next(r)
 	case evRecv, evAck: // a record from peer awaited, a large send to peer waiting for its receive
-		g := s.records
+		c := 0
 		if ev.kind == evAck {
-			g = s.posts
+			c = 1
 		}
-		if g.take(msgKey{c: ev.comm, src: ev.peer, dst: int64(r), tag: ev.tag, seq: ev.seq}, r) {
+		if s.given[c][l] {
+			s.given[c][l] = false
 			s.next(r)
 		} else {
-			s.state[r] = blocked
+			s.waiter[c][l] = int32(r + 1)
+			if c == 1 {
+				s.acks++
+			}
+			s.ps[r].state = blocked
 		}
 	}
 	return nil
