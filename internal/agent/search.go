@@ -41,10 +41,11 @@ func allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // second time in it (see round). The next round's track keeps the samples
 // (Track.Retuned).
 // A round's leader (its fastest prediction) survives every later round.
-// When sweep.SearchFullRuns or fewer survive, they all run once in full;
-// when more survive the tightest round, every round's leader and the
-// fastest predicted survivors, sweep.SearchFinalists in all (more only when
-// the leaders are more); and the fastest is chosen. In evaluate mode
+// When a round before the tightest leaves sweep.SearchFullRuns or fewer,
+// they all run once in full; after the tightest round, every round's
+// leader and the fastest predicted survivors, sweep.SearchFinalists in all
+// (more only when the leaders are more) (sweep.Finalists); and the fastest
+// is chosen. In evaluate mode
 // every configuration of the space also runs its references first (round
 // 0), to judge the choice; they are not part of the search's cost.
 //
@@ -101,7 +102,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			break
 		}
 	}
-	alive = sweep.Finalists(alive, s.leaders)
+	alive = sweep.Finalists(alive, s.leaders, s.rounds == len(tols))
 	s.total += len(alive)
 	return s.final(ctx, tr, alive, len(cand))
 }
