@@ -101,6 +101,9 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 				tl = format.Tolerance(*r.Tolerance)
 			}
 			desc = fmt.Sprintf("%s at %s: predicted %s", r.Policy, tl, fmtSecs(*r.PredictedS))
+			if r.CutShort {
+				desc = fmt.Sprintf("%s at %s: cut short, predicted over %s", r.Policy, tl, fmtSecs(*r.PredictedS))
+			}
 			if r.Error != nil {
 				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(stat.Mean(r.ReferenceS, nil)), 100**r.Error)
 			}
