@@ -92,7 +92,10 @@ func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
 	// so only bounds the whole path's sampling error by about the tolerance:
 	// at 2^-3 one preempted spin among its first samples once put apriori
 	// 7.8% off on a busy 2-core CI machine. At 2^-6 the spread still lets
-	// every policy skip about 70% of the calls.
+	// every policy skip about 70% of the calls. The bound is 5%, a tenth of
+	// what a prediction without propagation misses by (48-49%): on a
+	// shared 2-core VM, eager once came out 2.3% off (reference 2.359 s,
+	// predicted 2.414 s) while every other policy was within 0.4%.
 	var report []string
 	bad := false
 	for _, r := range res {
@@ -101,12 +104,12 @@ func TestSlowRankPathFollowedByEveryPolicy(t *testing.T) {
 		errLocal := math.Abs(r.LocalS-ref) / ref
 		report = append(report, fmt.Sprintf("%-11s reference %.4fs predicted %.4fs (error %.1f%%) without propagation %.4fs (error %.1f%%), skipped %d of %d (%d without records)",
 			r.Policy, ref, r.PredictedS, 100*errPred, r.LocalS, 100*errLocal, r.Skipped, r.Skipped+r.Executed, r.Settled))
-		if errPred > 0.02 || errLocal < 0.20 || r.Skipped == 0 {
+		if errPred > 0.05 || errLocal < 0.20 || r.Skipped == 0 {
 			bad = true
 		}
 	}
 	if bad {
-		t.Fatalf("want every prediction within 2%% of the reference and every unpropagated one off by more than 20%%, with kernels skipped:\n%s", strings.Join(report, "\n"))
+		t.Fatalf("want every prediction within 5%% of the reference and every unpropagated one off by more than 20%%, with kernels skipped:\n%s", strings.Join(report, "\n"))
 	}
 	t.Logf("\n%s", strings.Join(report, "\n"))
 	// Every policy's summary carries the noise floor of the sweep's
