@@ -280,8 +280,8 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 	ests := make([]analysis.Estimate, 0, len(alive))
 	elapsed := 0.0
 	outs := make(map[int]outcome, len(alive))
-	cut := map[int]bool{} // cut short: dropped whatever the rest of the round gives
-	var pending []int     // ran and executed kernels: reported after the second pass
+	short := map[int]bool{} // cut short: dropped whatever the rest of the round gives
+	var pending []int       // ran and executed kernels: reported after the second pass
 	run := func(i int, cutoff float64) (outcome, error) {
 		var o outcome
 		err := s.prepared(i, func(pc *config) error {
@@ -311,7 +311,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		outs[i] = o
 		ests = append(ests, analysis.Estimate{Index: i, Time: o.predicted, SE: o.se})
 		if o.cut {
-			cut[i] = true
+			short[i] = true
 		}
 		if o.executed > 0 && len(alive) > 1 && !o.cut {
 			pending = append(pending, i)
@@ -322,7 +322,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		}
 	}
 	if len(pending) > 0 {
-		cut, err := s.decide(ests, tr.Tolerance, len(alive), cut)
+		cut, err := s.decide(ests, tr.Tolerance, len(alive), short)
 		if err != nil {
 			return analysis.Cut{}, 0, err
 		}
@@ -357,8 +357,8 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			}
 		}
 	}
-	final, err := s.decide(ests, tr.Tolerance, len(alive), cut)
-	return final, elapsed, err
+	cut, err := s.decide(ests, tr.Tolerance, len(alive), short)
+	return cut, elapsed, err
 }
 
 // roundKeep is how many configurations a round of ran keeps at most: the

@@ -32,21 +32,11 @@ func loadDump(tb testing.TB, name string) ([][]event, placement) {
 	if err != nil {
 		tb.Fatalf("%s: %v", name, err)
 	}
-	var d struct {
-		Group    []int       `json:"group"`
-		Capacity []float64   `json:"capacity"`
-		Members  []int       `json:"members"`
-		CopyCost float64     `json:"copy_cost"`
-		Logs     [][]float64 `json:"logs"`
-	}
+	var d simDump
 	if err := json.NewDecoder(z).Decode(&d); err != nil {
 		tb.Fatalf("%s: %v", name, err)
 	}
-	logs := make([][]event, len(d.Logs))
-	for r, l := range d.Logs {
-		logs[r] = decodeLog(l)
-	}
-	return logs, placement{group: d.Group, capacity: d.Capacity, members: d.Members, oneHost: true, copyCost: d.CopyCost}
+	return d.decode()
 }
 
 // copyLogs returns a deep copy of logs (chargePromised changes its input).

@@ -77,13 +77,6 @@ func TestCalibrateCopy(t *testing.T) {
 
 func calibOne(t *testing.T, dir, evf string, cs []string) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
-	type dump struct {
-		Group    []int       `json:"group"`
-		Capacity []float64   `json:"capacity"`
-		Members  []int       `json:"members"`
-		CopyCost float64     `json:"copy_cost"`
-		Logs     [][]float64 `json:"logs"`
-	}
 	names, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	sort.Strings(names)
 	type res struct {
@@ -128,14 +121,12 @@ func calibOne(t *testing.T, dir, evf string, cs []string) map[string]map[string]
 	var ds []loaded
 	for _, n := range names {
 		b, _ := os.ReadFile(n)
-		var d dump
+		var d simDump
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatal(err)
 		}
-		l := loaded{place: placement{group: d.Group, capacity: d.Capacity, members: d.Members, oneHost: true, copyCost: d.CopyCost}}
-		for _, e := range d.Logs {
-			l.logs = append(l.logs, decodeLog(e))
-		}
+		var l loaded
+		l.logs, l.place = d.decode()
 		ds = append(ds, l)
 	}
 	// Match each result to the dump whose simulation (at the engine's own copy cost) gives its prediction.
