@@ -108,6 +108,7 @@ type Engine struct {
 	sameClock bool
 	cpuTime   bool
 	cpu       *cpuClock // cpuTime: the clock computation is timed in
+	cpuFixed  bool      // SetCPUTime chose: NewGrid leaves cpuTime alone
 	place     placement
 
 	on           bool // a run is being intercepted
@@ -172,20 +173,27 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.sameClock = e.place.oneHost
-	e.SetCPUTime(e.place.shared(e.place.group[e.worldRank]))
+	e.useCPUTime(e.place.shared(e.place.group[e.worldRank]))
 	e.SetConfidence(0.95)
 	k.SetInterceptor(e)
 	return e, nil
 }
 
 // SetCPUTime chooses how computation is timed: in the process's CPU time (on)
-// or in wall time (off). New chooses CPU time where this process shares its
-// cores with others; on a core of its own the two agree. Call it between
-// runs, not during one.
+// or in wall time (off), and keeps to it. Otherwise New chooses CPU time
+// where this process shares its cores with the world's others, and NewGrid
+// again for each grid, by the grid's processes (useCPUTime); on a core of
+// its own the two agree. Call it between runs, not during one.
 func (e *Engine) SetCPUTime(on bool) {
+	e.useCPUTime(on)
+	e.cpuFixed = true
+}
+
+// useCPUTime times computation in CPU time (on) or wall time, starting the
+// CPU clock the first time.
+func (e *Engine) useCPUTime(on bool) {
 	e.cpuTime = on && cpuClockWorks()
-	e.cpu = nil
-	if e.cpuTime {
+	if e.cpuTime && e.cpu == nil {
 		e.cpu = newCPUClock()
 	}
 }

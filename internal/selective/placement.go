@@ -52,6 +52,18 @@ type placement struct {
 // shared reports whether group g has more processes than CPUs.
 func (p placement) shared(g int) bool { return float64(p.members[g]) > p.capacity[g] }
 
+// crowded reports whether rank r's group has more processes among the first
+// procs world ranks (a grid's) than CPUs: the others wait outside the run.
+func (p placement) crowded(r, procs int) bool {
+	n := 0
+	for q := range min(procs, len(p.group)) {
+		if p.group[q] == p.group[r] {
+			n++
+		}
+	}
+	return float64(n) > p.capacity[p.group[r]]
+}
+
 // placementOf learns every process's host and CPU set (collective over world).
 func placementOf(world *mpi.Comm) (placement, error) {
 	name, err := mpi.ProcessorName()

@@ -141,6 +141,17 @@ func TestGroupPlacement(t *testing.T) {
 	if q := groupPlacement([]int64{1, 5, 2, 2, 5, 2}); q.oneHost || q.group[0] == q.group[1] {
 		t.Errorf("two hosts: %+v", q)
 	}
+	// Four processes on one 2-CPU set: crowded when more than two of them
+	// are among a grid's; rank 1's 1-CPU set holds one process.
+	q := groupPlacement([]int64{7, 100, 2, 7, 200, 1, 7, 100, 2, 7, 100, 2, 7, 100, 2})
+	for _, c := range []struct {
+		r, procs int
+		want     bool
+	}{{0, 5, true}, {0, 4, true}, {0, 3, false}, {0, 1, false}, {2, 4, true}, {1, 5, false}, {1, 2, false}} {
+		if got := q.crowded(c.r, c.procs); got != c.want {
+			t.Errorf("crowded(rank %d, first %d) = %v, want %v (groups %v)", c.r, c.procs, got, c.want, q.group)
+		}
+	}
 }
 
 // A large non-blocking send's wait ends when its receive is posted, which
@@ -186,6 +197,35 @@ func placementScenario(r *mpitest.R) {
 	if e.CPUTime() != p.shared(p.group[r.Rank]) {
 		r.Errorf("CPU time %v on a group shared=%v", e.CPUTime(), p.shared(p.group[r.Rank]))
 	}
+	// A grid chooses again, by its own processes: one process has a core
+	// to itself, the whole world is as crowded as New found it. The
+	// others wait outside a grid of one.
+	one, err := e.NewGrid([]int{1, 1})
+	if err != nil {
+		r.Fatalf("grid 1x1: %v", err)
+	}
+	if one.Member() && e.CPUTime() {
+		r.Errorf("rank %d alone in a 1x1 grid times computation in CPU time", r.Rank)
+	}
+	one.Free()
+	all, err := e.NewGrid([]int{1, size})
+	if err != nil {
+		r.Fatalf("grid 1x%d: %v", size, err)
+	}
+	if e.CPUTime() != p.shared(p.group[r.Rank]) {
+		r.Errorf("grid of the whole world: CPU time %v on a group shared=%v", e.CPUTime(), p.shared(p.group[r.Rank]))
+	}
+	all.Free()
+	// SetCPUTime's choice stays, whatever the grid.
+	e.SetCPUTime(true)
+	one, err = e.NewGrid([]int{1, 1})
+	if err != nil {
+		r.Fatalf("grid 1x1: %v", err)
+	}
+	if !e.CPUTime() {
+		r.Errorf("rank %d: CPU time set on, off after a 1x1 grid", r.Rank)
+	}
+	one.Free()
 }
 
 func TestPlacementUnderMPI(t *testing.T) { mpitest.Run(t, "placement", 4) }
