@@ -60,12 +60,8 @@ func (e *Engine) NewGrid(dims []int) (*Grid, error) {
 	if member && !e.cpuFixed {
 		// Where the grid's processes have a core each (the world's
 		// others wait outside its runs), computation is timed in wall
-		// time, as a run of the grid alone takes it. The CPU clock is a
-		// system call (1.4 us a read on our VMs, against tens of
-		// nanoseconds for the wall clock), one or more a kernel: with it,
-		// cholesky2d n=4096 runs at tolerance 0 on the 1- and 2-process
-		// grids of 4 ranks on 2 cores were predicted 13-23% above their
-		// references on average (b 64-256, 2 sweeps), without it 7-9%.
+		// time, as a run of the grid alone takes it: the CPU clock is a
+		// system call, read about once a kernel.
 		e.useCPUTime(e.place.crowded(me, p))
 	}
 	if member {
