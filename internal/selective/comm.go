@@ -138,7 +138,7 @@ func (e *Engine) wrap(c *mpi.Comm) (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine communicator: %w", err)
 	}
-	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks), ranks: ranks, id: commID{id[0], slices.Min(ranks)}}, nil
+	return &Comm{e: e, c: c, in: in, shape: shapeOf(ranks, e.load), ranks: ranks, id: commID{id[0], slices.Min(ranks)}}, nil
 }
 
 // Split partitions c by color, ordering by key; mpi.Undefined as color gives nil.
@@ -179,8 +179,10 @@ func (c *Comm) Free() {
 }
 
 // Shape identifies a communicator's layout independent of its position: its
-// size and a hash of its members' world ranks relative to the first. The row
-// communicators of a grid share a shape, so they share kernel statistics.
+// size and a hash of its members' world ranks relative to the first and, on
+// cores its grid's processes take turns at, of how crowded they are
+// (shapeOf). The row communicators of a grid share a shape, so they share
+// kernel statistics.
 type Shape struct {
 	Size int
 	Hash uint32
@@ -188,15 +190,25 @@ type Shape struct {
 
 func (s Shape) String() string { return fmt.Sprintf("%d/%08x", s.Size, s.Hash) }
 
-func shapeOf(ranks []int64) Shape {
-	h := uint32(2166136261) // FNV-1a over the offsets
-	for _, r := range ranks {
-		off := uint32(r - ranks[0])
+// shapeOf is the shape of a communicator of the given world ranks, made
+// while load processes take turns at a CPU (placement.load): a message
+// between processes that wait for a core takes longer than one between
+// processes that have one each, so the two are different kernels. Load 1
+// leaves the shape as the ranks alone give it.
+func shapeOf(ranks []int64, load int) Shape {
+	h := uint32(2166136261) // FNV-1a over the offsets, then the load
+	mix := func(v uint32) {
 		for i := 0; i < 4; i++ {
-			h ^= off & 0xff
+			h ^= v & 0xff
 			h *= 16777619
-			off >>= 8
+			v >>= 8
 		}
+	}
+	for _, r := range ranks {
+		mix(uint32(r - ranks[0]))
+	}
+	if load > 1 {
+		mix(uint32(load) | 1<<31)
 	}
 	return Shape{Size: len(ranks), Hash: h}
 }

@@ -110,6 +110,7 @@ type Engine struct {
 	cpu       *cpuClock // cpuTime: the clock computation is timed in
 	cpuFixed  bool      // SetCPUTime chose: NewGrid leaves cpuTime alone
 	place     placement
+	load      int // processes per CPU where the current grid (or the world) is most crowded: part of its communicators' shapes
 
 	on           bool // a run is being intercepted
 	skip         bool // skipping allowed (false in a counting run)
@@ -164,12 +165,12 @@ type Engine struct {
 // kernels of k through it.
 func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 	e := &Engine{worldRank: world.Rank(), k: k, nmin: 2, simDump: os.Getenv("APPROXTUNE_SIM_DUMP")}
-	w, err := e.wrap(world)
-	if err != nil {
+	var err error
+	if e.place, err = placementOf(world); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e.world = w
-	if e.place, err = placementOf(world); err != nil {
+	e.load = e.place.load(world.Size())
+	if e.world, err = e.wrap(world); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.sameClock = e.place.oneHost

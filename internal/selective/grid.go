@@ -57,6 +57,7 @@ func (e *Engine) NewGrid(dims []int) (*Grid, error) {
 	}
 	me := e.world.Rank()
 	member := me < p
+	e.load = e.place.load(p)
 	if member && !e.cpuFixed {
 		// Where the grid's processes have a core each (the world's
 		// others wait outside its runs), computation is timed in wall

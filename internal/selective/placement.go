@@ -64,6 +64,22 @@ func (p placement) crowded(r, procs int) bool {
 	return float64(n) > p.capacity[p.group[r]]
 }
 
+// load is how many of the first procs world ranks (a grid's) take turns at
+// a CPU where they are most crowded: the most, over core sets, of their
+// processes there over its CPUs, rounded up. Every process computes the
+// same from the same placement.
+func (p placement) load(procs int) int {
+	n := make([]int, len(p.members))
+	for q := range min(procs, len(p.group)) {
+		n[p.group[q]]++
+	}
+	most := 1
+	for g, k := range n {
+		most = max(most, int(math.Ceil(float64(k)/p.capacity[g])))
+	}
+	return most
+}
+
 // placementOf learns every process's host and CPU set (collective over world).
 func placementOf(world *mpi.Comm) (placement, error) {
 	name, err := mpi.ProcessorName()

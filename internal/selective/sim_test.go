@@ -152,6 +152,33 @@ func TestGroupPlacement(t *testing.T) {
 			t.Errorf("crowded(rank %d, first %d) = %v, want %v (groups %v)", c.r, c.procs, got, c.want, q.group)
 		}
 	}
+	// Load: the 2-CPU set holds up to 4 of them, rank 1's set one.
+	for procs, want := range []int{1, 1, 1, 1, 2, 2} {
+		if got := q.load(procs); got != want {
+			t.Errorf("load(first %d) = %d, want %d (groups %v)", procs, got, want, q.group)
+		}
+	}
+	if got := groupPlacement([]int64{7, 100, 2, 7, 100, 2, 7, 100, 2, 7, 100, 2, 7, 100, 2}).load(5); got != 3 {
+		t.Errorf("5 processes on 2 CPUs: load %d, want 3", got)
+	}
+}
+
+// A communicator's shape is its ranks' offsets, and its load where its
+// grid's processes take turns at a CPU.
+func TestShapeLoad(t *testing.T) {
+	a, b := shapeOf([]int64{0, 1}, 1), shapeOf([]int64{2, 3}, 1)
+	if a != b {
+		t.Errorf("same offsets, different shapes: %v %v", a, b)
+	}
+	if shapeOf([]int64{0, 2}, 1) == a {
+		t.Errorf("offsets 0,2 and 0,1 share shape %v", a)
+	}
+	if l2, l3 := shapeOf([]int64{0, 1}, 2), shapeOf([]int64{0, 1}, 3); l2 == a || l3 == a || l2 == l3 || l2.Size != 2 {
+		t.Errorf("loads 1, 2, 3 give shapes %v %v %v", a, l2, l3)
+	}
+	if shapeOf([]int64{0, 1}, 0) != a {
+		t.Errorf("load 0 (no grid yet) changes the shape")
+	}
 }
 
 // A large non-blocking send's wait ends when its receive is posted, which
@@ -208,6 +235,25 @@ func placementScenario(r *mpitest.R) {
 		r.Errorf("rank %d alone in a 1x1 grid times computation in CPU time", r.Rank)
 	}
 	one.Free()
+	// A row of a 1x2 grid and one of a 2x2 grid have the same offsets;
+	// they are the same kernels' communicators only where both grids are
+	// as crowded.
+	pair, err := e.NewGrid([]int{1, 2})
+	if err != nil {
+		r.Fatalf("grid 1x2: %v", err)
+	}
+	square, err := e.NewGrid([]int{2, 2})
+	if err != nil {
+		r.Fatalf("grid 2x2: %v", err)
+	}
+	if pair.Member() {
+		same := pair.Along(1).Shape() == square.Along(1).Shape()
+		if want := p.load(2) == p.load(4); same != want {
+			r.Errorf("rows of 1x2 and 2x2 share a shape: %v, want %v (loads %d, %d)", same, want, p.load(2), p.load(4))
+		}
+	}
+	pair.Free()
+	square.Free()
 	all, err := e.NewGrid([]int{1, size})
 	if err != nil {
 		r.Fatalf("grid 1x%d: %v", size, err)
