@@ -173,6 +173,9 @@ func New(world *mpi.Comm, k *kernels.Kernels) (*Engine, error) {
 	if e.world, err = e.wrap(world); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	if e.place.copyCost, err = measureCopyCost(e.world.in, e.place); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	e.sameClock = e.place.oneHost
 	e.useCPUTime(e.place.shared(e.place.group[e.worldRank]))
 	e.SetConfidence(0.95)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,20 +25,132 @@ import (
 // (sim.go: simulate).
 
 // CopyCost is the core time a process spends per byte it moves in a
-// transfer above the eager limit, on a core it shares (s/B). A transfer's
-// measured time is then part work, which the processes of a shared core
-// take turns at, and part waiting, which passes at its own pace
-// (simulate): in a selective run most processes skip their work and a
-// transfer measured there meets idle cores, which the full run's does not.
-// With transfers all waiting, cholesky3d n=4096 at b >= 128 (8 processes on
-// 2 cores) was predicted 6-12% short of its references at 2^-1 and 2^-3
-// (pooled over 5 sweeps); with transfers all work, 58-97% over.
-// 2e-10 s/B (5 GB/s) brought those within -3..+6%: a fit over the logs of 5
-// such sweeps replayed at each cost (sim_calibrate_test.go). It is about
-// 7 times memcpy's cost per byte on that machine: the copy in and out of
-// shared memory in fragments and the progress engine's polling, not the
-// copy alone.
+// transfer above the eager limit, on a core it shares (s/B), where the
+// engine cannot measure it (measureCopyCost). A transfer's measured time
+// is then part work, which the processes of a shared core take turns at,
+// and part waiting, which passes at its own pace (simulate): in a
+// selective run most processes skip their work and a transfer measured
+// there meets idle cores, which the full run's does not. With transfers
+// all waiting, cholesky3d n=4096 at b >= 128 (8 processes on 2 cores) was
+// predicted 6-12% short of its references at 2^-1 and 2^-3 (pooled over 5
+// sweeps); with transfers all work, 58-97% over. 2e-10 s/B fitted the logs
+// of 5 such sweeps on 2026-11-28 (sim_calibrate_test.go); on 2026-11-29
+// the same machine's logs fitted 0.4e-10, and 2e-10 put every block size
+// 9-14% over.
 const CopyCost = 2e-10
+
+// copyProbe is the message a process sends its partner in measureCopyCost
+// (bytes): large enough that the transfer's time is its copy and its
+// waits, not its latency (2-32 MB gave the same cost within 20%).
+const copyProbe = 8 << 20
+
+// copyReps is how many times measureCopyCost times each exchange; the
+// median counts.
+const copyReps = 5
+
+// measureCopyCost measures the copy work of a large transfer on this
+// node's shared cores (collective over world, the engine's own): the time per byte one pair
+// of processes takes to exchange copyProbe bytes while the others wait
+// (alone), and the time every pair takes exchanging at once (crowded).
+// With k processes to a CPU, a transfer of fixed part F and work W takes
+// F + W alone and F + k·W crowded (simulate's model), so
+//
+//	W = (crowded - alone) / (k - 1).
+//
+// On 8 processes on 2 cores (k = 4) it gave 0.37-0.59e-10 s/B on a day
+// when the replay of cholesky3d's logs fitted 0.4-0.5e-10. It returns
+// CopyCost where it cannot measure: processes on several hosts, no core
+// shared, an odd number of processes, or a result that is not a cost.
+func measureCopyCost(world *mpi.Comm, p placement) (float64, error) {
+	n := world.Size()
+	r := world.Rank()
+	if !p.oneHost || n%2 != 0 || n < 4 {
+		return CopyCost, nil
+	}
+	k := float64(p.members[p.group[0]]) / p.capacity[p.group[0]]
+	for g := range p.members {
+		if float64(p.members[g])/p.capacity[g] != k {
+			return CopyCost, nil // uneven groups: no one k
+		}
+	}
+	if k <= 1 {
+		return CopyCost, nil
+	}
+	m := copyProbe / 8
+	send, recv := make([]float64, m), make([]float64, m)
+	peer := r ^ 1
+	alone, crowded := make([]float64, copyReps), make([]float64, copyReps)
+	exchange := func(tag int) (float64, error) {
+		t := mpi.Wtime()
+		if _, err := mpi.Sendrecv(world, send, peer, tag, recv, peer, tag); err != nil {
+			return 0, err
+		}
+		return mpi.Wtime() - t, nil
+	}
+	for i := range copyReps {
+		if err := world.Barrier(); err != nil {
+			return 0, fmt.Errorf("copy cost: %w", err)
+		}
+		if r < 2 {
+			t, err := exchange(copyTag)
+			if err != nil {
+				return 0, fmt.Errorf("copy cost: %w", err)
+			}
+			alone[i] = t
+		}
+		if err := world.Barrier(); err != nil {
+			return 0, fmt.Errorf("copy cost: %w", err)
+		}
+		t, err := exchange(copyTag + 1)
+		if err != nil {
+			return 0, fmt.Errorf("copy cost: %w", err)
+		}
+		crowded[i] = t
+	}
+	mine := []float64{0, median(crowded)}
+	if r < 2 {
+		mine[0] = median(alone)
+	}
+	all := make([]float64, 2*n)
+	if err := mpi.Allgather(world, mine, all); err != nil {
+		return 0, fmt.Errorf("copy cost: %w", err)
+	}
+	return copyWork((all[0]+all[2])/2, columnMean(all, 1, 2), k, copyProbe), nil
+}
+
+// copyTag is the tag of measureCopyCost's messages on the engine's own
+// world communicator.
+const copyTag = 7400
+
+// copyWork is the work per byte of a transfer of size bytes that takes
+// alone seconds by itself and crowded seconds with k processes to a CPU
+// (measureCopyCost), at most the alone time per byte (a transfer cannot
+// be more work than it takes); CopyCost where the times do not give a
+// cost.
+func copyWork(alone, crowded, k float64, size int) float64 {
+	w := (crowded - alone) / ((k - 1) * float64(size))
+	if !(w >= 0) || math.IsInf(w, 0) || !(alone > 0) {
+		return CopyCost
+	}
+	return math.Min(w, alone/float64(size))
+}
+
+// median is the middle of x (the upper middle for an even count); x is
+// reordered.
+func median(x []float64) float64 {
+	slices.Sort(x)
+	return x[len(x)/2]
+}
+
+// columnMean is the mean of every stride-th element of x from off.
+func columnMean(x []float64, off, stride int) float64 {
+	sum, n := 0.0, 0
+	for i := off; i < len(x); i += stride {
+		sum += x[i]
+		n++
+	}
+	return sum / float64(n)
+}
 
 // placement says which processes of the world share a set of cores: those
 // on one host bound to the same CPU set.

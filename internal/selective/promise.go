@@ -57,10 +57,15 @@ func (e *Engine) promise(st *kstat) float64 {
 // own time (its path without propagation) cannot wait for that: it takes
 // the kernel's mean, which its executions with records measured from the
 // last member's arrival, as the path would have (its time t1-t0 holds its
-// wait for the others).
+// wait for the others). The bytes a transfer above the eager limit moved
+// go with the entry its cost joins, as an executed one's do (add): on a
+// shared core the copy is work the processes take turns at (simulate).
 func (e *Engine) promisedFor(st *kstat, t0, t1 float64) {
 	if e.tracing {
 		e.span(st.key, t0, t1, 0, false)
+	}
+	if !smallMessage(st.key) {
+		e.dB += 8 * float64(st.key.M)
 	}
 	e.own += st.Mean
 	e.executed++

@@ -107,6 +107,22 @@ func TestChargePromised(t *testing.T) {
 	check("several clocks", l, [2][2]float64{{0.1, 0.2}, {0.1, 0.2}})
 }
 
+// A promised transfer above the eager limit carries its bytes to the next
+// entry, as an executed one does, so the simulation counts its copy work;
+// a small one carries none.
+func TestPromisedBytes(t *testing.T) {
+	e := &Engine{}
+	e.promisedFor(&kstat{key: Key{Op: OpBcast, M: 1 << 16}}, 0, 1)
+	if want := 8.0 * (1 << 16); e.dB != want {
+		t.Errorf("a promised broadcast of 64 Ki doubles: %v bytes moved, want %v", e.dB, want)
+	}
+	e.dB = 0
+	e.promisedFor(&kstat{key: Key{Op: OpBcast, M: 16}}, 0, 1)
+	if e.dB != 0 {
+		t.Errorf("a promised broadcast of 16 doubles: %v bytes moved, want 0", e.dB)
+	}
+}
+
 // At tolerance 0, after a collective's first call every call runs on a
 // promise, without records, on every rank; the replay still follows the
 // slow ranks, and the collectives' cost is on the path: each step's

@@ -163,6 +163,27 @@ func TestGroupPlacement(t *testing.T) {
 	}
 }
 
+// copyWork solves F + W = alone, F + k·W = crowded for W per byte, within
+// what a transfer can be.
+func TestCopyWork(t *testing.T) {
+	for _, c := range []struct {
+		alone, crowded, k float64
+		size              int
+		want              float64
+	}{
+		{1e-3, 2.5e-3, 4, 1e7, 5e-11},    // 1.5 ms more with 4 to a CPU: 0.5 ms of work over 1e7 B
+		{1e-3, 2e-3, 2, 1e6, 1e-9},       // all work: the whole alone time
+		{1e-3, 9e-3, 2, 1e6, 1e-9},       // more than all work: at most the alone time
+		{1e-3, 0.5e-3, 4, 1e6, CopyCost}, // faster crowded: no cost measured
+		{0, 1e-3, 4, 1e6, CopyCost},      // no time alone
+		{math.NaN(), 1e-3, 4, 1e6, CopyCost},
+	} {
+		if got := copyWork(c.alone, c.crowded, c.k, c.size); math.Abs(got-c.want) > 1e-6*c.want {
+			t.Errorf("copyWork(%g, %g, k=%g, %d B) = %g, want %g", c.alone, c.crowded, c.k, c.size, got, c.want)
+		}
+	}
+}
+
 // A communicator's shape is its ranks' offsets, and its load where its
 // grid's processes take turns at a CPU.
 func TestShapeLoad(t *testing.T) {
@@ -223,6 +244,23 @@ func placementScenario(r *mpitest.R) {
 	}
 	if e.CPUTime() != p.shared(p.group[r.Rank]) {
 		r.Errorf("CPU time %v on a group shared=%v", e.CPUTime(), p.shared(p.group[r.Rank]))
+	}
+	// The copy cost is measured where processes share cores, the same on
+	// every process: a cost per byte no greater than a slow copy's.
+	costs := make([]float64, size)
+	if err := mpi.Allgather(r.World, []float64{p.copyCost}, costs); err != nil {
+		r.Fatalf("allgather: %v", err)
+	}
+	for q, c := range costs {
+		if c != costs[0] {
+			r.Errorf("copy cost %g on rank %d, %g on rank 0", c, q, costs[0])
+		}
+	}
+	if p.anyShared() && !(p.copyCost >= 0 && p.copyCost < 1e-8) {
+		r.Errorf("measured copy cost %g s/B: want a cost under 1e-8 s/B (100 MB/s)", p.copyCost)
+	}
+	if !p.anyShared() && p.copyCost != CopyCost {
+		r.Errorf("no core shared, copy cost %g: want CopyCost", p.copyCost)
 	}
 	// A grid chooses again, by its own processes: one process has a core
 	// to itself, the whole world is as crowded as New found it. The
