@@ -107,15 +107,15 @@ func measureCopyCost(world *mpi.Comm, p placement) (float64, error) {
 		}
 		crowded[i] = t
 	}
-	mine := []float64{0, median(crowded)}
+	// Summed over the world: the pair's two alone times, every crowded one.
+	sum := []float64{0, median(crowded)}
 	if r < 2 {
-		mine[0] = median(alone)
+		sum[0] = median(alone)
 	}
-	all := make([]float64, 2*n)
-	if err := mpi.Allgather(world, mine, all); err != nil {
+	if err := mpi.Allreduce(world, sum, sum, mpi.Sum); err != nil {
 		return 0, fmt.Errorf("copy cost: %w", err)
 	}
-	return copyWork((all[0]+all[2])/2, columnMean(all, 1, 2), k, copyProbe), nil
+	return copyWork(sum[0]/2, sum[1]/float64(n), k, copyProbe), nil
 }
 
 // copyTag is the tag of measureCopyCost's messages on the engine's own
@@ -142,16 +142,6 @@ func median(x []float64) float64 {
 	return x[len(x)/2]
 }
 
-// columnMean is the mean of every stride-th element of x from off.
-func columnMean(x []float64, off, stride int) float64 {
-	sum, n := 0.0, 0
-	for i := off; i < len(x); i += stride {
-		sum += x[i]
-		n++
-	}
-	return sum / float64(n)
-}
-
 // placement says which processes of the world share a set of cores: those
 // on one host bound to the same CPU set.
 type placement struct {
@@ -168,13 +158,17 @@ func (p placement) shared(g int) bool { return float64(p.members[g]) > p.capacit
 // crowded reports whether rank r's group has more processes among the first
 // procs world ranks (a grid's) than CPUs: the others wait outside the run.
 func (p placement) crowded(r, procs int) bool {
-	n := 0
+	g := p.group[r]
+	return float64(p.among(procs)[g]) > p.capacity[g]
+}
+
+// among counts, per group, its processes among the first procs world ranks.
+func (p placement) among(procs int) []int {
+	n := make([]int, len(p.members))
 	for q := range min(procs, len(p.group)) {
-		if p.group[q] == p.group[r] {
-			n++
-		}
+		n[p.group[q]]++
 	}
-	return float64(n) > p.capacity[p.group[r]]
+	return n
 }
 
 // load is how many of the first procs world ranks (a grid's) take turns at
@@ -182,12 +176,8 @@ func (p placement) crowded(r, procs int) bool {
 // processes there over its CPUs, rounded up. Every process computes the
 // same from the same placement.
 func (p placement) load(procs int) int {
-	n := make([]int, len(p.members))
-	for q := range min(procs, len(p.group)) {
-		n[p.group[q]]++
-	}
 	most := 1
-	for g, k := range n {
+	for g, k := range p.among(procs) {
 		most = max(most, int(math.Ceil(float64(k)/p.capacity[g])))
 	}
 	return most
