@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,5 +228,33 @@ func TestLocalAgentWarnsOfSingleCopyOff(t *testing.T) {
 	execAll(t, s, out, "workload synthetic steps=4 count=2", "policy conditional", "tolerance 2^-1", "tune")
 	if !strings.Contains(out.b.String(), "warning: "+v+"=none:") {
 		t.Errorf("output of a session started with %s=none:\n%s\nwant a warning naming it", v, out.b.String())
+	}
+}
+
+// TestStatusShowsCopyCost: after a sweep whose processes share cores (more
+// ranks than CPUs), 'status' shows the copy cost the agent's engine
+// measured at its start, a plausible time per byte.
+func TestStatusShowsCopyCost(t *testing.T) {
+	s := agentSession(t)
+	out := &textOut{}
+	execAll(t, s, out, "workload synthetic steps=2 count=1", "policy eager", "tolerance 2^-1", "tune")
+	out.b.Reset()
+	execAll(t, s, out, "status")
+	st := out.b.String()
+	i := strings.Index(st, "copy cost   ")
+	if s.st.Ranks <= runtime.NumCPU() {
+		t.Logf("%d ranks on %d CPUs: cores may not be shared; status:\n%s", s.st.Ranks, runtime.NumCPU(), st)
+		if i < 0 {
+			return
+		}
+	} else if i < 0 {
+		t.Fatalf("%d ranks on %d CPUs, status after a sweep has no copy cost:\n%s", s.st.Ranks, runtime.NumCPU(), st)
+	}
+	var c float64
+	if _, err := fmt.Sscanf(st[i+len("copy cost   "):], "%g s/B", &c); err != nil || !(c > 0 && c < 1e-8) {
+		t.Fatalf("copy cost line %q: %g, %v; want a time per byte in (0, 1e-8)", strings.SplitN(st[i:], "\n", 2)[0], c, err)
+	}
+	if sw := s.sweeps[len(s.sweeps)-1]; fmt.Sprintf("%.2g", sw.CopyCost) != fmt.Sprintf("%.2g", c) {
+		t.Errorf("status shows %g, the sweep's start carried %g", c, sw.CopyCost)
 	}
 }

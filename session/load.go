@@ -189,7 +189,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload,
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
-		runs: old.runs}
+		CopyCost: old.CopyCost, runs: old.runs}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
 		return nil, err
 	}

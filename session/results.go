@@ -14,23 +14,27 @@ import (
 
 // Sweep is one evaluate or tune (or reference) sweep and what came back.
 type Sweep struct {
-	ID        int
-	Spec      *sweep.Spec
-	Configs   []sweep.Config
-	Results   []sweep.Result
-	Kernels   []sweep.KernelsEvent
-	Traces    []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
-	Rounds    []sweep.Round      // a search's rounds, as they ended (spec search)
-	Search    *sweep.SearchEvent // a search's outcome, once it came
-	Status    Status             // running, ok, cancelled, failed, died, hung
-	Hung      *int               // the configuration that hung (status hung)
-	Skipped   map[int]bool       // configurations 'resume hung=skip' left out: no runs missing there
-	Message   string
-	Started   time.Time
-	Elapsed   time.Duration
-	Workload  string
-	Ranks     int
-	BLAS      string
+	ID       int
+	Spec     *sweep.Spec
+	Configs  []sweep.Config
+	Results  []sweep.Result
+	Kernels  []sweep.KernelsEvent
+	Traces   []sweep.TraceEvent // selective runs' timelines, when the spec asked for them
+	Rounds   []sweep.Round      // a search's rounds, as they ended (spec search)
+	Search   *sweep.SearchEvent // a search's outcome, once it came
+	Status   Status             // running, ok, cancelled, failed, died, hung
+	Hung     *int               // the configuration that hung (status hung)
+	Skipped  map[int]bool       // configurations 'resume hung=skip' left out: no runs missing there
+	Message  string
+	Started  time.Time
+	Elapsed  time.Duration
+	Workload string
+	Ranks    int
+	BLAS     string
+	// CopyCost is the core time per byte of a large transfer that the
+	// agent's engine measured where processes share cores (s/B); 0 when
+	// it reported none (sweep.Start.CopyCostSPerB).
+	CopyCost  float64
 	resumedAt int // results present when the last resume started
 	pending   int // runs made whose results have not come yet (progress events)
 	runs      int // a search's runs as far as known (the agent's latest total)
@@ -61,6 +65,9 @@ func (s *Sweep) apply(e Event) {
 		var st sweep.Start
 		if e.Decode(&st) == nil && len(s.Configs) == 0 {
 			s.Configs, s.Ranks, s.BLAS = st.Configs, st.Ranks, st.BLAS
+		}
+		if st.CopyCostSPerB != nil {
+			s.CopyCost = *st.CopyCostSPerB
 		}
 		if st.Runs > s.runs {
 			s.runs = st.Runs

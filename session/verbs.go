@@ -251,9 +251,23 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	default:
 		fmt.Fprintf(&b, "agent       none yet: a local one (%d ranks) starts with the first sweep\n", st.Ranks)
 	}
+	if c := lastCopyCost(s.sweeps); c > 0 {
+		fmt.Fprintf(&b, "copy cost   %.2g s/B: core time per byte of a large transfer where processes share cores, measured by the agent at its start (the last sweep's)\n", c)
+	}
 	fmt.Fprintf(&b, "session     %s\n", s.opts.Dir)
 	out.Print(b.String())
 	return nil
+}
+
+// lastCopyCost is the copy cost the latest sweep that reported one
+// carries (Sweep.CopyCost), 0 when none did.
+func lastCopyCost(sweeps []*Sweep) float64 {
+	for i := len(sweeps) - 1; i >= 0; i-- {
+		if c := sweeps[i].CopyCost; c > 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 func fmtValue(v any) string {

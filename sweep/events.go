@@ -32,6 +32,11 @@ type Start struct {
 	// predictions unreliable (as protocol.Hello's); an agent running a
 	// sweep file (--sweep) also prints them on its standard error.
 	Warnings []string `json:"warnings,omitempty"`
+	// CopyCostSPerB is the core time per byte of a large transfer that
+	// the engine measured when it started, where processes share cores
+	// (the simulation then charges it to every transfer a selective run
+	// predicts); absent where no core is shared.
+	CopyCostSPerB *float64 `json:"copy_cost_s_per_b,omitempty"`
 }
 
 // Path is a critical-path time broken down.

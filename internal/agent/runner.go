@@ -96,6 +96,19 @@ func (r *runner) lostError() error {
 
 func (r *runner) root() bool { return r.world.Rank() == 0 }
 
+// copyCost is the copy cost a sweep's start reports: the engine's, where
+// processes share cores (selective.Engine.CopyCost); nil elsewhere, or
+// without an engine.
+func (r *runner) copyCost() *float64 {
+	if r.eng == nil {
+		return nil
+	}
+	if c, ok := r.eng.CopyCost(); ok {
+		return &c
+	}
+	return nil
+}
+
 // send emits an event from rank 0 (a no-op elsewhere). It never fails one
 // rank alone: a failed emit is kept in r.lost and ends the sweep on every
 // rank at the next boundary.
@@ -331,7 +344,7 @@ func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []swee
 		sw.total = len(spec.Runs)
 	}
 	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
-		Runs: sw.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings}); err != nil {
+		Runs: sw.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings, CopyCostSPerB: r.copyCost()}); err != nil {
 		return err
 	}
 	for i := range sw.refMeans {

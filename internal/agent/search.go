@@ -63,7 +63,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 		s.total += len(configs)
 	}
 	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
-		Runs: s.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings}); err != nil {
+		Runs: s.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings, CopyCostSPerB: r.copyCost()}); err != nil {
 		return err
 	}
 	if spec.Mode == sweep.ModeEvaluate {

@@ -205,6 +205,19 @@ func (e *Engine) useCPUTime(on bool) {
 // CPUTime reports whether computation is timed in CPU time (SetCPUTime).
 func (e *Engine) CPUTime() bool { return e.cpuTime }
 
+// CopyCost is the core time per byte of a large transfer that the
+// simulation charges where processes share cores (measured at New,
+// measureCopyCost, or CopyCost where it could not be), and whether any of
+// the world's core sets is shared, so that the simulation uses it at all.
+func (e *Engine) CopyCost() (float64, bool) {
+	for g := range e.place.members {
+		if e.place.shared(g) {
+			return e.place.copyCost, true
+		}
+	}
+	return e.place.copyCost, false
+}
+
 // SetElision turns off (false) or back on (true, the default) the leaving
 // out of point-to-point messages that both sides know are skipped
 // (elide.go). Off, every skipped message still travels empty with its
