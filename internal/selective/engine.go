@@ -55,6 +55,7 @@ type Track struct {
 	order   []uint64             // Sharer: global kernels in the order they became known
 	sentOn  map[uint64][]Shape   // Sharer: communicator shapes each global kernel has crossed
 	agreed  map[uint64]bool      // Sharer: global kernels known across the whole grid: skipped
+	pooled  map[uint64]bool      // Sharer: global kernels whose sample is pooled over the processes (pool.go): charged from it
 	alphas  map[uint64]float64   // Rehearser: critical-path counts of the counting run
 	settled map[settleKey]bool   // collectives every member of a communicator agreed to skip
 	elide   map[pairKey]pairNote // point-to-point messages left out of selective runs, with their estimates (elide.go)
@@ -440,10 +441,11 @@ func (e *Engine) view(st *kstat) policy.Kernel {
 }
 
 // sample is the sample a skipped kernel's time is estimated from: this
-// process's, else the one another process shared (Sharer); empty when
-// there is neither.
+// process's, else the one another process shared (Sharer), or the one
+// pooled over the processes, this one's among them (pool.go); empty when
+// there is none.
 func (e *Engine) sample(st *kstat) Stat {
-	if st.N > 0 {
+	if st.N > 0 && !e.tr.pooled[st.hash] {
 		return st.Stat
 	}
 	return e.tr.global[st.hash]

@@ -134,35 +134,65 @@ func eagerSpread(r *mpitest.R) {
 	g.Free()
 }
 
-// Eager: a kernel called once per run (the top of a recursion) is shared
-// as soon as its second execution makes it predictable, so the next run
-// skips it from its first call: it runs twice, not three times.
+// Eager: a kernel called once per run on every process (the top of a
+// recursion) is pooled over the processes at the run's end (pool.go), so
+// the next run skips it from its first call, charged the pooled mean: it
+// runs once, not twice. One called twice a run gathers its own samples in
+// the run and is not pooled. One that a single process calls once per run
+// has nothing to pool with: it is shared as soon as its second execution makes
+// it predictable, and skipped from the third run.
 func eagerOncePerRun(r *mpitest.R) {
 	e := newEngine(r)
 	g, err := e.NewGrid([]int{2, 2})
 	if err != nil {
 		r.Fatalf("grid: %v", err)
 	}
-	tr := NewTrack(policy.Eager{}, 1) // two 200 ms spins within 15% (31 ms) of each other are predictable
+	tr := NewTrack(policy.Eager{}, 1) // 200 ms spins within 15% (31 ms) of each other are predictable
 	k := e.Kernels()
 	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 6})
+	aloneKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 7})
 	buf := make([]float64, 4)
-	var took [3]time.Duration
+	var took, alone [3]time.Duration
 	for run := range took {
 		e.Begin(tr, Selective)
 		t0 := time.Now()
 		k.Spin(6, 0.2)
 		took[run] = time.Since(t0)
+		if r.Rank == 0 {
+			t0 = time.Now()
+			k.Spin(7, 0.1)
+			alone[run] = time.Since(t0)
+		}
+		k.Spin(8, 0.05)
+		k.Spin(8, 0.05)
 		g.Along(1).Bcast(buf, 0)
 		g.Along(0).Bcast(buf, 0)
 		if _, err := e.End(); err != nil {
 			r.Fatalf("run %d: end: %v", run+1, err)
 		}
 	}
+	// A skipped spin returns at once; one that ran takes its time (skips:
+	// the last run's).
 	st := tr.stats[spinKey]
-	// A skipped spin returns at once; one that ran takes 200 ms.
-	if st == nil || st.N != 2 || st.skips != 1 || took[2] > 100*time.Millisecond {
-		r.Errorf("eager, a kernel once per run: spin took %v in three runs, stats %+v; want it executed in the first two runs and skipped in the third", took, st)
+	if st == nil || st.N != 1 || st.skips != 1 || took[1] > 100*time.Millisecond || took[2] > 100*time.Millisecond {
+		r.Errorf("eager, a kernel once per run on every process: spin took %v in three runs, stats %+v; want it executed in the first run only", took, st)
+	}
+	if pooled := tr.global[spinKey.hash()]; !tr.pooled[spinKey.hash()] || !tr.agreed[spinKey.hash()] || pooled.N != int64(r.World.Size()) || math.Abs(pooled.Mean-0.2) > 0.05 {
+		r.Errorf("pooled spin: %+v (pooled %v, agreed %v); want the %d processes' samples, mean about 0.2 s", pooled, tr.pooled[spinKey.hash()], tr.agreed[spinKey.hash()], r.World.Size())
+	}
+	if s := e.sample(st); s.N != int64(r.World.Size()) {
+		r.Errorf("a pooled kernel is charged from %+v; want the pooled sample", s)
+	}
+	// Called twice a run, a kernel gathers its own samples: not pooled.
+	twiceKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 8})
+	if st := tr.stats[twiceKey]; st == nil || st.N != 2 || tr.pooled[twiceKey.hash()] || st.skips != 2 {
+		r.Errorf("eager, a kernel twice per run: stats %+v, pooled %v; want its own two samples, skipped in later runs", st, tr.pooled[twiceKey.hash()])
+	}
+	if r.Rank == 0 {
+		st := tr.stats[aloneKey]
+		if st == nil || st.N != 2 || st.skips != 1 || alone[1] < 80*time.Millisecond || alone[2] > 50*time.Millisecond || tr.pooled[aloneKey.hash()] {
+			r.Errorf("eager, a kernel once per run on one process: spin took %v in three runs, stats %+v, pooled %v; want it executed in the first two runs and skipped in the third", alone, st, tr.pooled[aloneKey.hash()])
+		}
 	}
 	g.Free()
 }

@@ -345,26 +345,40 @@ func (e *Engine) replay() error {
 	if e.elides {
 		notes = encodePairs(nil, e.pairs)
 	}
-	heads := make([]int64, 3*size)
-	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips + e.promisedRuns + e.elided, int64(len(notes))}, heads, 0); err != nil {
+	var offer []float64
+	if e.pools() {
+		offer = e.poolOffer(nil)
+	}
+	nl := int64(len(notes))
+	notes = append(notes, offer...)
+	heads := make([]int64, 4*size)
+	if err := mpi.Gather(w, []int64{int64(len(e.plog) * eventLen), e.settledSkips + e.promisedRuns + e.elided, nl, int64(len(offer))}, heads, 0); err != nil {
 		return fmt.Errorf("critical-path replay: %w", err)
 	}
-	final := make([]float64, 5*size+2)
-	var elide []float64
+	final := make([]float64, 5*size+3)
+	var elide, pooled []float64
 	if w.Rank() == 0 {
 		logs := make([][]event, size)
 		logs[0] = e.plog
 		final[5*size] = float64(heads[1])
 		merged := map[pairKey]pairNote{}
-		decodePairs(notes, merged)
+		decodePairs(notes[:nl], merged)
+		offers := make([][]float64, size)
+		offers[0] = offer
 		for r := 1; r < size; r++ {
-			final[5*size] += float64(heads[3*r+1])
-			b := e.ends.inOf(size, r, int(heads[3*r]+heads[3*r+2]))
+			final[5*size] += float64(heads[4*r+1])
+			lg, no := heads[4*r], heads[4*r]+heads[4*r+2] // its log, then its notes, then its offer
+			b := e.ends.inOf(size, r, int(no+heads[4*r+3]))
 			if _, err := mpi.Recv(w, b, r, replayTag); err != nil {
 				return fmt.Errorf("critical-path replay: log of process %d: %w", r, err)
 			}
-			logs[r] = e.ends.decode(r, b[:heads[3*r]])
-			decodePairs(b[heads[3*r]:], merged)
+			logs[r] = e.ends.decode(r, b[:lg])
+			decodePairs(b[lg:no], merged)
+			offers[r] = b[no:]
+		}
+		if e.pools() {
+			pooled = poolMerge(offers, func(s Stat) bool { return e.qs.Predictable(s, e.tr.Tolerance, 1, e.nmin) })
+			final[5*size+2] = float64(len(pooled))
 		}
 		lk := linkLogs(logs)
 		lk.chargePromised(e.sameClock)
@@ -410,6 +424,15 @@ func (e *Engine) replay() error {
 		if w.Rank() != 0 {
 			e.tr.setElide(elide)
 		}
+	}
+	if n := int(final[5*size+2]); n > 0 {
+		if w.Rank() != 0 {
+			pooled = make([]float64, n)
+		}
+		if err := mpi.Bcast(w, pooled, 0); err != nil {
+			return fmt.Errorf("critical-path replay: pooled samples: %w", err)
+		}
+		e.poolTake(pooled)
 	}
 	me := 5 * w.Rank()
 	if final[5*size] == 0 && math.Abs(final[me]-e.total) > 1e-9*math.Max(1, e.total) {

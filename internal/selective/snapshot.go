@@ -28,6 +28,7 @@ type globalEntry struct {
 	Stat   Stat    `json:"stat"`
 	SentOn []Shape `json:"sent_on,omitempty"`
 	Agreed bool    `json:"agreed,omitempty"`
+	Pooled bool    `json:"pooled,omitempty"`
 }
 
 // Snapshot writes down what the track carries to the next configuration
@@ -40,7 +41,7 @@ func (tr *Track) Snapshot() ([]byte, error) {
 		}
 		slices.SortFunc(s.Stats, func(a, b statEntry) int { return compareKeys(a.Key, b.Key) })
 		for _, h := range tr.order {
-			s.Global = append(s.Global, globalEntry{Hash: h, Stat: tr.global[h], SentOn: tr.sentOn[h], Agreed: tr.agreed[h]})
+			s.Global = append(s.Global, globalEntry{Hash: h, Stat: tr.global[h], SentOn: tr.sentOn[h], Agreed: tr.agreed[h], Pooled: tr.pooled[h]})
 		}
 	}
 	return json.Marshal(s)
@@ -67,6 +68,12 @@ func (tr *Track) Restore(data []byte) error {
 		tr.sentOn[g.Hash] = g.SentOn
 		if g.Agreed {
 			tr.agreed[g.Hash] = true
+		}
+		if g.Pooled {
+			if tr.pooled == nil {
+				tr.pooled = map[uint64]bool{}
+			}
+			tr.pooled[g.Hash] = true
 		}
 	}
 	return nil

@@ -6,10 +6,12 @@ package policy
 //	h / m <= epsilon,
 //
 // is shared with its statistics along every axis of the processor grid and
-// skipped on every process once all know it; the statistics carry over to
-// the next configuration, so a kernel seen before need not run again. It
-// is meant for bulk-synchronous algorithms. It makes no promises above
-// tolerance 0: its records carry the shared statistics.
+// skipped on every process once all know it (on one host, beyond the
+// paper, the processes' samples are also pooled after every run: see
+// Sharer); the statistics carry over to the next configuration, so a
+// kernel seen before need not run again. It is meant for bulk-synchronous
+// algorithms. It makes no promises above tolerance 0: its records carry
+// the shared statistics.
 type Eager struct{}
 
 var (

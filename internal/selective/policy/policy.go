@@ -92,7 +92,12 @@ type Rehearser interface {
 // shared along every axis of the processor grid (the paper's aggregate
 // channels) with their statistics, and skipped on every process once the
 // statistics have crossed every axis, so the decision is the same
-// everywhere. A kernel predictable anywhere is predictable everywhere.
+// everywhere. A kernel predictable anywhere is predictable everywhere. On
+// one host, the processes' samples of a computation kernel that none has
+// yet measured to the tolerance, and that a run calls fewer times than
+// the test needs samples, are also pooled at the end of every run (the
+// engine's pool.go): a kernel each process calls once a run is then known
+// after one run instead of two.
 type Sharer interface {
 	Policy
 	// SharesStatistics marks the capability.
