@@ -97,12 +97,8 @@ func (r *runner) lostError() error {
 func (r *runner) root() bool { return r.world.Rank() == 0 }
 
 // copyCost is the copy cost a sweep's start reports: the engine's, where
-// processes share cores (selective.Engine.CopyCost); nil elsewhere, or
-// without an engine.
+// processes share cores (selective.Engine.CopyCost); nil elsewhere.
 func (r *runner) copyCost() *float64 {
-	if r.eng == nil {
-		return nil
-	}
 	if c, ok := r.eng.CopyCost(); ok {
 		return &c
 	}

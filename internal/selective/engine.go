@@ -34,6 +34,7 @@ type kstat struct {
 	alpha        float64
 	pred         *prediction // models on, no samples: its time predicted from its family's model (models.go)
 	ready        bool        // models on: known to the tolerance from its own samples
+	pooled       bool        // Sharer: charged from the sample pooled over the processes (Track.pooled, pool.go)
 }
 
 // Track holds a policy x tolerance's statistics across the configurations of
@@ -73,7 +74,7 @@ type settleKey struct {
 // NewTrack starts a track of policy p at tolerance eps.
 func NewTrack(p policy.Policy, eps float64) *Track {
 	tr := &Track{pol: p, Tolerance: eps, stats: map[Key]*kstat{}, global: map[uint64]Stat{}, sentOn: map[uint64][]Shape{},
-		agreed: map[uint64]bool{}, settled: map[settleKey]bool{}}
+		agreed: map[uint64]bool{}, pooled: map[uint64]bool{}, settled: map[settleKey]bool{}}
 	_, tr.shares = p.(policy.Sharer)
 	_, tr.carries = p.(policy.Carrier)
 	_, tr.countsPath = p.(policy.PathCounter)
@@ -210,14 +211,7 @@ func (e *Engine) CPUTime() bool { return e.cpuTime }
 // simulation charges where processes share cores (measured at New,
 // measureCopyCost, or CopyCost where it could not be), and whether any of
 // the world's core sets is shared, so that the simulation uses it at all.
-func (e *Engine) CopyCost() (float64, bool) {
-	for g := range e.place.members {
-		if e.place.shared(g) {
-			return e.place.copyCost, true
-		}
-	}
-	return e.place.copyCost, false
-}
+func (e *Engine) CopyCost() (float64, bool) { return e.place.copyCost, e.place.anyShared() }
 
 // SetElision turns off (false) or back on (true, the default) the leaving
 // out of point-to-point messages that both sides know are skipped
@@ -395,6 +389,7 @@ func (e *Engine) stat(k Key) *kstat {
 		if e.tr.alphas != nil {
 			st.alpha = e.tr.alphas[st.hash]
 		}
+		st.pooled = e.tr.pooled[st.hash]
 		e.tr.stats[k] = st
 	}
 	st.calls++
@@ -445,7 +440,7 @@ func (e *Engine) view(st *kstat) policy.Kernel {
 // pooled over the processes, this one's among them (pool.go); empty when
 // there is none.
 func (e *Engine) sample(st *kstat) Stat {
-	if st.N > 0 && !e.tr.pooled[st.hash] {
+	if st.N > 0 && !st.pooled {
 		return st.Stat
 	}
 	return e.tr.global[st.hash]

@@ -155,6 +155,16 @@ type placement struct {
 // shared reports whether group g has more processes than CPUs.
 func (p placement) shared(g int) bool { return float64(p.members[g]) > p.capacity[g] }
 
+// anyShared reports whether some group has more processes than CPUs.
+func (p placement) anyShared() bool {
+	for g := range p.members {
+		if p.shared(g) {
+			return true
+		}
+	}
+	return false
+}
+
 // crowded reports whether rank r's group has more processes among the first
 // procs world ranks (a grid's) than CPUs: the others wait outside the run.
 func (p placement) crowded(r, procs int) bool {

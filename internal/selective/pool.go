@@ -28,8 +28,18 @@ import (
 // another, and their first samples overstate the mean (see Kernel).
 
 // poolLen is the number of float64s a pooled kernel takes: its hash, and
-// its sample's count, mean and M2.
+// its sample's count, mean and M2 (appendPooled, pooledAt).
 const poolLen = 4
+
+// appendPooled appends kernel h's sample s to dst, as poolLen float64s.
+func appendPooled(dst []float64, h uint64, s Stat) []float64 {
+	return append(dst, math.Float64frombits(h), float64(s.N), s.Mean, s.M2)
+}
+
+// pooledAt is the kernel and sample at index i of an appendPooled encoding.
+func pooledAt(buf []float64, i int) (uint64, Stat) {
+	return math.Float64bits(buf[i]), Stat{N: int64(buf[i+1]), Mean: buf[i+2], M2: buf[i+3]}
+}
 
 // maxPool is the most kernels a process offers to the pool at the end of a
 // run: enough for a run's new signatures, small beside its log.
@@ -60,7 +70,7 @@ func (e *Engine) poolOffer(dst []float64) []float64 {
 		sts = sts[:maxPool]
 	}
 	for _, st := range sts {
-		dst = append(dst, math.Float64frombits(st.hash), float64(st.N), st.Mean, st.M2)
+		dst = appendPooled(dst, st.hash, st.Stat)
 	}
 	return dst
 }
@@ -68,8 +78,8 @@ func (e *Engine) poolOffer(dst []float64) []float64 {
 // poolMerge is rank 0's pooling of every process's offer (offers[r]: process
 // r's, poolOffer's encoding): each kernel's samples merged over the
 // processes in rank order, kept when at least two processes offered it and
-// the merged sample passes the test at tolerance tol with nmin samples;
-// encoded as poolOffer encodes, in hash order.
+// the merged sample passes the test (predictable); encoded as poolOffer
+// encodes, in hash order.
 func poolMerge(offers [][]float64, predictable func(Stat) bool) []float64 {
 	type pooled struct {
 		s     Stat
@@ -78,13 +88,13 @@ func poolMerge(offers [][]float64, predictable func(Stat) bool) []float64 {
 	m := map[uint64]*pooled{}
 	for _, off := range offers {
 		for i := 0; i+poolLen <= len(off); i += poolLen {
-			h := math.Float64bits(off[i])
+			h, s := pooledAt(off, i)
 			p := m[h]
 			if p == nil {
 				p = &pooled{}
 				m[h] = p
 			}
-			p.s.Merge(Stat{N: int64(off[i+1]), Mean: off[i+2], M2: off[i+3]})
+			p.s.Merge(s)
 			p.procs++
 		}
 	}
@@ -97,8 +107,7 @@ func poolMerge(offers [][]float64, predictable func(Stat) bool) []float64 {
 	slices.Sort(hs)
 	out := make([]float64, 0, poolLen*len(hs))
 	for _, h := range hs {
-		s := m[h].s
-		out = append(out, math.Float64frombits(h), float64(s.N), s.Mean, s.M2)
+		out = appendPooled(out, h, m[h].s)
 	}
 	return out
 }
@@ -109,17 +118,26 @@ func poolMerge(offers [][]float64, predictable func(Stat) bool) []float64 {
 func (e *Engine) poolTake(pooled []float64) {
 	tr := e.tr
 	for i := 0; i+poolLen <= len(pooled); i += poolLen {
-		h := math.Float64bits(pooled[i])
+		h, s := pooledAt(pooled, i)
 		if _, ok := tr.global[h]; ok {
 			continue
 		}
-		tr.global[h] = Stat{N: int64(pooled[i+1]), Mean: pooled[i+2], M2: pooled[i+3]}
+		tr.global[h] = s
 		tr.order = append(tr.order, h)
 		tr.sentOn[h] = slices.Clone(e.axes)
 		tr.agreed[h] = true
-		if tr.pooled == nil {
-			tr.pooled = map[uint64]bool{}
+		tr.markPooled(h)
+	}
+}
+
+// markPooled notes that kernel h is charged from its pooled sample: on the
+// track, and on every signature of it this process has met (kstat.pooled,
+// read per skipped call; a signature met later takes it in Engine.stat).
+func (tr *Track) markPooled(h uint64) {
+	tr.pooled[h] = true
+	for _, st := range tr.stats {
+		if st.hash == h {
+			st.pooled = true
 		}
-		tr.pooled[h] = true
 	}
 }

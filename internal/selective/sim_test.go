@@ -113,16 +113,6 @@ func ownCPUs(n int) placement {
 	return p
 }
 
-// anyShared reports whether some group has more processes than CPUs.
-func (p placement) anyShared() bool {
-	for g := range p.members {
-		if p.shared(g) {
-			return true
-		}
-	}
-	return false
-}
-
 // Processes group by host and CPU set; a group is shared when it has more
 // processes than CPUs; one with an unknown set stands alone.
 func TestGroupPlacement(t *testing.T) {

@@ -70,10 +70,7 @@ func (tr *Track) Restore(data []byte) error {
 			tr.agreed[g.Hash] = true
 		}
 		if g.Pooled {
-			if tr.pooled == nil {
-				tr.pooled = map[uint64]bool{}
-			}
-			tr.pooled[g.Hash] = true
+			tr.markPooled(g.Hash)
 		}
 	}
 	return nil
