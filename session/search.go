@@ -11,6 +11,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/plots"
+	"github.com/approxtune/approxtune/internal/workloads/catalog"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 
@@ -121,11 +122,42 @@ func (s *Sweep) roundNow() string {
 			for _, r := range s.Rounds {
 				leaders = append(leaders, r.Best)
 			}
-			return fmt.Sprintf("round %d: full runs of %d", n+1, len(sweep.Finalists(last.Kept, leaders, n >= len(ts))))
+			return fmt.Sprintf("round %d: full runs of %d", n+1, len(sweep.Finalists(last.Kept, leaders, n >= len(ts), s.procs())))
 		}
 		return fmt.Sprintf("round %d at %s on %d", n+1, format.Tolerance(ts[n]), len(last.Kept))
 	}
 	return fmt.Sprintf("round 1 at %s", format.Tolerance(ts[0]))
+}
+
+// procs is each configuration's process count, as the search's finals
+// group them (sweep.Finalists), where this binary knows the workload; nil
+// where it does not. Configurations read back from JSON (the agent's
+// events, a journal) hold a grid as its string, so each is made canonical
+// against the workload's parameters first; one that is not counts 0.
+func (s *Sweep) procs() func(int) int {
+	w, ok := catalog.Lookup(s.Workload)
+	if !ok {
+		return nil
+	}
+	params := w.Params()
+	return func(i int) int {
+		if i < 0 || i >= len(s.Configs) {
+			return 0
+		}
+		set := make(map[string]any, len(params))
+		for _, p := range params {
+			v, ok := s.Configs[i].Value(p.Name)
+			if !ok {
+				continue
+			}
+			c, err := p.Convert(v)
+			if err != nil {
+				return 0
+			}
+			set[p.Name] = c
+		}
+		return w.Grid(sweep.NewConfig(params, set)).Procs()
+	}
 }
 
 // selectiveResults counts the sweep's selective results.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -75,5 +76,35 @@ func TestRoundLineCutShort(t *testing.T) {
 	r.Round, r.Ran, r.Dropped = 3, []int{0}, nil
 	if got := roundLine(sw, r); strings.Contains(got, "cut short") {
 		t.Errorf("round line %q of a round without runs cut short", got)
+	}
+}
+
+// While a search's finals run, the session counts its finalists as the
+// agent picks them (sweep.Finalists): the fastest survivor of each process
+// count none of the leaders and fastest runs joins them, also when the
+// configurations came back from JSON with their grids as strings; a
+// workload this binary does not know counts every configuration alike.
+func TestRoundNowCountsFinalistsByProcessCount(t *testing.T) {
+	var configs []sweep.Config
+	for _, g := range []string{"2x2", "2x2", "1x4", "1x2", "2x1"} {
+		var c sweep.Config
+		if err := json.Unmarshal([]byte(`{"n":4096,"grid":"`+g+`","b":256,"lookahead":1}`), &c); err != nil {
+			t.Fatal(err)
+		}
+		configs = append(configs, c)
+	}
+	rounds := []sweep.Round{
+		{Round: 1, Best: 0, Kept: []int{0, 1, 2, 3, 4}},
+		{Round: 2, Best: 0, Kept: []int{0, 1, 2, 3, 4}},
+		{Round: 3, Best: 1, Kept: []int{1, 0, 2, 4, 3}},
+	}
+	spec := &sweep.Spec{Workload: "cholesky2d", Search: sweep.SearchHalving, Tolerances: []sweep.Tolerance{0.5, 0.125, 0.03125}}
+	sw := &Sweep{Spec: spec, Configs: configs, Workload: "cholesky2d", Rounds: rounds}
+	if got, want := sw.roundNow(), "round 4: full runs of 4"; got != want {
+		t.Errorf("roundNow = %q, want %q (2x2, 2x2 and 1x4, then 2x1 for the 2-process grids)", got, want)
+	}
+	sw.Workload = "not-built-in"
+	if got, want := sw.roundNow(), "round 4: full runs of 3"; got != want {
+		t.Errorf("unknown workload: roundNow = %q, want %q", got, want)
 	}
 }

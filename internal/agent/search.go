@@ -44,8 +44,9 @@ func allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // When a round before the tightest leaves sweep.SearchFullRuns or fewer,
 // they all run once in full; after the tightest round, every round's
 // leader and the fastest predicted survivors, sweep.SearchFinalists in all
-// (more only when the leaders are more) (sweep.Finalists); and the fastest
-// is chosen. In evaluate mode
+// (more only when the leaders are more), and the fastest predicted
+// survivor of each process count none of them runs (sweep.Finalists); and
+// the fastest is chosen. In evaluate mode
 // every configuration of the space also runs its references first (round
 // 0), to judge the choice; they are not part of the search's cost.
 //
@@ -102,7 +103,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			break
 		}
 	}
-	alive = sweep.Finalists(alive, s.leaders, s.rounds == len(tols))
+	alive = sweep.Finalists(alive, s.leaders, s.rounds == len(tols), func(i int) int { return w.Grid(configs[i]).Procs() })
 	s.total += len(alive)
 	return s.final(ctx, tr, alive, len(cand))
 }
