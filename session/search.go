@@ -122,7 +122,7 @@ func (s *Sweep) roundNow() string {
 			for _, r := range s.Rounds {
 				leaders = append(leaders, r.Best)
 			}
-			return fmt.Sprintf("round %d: full runs of %d", n+1, len(sweep.Finalists(last.Kept, leaders, n >= len(ts), s.procs())))
+			return fmt.Sprintf("round %d: full runs of %d", n+1, len(sweep.Finalists(last.Kept, leaders, s.procs())))
 		}
 		return fmt.Sprintf("round %d at %s on %d", n+1, format.Tolerance(ts[n]), len(last.Kept))
 	}

@@ -80,7 +80,8 @@ func TestRoundLineCutShort(t *testing.T) {
 }
 
 // While a search's finals run, the session counts its finalists as the
-// agent picks them (sweep.Finalists): the fastest survivor of each process
+// agent picks them (sweep.Finalists), also when a round before the
+// tightest ended the rounds: the fastest survivor of each process
 // count none of the leaders and fastest runs joins them, also when the
 // configurations came back from JSON with their grids as strings; a
 // workload this binary does not know counts every configuration alike.
@@ -106,5 +107,11 @@ func TestRoundNowCountsFinalistsByProcessCount(t *testing.T) {
 	sw.Workload = "not-built-in"
 	if got, want := sw.roundNow(), "round 4: full runs of 3"; got != want {
 		t.Errorf("unknown workload: roundNow = %q, want %q", got, want)
+	}
+	// A round before the tightest that leaves 6 or fewer ends the rounds;
+	// the finals are as many as after the tightest.
+	sw.Rounds = rounds[:1]
+	if got, want := sw.roundNow(), "round 2: full runs of 3"; got != want {
+		t.Errorf("after round 1 left 5: roundNow = %q, want %q", got, want)
 	}
 }

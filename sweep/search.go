@@ -8,27 +8,30 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// SearchFullRuns is the most survivors a search runs in full when a round
-// before its tightest leaves them: once this few survive, full runs of them
-// all cost about what a tighter round would, and measure instead of
-// predict. On the cholesky3d n=4096 space the second round (2^-3) took
-// 5.3 s on 6 survivors whose full runs take 6-7 s, and 3 of them then ran
-// in full as well.
+// SearchFullRuns is the most survivors a round before the tightest may
+// leave for the search to go to its finals at once: once this few
+// survive, a tighter round costs about what the finals do, and the finals
+// measure instead of predict. On the cholesky3d n=4096 space the second
+// round (2^-3) took 5.3 s on 6 survivors whose full runs take 6-7 s, and
+// 3 of them then ran in full as well.
 const SearchFullRuns = 6
 
-// SearchFinalists is how many configurations a search runs in full after
-// its tightest round: every round's leader and the fastest predicted, this
-// many in all. The tightest round has already ranked its survivors as
-// well as the search can: on the 120-configuration cholesky2d space, in
-// the 3 of 5 sweeps where 5-6 survived it and all ran in full, these 3
+// SearchFinalists is how many configurations a search runs in full at its
+// end: every round's leader and the fastest predicted, this many in all.
+// The last round has already ranked its survivors as well as the search
+// can. On the 120-configuration cholesky2d space, in the 3 of 5 sweeps
+// where 5-6 survived the tightest round and all ran in full, these 3
 // alone would have given the same choice in 2 and, in the third, one 2%
-// slower by the references, still in the best class; at about 1 s less of
-// the search's 10-12 s.
+// slower by the references, still in the best class, at about 1 s less of
+// the search's 10-12 s. On the cholesky3d n=4096 space, in the 11 of 18
+// sweeps (2026-11-29) where round 1 (2^-1) left 5 or 6 and all ran in full,
+// the fastest full run was always one of the 3 that round ranked first;
+// the other 2-3 full runs and their warm-ups took 1.6-2.7 s of a 6.2-7.4 s
+// search.
 const SearchFinalists = 3
 
 // Finalists are the configurations a search runs in full at its end, of the
-// last survivors (alive, fastest first): all of them when an earlier round
-// than the tightest left SearchFullRuns or fewer, else every round's leader
+// last round's survivors (alive, fastest first): every round's leader
 // (leaders: each round's fastest prediction, which no later round drops),
 // then the fastest predicted survivors up to SearchFinalists in all, then
 // the fastest predicted survivor of each process count (procs, per
@@ -43,10 +46,7 @@ const SearchFinalists = 3
 // no 2-process grid made the finals, and in 3 of those one was the
 // fastest configuration by the references: the search chose one 4-6%
 // slower, twice outside the best class.
-func Finalists(alive, leaders []int, tightest bool, procs func(int) int) []int {
-	if !tightest && len(alive) <= SearchFullRuns {
-		return alive
-	}
+func Finalists(alive, leaders []int, procs func(int) int) []int {
 	var out []int
 	for _, i := range alive {
 		if slices.Contains(leaders, i) {

@@ -41,8 +41,8 @@ func allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // second time in it (see round). The next round's track keeps the samples
 // (Track.Retuned).
 // A round's leader (its fastest prediction) survives every later round.
-// When a round before the tightest leaves sweep.SearchFullRuns or fewer,
-// they all run once in full; after the tightest round, every round's
+// After the tightest round, or one before it that leaves
+// sweep.SearchFullRuns or fewer, the finals run once in full every round's
 // leader and the fastest predicted survivors, sweep.SearchFinalists in all
 // (more only when the leaders are more), and the fastest predicted
 // survivor of each process count none of them runs (sweep.Finalists); and
@@ -103,7 +103,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			break
 		}
 	}
-	alive = sweep.Finalists(alive, s.leaders, s.rounds == len(tols), func(i int) int { return w.Grid(configs[i]).Procs() })
+	alive = sweep.Finalists(alive, s.leaders, func(i int) int { return w.Grid(configs[i]).Procs() })
 	s.total += len(alive)
 	return s.final(ctx, tr, alive, len(cand))
 }
