@@ -57,9 +57,6 @@ type Backend interface {
 	// Dlarfb applies the block reflector H (or Hᵀ) defined by v and t to the
 	// m×n matrix C from the left or the right.
 	Dlarfb(s blas.Side, trans blas.Transpose, direct lapack.Direct, store lapack.StoreV, m, n, k int, v []float64, ldv int, t []float64, ldt int, c []float64, ldc int)
-	// Dlacpy copies the m×n matrix A into B (LAPACK's dlacpy on the whole
-	// matrix).
-	Dlacpy(m, n int, a []float64, lda int, b []float64, ldb int)
 }
 
 // Backend names accepted by NewBackend and the BlasEnv variable.

@@ -218,28 +218,3 @@ func TestBackendPanics(t *testing.T) {
 		})
 	}
 }
-
-// Lacpy copies the m×n block of A into B, rows of any leading dimension,
-// and leaves B's padding and A alone.
-func TestLacpy(t *testing.T) {
-	for name, be := range backendsUnderTest(t) {
-		k := New(be)
-		rng := rand.New(rand.NewPCG(9, 10))
-		for _, dims := range [][2]int{{5, 7}, {1, 1}, {33, 17}, {0, 4}} {
-			m, n := dims[0], dims[1]
-			t.Run(fmt.Sprintf("%s/%dx%d", name, m, n), func(t *testing.T) {
-				a, b := newMat(rng, m, n), newMat(rng, m, n)
-				a0 := a.clone()
-				k.Lacpy(m, n, a.d, a.ld, b.d, b.ld)
-				if d := relDiff(b.dense(), a.dense()); d != 0 {
-					t.Errorf("B differs from A by %g", d)
-				}
-				if d := relDiff(a.dense(), a0.dense()); d != 0 {
-					t.Errorf("A changed by %g", d)
-				}
-				checkPadding(t, "b", b)
-			})
-		}
-		expectPanic(t, "", func() { be.Dlacpy(3, 4, make([]float64, 11), 4, make([]float64, 12), 4) })
-	}
-}

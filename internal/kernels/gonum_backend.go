@@ -95,10 +95,6 @@ func (g *gonumBackend) Dlarft(direct lapack.Direct, store lapack.StoreV, n, k in
 	g.lapack.Dlarft(direct, store, n, k, v, ldv, tau, t, ldt)
 }
 
-func (g *gonumBackend) Dlacpy(m, n int, a []float64, lda int, b []float64, ldb int) {
-	g.lapack.Dlacpy(blas.All, m, n, a, lda, b, ldb)
-}
-
 func (g *gonumBackend) Dlarfb(s blas.Side, t blas.Transpose, direct lapack.Direct, store lapack.StoreV, m, n, k int, v []float64, ldv int, tt []float64, ldt int, c []float64, ldc int) {
 	// work is n×k (side Left) or m×k (side Right) with stride k.
 	nw := n

@@ -78,8 +78,6 @@ func (c *Call) Run() {
 		c.be.Dlarfb(c.side, c.tA, c.direct, c.store, c.m, c.n, c.k, c.a, c.lda, c.b, c.ldb, c.c, c.ldc)
 	case Spin:
 		spin(time.Duration(c.alpha * float64(time.Second)))
-	case Lacpy:
-		c.be.Dlacpy(c.m, c.n, c.a, c.lda, c.b, c.ldb)
 	default:
 		panic("kernels: Run on an empty Call (an Interceptor must not retain a *Call after Kernel returns)")
 	}
@@ -453,16 +451,6 @@ func (k *Kernels) Larfb(s blas.Side, trans blas.Transpose, direct lapack.Direct,
 	cl.rt, cl.side, cl.tA, cl.direct, cl.store = Larfb, s, trans, direct, store
 	cl.m, cl.n, cl.k = m, n, kk
 	cl.a, cl.lda, cl.b, cl.ldb, cl.c, cl.ldc = v, ldv, t, ldt, c, ldc
-	k.do(cl)
-}
-
-// Lacpy copies the m×n matrix a into b (see Backend.Dlacpy): a workload's
-// packing of a block into a buffer, or back. Its cost is the data it
-// moves; the engine times, skips and predicts it like any kernel.
-func (k *Kernels) Lacpy(m, n int, a []float64, lda int, b []float64, ldb int) {
-	cl := k.call()
-	cl.Sig = Signature{Routine: Lacpy, M: int32(m), N: int32(n)}
-	cl.rt, cl.m, cl.n, cl.a, cl.lda, cl.b, cl.ldb = Lacpy, m, n, a, lda, b, ldb
 	k.do(cl)
 }
 

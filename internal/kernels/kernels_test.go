@@ -243,7 +243,6 @@ func TestSignatureString(t *testing.T) {
 		{Signature{Trsm, FlagRight | FlagLower | FlagTransA, 128, 64, 0}, "trsm[RLTN] 128x64"},
 		{Signature{Geqrf, 0, 256, 128, 0}, "geqrf 256x128"},
 		{Signature{Larfb, FlagTransA | FlagBackward | FlagRowWise, 256, 192, 64}, "larfb[LTBR] 256x192x64"},
-		{Signature{Lacpy, 0, 256, 128, 0}, "lacpy 256x128"},
 		{Signature{Larft, FlagRowWise, 0, 256, 32}, "larft[FR] 256x32"},
 		{Signature{0, 1, 2, 3, 4}, "Routine(0) flags=0x1 2x3x4"},
 	} {
@@ -269,7 +268,6 @@ func TestSignatureFlops(t *testing.T) {
 		{Signature{Geqrf, 0, 100, 200, 0}, 2*200*100*100 - 2*100*100*100/3.0},
 		{Signature{Larft, 0, 0, 100, 8}, 100 * 8 * 8},
 		{Signature{Larfb, 0, 100, 50, 8}, 4 * 100 * 50 * 8},
-		{Signature{Lacpy, 0, 100, 50, 0}, 0},
 		{Signature{}, 0},
 	} {
 		if got := tc.sig.Flops(); math.Abs(got-tc.want) > 1e-9*tc.want {

@@ -66,10 +66,6 @@ static int kern_dgelqf_cm(int m, int n, double *a, int lda, double *tau, double 
 	return (int)LAPACKE_dgelqf_work(LAPACK_COL_MAJOR, m, n, a, lda, tau, work, lwork);
 }
 
-static int kern_dlacpy_cm(int m, int n, const double *a, int lda, double *b, int ldb) {
-	return (int)LAPACKE_dlacpy_work(LAPACK_COL_MAJOR, 'A', m, n, a, lda, b, ldb);
-}
-
 static int kern_dlarft_cm(char direct, char store, int n, int k, const double *v, int ldv,
 		const double *tau, double *t, int ldt) {
 	return (int)LAPACKE_dlarft_work(LAPACK_COL_MAJOR, direct, store, n, k, v, ldv, tau, t, ldt);
@@ -359,20 +355,6 @@ func (o *openblasBackend) Dlarft(direct lapack.Direct, store lapack.StoreV, n, k
 			row[j] = tb[j*k+i]
 		}
 	}
-}
-
-// Dlacpy copies the row-major m×n A into B: dlacpy on the column-major
-// n×m matrix that is the same memory.
-func (o *openblasBackend) Dlacpy(m, n int, a []float64, lda int, b []float64, ldb int) {
-	const fn = "dlacpy"
-	checkDim(fn, "m", m)
-	checkDim(fn, "n", n)
-	checkMatrix(fn, "a", m, n, a, lda)
-	checkMatrix(fn, "b", m, n, b, ldb)
-	if m == 0 || n == 0 {
-		return
-	}
-	checkInfo(fn, C.kern_dlacpy_cm(C.int(n), C.int(m), ptr(a), C.int(lda), ptr(b), C.int(ldb)))
 }
 
 func (o *openblasBackend) Dlarfb(s blas.Side, trans blas.Transpose, direct lapack.Direct, store lapack.StoreV, m, n, k int, v []float64, ldv int, t []float64, ldt int, c []float64, ldc int) {

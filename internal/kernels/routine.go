@@ -21,9 +21,8 @@ const (
 	Larft                    // triangular factor of a block reflector (dlarft)
 	Larfb                    // application of a block reflector (dlarfb)
 	Spin                     // busy-wait for a given time (the synthetic workload's kernel)
-	Lacpy                    // copy of a matrix (dlacpy): a workload's packing and unpacking of blocks
 
-	lastRoutine = Lacpy
+	lastRoutine = Spin
 	numRoutines = int(lastRoutine) + 1
 )
 
@@ -39,12 +38,11 @@ var routineNames = [numRoutines]string{
 	Larft: "larft",
 	Larfb: "larfb",
 	Spin:  "spin",
-	Lacpy: "lacpy",
 }
 
 // validRoutines is the comma-separated list of routine names used in error
 // messages.
-const validRoutines = "gemm, syrk, trsm, trmm, potrf, trtri, geqrf, larft, larfb, spin, lacpy"
+const validRoutines = "gemm, syrk, trsm, trmm, potrf, trtri, geqrf, larft, larfb, spin"
 
 // String returns the lower-case routine name ("gemm", "syrk", ...), or
 // "Routine(N)" for an invalid value.
@@ -106,7 +104,6 @@ const (
 //	geqrf  M, N     (A is M×N)
 //	larft  N, K     (V holds K reflectors of order N)
 //	larfb  M, N, K  (C is M×N, K reflectors)
-//	lacpy  M, N     (A and B are M×N)
 //
 // Flags is a combination of the Flag* bits; see their documentation for which
 // apply to which routine.
@@ -177,7 +174,7 @@ func (r Routine) SizeParams() []string {
 		return []string{"m", "n", "k"}
 	case Syrk, Larft:
 		return []string{"n", "k"}
-	case Trsm, Trmm, Geqrf, Lacpy:
+	case Trsm, Trmm, Geqrf:
 		return []string{"m", "n"}
 	case Potrf, Trtri:
 		return []string{"n"}
@@ -226,7 +223,6 @@ func (s Signature) dims() []int32 {
 //	larft  n·k²                      (approximation, exact for n ≫ k)
 //	larfb  4·m·n·k                   (approximation: ignores the k² terms of
 //	                                  the multiplication by T)
-//	lacpy  0                         (moves m·n elements, no arithmetic)
 //
 // Flops returns 0 for an invalid routine.
 func (s Signature) Flops() float64 {

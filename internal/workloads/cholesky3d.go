@@ -171,7 +171,9 @@ func (s *chol3dRun) cholinv(off, h int) {
 	// A22 −= L21·L21ᵀ: the row broadcast of L21[≡x,≡z] is both the A
 	// operand and the first step of the transposed B operand L21[≡y,≡z].
 	s.fetchA(s.l, r2, r1, k, s.pa)
-	s.env.K.Lacpy(k, k, s.pa, k, s.pb, k)
+	if !s.skel {
+		copy(s.pb[:k*k], s.pa[:k*k])
+	}
 	s.col.Bcast(s.pb[:k*k], s.y)
 	if s.x == s.y { // the diagonal blocks of a symmetric update: syrk
 		s.env.K.Syrk(blas.Lower, blas.NoTrans, k, k, 1, s.pa, k, 0, s.pc, k)
@@ -202,8 +204,8 @@ func (s *chol3dRun) cholinv(off, h int) {
 	s.env.K.Trmm(blas.Right, blas.Lower, blas.NoTrans, blas.NonUnit, k, k, 1, s.pb, k, s.pa, k)
 	s.depth.Allreduce(s.pa[:k*k], s.pt[:k*k], mpi.Sum)
 	s.fetchA(s.li, r2, r2, k, s.pa)
-	if s.x == s.z {
-		s.env.K.Lacpy(k, k, s.pt, k, s.pb, k)
+	if s.x == s.z && !s.skel {
+		copy(s.pb[:k*k], s.pt[:k*k])
 	}
 	s.col.Bcast(s.pb[:k*k], s.z)
 	s.env.K.Trmm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, k, k, -1, s.pa, k, s.pb, k)
@@ -356,17 +358,33 @@ func chol3dZeroUpper(h int, a []float64) {
 	}
 }
 
-// pack copies the k x k block at local (r, q) of this process's m x m
-// share mat into buf: a kernel (dlacpy), which the engine times, skips and
-// predicts like the others.
+// pack is chol3dPack on this process's m x m shares, left out in a skeleton.
 func (s *chol3dRun) pack(buf, mat []float64, r, q, k int) {
-	s.env.K.Lacpy(k, k, mat[r*s.m+q:], s.m, buf, k)
+	if !s.skel {
+		chol3dPack(buf, mat, s.m, r, q, k)
+	}
 }
 
-// unpack copies the contiguous k x k buf into the block at local (r, q) of
-// mat, as pack does.
+// unpack is chol3dUnpack on this process's m x m shares, left out in a
+// skeleton.
 func (s *chol3dRun) unpack(mat []float64, r, q, k int, buf []float64) {
-	s.env.K.Lacpy(k, k, buf, k, mat[r*s.m+q:], s.m)
+	if !s.skel {
+		chol3dUnpack(mat, s.m, r, q, k, buf)
+	}
+}
+
+// chol3dPack copies the k x k block at local (r, q) of the ld-wide mat into buf.
+func chol3dPack(buf, mat []float64, ld, r, q, k int) {
+	for i := 0; i < k; i++ {
+		copy(buf[i*k:(i+1)*k], mat[(r+i)*ld+q:(r+i)*ld+q+k])
+	}
+}
+
+// chol3dUnpack copies the contiguous k x k buf into the block at local (r, q) of mat.
+func chol3dUnpack(mat []float64, ld, r, q, k int, buf []float64) {
+	for i := 0; i < k; i++ {
+		copy(mat[(r+i)*ld+q:(r+i)*ld+q+k], buf[i*k:(i+1)*k])
+	}
 }
 
 // Verify checks every layer's copy with a random vector v: the factor by

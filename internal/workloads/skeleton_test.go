@@ -71,11 +71,6 @@ func (b *countingBackend) Dlarfb(s blas.Side, trans blas.Transpose, direct lapac
 	b.Backend.Dlarfb(s, trans, direct, store, m, n, k, v, ldv, t, ldt, c, ldc)
 }
 
-func (b *countingBackend) Dlacpy(m, n int, a []float64, lda int, bb []float64, ldb int) {
-	b.calls++
-	b.Backend.Dlacpy(m, n, a, lda, bb, ldb)
-}
-
 // Apriori's counting run is a skeleton (selective.Counting): no
 // computation kernel reaches the BLAS and no workload message or
 // collective runs with its payload, yet its critical-path counts are those
