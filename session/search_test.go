@@ -108,7 +108,7 @@ func TestRoundNowCountsFinalistsByProcessCount(t *testing.T) {
 	if got, want := sw.roundNow(), "round 4: full runs of 3"; got != want {
 		t.Errorf("unknown workload: roundNow = %q, want %q", got, want)
 	}
-	// A round before the tightest that leaves 6 or fewer ends the rounds;
+	// A round before the tightest that leaves 7 or fewer ends the rounds;
 	// the finals are as many as after the tightest.
 	sw.Rounds = rounds[:1]
 	if got, want := sw.roundNow(), "round 2: full runs of 3"; got != want {

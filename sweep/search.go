@@ -9,12 +9,13 @@ import (
 )
 
 // SearchFullRuns is the most survivors a round before the tightest may
-// leave for the search to go to its finals at once: once this few
-// survive, a tighter round costs about what the finals do, and the finals
-// measure instead of predict. On the cholesky3d n=4096 space the second
-// round (2^-3) took 5.3 s on 6 survivors whose full runs take 6-7 s, and
-// 3 of them then ran in full as well.
-const SearchFullRuns = 6
+// leave for the search to go to its finals at once: a tighter round on
+// this few costs more than it can change. On the cholesky3d n=4096 space,
+// in the 11 sweeps of 2026-11-29 where round 1 (2^-1) left 7 (7 of them
+// on this engine, 4 on a build that also skipped the workload's packing),
+// round 2 (2^-3, 1.3-1.8 s) ended with round 1's first 3 as the finalists
+// every time.
+const SearchFullRuns = 7
 
 // SearchFinalists is how many configurations a search runs in full at its
 // end: every round's leader and the fastest predicted, this many in all.
