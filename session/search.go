@@ -131,32 +131,22 @@ func (s *Sweep) roundNow() string {
 
 // procs is each configuration's process count, as the search's finals
 // group them (sweep.Finalists), where this binary knows the workload; nil
-// where it does not. Configurations read back from JSON (the agent's
-// events, a journal) hold a grid as its string, so each is made canonical
-// against the workload's parameters first; one that is not counts 0.
+// where it does not. A configuration the workload's parameters reject
+// counts 0.
 func (s *Sweep) procs() func(int) int {
 	w, ok := catalog.Lookup(s.Workload)
 	if !ok {
 		return nil
 	}
-	params := w.Params()
 	return func(i int) int {
 		if i < 0 || i >= len(s.Configs) {
 			return 0
 		}
-		set := make(map[string]any, len(params))
-		for _, p := range params {
-			v, ok := s.Configs[i].Value(p.Name)
-			if !ok {
-				continue
-			}
-			c, err := p.Convert(v)
-			if err != nil {
-				return 0
-			}
-			set[p.Name] = c
+		c, err := sweep.Canonical(w.Params(), s.Configs[i])
+		if err != nil {
+			return 0
 		}
-		return w.Grid(sweep.NewConfig(params, set)).Procs()
+		return w.Grid(c).Procs()
 	}
 }
 

@@ -31,6 +31,26 @@ func NewConfig(params []Param, set map[string]any) Config {
 	return c
 }
 
+// Canonical is c with its values as params hold them (Param.Convert): a
+// configuration read back from JSON holds a grid as its string, and
+// Config.Grid wants the GridShape. Parameters c lacks take their
+// defaults; a value params reject is an error naming it.
+func Canonical(params []Param, c Config) (Config, error) {
+	set := make(map[string]any, len(params))
+	for _, p := range params {
+		v, ok := c.Value(p.Name)
+		if !ok {
+			continue
+		}
+		cv, err := p.Convert(v)
+		if err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", p.Name, err)
+		}
+		set[p.Name] = cv
+	}
+	return NewConfig(params, set), nil
+}
+
 // Names lists the parameters in schema order.
 func (c Config) Names() []string { return c.names }
 
