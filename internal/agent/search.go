@@ -445,24 +445,27 @@ func (s *searchRun) report(n, i int, tr *selective.Track, o outcome) error {
 // the search's cost includes, chooses the fastest, and reports the last
 // round and the search's outcome. A configuration's first run after its
 // set-up meets its buffers, communicators and caches cold (measured on
-// cholesky2d, 40% slower on average and far more variable). The first
-// finalist's warm-up is a full run: the first full run after the
-// selective rounds, whose processes mostly skip and wait, is slow after a
-// selective warm-up (on the cholesky3d n=4096 space, 5 sweeps of 5: 16-55%
-// above its configuration's mean reference, where the later finalists
-// came within -5..+10%). The later ones' is a selective run on the
-// search's last track tr, where the finalist's kernels are settled: on
-// that space (2 sweeps of 15 configurations, 3 full runs each after the
-// warm-up) the first full run came out 1.032 times the next two on average
-// (sd 0.070) after it, 1.019 (sd 0.054) after a full warm-up and 1.055 (sd
-// 0.116, up to 1.40) after none, and it costs 0.1-0.3 s where a full one
-// costs the run, 1-1.5 s.
+// cholesky2d, 40% slower on average and far more variable), so each
+// finalist first runs once selectively on the search's last track tr,
+// where its kernels are settled: that warms it at 0.07-0.1 s where a full
+// run costs 0.7 s on the cholesky3d n=4096 space. Every finalist warms up
+// the same way, so none is timed in other conditions than the rest: when
+// the first one warmed up with a full run, its full run came out 1.9%
+// above its references on average (b=512 strategy 1, 34 sweeps of that
+// space, 2026-11-28/29; 4.8% in the 10 of them on 2026-11-29), where the
+// second came within -0.1% (b=256 strategy 1, 33 sweeps), and b=256 as
+// the first was 5.5% above (3 sweeps); in 5 of those 10 sweeps the
+// search chose a b=256 configuration, outside the best class, where the
+// references put b=512 strategy 1 ahead. With a selective warm-up for the
+// first too, its full run came within -1.1..+3.8% of its references (3
+// sweeps), as the others' did, and within -0.9..+0.1% of the median of
+// its next three full runs in 3 of 4 sweeps (12% below in the fourth).
 func (s *searchRun) final(ctx context.Context, tr *selective.Track, alive []int, considered int) error {
 	pol := tr.Policy().Name()
 	n := s.rounds + 1
 	times := make([]float64, 0, len(alive))
 	elapsed := 0.0
-	for k, i := range alive {
+	for _, i := range alive {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -470,11 +473,7 @@ func (s *searchRun) final(ctx context.Context, tr *selective.Track, alive []int,
 			if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp, Round: n}); err != nil {
 				return err
 			}
-			wt, mode := tr, selective.Selective
-			if k == 0 {
-				wt, mode = nil, selective.Off
-			}
-			warm, _, err := s.r.once(ctx, pc, wt, mode)
+			warm, _, err := s.r.once(ctx, pc, tr, selective.Selective)
 			if err != nil {
 				return fmt.Errorf("warm-up: %w", err)
 			}
