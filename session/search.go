@@ -138,11 +138,12 @@ func (s *Sweep) procs() func(int) int {
 	if !ok {
 		return nil
 	}
+	params := w.Params()
 	return func(i int) int {
 		if i < 0 || i >= len(s.Configs) {
 			return 0
 		}
-		c, err := sweep.Canonical(w.Params(), s.Configs[i])
+		c, err := sweep.Canonical(params, s.Configs[i])
 		if err != nil {
 			return 0
 		}

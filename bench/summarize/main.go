@@ -57,7 +57,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -239,16 +238,6 @@ func runError(evs []event) (float64, int) {
 	return sweep.RunErrorByIndex(refs)
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // overheadTable compares, per configuration, the median wall time of the
 // selective runs that skipped nothing (tolerance 0) with the median of the
 // reference runs (engine off).
@@ -276,11 +265,11 @@ func overheadTable(evs []event) {
 	var ratios []float64
 	for _, k := range order {
 		r := rows[k]
-		mo, mn := median(r.ref), median(r.sel)
+		mo, mn := sweep.Median(r.ref), sweep.Median(r.sel)
 		ratios = append(ratios, mn/mo)
 		fmt.Printf("| `%s` | %.4f (%d) | %.4f (%d) | %+.1f%% |\n", k, mo, len(r.ref), mn, len(r.sel), 100*(mn/mo-1))
 	}
 	if len(ratios) > 0 {
-		fmt.Printf("| **median over configurations** | | | **%+.1f%%** |\n", 100*(median(ratios)-1))
+		fmt.Printf("| **median over configurations** | | | **%+.1f%%** |\n", 100*(sweep.Median(ratios)-1))
 	}
 }

@@ -160,7 +160,7 @@ func rankValues(sweeps [][]event, param string, f rankFilter) ([]rankRow, []valu
 	var vals []valueRow
 	for _, v := range values {
 		s := signed[v]
-		vr := valueRow{Value: v, Runs: len(s), MedianSigned: median(s)}
+		vr := valueRow{Value: v, Runs: len(s), MedianSigned: sweep.Median(s)}
 		for _, x := range s {
 			vr.MeanAbs += math.Abs(x) / float64(len(s))
 			if x < 0 {
