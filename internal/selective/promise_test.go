@@ -133,8 +133,11 @@ func promisedRuns(r *mpitest.R) {
 	e := newEngine(r)
 	w := e.World()
 	buf, out := make([]float64, 1<<16), make([]float64, 1<<16)
-	transfer := math.Inf(1) // the allreduce with every member there
-	for i := 0; i < 5; i++ {
+	// The allreduce with every member there, at its fastest: with other
+	// tests' processes on the cores, 5 tries once all came out 3-8 times
+	// what the runs' allreduces then took.
+	transfer := math.Inf(1)
+	for i := 0; i < 20; i++ {
 		if err := r.World.Barrier(); err != nil {
 			r.Fatalf("barrier: %v", err)
 		}
@@ -178,8 +181,8 @@ func promisedRun(r *mpitest.R, e *Engine, tr *Track, w *Comm, buf, out []float64
 	if rs.Total < steps*3e-3 || math.Abs(rs.Total-wall) > 0.08*wall {
 		r.Errorf("run %d: path %.4fs, want at least %.3fs and within 8%% of the run's %.4fs", run, rs.Total, steps*3e-3, wall)
 	}
-	if rs.Comm < steps/2*transfer {
-		r.Errorf("run %d: communication on the path %.4fs, want at least %d allreduces of %.6fs: the promised ones were not charged", run, rs.Comm, steps/2, transfer)
+	if rs.Comm < steps/4*transfer {
+		r.Errorf("run %d: communication on the path %.4fs, want at least %d allreduces of %.6fs: the promised ones were not charged", run, rs.Comm, steps/4, transfer)
 	}
 }
 
