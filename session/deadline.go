@@ -59,7 +59,7 @@ func (d Deadline) Explain() string {
 	}
 	f := d.factor()
 	return fmt.Sprintf("%s: a run that has not ended after %g times its configuration's reference time (the mean of its reference runs so far, in this sweep or the results it resumes) is stopped as hung; "+
-		"while the configuration has none (tune, or its first runs), %g times the sweep's first run; at least %s. The first run of a fresh sweep has none to go by", d, f, f, deadlineFloor)
+		"while the configuration has none (tune, or its first runs), %g times its latest predicted time, or before it has one %g times the sweep's first run; at least %s. The first run of a fresh sweep has none to go by", d, f, f, f, deadlineFloor)
 }
 
 // ParseDeadline reads off, a duration (90s, 2m, 1h) or a multiple of the
@@ -128,6 +128,12 @@ type watchdog struct {
 	run          *sweep.RunStart
 	inRun, ended bool
 	refs         map[int]time.Duration // each configuration's reference time, by index
+	// preds are each configuration's latest whole prediction (a selective
+	// run's, not one cut short), by index: the scale of its runs while it
+	// has no reference time. A search runs its finalists in full with no
+	// references: judged by the sweep's first run, a selective one of
+	// 23 ms, a full run of 5 s was stopped as hung.
+	preds map[int]time.Duration
 	// first is the sweep's first run (0: none ended yet); longest its
 	// longest, for an agent that announces no runs.
 	first, longest time.Duration
@@ -141,9 +147,12 @@ type watchdog struct {
 // newWatchdog starts the clock; rs are the sweep's results known before
 // (a resumed sweep's), whose references and first run count.
 func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
-	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, longest: longestRun(rs)}
+	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, preds: map[int]time.Duration{}, longest: longestRun(rs)}
 	for _, r := range rs {
 		w.reference(r.Index, r.ReferenceS)
+		if r.PredictedS != nil && !r.CutShort {
+			w.predicted(r.Index, *r.PredictedS)
+		}
 	}
 	if len(rs) > 0 {
 		switch r := rs[0]; {
@@ -173,6 +182,13 @@ func (w *watchdog) reference(i int, times []float64) {
 		sum += t
 	}
 	w.refs[i] = seconds(sum / float64(len(times)))
+}
+
+// predicted records configuration i's latest whole prediction.
+func (w *watchdog) predicted(i int, s float64) {
+	if s > 0 {
+		w.preds[i] = seconds(s)
+	}
 }
 
 // longestRun is the longest run among a sweep's results: a reference run or
@@ -213,9 +229,14 @@ func (w *watchdog) tick(e Event) {
 		var r struct {
 			Index      int       `json:"index"`
 			ReferenceS []float64 `json:"reference_s"`
+			PredictedS *float64  `json:"predicted_s"`
+			CutShort   bool      `json:"cut_short"`
 		}
 		if e.Decode(&r) == nil {
 			w.reference(r.Index, r.ReferenceS)
+			if e.Type == sweep.TypeResult && r.PredictedS != nil && !r.CutShort {
+				w.predicted(r.Index, *r.PredictedS)
+			}
 			w.ended = w.ended || (w.run != nil && w.run.Index == r.Index)
 		}
 		w.longest = max(w.longest, waited)
@@ -232,8 +253,10 @@ func (w *watchdog) tick(e Event) {
 // limitNow is the current deadline (0: none yet), and what it is made of.
 // A run of configuration C (its set-up included) may take the factor times
 // C's reference time, or while C has none (tune; C's first runs) the
-// factor times the sweep's first run, and at least deadlineFloor; the
-// sweep's first run itself has no deadline, unless C has a reference time.
+// factor times C's latest prediction of its whole run, or while C has
+// none either the factor times the sweep's first run, and at least
+// deadlineFloor; the sweep's first run itself has no deadline, unless C
+// has a reference time or a prediction.
 func (w *watchdog) limitNow() (time.Duration, string) {
 	switch {
 	case w.d.Off:
@@ -242,10 +265,11 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 		return w.d.Fixed, ""
 	}
 	f := w.d.factor()
-	var ref time.Duration
-	known := false
+	var ref, pred time.Duration
+	known, predicted := false, false
 	if w.run != nil {
 		ref, known = w.refs[w.run.Index]
+		pred, predicted = w.preds[w.run.Index]
 	}
 	var scale time.Duration
 	var what string
@@ -254,6 +278,8 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 		scale, what = w.longest, "the sweep's longest run"
 	case known:
 		scale, what = ref, "its configuration's reference time"
+	case predicted:
+		scale, what, known = pred, "its configuration's predicted time", true
 	default:
 		scale, what = w.first, "the sweep's first run"
 	}

@@ -326,3 +326,39 @@ func TestHungRunJudgedByItsConfiguration(t *testing.T) {
 		t.Errorf("the output shows the runs' starts:\n%s", out.b.String())
 	}
 }
+
+// A search runs its finalists in full with no references: such a run is
+// judged by its configuration's latest whole prediction, not by the
+// sweep's first run (a selective run of milliseconds, by which a full run
+// of 5 s was stopped as hung); a prediction cut short is a lower bound
+// and does not count.
+func TestWatchdogSearchFullRun(t *testing.T) {
+	w := newWatchdog(Deadline{}, nil)
+	step := func(d time.Duration, e Event) {
+		w.last = time.Now().Add(-d)
+		w.tick(e)
+	}
+	selective := func(i int, pred float64, cut bool) Event {
+		return event(t, sweep.Result{Type: sweep.TypeResult, Index: i, PredictedS: &pred, CutShort: cut, Round: 1})
+	}
+	step(time.Millisecond, runStart(t, 0, sweep.RunSetup))
+	step(time.Millisecond, runStart(t, 0, sweep.RunSelective))
+	step(23*time.Millisecond, selective(0, 5.2, false))
+	step(time.Millisecond, runStart(t, 1, sweep.RunSetup))
+	step(time.Millisecond, runStart(t, 1, sweep.RunSelective))
+	step(20*time.Millisecond, selective(1, 0.9, true))
+
+	step(time.Millisecond, runStart(t, 0, sweep.RunReference))
+	if l, b := w.limitNow(); l < 51*time.Second || l > 53*time.Second || !strings.Contains(b, "10 times its configuration's predicted time, 5.2s") {
+		t.Errorf("a finalist predicted at 5.2 s: deadline %v (%s), want 52 s from its prediction", l, b)
+	}
+	w.last = time.Now().Add(-6 * time.Second)
+	if w.overdue() {
+		t.Error("a finalist predicted at 5.2 s was called hung after 6 s")
+	}
+	step(5*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0, ReferenceS: []float64{5}, Round: 2}))
+	step(time.Millisecond, runStart(t, 1, sweep.RunReference))
+	if l, b := w.limitNow(); l != deadlineFloor || !strings.Contains(b, "the sweep's first run, 23ms") {
+		t.Errorf("a run whose only prediction was cut short: deadline %v (%s), want the floor from the sweep's first run", l, b)
+	}
+}
