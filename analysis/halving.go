@@ -21,8 +21,11 @@ type Estimate struct {
 // first, the configurations dropped, and the time above which a
 // configuration was dropped.
 type Cut struct {
-	Kept      []int
-	Dropped   []int
+	Kept    []int
+	Dropped []int
+	// Capped are the configurations of Dropped that the round's budget
+	// dropped (Cap), not the confidence rule.
+	Capped    []int
 	Best      int
 	Threshold float64
 }
@@ -80,8 +83,11 @@ func Eliminate(est []Estimate, rel, confidence float64) (Cut, error) {
 // of cut.Kept (fastest first, as Eliminate orders it) at most keep remain,
 // and past them every survivor whose prediction is within tie (relative)
 // of the last one kept, so that configurations the round cannot tell
-// apart are kept or dropped together. The rest join cut.Dropped. est are
-// the round's estimates, by which ties are judged. keep < 1 keeps one.
+// apart are kept or dropped together. The rest join cut.Dropped and
+// cut.Capped, and cut.Threshold comes down to the budget's edge where it
+// was above it: every configuration predicted above it was dropped. est
+// are the round's estimates, by which ties are judged. keep < 1 keeps
+// one.
 func Cap(cut Cut, est []Estimate, keep int, tie float64) Cut {
 	keep = max(keep, 1)
 	if len(cut.Kept) <= keep {
@@ -99,5 +105,9 @@ func Cap(cut Cut, est []Estimate, keep int, tie float64) Cut {
 	out := Cut{Best: cut.Best, Threshold: cut.Threshold}
 	out.Kept = append([]int(nil), cut.Kept[:n]...)
 	out.Dropped = append(append([]int(nil), cut.Dropped...), cut.Kept[n:]...)
+	out.Capped = append(append([]int(nil), cut.Capped...), cut.Kept[n:]...)
+	if n < len(cut.Kept) {
+		out.Threshold = min(out.Threshold, edge)
+	}
 	return out
 }

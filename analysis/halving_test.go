@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -162,6 +163,17 @@ func TestCapKeepsTheBestAndTies(t *testing.T) {
 	got := Cap(cut, est, 2, 0.01)
 	if !slices.Equal(got.Kept, []int{0, 1, 2, 3}) || !slices.Equal(got.Dropped, []int{4}) {
 		t.Errorf("Cap with ties at the edge: kept %v dropped %v, want [0 1 2 3] and [4]", got.Kept, got.Dropped)
+	}
+	// What the budget drops is told apart from what confidence dropped,
+	// and the threshold comes down to the budget's edge (2 * 1.01), so
+	// that every configuration predicted above it was dropped.
+	conf := Cut{Kept: []int{0, 1, 2, 3, 4}, Dropped: []int{5}, Threshold: 3.5}
+	got = Cap(conf, append(est, Estimate{5, 4, 0}), 2, 0.01)
+	if !slices.Equal(got.Capped, []int{4}) || !slices.Equal(got.Dropped, []int{5, 4}) || math.Abs(got.Threshold-2.02) > 1e-12 {
+		t.Errorf("Cap after a confidence drop: dropped %v, capped %v, threshold %v; want [5 4], [4], 2.02", got.Dropped, got.Capped, got.Threshold)
+	}
+	if got := Cap(conf, est, 9, 0.01); got.Capped != nil || got.Threshold != 3.5 {
+		t.Errorf("Cap within budget: capped %v, threshold %v; want none and the confidence's 3.5", got.Capped, got.Threshold)
 	}
 	if got := Cap(cut, est, 9, 0.01); len(got.Kept) != 5 {
 		t.Errorf("Cap within budget changed the cut: %+v", got)

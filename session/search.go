@@ -174,12 +174,28 @@ func roundLine(sw *Sweep, r sweep.Round) string {
 			cut++
 		}
 	}
-	short := ""
-	if cut > 0 {
-		short = fmt.Sprintf(", %d of them cut short", cut)
+	why := ""
+	if len(r.Dropped) > 0 {
+		// Why each was dropped: slower with confidence, past the round's
+		// budget (Capped), or cut short on the way there.
+		conf := "with confidence"
+		if sw.Spec != nil && sw.Spec.Confidence > 0 {
+			conf = fmt.Sprintf("with %g%% confidence", 100*sw.Spec.Confidence)
+		}
+		var parts []string
+		if n := len(r.Dropped) - len(r.Capped) - cut; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d slower than the fastest %s", n, conf))
+		}
+		if len(r.Capped) > 0 {
+			parts = append(parts, fmt.Sprintf("%d past the fastest %d the round keeps", len(r.Capped), len(r.Kept)))
+		}
+		if cut > 0 {
+			parts = append(parts, fmt.Sprintf("%d cut short", cut))
+		}
+		why = fmt.Sprintf(" (predicted above %s s: %s)", format.Seconds(r.ThresholdS), strings.Join(parts, ", "))
 	}
-	return fmt.Sprintf("round %d at %s: %d configurations, %d kept, %d dropped (predicted above %s s%s); fastest %s",
-		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), len(r.Kept), len(r.Dropped), format.Seconds(r.ThresholdS), short, sw.label(r.Best))
+	return fmt.Sprintf("round %d at %s: %d configurations, %d kept, %d dropped%s; fastest %s",
+		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), len(r.Kept), len(r.Dropped), why, sw.label(r.Best))
 }
 
 // label is configuration i's label.
@@ -260,7 +276,7 @@ func searchFigure(sw *Sweep, sum *strings.Builder) (*plot.Plot, error) {
 	refs := sw.references()
 	best := 0.0
 	if len(refs) > 0 {
-		col := plots.SearchRound{Label: "references"}
+		col := plots.SearchRound{Label: "references", Reference: true}
 		for _, i := range slices.Sorted(maps.Keys(refs)) {
 			m := stat.Mean(refs[i], nil)
 			col.Points = append(col.Points, plots.SearchPoint{Time: m, Kept: true})

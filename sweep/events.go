@@ -262,9 +262,15 @@ type Round struct {
 	Ran       []int   `json:"ran"`       // configuration indices run this round
 	Kept      []int   `json:"kept"`      // survivors, fastest first
 	Dropped   []int   `json:"dropped"`   // eliminated this round
-	Best      int     `json:"best"`      // the round's fastest (predicted, or measured in the full round)
+	// Capped are the configurations of Dropped that the round's budget
+	// dropped (at most the fastest quarter go on), not the confidence
+	// rule. Those cut short are in Dropped only; their results say
+	// cut_short.
+	Capped []int `json:"capped,omitempty"`
+	Best   int   `json:"best"` // the round's fastest (predicted, or measured in the full round)
 	// Threshold is the time above which a configuration was dropped: the
-	// best's time plus the margin the ranking's confidence allows.
+	// best's time plus the margin the ranking's confidence allows, or the
+	// budget's edge where that is lower.
 	ThresholdS float64 `json:"threshold_s,omitempty"`
 	ElapsedS   float64 `json:"elapsed_s"` // the round's runs' wall time, summed
 }

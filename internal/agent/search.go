@@ -94,7 +94,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			s.total += len(alive)
 		}
 		if err := r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: k + 1, Policy: pol.Name(),
-			Tolerance: tol, Ran: ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Best: cut.Best,
+			Tolerance: tol, Ran: ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Capped: cut.Capped, Best: cut.Best,
 			ThresholdS: cut.Threshold, ElapsedS: elapsed}); err != nil {
 			return err
 		}
@@ -412,6 +412,9 @@ func (s *searchRun) decide(ests []analysis.Estimate, tol float64, ran int, short
 		if k := slices.Index(cut.Dropped, l); k >= 0 {
 			cut.Dropped = slices.Delete(cut.Dropped, k, k+1)
 			cut.Kept = append(cut.Kept, l)
+		}
+		if k := slices.Index(cut.Capped, l); k >= 0 {
+			cut.Capped = slices.Delete(cut.Capped, k, k+1)
 		}
 	}
 	t := make(map[int]float64, len(ests))

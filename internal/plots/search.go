@@ -19,28 +19,33 @@ type SearchPoint struct {
 
 // SearchRound is one round of a search as drawn: its x-axis label (the
 // tolerance, or "full"), the configurations it ran and the time above
-// which it dropped them (0: none, as in the full round).
+// which it dropped them (0: none, as in the full round). A column of
+// references (Reference: an evaluate search's, to judge it) is no round:
+// its dots are every configuration's reference time, Kept unused.
 type SearchRound struct {
 	Label     string
 	Points    []SearchPoint
 	Threshold float64
+	Reference bool
 }
 
-// Search colors: survivors, the dropped, the chosen one, the threshold, the
-// best reference time.
+// Search colors: survivors, the dropped, the chosen one, the threshold,
+// the references.
 var (
 	searchKept      = color.RGBA{31, 119, 180, 255}
 	searchDropped   = color.RGBA{170, 170, 170, 255}
 	searchChosen    = color.RGBA{44, 160, 44, 255}
 	searchThreshold = color.RGBA{214, 39, 40, 255}
+	searchReference = color.Gray{70}
 )
 
 // Search draws successive halving's funnel: a column per round (loosest
 // tolerance on the left, the full runs last), each configuration the round
 // ran a dot at its time on a log axis, survivors blue and the dropped
 // grey, the round's drop threshold a red dash; in the full round the
-// chosen configuration is green. best, when positive, is the least
-// reference time over the whole space (an evaluate search), a dotted line.
+// chosen configuration is green and the other finalists blue. A column of
+// references is dark grey. best, when positive, is the least reference
+// time over the whole space (an evaluate search), a dotted line.
 func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error) {
 	if len(rounds) == 0 {
 		return nil, fmt.Errorf("plots: search: no round has ended")
@@ -61,26 +66,31 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 			}
 			// Spread a round's dots a little, so equal times stay visible.
 			xy := plotter.XY{X: x + 0.25*(float64(j%9)/8-0.5), Y: pt.Time}
-			if pt.Kept {
+			if pt.Kept || r.Reference {
 				kept = append(kept, xy)
 			} else {
 				dropped = append(dropped, xy)
 			}
 			lo, hi = math.Min(lo, pt.Time), math.Max(hi, pt.Time)
 		}
-		full := k == len(rounds)-1 && r.Threshold == 0
-		for _, set := range []struct {
+		full := k == len(rounds)-1 && r.Threshold == 0 && !r.Reference
+		sets := []struct {
 			xy    plotter.XYs
 			c     color.Color
 			label string
-		}{{dropped, searchDropped, "dropped"}, {kept, searchKept, "kept"}} {
+		}{{dropped, searchDropped, "dropped"}, {kept, searchKept, "kept"}}
+		switch {
+		case r.Reference:
+			sets[1].c, sets[1].label = searchReference, "reference"
+		case full: // the finalists not chosen were not dropped: they ran in full
+			sets[0].c, sets[0].label = searchKept, "kept"
+			sets[1].c, sets[1].label = searchChosen, "chosen"
+		}
+		for _, set := range sets {
 			if len(set.xy) == 0 {
 				continue
 			}
 			c, label := set.c, set.label
-			if full && set.label == "kept" {
-				c, label = searchChosen, "chosen"
-			}
 			s, err := plotter.NewScatter(set.xy)
 			if err != nil {
 				return nil, err
