@@ -120,3 +120,19 @@ func TestRoundNowCountsFinalistsByProcessCount(t *testing.T) {
 		t.Errorf("after round 1 left 5: roundNow = %q, want %q", got, want)
 	}
 }
+
+// A search that ends early says how to run it again, not to resume it
+// ('resume' refuses a search).
+func TestSearchEndErrorSaysRunAgain(t *testing.T) {
+	for _, st := range []Status{StatusCancelled, StatusDied, StatusHung} {
+		sw := &Sweep{ID: 3, Status: st, Message: "why", Spec: &sweep.Spec{Mode: sweep.ModeTune, Search: sweep.SearchRandom, Budget: 4}}
+		msg := endError(sw, 9).Error()
+		if !strings.Contains(msg, "'tune search=random budget=4' runs it again") || strings.Contains(msg, "'resume'") {
+			t.Errorf("%s search: %q, want it to say 'tune search=random budget=4' runs it again, and nothing of resume", st, msg)
+		}
+		sw.Spec = &sweep.Spec{Mode: sweep.ModeTune}
+		if msg := endError(sw, 9).Error(); !strings.Contains(msg, "'resume'") {
+			t.Errorf("%s sweep: %q, want it to offer resume", st, msg)
+		}
+	}
+}

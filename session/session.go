@@ -506,14 +506,32 @@ func endStatus(done protocol.Done, err error, cancelled bool) (Status, string) {
 // endError is what drive returns for a sweep that ended with its status:
 // nil when every run was made, otherwise what happened and what to do.
 func endError(sw *Sweep, total int) error {
+	// A search's rounds depend on each other: 'resume' refuses it (cmdResume).
+	again := ""
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		cmd := fmt.Sprintf("%s search=%s", sw.Spec.Mode, sw.Spec.Search)
+		if sw.Spec.Budget > 0 {
+			cmd += fmt.Sprintf(" budget=%d", sw.Spec.Budget)
+		}
+		again = fmt.Sprintf("a search cannot be resumed run by run: '%s' runs it again", cmd)
+	}
 	switch sw.Status {
 	case StatusOK:
 		return nil
 	case StatusCancelled:
+		if again != "" {
+			return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); %s", sw.ID, len(sw.Results), total, sw.Message, again)}
+		}
 		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); 'resume' runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
 	case StatusDied:
+		if again != "" {
+			return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, again)}
+		}
 		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' starts a new agent and runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
 	case StatusHung:
+		if again != "" {
+			return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; %s ('deadline' sets how long a run may take)", sw.ID, len(sw.Results), total, sw.Message, again)}
+		}
 		return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' retries the rest with a new agent, 'resume hung=skip' goes on without that configuration", sw.ID, len(sw.Results), total, sw.Message)}
 	default:
 		return &Error{Msg: fmt.Sprintf("sweep %d failed: %s", sw.ID, sw.Message)}
