@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,23 @@ func selfLaunch(ctx context.Context, n int, sweepPath string, stdout, stderr io.
 		fmt.Fprintf(stderr, "approxtune agent: %v\n", err)
 		return 1
 	}
+	// The spec is checked here, as rank 0 would check it: a bad one gets
+	// its one-line message and status 2 without mpirun's report of a rank
+	// that exited with an error.
+	var data []byte
+	if sweepPath == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(sweepPath)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "approxtune agent: read sweep spec: %v\n", err)
+		return agent.ExitUsage
+	}
+	if err := agent.CheckSpec(data, n); err != nil {
+		fmt.Fprintf(stderr, "approxtune agent: %v\n", err)
+		return agent.ExitUsage
+	}
 	if sweepPath != "-" {
 		if sweepPath, err = filepath.Abs(sweepPath); err != nil {
 			fmt.Fprintf(stderr, "approxtune agent: %v\n", err)
@@ -81,7 +99,7 @@ func selfLaunch(ctx context.Context, n int, sweepPath string, stdout, stderr io.
 		}
 	}
 	cmd := l.Command(ctx, n, self, "agent", "--sweep", sweepPath)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(data), stdout, stderr
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -129,6 +131,16 @@ func TestAgentRejectsBadSpecs(t *testing.T) {
 			if len(ours) != 1 || !strings.Contains(ours[0], c.want) {
 				t.Fatalf("want exactly one line containing %q, got %q\nstderr:\n%s", c.want, ours, r.Stderr)
 			}
+			// With --ranks the agent starts its own mpirun: the spec is
+			// checked before it, so the line is all there is.
+			cmd := exec.Command(bin, "agent", "--ranks", "4", "--sweep", f)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 || out.Len() != 0 || strings.Count(errb.String(), "\n") != 1 || !strings.Contains(errb.String(), c.want) {
+				t.Errorf("agent --ranks 4: %v, stdout %q, stderr %q; want status 2 and one line containing %q", err, out.String(), errb.String(), c.want)
+			}
 		})
 	}
 }
@@ -181,6 +193,14 @@ func TestAgentSpecFromStdin(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("%d results, want 2:\n%s", n, r.Stdout)
+	}
+	// With --ranks, the agent reads the spec itself (to check it) and
+	// hands it on to its mpirun.
+	cmd := exec.Command(bin, "agent", "--ranks", "4", "--sweep", "-")
+	cmd.Stdin = strings.NewReader(spec)
+	out, err := cmd.Output()
+	if err != nil || strings.Count(string(out), `"type":"result"`) != 2 {
+		t.Errorf("agent --ranks 4 --sweep -: %v\n%s", err, out)
 	}
 }
 

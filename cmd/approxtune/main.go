@@ -36,7 +36,7 @@ func commands() []command {
 		{"install", "approxtune install [--user|--sys-prefix|--prefix P]", "install the Jupyter kernelspec so Jupyter lists the kernel", runInstall},
 		{"run", "approxtune run NB.ipynb [-o OUT.ipynb]", "execute a notebook headless through the kernel's code and store its outputs", runNotebook},
 		{"program", "approxtune program --check [--ranks N] CMD [ARGS...] | --sweep FILE", "tune an MPI program as it is: check what it calls, or run a sweep over it", runProgram},
-		{"agent", "mpirun -n RANKS approxtune agent --sweep FILE|- | --connect HOST:PORT", "run sweeps as the MPI agent (always under mpirun)", runAgent},
+		{"agent", "approxtune agent --ranks N --sweep FILE|- | mpirun -n N approxtune agent ...", "run sweeps as the MPI agent (--ranks starts its own mpirun)", runAgent},
 		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
 	}
 }

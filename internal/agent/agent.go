@@ -119,10 +119,7 @@ func receiveSpec(world *mpi.Comm, path string) (*sweep.Spec, []sweep.Config, int
 		var err error
 		data, err = readSpec(path)
 		if err == nil {
-			var s *sweep.Spec
-			if s, err = sweep.Parse(data); err == nil {
-				_, err = s.Validate(catalog.Schema, catalog.Names(), world.Size())
-			}
+			err = CheckSpec(data, world.Size())
 		}
 		if err != nil {
 			data = []byte(err.Error())
@@ -151,6 +148,18 @@ func receiveSpec(world *mpi.Comm, path string) (*sweep.Spec, []sweep.Config, int
 		return nil, nil, ExitUsage, err
 	}
 	return s, configs, ExitOK, nil
+}
+
+// CheckSpec parses and validates a sweep spec for an agent of ranks
+// ranks, as the agent's rank 0 does before anything runs: the error says
+// what is wrong with it.
+func CheckSpec(data []byte, ranks int) error {
+	s, err := sweep.Parse(data)
+	if err != nil {
+		return err
+	}
+	_, err = s.Validate(catalog.Schema, catalog.Names(), ranks)
+	return err
 }
 
 func readSpec(path string) ([]byte, error) {

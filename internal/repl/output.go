@@ -10,6 +10,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/session"
+	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -90,7 +91,12 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 	sw := p.Sweep
 	if p.Done == 0 && !p.Final && p.Note == "" {
 		o.seen = len(sw.Results)
-		fmt.Fprintf(o.w, "sweep %d: %s %s, %d runs\n", sw.ID, sw.Spec.Mode, sw.Workload, p.Total)
+		if sw.Spec.Search != sweep.SearchNone {
+			// A search's runs are known only as its rounds end.
+			fmt.Fprintf(o.w, "sweep %d: %s search=%s %s\n", sw.ID, sw.Spec.Mode, sw.Spec.Search, sw.Workload)
+		} else {
+			fmt.Fprintf(o.w, "sweep %d: %s %s, %d runs\n", sw.ID, sw.Spec.Mode, sw.Workload, p.Total)
+		}
 	}
 	for ; o.seen < len(sw.Results); o.seen++ {
 		r := sw.Results[o.seen]
