@@ -107,6 +107,8 @@ func TestCommandErrorsChangeNothing(t *testing.T) {
 		"space b=64 grid=2by2":       "column 17: grid: \"2by2\" is not a grid",
 		"policy eager,greedy":        "column 14: unknown policy \"greedy\": want one of conditional, local, online, apriori, eager",
 		"tolerance 2^-1,-3":          "column 16: \"-3\" is not a tolerance",
+		"tolerance 2^-1,0.5":         "column 16: \"0.5\" repeats 2^-1, already in the list",
+		"tolerance 2^-1..2^-3,2^-2":  "column 22: \"2^-2\" repeats 2^-2, already in the list",
 		"confidence 1.5":             "column 12: \"1.5\" is not a confidence level",
 		"reps 0":                     "column 6: \"0\" is not valid: want the number of reference runs, an integer from 1 to 1000",
 		"ranks many":                 "column 7: \"many\" is not valid",

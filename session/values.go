@@ -3,9 +3,11 @@ package session
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -51,6 +53,9 @@ func parseTolerances(s string, col int) ([]float64, error) {
 				return nil, errAt(cols[k], "%q spans %d powers of two: at most 64", it, abs(eb-ea)+1)
 			}
 			for e := ea; ; e += step {
+				if v := math.Ldexp(1, e); slices.Contains(out, v) {
+					return nil, errAt(cols[k], "%q repeats %s, already in the list: give each tolerance once", it, format.Tolerance(v))
+				}
 				out = append(out, math.Ldexp(1, e))
 				if e == eb {
 					break
@@ -61,6 +66,9 @@ func parseTolerances(s string, col int) ([]float64, error) {
 		v, err := sweep.ParseTolerance(it)
 		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, errAt(cols[k], "%q is not a tolerance: want a number >= 0 like 0.125, a power of two like 2^-3, or a range 2^0..2^-6", it)
+		}
+		if slices.Contains(out, v) {
+			return nil, errAt(cols[k], "%q repeats %s, already in the list: give each tolerance once", it, format.Tolerance(v))
 		}
 		out = append(out, v)
 	}

@@ -269,6 +269,12 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 			if t < 0 || math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
 				return nil, fmt.Errorf("sweep spec: tolerances[%d] %v is out of range: want a number >= 0 (0 skips nothing), like 0.125 or \"2^-3\"", i, float64(t))
 			}
+			if slices.Contains(s.Tolerances[:i], t) {
+				return nil, fmt.Errorf("sweep spec: tolerances[%d] %v repeats an earlier tolerance: give each once", i, float64(t))
+			}
+			if t == 0 && s.Search != SearchNone {
+				return nil, fmt.Errorf("sweep spec: tolerances[%d] 0 with search %s: a round at 0 skips nothing; want tolerances above 0, like \"2^-1\", \"2^-3\", \"2^-5\"", i, s.Search)
+			}
 		}
 	}
 
@@ -324,6 +330,9 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 			return nil, fmt.Errorf("sweep spec: space: configuration %s: %w", c.Label(), err)
 		}
 	}
+	if s.Search == SearchRandom && s.Budget > len(configs) {
+		return nil, fmt.Errorf("sweep spec: budget %d is more than the space's %d configurations: want search halving to search them all", s.Budget, len(configs))
+	}
 	for i, r := range s.Runs {
 		if r.Config < 0 || r.Config >= len(configs) {
 			return nil, fmt.Errorf("sweep spec: runs[%d]: configuration %d is out of range: the space has %d", i, r.Config, len(configs))
@@ -366,7 +375,10 @@ func (s *Spec) validateSearch() error {
 	if len(s.Runs) > 0 {
 		return fmt.Errorf("sweep spec: search %s with runs: a search cannot be resumed run by run; run it again", s.Search)
 	}
-	if s.Search == SearchRandom && s.Budget < 1 {
+	if s.Search == SearchRandom && s.Budget < 0 {
+		return fmt.Errorf("sweep spec: budget %d is out of range: want the number of configurations to draw, like 20", s.Budget)
+	}
+	if s.Search == SearchRandom && s.Budget == 0 {
 		return fmt.Errorf("sweep spec: search random needs a budget: want the number of configurations to draw, like 20")
 	}
 	if s.Search == SearchHalving && s.Budget != 0 {

@@ -119,6 +119,10 @@ func TestValidationErrors(t *testing.T) {
 		{"tolerance", `{"workload":"toy","tolerances":[-1]}`, "tolerances[0] -1 is out of range"},
 		{"confidence", `{"workload":"toy","confidence":1.5}`, "confidence 1.5 is out of range"},
 		{"reps", `{"workload":"toy","reference_reps":-2}`, "reference_reps -2 is out of range"},
+		{"tolerance twice", `{"workload":"toy","tolerances":["2^-1",0.5]}`, "tolerances[1] 0.5 repeats an earlier tolerance"},
+		{"search at 0", `{"workload":"toy","policies":["eager"],"search":"halving","tolerances":[0.5,0]}`, "tolerances[1] 0 with search halving: a round at 0 skips nothing"},
+		{"budget negative", `{"workload":"toy","policies":["eager"],"search":"random","budget":-1}`, "budget -1 is out of range"},
+		{"budget over the space", `{"workload":"toy","space":{"b":[4,8]},"policies":["eager"],"search":"random","budget":3}`, "budget 3 is more than the space's 2 configurations"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -22,8 +22,9 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 With --sweep, rank 0 reads the sweep spec, validates it before anything runs
 (exit status 2 and a one-line message on a bad spec), broadcasts it, and
 prints one JSON event per line on its standard output: a "start" line, one
-"result" line per run, and a closing "summary". Exit status 1 means a run
-failed.
+"result" line per run, and a closing "summary" (a search: a "round" line as
+each round ends and a closing "search" with its choice). Exit status 1 means
+a run failed.
 
 With --connect, rank 0 dials a session (the REPL or the Jupyter kernel, whose
 'listen' prints this command), presents the token from $APPROXTUNE_TOKEN, and
