@@ -308,10 +308,21 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 
 // shortLabels keeps only the parameters that vary across the sweep.
 func shortLabels(sw *Sweep, cs []plots.Config) {
+	vary := sw.varying()
+	for i, c := range sw.Configs {
+		if i < len(cs) {
+			cs[i].Label = shortLabel(c, vary)
+		}
+	}
+}
+
+// varying are the parameters whose values differ across the sweep's
+// configurations.
+func (s *Sweep) varying() map[string]bool {
 	vary := map[string]bool{}
-	for _, k := range paramKeys(sw) {
+	for _, k := range paramKeys(s) {
 		first := ""
-		for i, c := range sw.Configs {
+		for i, c := range s.Configs {
 			v, _ := c.Value(k)
 			if i == 0 {
 				first = fmt.Sprint(v)
@@ -320,18 +331,24 @@ func shortLabels(sw *Sweep, cs []plots.Config) {
 			}
 		}
 	}
-	for i, c := range sw.Configs {
-		var parts []string
-		for _, k := range c.Names() {
-			if vary[k] {
-				v, _ := c.Value(k)
-				parts = append(parts, fmt.Sprintf("%s=%v", k, v))
-			}
-		}
-		if i < len(cs) && len(parts) > 0 {
-			cs[i].Label = strings.Join(parts, " ")
+	return vary
+}
+
+// shortLabel is c's label with only the parameters in vary (Sweep.varying):
+// a workload's fixed parameters (synthetic has a dozen) would fill every
+// line and column. With none varying, the whole label.
+func shortLabel(c sweep.Config, vary map[string]bool) string {
+	var parts []string
+	for _, k := range c.Names() {
+		if vary[k] {
+			v, _ := c.Value(k)
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 		}
 	}
+	if len(parts) == 0 {
+		return c.Label()
+	}
+	return strings.Join(parts, " ")
 }
 
 func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {

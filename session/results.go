@@ -38,6 +38,7 @@ type Sweep struct {
 	resumedAt int // results present when the last resume started
 	pending   int // runs made whose results have not come yet (progress events)
 	runs      int // a search's runs as far as known (the agent's latest total)
+	refRuns   int // an evaluate search's reference runs started so far (their results come after the last pass)
 	// shared is the configuration each index's results carry (apply).
 	shared map[int]sweep.Config
 }

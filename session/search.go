@@ -31,8 +31,13 @@ type Search struct {
 func searchArgs(s *Session, c *Command) (Search, error) {
 	var se Search
 	var budget *Arg
+	seen := map[string]bool{}
 	for i := range c.Args {
 		a := c.Args[i]
+		if a.Key != "" && seen[a.Key] {
+			return se, errAt(a.Col, "%s= is given twice: give each option once", a.Key)
+		}
+		seen[a.Key] = true
 		switch a.Key {
 		case "search":
 			switch m := sweep.Search(strings.ToLower(a.Value)); m {
@@ -101,6 +106,9 @@ func validateSearch(ss schemaSet, st State, mode sweep.Mode, se Search, ranks in
 	if se.Method == sweep.SearchRandom && se.Budget > len(configs) {
 		return nil, nil, &Error{Msg: fmt.Sprintf("budget=%d is more than the space's %d configurations: use search=halving to search them all", se.Budget, len(configs))}
 	}
+	if len(configs) == 1 || se.Budget == 1 {
+		return nil, nil, &Error{Msg: fmt.Sprintf("search=%s over 1 configuration has nothing to choose from: give 'space' more values, or '%s' without search= runs it", se.Method, mode)}
+	}
 	return sp, configs, nil
 }
 
@@ -111,6 +119,9 @@ func (s *Sweep) roundNow() string {
 		return fmt.Sprintf("%d rounds done", s.Search.Rounds)
 	}
 	if s.Spec.Mode == sweep.ModeEvaluate && len(s.Rounds) == 0 && s.selectiveResults() == 0 {
+		if s.refRuns > 0 && len(s.Configs) > 0 {
+			return fmt.Sprintf("references of every configuration (to judge the search), run %d of %d", s.refRuns, len(s.Configs)*s.Spec.ReferenceReps)
+		}
 		return "references of every configuration (to judge the search)"
 	}
 	n := len(s.Rounds)
@@ -165,8 +176,8 @@ func (s *Sweep) selectiveResults() int {
 // roundLine is what a sweep prints as a search's round ends.
 func roundLine(sw *Sweep, r sweep.Round) string {
 	if r.Tolerance == 0 && r.Policy == "" {
-		return fmt.Sprintf("round %d, full runs: %d configurations, fastest %s (%s s)",
-			r.Round, len(r.Ran), sw.label(r.Best), format.Seconds(sw.fullTime(r.Best, r.Round)))
+		return fmt.Sprintf("round %d, full runs: %d configuration%s, fastest %s (%s s)",
+			r.Round, len(r.Ran), plural(len(r.Ran)), sw.label(r.Best), format.Seconds(sw.fullTime(r.Best, r.Round)))
 	}
 	cut := 0
 	for _, x := range sw.Results {
@@ -194,14 +205,15 @@ func roundLine(sw *Sweep, r sweep.Round) string {
 		}
 		why = fmt.Sprintf(" (predicted above %s s: %s)", format.Seconds(r.ThresholdS), strings.Join(parts, ", "))
 	}
-	return fmt.Sprintf("round %d at %s: %d configurations, %d kept, %d dropped%s; fastest %s",
-		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), len(r.Kept), len(r.Dropped), why, sw.label(r.Best))
+	return fmt.Sprintf("round %d at %s: %d configuration%s, %d kept, %d dropped%s; fastest %s",
+		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), plural(len(r.Ran)), len(r.Kept), len(r.Dropped), why, sw.label(r.Best))
 }
 
-// label is configuration i's label.
+// label is configuration i's label, with the parameters that vary in the
+// sweep only (shortLabel).
 func (s *Sweep) label(i int) string {
 	if i >= 0 && i < len(s.Configs) {
-		return s.Configs[i].Label()
+		return shortLabel(s.Configs[i], s.varying())
 	}
 	return fmt.Sprintf("#%d", i)
 }
@@ -250,15 +262,15 @@ func tableSearch(sw *Sweep) string {
 	if se == nil {
 		return b.String() + "the search has not chosen yet\n"
 	}
-	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d rounds on %d configurations; the search's runs took %s s\n",
-		se.Config.Label(), format.Seconds(se.ChosenS), se.Rounds, se.Considered, format.Seconds(se.SearchS))
+	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d round%s on %d configuration%s; the search's runs took %s s\n",
+		se.Config.Label(), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
 	if j, ok := sweep.Judge(sw.references(), *se); ok {
 		in := "not in it"
 		if j.InBestClass {
 			in = "in it"
 		}
-		fmt.Fprintf(&b, "judged by the references: best %s (%s s); best class (within the noise floor, %s, of the best): %d configurations, the chosen one %s; quality %s\n",
-			sw.label(j.Best), format.Seconds(j.BestS), format.Percent(j.NoiseFloor), len(j.BestClass), in, format.Fixed(j.Quality, 3))
+		fmt.Fprintf(&b, "judged by the references: best %s (%s s); best class (within the noise floor, %s, of the best): %d configuration%s, the chosen one %s; quality %s\n",
+			sw.label(j.Best), format.Seconds(j.BestS), format.Percent(j.NoiseFloor), len(j.BestClass), plural(len(j.BestClass)), in, format.Fixed(j.Quality, 3))
 		fmt.Fprintf(&b, "one full run of every configuration: %s s, %s the search's time\n", format.Seconds(j.FullS), format.Speedup(j.Ratio))
 	}
 	return b.String()

@@ -40,13 +40,15 @@ func TestSearchFromTheSession(t *testing.T) {
 		t.Errorf("resume of a search: %v", err)
 	}
 	for line, want := range map[string]string{
-		"tune search=random":            "needs budget=N",
-		"tune search=random budget=0":   "not a budget",
-		"tune search=random budget=99":  "more than the space's 4 configurations",
-		"tune budget=3":                 "budget= goes with search=random",
-		"tune search=fast":              "want halving",
-		"evaluate search=halving foo=1": "KEY=VALUE",
-		"tune policy=eager":             "policy= goes with search=",
+		"tune search=random":                         "needs budget=N",
+		"tune search=random budget=0":                "not a budget",
+		"tune search=random budget=99":               "more than the space's 4 configurations",
+		"tune budget=3":                              "budget= goes with search=random",
+		"tune search=fast":                           "want halving",
+		"evaluate search=halving foo=1":              "KEY=VALUE",
+		"tune policy=eager":                          "policy= goes with search=",
+		"tune search=halving search=random budget=2": "search= is given twice",
+		"tune search=random budget=1":                "over 1 configuration has nothing to choose from",
 	} {
 		if err := s.Exec(context.Background(), line, out); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", line, err, want)

@@ -464,9 +464,11 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 	last := -1 // the configuration of the last result
 	done, runErr = run(ctx, sp, func(e Event) {
 		if e.Type == sweep.TypeRunStart {
-			// A run's start matters only to the deadline: the journal,
-			// which would grow by a line per run, and the display leave it out.
+			// A run's start matters only to the deadline and the
+			// display's clock: the journal, which would grow by a line
+			// per run, leaves it out.
 			tick(e)
+			pr.started(e)
 			return
 		}
 		err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw})
@@ -553,6 +555,7 @@ type progress struct {
 	file   string
 	drawn  time.Time
 	failed bool
+	shown  time.Time // the last report to out
 }
 
 // newProgress starts the progress of sw, drawing its figures to file
@@ -560,7 +563,7 @@ type progress struct {
 // evaluate mode, those whose results wait for their configuration's last
 // reference run.
 func newProgress(sw *Sweep, out Output, file string) *progress {
-	sw.pending = 0
+	sw.pending, sw.refRuns = 0, 0
 	return &progress{sw: sw, out: out, total: sw.Total(), start: time.Now(), file: file}
 }
 
@@ -570,12 +573,34 @@ func (p *progress) update(final bool, note string) {
 	if final {
 		p.sw.pending = 0 // runs never reported are missing, for resume
 	}
+	p.report(final, note)
+	if note == "" {
+		p.drawFile(final)
+	}
+}
+
+// report sends the sweep's state to the output; the caller holds mu.
+func (p *progress) report(final bool, note string) {
 	if p.sw.Spec != nil && p.sw.Spec.Search != sweep.SearchNone {
 		p.total = p.sw.Total() // grows as rounds end
 	}
+	p.shown = time.Now()
 	p.out.Update(Progress{Sweep: p.sw, Done: len(p.sw.Results) + p.sw.pending, Total: p.total, Elapsed: time.Since(p.start), Final: final, Note: note})
-	if note == "" {
-		p.drawFile(final)
+}
+
+// started notes a run's start (sweep.RunStart): an evaluate search's
+// references are counted as they start, since their results come only
+// after the last of their passes, and the state is reported at most
+// every second, so that the elapsed time moves on between results.
+func (p *progress) started(e Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var rs sweep.RunStart
+	if e.Decode(&rs) == nil && rs.Kind == sweep.RunReference && rs.Round == 0 && p.sw.Spec != nil && p.sw.Spec.Search != sweep.SearchNone {
+		p.sw.refRuns++
+	}
+	if time.Since(p.shown) >= time.Second {
+		p.report(false, "")
 	}
 }
 

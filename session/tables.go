@@ -67,10 +67,11 @@ func tableConfigs(sw *Sweep) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\tstd error s\terror\tselective s\tskipped\t")
 	labels := map[int]string{} // each configuration's, written once for its runs
+	vary := sw.varying()
 	for _, r := range sw.sortedResults() {
 		label, ok := labels[r.Index]
 		if !ok {
-			label = r.Config.Label()
+			label = shortLabel(r.Config, vary)
 			labels[r.Index] = label
 		}
 		ref := stat.Mean(r.ReferenceS, nil)

@@ -74,7 +74,7 @@ func verbs() []verb {
 		{"resume", "resume [SESSION] [hung=retry|skip]", "run the missing runs of an interrupted sweep",
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, a dead agent, or a run that hung past its deadline). After a hang, hung=retry (the default) runs the configuration that hung again, hung=skip goes on without it for good (it has no results, and tables leave it out). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
-			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice.", "table best", cmdTable},
+			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice; for a search (tune search=halving), its rounds (tolerance, configurations run, kept and dropped, the fastest, seconds), the choice and what the search cost, and after evaluate the choice judged by the references.", "table best", cmdTable},
 		{"plot", "plot speedup|error|configs|kernels|path|gantt|rank|anomalies|search [FILE]  |  plot model ROUTINE [FILE] [policy=P] [tolerance=T] [config=N]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
 			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. rank: the configurations by performance class, then mean time, each with its 95% interval and minimum, the classes shaded and the best one green (see help rank; a tune sweep's predictions of policy= at tolerance=). In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs and path show one policy and tolerance: policy= and tolerance= choose (default the first policy, the smallest tolerance). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one); anomalous kernels are outlined. model ROUTINE (plot model gemm [FILE]): the routine's mean times per call against size with their 95% intervals, its performance model and 95% prediction band, on log-log axes (see 'help model'). anomalies: per routine of that run, kernel durations against their size on log axes with the fit and its 95% prediction interval, anomalies ringed (see 'help anomalies'). search: a search's rounds (tune search=halving), a column each, every configuration it ran a dot at its predicted time (measured, in the full round), survivors blue, the dropped grey, the chosen green, the drop threshold dashed; an evaluate search adds a first column of every configuration's mean reference time and the best one dotted. live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
 		{"rank", "rank [threshold=T] [reps=N] [draws=M] [k=A..B] [seed=S] [policy=P tolerance=T]", "sort the last sweep's configurations into performance classes",
@@ -121,7 +121,14 @@ func Verbs() []string {
 // paragraph, wrapped here; lines after its first newline are a list, kept
 // as they are.
 func HelpFor(name string) (string, bool) {
-	v, ok := findVerb(strings.ToLower(name))
+	name = strings.ToLower(name)
+	lead := ""
+	if name == "search" || name == "budget" || name == "halving" {
+		// Options, not commands: tune's help explains them.
+		lead = fmt.Sprintf("%s is an option of tune and evaluate (search=halving, search=random budget=N); from 'help tune':\n\n", name)
+		name = "tune"
+	}
+	v, ok := findVerb(name)
 	if !ok {
 		return "", false
 	}
@@ -129,7 +136,7 @@ func HelpFor(name string) (string, bool) {
 	if list != "" {
 		list = "\n" + list
 	}
-	return fmt.Sprintf("%s\n\n  %s\n%s\nExample:\n  %s\n", v.syntax, wrap(text, 76, "  "), list, v.example), true
+	return fmt.Sprintf("%s%s\n\n  %s\n%s\nExample:\n  %s\n", lead, v.syntax, wrap(text, 76, "  "), list, v.example), true
 }
 
 // policyList lists the registered policies with what each does, a line

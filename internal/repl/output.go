@@ -24,6 +24,9 @@ type termOutput struct {
 	drawn int // lines of the live area now on screen
 	last  time.Time
 	seen  int // results already reported (script mode)
+	// headed is the sweep whose header script mode printed: a state
+	// reported again before any result (the clock's) prints none.
+	headed *session.Sweep
 }
 
 func (o *termOutput) clearLive() {
@@ -89,7 +92,8 @@ func (o *termOutput) Update(p session.Progress) {
 // scriptUpdate prints one line per new result, and notes.
 func (o *termOutput) scriptUpdate(p session.Progress) {
 	sw := p.Sweep
-	if p.Done == 0 && !p.Final && p.Note == "" {
+	if p.Done == 0 && !p.Final && p.Note == "" && o.headed != sw {
+		o.headed = sw
 		o.seen = len(sw.Results)
 		if sw.Spec.Search != sweep.SearchNone {
 			// A search's runs are known only as its rounds end.
