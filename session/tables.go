@@ -68,6 +68,12 @@ func tableConfigs(sw *Sweep) string {
 	fmt.Fprintln(tw, "#\tconfiguration\tpolicy\ttolerance\treference s\tpredicted s\tstd error s\terror\tselective s\tskipped\t")
 	labels := map[int]string{} // each configuration's, written once for its runs
 	vary := sw.varying()
+	// An evaluate search's rounds come before its references are judged:
+	// their errors are read against the references here.
+	var searchRefs map[int][]float64
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		searchRefs = sw.references()
+	}
 	for _, r := range sw.sortedResults() {
 		label, ok := labels[r.Index]
 		if !ok {
@@ -80,8 +86,15 @@ func tableConfigs(sw *Sweep) string {
 			skipped = format.Percent(float64(*r.Skipped) / float64(*r.Executed+*r.Skipped))
 		}
 		pol, tl := r.Policy, "-"
-		if pol == "" {
+		errv := fptr(r.Error)
+		switch {
+		case pol == "" && r.Round > 0:
+			pol = fmt.Sprintf("(full, round %d)", r.Round) // a search's finalist
+		case pol == "":
 			pol = "(full)"
+		case r.Error == nil && r.PredictedS != nil && !r.CutShort && len(searchRefs[r.Index]) > 0:
+			ref = stat.Mean(searchRefs[r.Index], nil)
+			errv = math.Abs(*r.PredictedS/ref - 1)
 		}
 		if r.Tolerance != nil {
 			tl = format.Tolerance(*r.Tolerance)
@@ -91,7 +104,7 @@ func tableConfigs(sw *Sweep) string {
 			pred = ">=" + pred // cut short: the part that ran
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, label, pol, tl, format.Seconds(ref),
-			pred, format.Seconds(fptr(r.PredictedSE)), format.Percent(fptr(r.Error)), format.Seconds(fptr(r.SelectiveS)), skipped)
+			pred, format.Seconds(fptr(r.PredictedSE)), format.Percent(errv), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()
 	return b.String()
