@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -360,5 +361,45 @@ func TestWatchdogSearchFullRun(t *testing.T) {
 	step(time.Millisecond, runStart(t, 1, sweep.RunReference))
 	if l, b := w.limitNow(); l != deadlineFloor || !strings.Contains(b, "the sweep's first run, 23ms") {
 		t.Errorf("a run whose only prediction was cut short: deadline %v (%s), want the floor from the sweep's first run", l, b)
+	}
+}
+
+// A sweep the user cancelled ends cancelled, not hung, when the deadline
+// passes while the cancel waits for a run boundary the hung run never
+// reaches (the grace before mpirun is stopped, 15 s, is longer than the
+// deadline here).
+func TestCancelledBeforeTheDeadline(t *testing.T) {
+	s := agentSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic", "ranks 2",
+		"space grid=1x2 steps=4 count=1 kinds=1 spread=0 msg=1 mean_us=1000 hang_rank=1 hang_step=0",
+		"policy conditional", "tolerance 2^-1", "deadline 3s")
+	ready := make(chan struct{})
+	go func() {
+		<-ready
+		time.Sleep(500 * time.Millisecond) // into the run that hangs
+		s.Cancel()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out := &readyOut{ready: ready}
+	err := s.Exec(ctx, "tune", out)
+	sw := s.Last()
+	if err == nil || sw.Status != StatusCancelled || sw.Hung != nil || !strings.Contains(sw.Message, "past the deadline") {
+		t.Fatalf("tune cancelled while its run hangs: %v, status %s, hung %v, %q; want cancelled\n%s", err, sw.Status, sw.Hung, sw.Message, out.b.String())
+	}
+	testenv.NoneLeft(t, s.opts.Binary, "agent")
+}
+
+// readyOut is textOut that closes ready at the first plain update: the
+// agent is ready and the sweep's runs begin.
+type readyOut struct {
+	textOut
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (o *readyOut) Update(p Progress) {
+	if p.Note == "" {
+		o.once.Do(func() { close(o.ready) })
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/protocol"
@@ -376,7 +377,11 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	// A rank that stops making progress is no death: rank 0 still answers.
 	// The watchdog stops the agent when a run does not end within the deadline.
 	wd := newWatchdog(s.st.Deadline, sw.Results)
+	// cancelledFirst: the user had cancelled when the deadline passed; the
+	// sweep ends cancelled, not hung (the run was only waited for).
+	var cancelledFirst atomic.Bool
 	go wd.watch(c.ended, func() {
+		cancelledFirst.Store(runCtx.Err() != nil)
 		what := "no run has ended"
 		if wd.hung != nil {
 			what = fmt.Sprintf("a run of configuration %d has not ended", wd.hung.Index)
@@ -396,7 +401,9 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	}
 	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil)
 	var hung *int
-	if wd.fired > 0 {
+	if wd.fired > 0 && cancelledFirst.Load() {
+		sw.Status, sw.Message = StatusCancelled, "cancelled; its last run was stopped past the deadline"
+	} else if wd.fired > 0 {
 		i := wd.hungIndex(sw)
 		hung = &i
 		sw.Status, sw.Hung = StatusHung, hung
