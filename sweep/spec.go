@@ -151,7 +151,11 @@ func ParseTolerance(s string) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%q is not a tolerance: want a number or a power of two like 2^-3", s)
 		}
-		return math.Ldexp(1, e), nil
+		v := math.Ldexp(1, e)
+		if math.IsInf(v, 0) {
+			return 0, fmt.Errorf("%q is not a tolerance: 2^%d is beyond a float64; want a power of two like 2^-3", s, e)
+		}
+		return v, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {

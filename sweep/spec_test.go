@@ -95,6 +95,11 @@ func TestTolerancePowers(t *testing.T) {
 	if _, err := Parse([]byte(`{"workload":"toy","tolerances":["2^x"]}`)); err == nil || !strings.Contains(err.Error(), "power of two") {
 		t.Fatalf("bad tolerance error %v", err)
 	}
+	// A power beyond a float64 is refused, not kept as +Inf (which JSON
+	// cannot encode: the fuzzer found it).
+	if _, err := Parse([]byte(`{"workload":"toy","tolerances":["2^1322"]}`)); err == nil || !strings.Contains(err.Error(), "beyond a float64") {
+		t.Fatalf("2^1322: %v, want an error", err)
+	}
 }
 
 // Every invalid spec yields one line that names the field and what is valid.

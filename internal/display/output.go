@@ -84,6 +84,10 @@ type liveDisplay struct {
 	rows    []session.ChartRow // the chart as last computed
 	figs    figures            // as last drawn
 	drawn   time.Time          // when, by Env.Now
+	// drawnOf is how many results the figures were drawn of: an update
+	// with no new result (the clock's, at a run's start, which the agent
+	// does not wait on) draws nothing, so no drawing overlaps a timed run.
+	drawnOf int
 	sent    time.Time
 	pending Bundle // rendered, waiting for the interval to pass
 	timer   *time.Timer
@@ -275,7 +279,7 @@ func (o *CellOutput) Update(p session.Progress) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if draw {
-		d.figs, d.drawn = figs, now
+		d.figs, d.drawn, d.drawnOf = figs, now, len(p.Sweep.Results)
 		o.draws++
 	}
 	if p.Final {
@@ -313,7 +317,7 @@ func (o *CellOutput) Update(p session.Progress) {
 // update that comes sooner shows the figures as last drawn; the next due
 // one, or the final one, draws them again. o.mu is held.
 func (o *CellOutput) drawDue(d *liveDisplay, p session.Progress, now time.Time) bool {
-	if p.Note != "" || len(p.Sweep.Results) == 0 {
+	if p.Note != "" || len(p.Sweep.Results) == 0 || (!p.Final && !d.drawn.IsZero() && len(p.Sweep.Results) == d.drawnOf) {
 		return false
 	}
 	every := o.env.DrawInterval
