@@ -78,12 +78,12 @@ type CellOutput struct {
 
 // liveDisplay is one sweep's display.
 type liveDisplay struct {
-	id      string
-	sweep   *session.Sweep
-	notes   []string
-	rows    []session.ChartRow // the chart as last computed
-	figs    figures            // as last drawn
-	drawn   time.Time          // when, by Env.Now
+	id    string
+	sweep *session.Sweep
+	notes []string
+	rows  []session.ChartRow // the chart as last computed
+	figs  figures            // as last drawn
+	drawn time.Time          // when, by Env.Now
 	// drawnOf is how many results the figures were drawn of: an update
 	// with no new result (the clock's, at a run's start, which the agent
 	// does not wait on) draws nothing, so no drawing overlaps a timed run.
