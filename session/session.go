@@ -515,33 +515,27 @@ func endStatus(done protocol.Done, err error, cancelled bool) (Status, string) {
 // endError is what drive returns for a sweep that ended with its status:
 // nil when every run was made, otherwise what happened and what to do.
 func endError(sw *Sweep, total int) error {
-	// A search's rounds depend on each other: 'resume' refuses it (cmdResume).
-	again := ""
+	// What to do next: a search's rounds depend on each other, so 'resume'
+	// refuses it (cmdResume) and it is run again instead.
+	cancelled, died, hung := "'resume' runs the rest", "'resume' starts a new agent and runs the rest",
+		"'resume' retries the rest with a new agent, 'resume hung=skip' goes on without that configuration"
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
 		cmd := fmt.Sprintf("%s search=%s", sw.Spec.Mode, sw.Spec.Search)
 		if sw.Spec.Budget > 0 {
 			cmd += fmt.Sprintf(" budget=%d", sw.Spec.Budget)
 		}
-		again = fmt.Sprintf("a search cannot be resumed run by run: '%s' runs it again", cmd)
+		again := fmt.Sprintf("a search cannot be resumed run by run: '%s' runs it again", cmd)
+		cancelled, died, hung = again, again, again+" ('deadline' sets how long a run may take)"
 	}
 	switch sw.Status {
 	case StatusOK:
 		return nil
 	case StatusCancelled:
-		if again != "" {
-			return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); %s", sw.ID, len(sw.Results), total, sw.Message, again)}
-		}
-		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); 'resume' runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
+		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); %s", sw.ID, len(sw.Results), total, sw.Message, cancelled)}
 	case StatusDied:
-		if again != "" {
-			return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, again)}
-		}
-		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' starts a new agent and runs the rest", sw.ID, len(sw.Results), total, sw.Message)}
+		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, died)}
 	case StatusHung:
-		if again != "" {
-			return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; %s ('deadline' sets how long a run may take)", sw.ID, len(sw.Results), total, sw.Message, again)}
-		}
-		return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; 'resume' retries the rest with a new agent, 'resume hung=skip' goes on without that configuration", sw.ID, len(sw.Results), total, sw.Message)}
+		return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, hung)}
 	default:
 		return &Error{Msg: fmt.Sprintf("sweep %d failed: %s", sw.ID, sw.Message)}
 	}
