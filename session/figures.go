@@ -46,6 +46,9 @@ type FigureOptions struct {
 	Tolerance float64 // configs/path: the tolerance (default the sweep's smallest); kernels: the line; gantt: the run's
 	Config    *int    // gantt: the run's configuration index (nil: any; gantt draws the last traced run that matches)
 	Routine   string  // model: the kernel routine ("gemm") or family ("gemm[NT]")
+	// everyPolicy: no policy was given (defaults), so configs draws
+	// every policy's predictions, the first's choice marked.
+	everyPolicy bool
 }
 
 // policyPoints converts a sweep's summaries.
@@ -59,6 +62,7 @@ func policyPoints(sw *Sweep) []plots.PolicyPoint {
 
 // defaults fills the policy and tolerance from the sweep.
 func (o FigureOptions) defaults(sw *Sweep) FigureOptions {
+	o.everyPolicy = o.Policy == ""
 	if o.Policy == "" && sw.Spec != nil && len(sw.Spec.Policies) > 0 {
 		o.Policy = sw.Spec.Policies[0]
 	}
@@ -251,7 +255,9 @@ func livePlots(sw *Sweep) ([]*plot.Plot, []*Figure, error) {
 func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
 	series := []string{}
 	for _, pol := range sw.Spec.Policies {
-		series = append(series, pol+" "+format.Tolerance(o.Tolerance))
+		if o.everyPolicy || pol == o.Policy {
+			series = append(series, pol+" "+format.Tolerance(o.Tolerance))
+		}
 	}
 	cs := make([]plots.Config, len(sw.Configs))
 	for i, c := range sw.Configs {
@@ -266,7 +272,7 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		if len(r.ReferenceS) > 0 && math.IsNaN(c.Ref) {
 			c.Ref, c.RefLo, c.RefHi = interval(r.ReferenceS)
 		}
-		if r.PredictedS != nil && r.Tolerance != nil && *r.Tolerance == o.Tolerance {
+		if r.PredictedS != nil && r.Tolerance != nil && *r.Tolerance == o.Tolerance && (o.everyPolicy || r.Policy == o.Policy) {
 			c.Predicted[r.Policy+" "+format.Tolerance(o.Tolerance)] = *r.PredictedS
 			if m, ok := r.Measured(); ok && r.Policy == o.Policy {
 				runs = append(runs, m)
