@@ -252,7 +252,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 				// The session writes every sweep with its spec.
 				return nil, damagedLine(path, n, sc.Bytes(), errors.New("a sweep record with no spec"))
 			}
-			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T, Workload: r.Spec.Workload}
+			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T, Workload: r.Spec.Workload, origin: r.Message}
 			byID[r.Sweep] = s
 		case "event":
 			var head struct {

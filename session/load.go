@@ -69,7 +69,11 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	var loaded []*Sweep
 	for _, old := range sws {
-		sw, err := s.adopt(old, fmt.Sprintf("loaded from %s, sweep %d", dir, old.ID))
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			abs = dir
+		}
+		sw, err := s.adopt(old, fmt.Sprintf("loaded from %s, sweep %d", abs, old.ID))
 		if err != nil {
 			return fmt.Errorf("load %s: %w", dir, err)
 		}
@@ -189,7 +193,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload,
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
-		CopyCost: old.CopyCost, runs: old.runs}
+		CopyCost: old.CopyCost, runs: old.runs, origin: origin}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
 		return nil, err
 	}

@@ -538,11 +538,17 @@ func modelSweeps(s *Session, c *Command, all bool) ([]*Sweep, error) {
 		}
 		return []*Sweep{sw}, nil
 	}
+	// A sweep loaded more than once ('load ... sweep=N' makes it the last
+	// again) counts once: its copies would add the same samples twice and
+	// narrow the intervals with no new data.
 	var out []*Sweep
+	origins := map[string]bool{}
 	for _, x := range s.sweeps {
-		if len(x.Kernels) > 0 {
-			out = append(out, x)
+		if len(x.Kernels) == 0 || (x.origin != "" && origins[x.origin]) {
+			continue
 		}
+		origins[x.origin] = x.origin != ""
+		out = append(out, x)
 	}
 	if len(out) == 0 {
 		return nil, errAt(c.VerbCol, "no sweep of this session has kernel statistics: kernel models need the selective runs of evaluate or tune")

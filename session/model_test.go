@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -476,5 +477,27 @@ DATA 0.000032768
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "p.txt")); err != nil || string(b) != want["k-potrf.txt"] {
 		t.Errorf("export extrap p.txt potrf: %v\n%s", err, b)
+	}
+}
+
+// model sweeps=all counts a sweep loaded twice once: its second copy would
+// add the same samples again.
+func TestModelSweepsLoadedTwice(t *testing.T) {
+	s := newSession(t)
+	ks := []sweep.KernelsEvent{{}}
+	s.sweeps = []*Sweep{
+		{ID: 1, Kernels: ks},
+		{ID: 2, Kernels: ks, origin: "loaded from /a, sweep 1"},
+		{ID: 3, Kernels: ks, origin: "loaded from /a, sweep 2"},
+		{ID: 4, Kernels: ks, origin: "loaded from /a, sweep 1"},
+		{ID: 5},
+	}
+	got, err := modelSweeps(s, &Command{Verb: "model"}, true)
+	var ids []int
+	for _, sw := range got {
+		ids = append(ids, sw.ID)
+	}
+	if err != nil || !slices.Equal(ids, []int{1, 2, 3}) {
+		t.Errorf("model sweeps=all read sweeps %v (%v), want 1, 2 and 3", ids, err)
 	}
 }

@@ -39,6 +39,9 @@ type Sweep struct {
 	pending   int // runs made whose results have not come yet (progress events)
 	runs      int // a search's runs as far as known (the agent's latest total)
 	refRuns   int // an evaluate search's reference runs started so far (their results come after the last pass)
+	// origin is where a loaded sweep came from ('load': "loaded from DIR,
+	// sweep N"); "" for a sweep this session ran.
+	origin string
 	// shared is the configuration each index's results carry (apply).
 	shared map[int]sweep.Config
 }
