@@ -501,3 +501,28 @@ func TestModelSweepsLoadedTwice(t *testing.T) {
 		t.Errorf("model sweeps=all read sweeps %v (%v), want 1, 2 and 3", ids, err)
 	}
 }
+
+// A size the model does not depend on, because it never varied, cannot be
+// moved: gemm measured with m = n = 256 throughout and k varying predicts
+// at other k, and refuses m=512 (it answered a quarter of the time, with a
+// confident band).
+func TestModelRefusesAFixedSizeMoved(t *testing.T) {
+	s := newSession(t)
+	var ks []sweep.KernelStat
+	for _, k := range []int{16, 32, 64, 128, 256} {
+		ks = append(ks, kstat(fmt.Sprintf("gemm[NN] 256x256x%d", k), 5, 2e-9*float64(256*256*k), -1))
+	}
+	s.sweeps = []*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: ks})}
+	out := &textOut{}
+	ctx := context.Background()
+	if err := s.Exec(ctx, "model gemm k=512", out); err != nil || !strings.Contains(out.b.String(), "gemm[NN] at k=512") {
+		t.Errorf("model gemm k=512: %v\n%s", err, out.b.String())
+	}
+	if err := s.Exec(ctx, "model gemm m=256 k=512", out); err != nil {
+		t.Errorf("model gemm m=256 k=512 (m as measured): %v", err)
+	}
+	err := s.Exec(ctx, "model gemm m=512 n=512 k=512", out)
+	if want := "column 12: m was 256 at every measured size, so the model cannot tell what m=512 costs"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("model gemm m=512 n=512 k=512: %v, want %q", err, want)
+	}
+}
