@@ -50,14 +50,35 @@ type traceAnomalies struct {
 // above the prediction interval at level.
 func findAnomalies(tr *sweep.TraceEvent, level float64) (*traceAnomalies, error) {
 	a := &traceAnomalies{trace: tr, level: level, sized: map[string]bool{}, comm: map[string]bool{}}
+	// A communication on communicators of several sizes is as many
+	// routines ("bcast p=4"): a broadcast on 1 process costs nothing, one
+	// on 4 a transfer, and fitted together on their bytes alone they made
+	// a curve that flagged the 4-process ones.
+	procs := map[string]map[int]bool{}
+	for _, rt := range tr.Ranks {
+		for _, e := range rt.Events {
+			if !e.Skipped && e.Comm && e.Procs > 0 {
+				if procs[e.Routine] == nil {
+					procs[e.Routine] = map[int]bool{}
+				}
+				procs[e.Routine][e.Procs] = true
+			}
+		}
+	}
+	routine := func(e sweep.Span) string {
+		if len(procs[e.Routine]) > 1 {
+			return fmt.Sprintf("%s p=%d", e.Routine, e.Procs)
+		}
+		return e.Routine
+	}
 	executed := 0
 	for _, rt := range tr.Ranks {
 		for _, e := range rt.Events {
 			if !e.Skipped {
 				executed++
-				a.comm[e.Routine] = e.Comm
+				a.comm[routine(e)] = e.Comm
 				if e.Size > 0 {
-					a.sized[e.Routine] = true
+					a.sized[routine(e)] = true
 				}
 			}
 		}
@@ -71,18 +92,18 @@ func findAnomalies(tr *sweep.TraceEvent, level float64) (*traceAnomalies, error)
 			if e.Skipped {
 				continue
 			}
-			d, size := e.EndS-e.StartS, e.Size
+			d, size, name := e.EndS-e.StartS, e.Size, routine(e)
 			switch {
 			case !(d > 0):
 				a.short++
 				continue
-			case !a.sized[e.Routine]:
+			case !a.sized[name]:
 				size = 1
 			case !(size > 0):
 				a.unsized++
 				continue
 			}
-			a.execs = append(a.execs, analysis.Execution{Routine: e.Routine, Rank: rt.Rank, Size: size, Duration: d})
+			a.execs = append(a.execs, analysis.Execution{Routine: name, Rank: rt.Rank, Size: size, Duration: d})
 			a.at = append(a.at, [2]int{ri, k})
 			a.start = append(a.start, e.StartS)
 		}

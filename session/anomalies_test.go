@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +367,34 @@ func TestAnomaliesFindPlantedSlowKernels(t *testing.T) {
 	}
 	if !strings.Contains(out.b.String(), fmt.Sprintf("%d of %d kernel executions above", len(an.report.Anomalies), len(an.execs))) {
 		t.Errorf("anomalies printed:\n%s", out.b.String())
+	}
+}
+
+// A broadcast on 1 process (next to nothing) and one on 4 (a transfer) are
+// fitted apart: together on their bytes alone, the 4-process ones stood
+// above a steep curve and were flagged.
+func TestAnomaliesCommunicatorSizesApart(t *testing.T) {
+	var spans []sweep.Span
+	t0 := 0.0
+	for i := 0; i < 40; i++ {
+		bytes := float64(int(1) << (10 + i%8))
+		d := 1e-5 + bytes/2e9*(1+0.05*float64(i%3))
+		spans = append(spans, sweep.Span{Routine: "bcast", StartS: t0, EndS: t0 + d, Comm: true, Size: bytes, Procs: 4})
+		t0 += d
+		spans = append(spans, sweep.Span{Routine: "bcast", StartS: t0, EndS: t0 + 3e-7*(1+0.05*float64(i%3)), Comm: true, Size: bytes, Procs: 1})
+		t0 += 1e-6
+	}
+	tr := sweep.TraceEvent{Ranks: []sweep.RankTrace{{Rank: 0, Events: spans}}}
+	an, err := findAnomalies(&tr, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routines []string
+	for _, f := range an.report.Fits {
+		routines = append(routines, f.Routine)
+	}
+	slices.Sort(routines)
+	if !slices.Equal(routines, []string{"bcast p=1", "bcast p=4"}) || len(an.report.Anomalies) != 0 {
+		t.Errorf("fits of %v, %d anomalies; want bcast p=1 and p=4 fitted apart, none flagged", routines, len(an.report.Anomalies))
 	}
 }

@@ -193,6 +193,9 @@ type Span struct {
 	// (kernels.Signature.Flops), bytes per process for a communication;
 	// 0 when it has none (a spin).
 	Size float64 `json:"size,omitempty"`
+	// Procs is a communication's communicator size (0: a computation, or
+	// a trace from before this field).
+	Procs int `json:"procs,omitempty"`
 }
 
 // ProgressEvent says that a selective run ended whose result line waits for

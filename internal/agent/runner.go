@@ -644,8 +644,8 @@ func traceLimit(ranks int) int {
 const traceTag = 7401
 
 // spanLen is the number of float64 a span travels as: op, skipped, start,
-// end, predicted, size.
-const spanLen = 6
+// end, predicted, size, procs.
+const spanLen = 7
 
 // gatherTrace gathers the last run's timeline of every rank on rank 0 and
 // returns it there as one trace event (nil elsewhere). It is collective over
@@ -667,7 +667,7 @@ func (r *runner) gatherTrace(index int, policy string, tol float64) (*sweep.Trac
 			if s.Skipped {
 				skipped = 1
 			}
-			buf = append(buf, float64(s.Op), skipped, s.Start, s.End, s.Predicted, s.Size)
+			buf = append(buf, float64(s.Op), skipped, s.Start, s.End, s.Predicted, s.Size, float64(s.Procs))
 		}
 		if err := mpi.Send(r.world, buf, 0, traceTag); err != nil {
 			return nil, fmt.Errorf("send spans: %w", err)
@@ -678,7 +678,7 @@ func (r *runner) gatherTrace(index int, policy string, tol float64) (*sweep.Trac
 		Ranks: make([]sweep.RankTrace, size)}
 	ev.Ranks[0] = sweep.RankTrace{Rank: 0, Events: make([]sweep.Span, 0, len(spans)), Dropped: dropped}
 	for _, s := range spans {
-		ev.Ranks[0].Events = append(ev.Ranks[0].Events, toSpan(s.Op, s.Skipped, s.Start, s.End, s.Predicted, s.Size))
+		ev.Ranks[0].Events = append(ev.Ranks[0].Events, toSpan(s.Op, s.Skipped, s.Start, s.End, s.Predicted, s.Size, s.Procs))
 	}
 	for p := 1; p < size; p++ {
 		n := int(heads[2*p])
@@ -690,7 +690,7 @@ func (r *runner) gatherTrace(index int, policy string, tol float64) (*sweep.Trac
 			}
 			for k := 0; k < n; k++ {
 				b := buf[spanLen*k : spanLen*(k+1)]
-				rt.Events = append(rt.Events, toSpan(selective.Op(b[0]), b[1] != 0, b[2], b[3], b[4], b[5]))
+				rt.Events = append(rt.Events, toSpan(selective.Op(b[0]), b[1] != 0, b[2], b[3], b[4], b[5], int(b[6])))
 			}
 		}
 		ev.Ranks[p] = rt
@@ -701,10 +701,10 @@ func (r *runner) gatherTrace(index int, policy string, tol float64) (*sweep.Trac
 // toSpan converts a span for the event. Its times are rounded to 0.1 µs,
 // finer than any figure shows, which makes the JSON about a third shorter.
 // Rounding keeps the order: spans that did not overlap still do not.
-func toSpan(op selective.Op, skipped bool, start, end, predicted, size float64) sweep.Span {
+func toSpan(op selective.Op, skipped bool, start, end, predicted, size float64, procs int) sweep.Span {
 	round := func(t float64) float64 { return math.Round(t*1e7) / 1e7 }
 	return sweep.Span{Routine: op.String(), StartS: round(start), EndS: round(end), PredictedS: round(predicted),
-		Skipped: skipped, Comm: op.IsComm(), Size: size}
+		Skipped: skipped, Comm: op.IsComm(), Size: size, Procs: procs}
 }
 
 func ptr(f float64) *float64 { return &f }

@@ -14,6 +14,9 @@ type Span struct {
 	// Size is the kernel's work (Key.Work): flops for a computation,
 	// bytes per process for a communication, 0 for a spin or a barrier.
 	Size float64
+	// Procs is a communication's communicator size (0 for a computation):
+	// a broadcast on 1 process and one on 4 are different costs.
+	Procs int
 }
 
 // SetTrace turns the timeline on, keeping at most limit spans per run (the
@@ -41,5 +44,9 @@ func (e *Engine) span(k Key, t0, t1, predicted float64, skipped bool) {
 		e.dropped++
 		return
 	}
-	e.trace = append(e.trace, Span{Op: k.Op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped, Size: k.Work()})
+	procs := 0
+	if k.Op.IsComm() {
+		procs = k.Shape.Size
+	}
+	e.trace = append(e.trace, Span{Op: k.Op, Start: t0 - e.t0, End: t1 - e.t0, Predicted: predicted, Skipped: skipped, Size: k.Work(), Procs: procs})
 }
