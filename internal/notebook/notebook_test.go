@@ -218,7 +218,8 @@ func TestScalars(t *testing.T) {
 }
 
 // Ids: a cell without one gets a fresh valid one; bad or repeated ids are
-// errors; a 4.4 notebook read gets ids.
+// errors; a 4.4 notebook read gets ids, and so does a 4.5 cell written
+// without one (Jupyter fills them in too).
 func TestIDs(t *testing.T) {
 	nb := New()
 	nb.Cells = []Cell{{Type: Code, Source: "status"}, {Type: Markdown, Source: "x"}}
@@ -247,9 +248,12 @@ func TestIDs(t *testing.T) {
 	if !ValidID(nb4.Cells[0].ID) || nb4.Cells[0].Source != "a\nb" {
 		t.Errorf("4.4 cell read as %+v", nb4.Cells[0])
 	}
+	noID := `{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", "source": "", "metadata": {}, "outputs": []}, {"id": "b", "cell_type": "markdown", "source": "", "metadata": {}}]}`
+	if nb5, err := Unmarshal([]byte(noID)); err != nil || !ValidID(nb5.Cells[0].ID) || nb5.Cells[0].ID == "b" {
+		t.Errorf("4.5 cell without an id: %v", err)
+	}
 	for _, bad := range []string{
 		`[]`, `{"nbformat": 3, "nbformat_minor": 0, "worksheets": []}`,
-		`{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "code", "source": "", "metadata": {}, "outputs": []}]}`,
 		`{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"id": "a", "cell_type": "heading", "source": "", "metadata": {}}]}`,
 	} {
 		if _, err := Unmarshal([]byte(bad)); err == nil {

@@ -81,13 +81,12 @@ func Unmarshal(b []byte) (*Notebook, error) {
 		if err != nil {
 			return nil, fmt.Errorf("notebook: cell %d: %w", i+1, err)
 		}
-		if c.ID == "" && minor < FormatMinor {
-			for c.ID == "" || seen[c.ID] {
-				c.ID = NewID()
-			}
-		}
+		// A cell without an id gets one: before nbformat 4.5 cells had
+		// none, and a 4.5 notebook written by hand may lack them, which
+		// Jupyter fills in too (nbformat's normalize).
 		if c.ID == "" {
-			return nil, fmt.Errorf("notebook: cell %d has no id (nbformat 4.%d requires one)", i+1, minor)
+			for c.ID = NewID(); seen[c.ID]; c.ID = NewID() {
+			}
 		}
 		if !ValidID(c.ID) {
 			return nil, fmt.Errorf("notebook: cell %d: id %q: want 1 to 64 letters, digits, '-' or '_'", i+1, c.ID)
