@@ -627,6 +627,11 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	a := *sessionArg
 	path := a.Value
 	if _, err := os.Stat(filepath.Join(path, JournalName)); err != nil {
+		// A path is a directory; a bare name may also be an id under
+		// the sessions directory.
+		if strings.ContainsRune(a.Value, filepath.Separator) {
+			return errAt(a.Col, "no journal %s in %s: not a session directory", JournalName, a.Value)
+		}
 		path = filepath.Join(DefaultSessionsDir(), a.Value)
 		if _, err := os.Stat(filepath.Join(path, JournalName)); err != nil {
 			return errAt(a.Col, "no journal %s in %q nor in %s", JournalName, a.Value, path)
