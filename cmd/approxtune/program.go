@@ -17,6 +17,7 @@ import (
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/programs"
+	"github.com/approxtune/approxtune/internal/repl"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -106,6 +107,11 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	var errs programs.Tail
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, &errs)
 	if err := cmd.Run(); err != nil {
+		// Its output went to out as it came: where that is the terminal,
+		// the error does not print it again.
+		if f, ok := out.(*os.File); ok && repl.IsTerminal(f) {
+			return nil, fmt.Errorf("%s failed under %s: %v (its output is above)", prog, l.Path, err)
+		}
 		return nil, fmt.Errorf("%s failed under %s: %v%s", prog, l.Path, err, errs.Lines(10))
 	}
 	c, err := preload.ReadCheck(report)
