@@ -312,6 +312,10 @@ func (k *ranked) table(sw *Sweep) string {
 	} else {
 		fmt.Fprintln(tw, "class\tconfiguration\tscore\tmean s\tmin s\t")
 	}
+	secondCol := format.Seconds
+	if src.predicted {
+		secondCol = format.SmallSeconds // a standard error
+	}
 	for _, c := range k.r.Classes {
 		for _, m := range c.Members {
 			i := k.pos(m)
@@ -319,7 +323,7 @@ func (k *ranked) table(sw *Sweep) string {
 			if src.predicted {
 				mean, second = src.pred[i], src.se[i]
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", c.Rank, src.labels[i], format.Fixed(m.Score, 2), format.Seconds(mean), format.Seconds(second))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t\n", c.Rank, src.labels[i], format.Fixed(m.Score, 2), format.Seconds(mean), secondCol(second))
 		}
 	}
 	tw.Flush()

@@ -104,7 +104,7 @@ func tableConfigs(sw *Sweep) string {
 			pred = ">=" + pred // cut short: the part that ran
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Index, label, pol, tl, format.Seconds(ref),
-			pred, format.Seconds(fptr(r.PredictedSE)), format.Percent(errv), format.Seconds(fptr(r.SelectiveS)), skipped)
+			pred, format.SmallSeconds(fptr(r.PredictedSE)), format.Percent(errv), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()
 	return b.String()

@@ -46,6 +46,16 @@ func Fixed(x float64, prec int) string {
 // Seconds writes a time in seconds with four decimals, or "-" for NaN.
 func Seconds(x float64) string { return Fixed(x, 4) }
 
+// SmallSeconds is Seconds for an uncertainty, which may be far below a
+// tenth of a millisecond: there three significant digits ("2.94e-05"),
+// where Seconds would write 0.0000.
+func SmallSeconds(x float64) string {
+	if x != 0 && math.Abs(x) < 1e-3 && !math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+	return Seconds(x)
+}
+
 // SecondsOrNone is Seconds with "-" for 0 as well: a time that nothing has
 // added to yet.
 func SecondsOrNone(x float64) string {
