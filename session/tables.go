@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
@@ -139,6 +140,11 @@ func tableKernels(sw *Sweep) string {
 	tw.Flush()
 	if known > 0 {
 		fmt.Fprintf(&b, "(and %d kernels known from earlier configurations, not called in this run)\n", known)
+	}
+	if p, err := policy.Lookup(k.Policy); err == nil {
+		if _, ok := p.(policy.Sharer); ok {
+			fmt.Fprintf(&b, "(%s pools the grid's samples: a kernel is predictable once they know it to the tolerance, though rank %d's own samples, shown here, may be fewer and wider)\n", k.Policy, k.Rank)
+		}
 	}
 	return b.String()
 }
