@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -460,6 +461,11 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 		out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
 	}
 	s.st.Ranks = v
+	// Local ranks share this machine's CPUs: far more of them than CPUs
+	// and a run's times say more of the scheduler than of its kernels.
+	if cpus := runtime.NumCPU(); !s.st.Launcher.Slurm() && v > 8*cpus {
+		out.Print(fmt.Sprintf("note: %d ranks on this machine's %d CPUs, %d to a CPU: the runs' times will say more of the scheduler than of the kernels ('launcher slurm' runs them on a cluster)", v, cpus, (v+cpus-1)/cpus))
+	}
 	return nil
 }
 
