@@ -311,6 +311,16 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 			ts[i].Label = t.label(ts[i].Value)
 		}
 	}
+	if len(ts) < 2 {
+		// A range within one step of 1-9 (18 to 27 ms: only 20 ms) reads
+		// better with plain ticks, labelled alike.
+		ts = plot.DefaultTicks{}.Ticks(lo, hi)
+		for i := range ts {
+			if ts[i].Label != "" {
+				ts[i].Label = t.label(ts[i].Value)
+			}
+		}
+	}
 	return ts
 }
 

@@ -197,3 +197,21 @@ func TestConfigsManyAsPoints(t *testing.T) {
 	}
 	pngOf(t, p)
 }
+
+// A log axis over a narrow range (18 to 27 ms, where only 20 ms is a
+// 1-9 step) still gets several labelled ticks, in durations.
+func TestLogTicksNarrowRange(t *testing.T) {
+	ts := logTicks{label: durationLabel}.Ticks(0.018, 0.027)
+	var labels []string
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if len(labels) < 2 || !strings.HasSuffix(labels[0], "ms") {
+		t.Errorf("ticks from 18 to 27 ms labelled %q, want two or more in ms", labels)
+	}
+	if wide := (logTicks{label: durationLabel}).Ticks(1e-4, 1); len(wide) < 10 {
+		t.Errorf("ticks over four decades: %d", len(wide))
+	}
+}
