@@ -76,9 +76,10 @@ func findAnomalies(tr *sweep.TraceEvent, level float64) (*traceAnomalies, error)
 		for _, e := range rt.Events {
 			if !e.Skipped {
 				executed++
-				a.comm[routine(e)] = e.Comm
+				name := routine(e)
+				a.comm[name] = e.Comm
 				if e.Size > 0 {
-					a.sized[routine(e)] = true
+					a.sized[name] = true
 				}
 			}
 		}

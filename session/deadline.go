@@ -150,9 +150,7 @@ func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
 	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, preds: map[int]time.Duration{}, longest: longestRun(rs)}
 	for _, r := range rs {
 		w.reference(r.Index, r.ReferenceS)
-		if r.PredictedS != nil && !r.CutShort {
-			w.predicted(r.Index, *r.PredictedS)
-		}
+		w.predicted(r.Index, r.PredictedS, r.CutShort)
 	}
 	if len(rs) > 0 {
 		switch r := rs[0]; {
@@ -184,10 +182,11 @@ func (w *watchdog) reference(i int, times []float64) {
 	w.refs[i] = seconds(sum / float64(len(times)))
 }
 
-// predicted records configuration i's latest whole prediction.
-func (w *watchdog) predicted(i int, s float64) {
-	if s > 0 {
-		w.preds[i] = seconds(s)
+// predicted records configuration i's latest whole prediction s: none
+// when s is nil or the run was cut short (its prediction is a lower bound).
+func (w *watchdog) predicted(i int, s *float64, cut bool) {
+	if s != nil && *s > 0 && !cut {
+		w.preds[i] = seconds(*s)
 	}
 }
 
@@ -234,8 +233,8 @@ func (w *watchdog) tick(e Event) {
 		}
 		if e.Decode(&r) == nil {
 			w.reference(r.Index, r.ReferenceS)
-			if e.Type == sweep.TypeResult && r.PredictedS != nil && !r.CutShort {
-				w.predicted(r.Index, *r.PredictedS)
+			if e.Type == sweep.TypeResult {
+				w.predicted(r.Index, r.PredictedS, r.CutShort)
 			}
 			w.ended = w.ended || (w.run != nil && w.run.Index == r.Index)
 		}
@@ -279,7 +278,7 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 	case known:
 		scale, what = ref, "its configuration's reference time"
 	case predicted:
-		scale, what, known = pred, "its configuration's predicted time", true
+		scale, what = pred, "its configuration's predicted time"
 	default:
 		scale, what = w.first, "the sweep's first run"
 	}

@@ -67,12 +67,12 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 		}
 		sws = pick
 	}
+	abs, err := filepath.Abs(dir) // the origin 'model sweeps=all' tells copies by
+	if err != nil {
+		abs = dir
+	}
 	var loaded []*Sweep
 	for _, old := range sws {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			abs = dir
-		}
 		sw, err := s.adopt(old, fmt.Sprintf("loaded from %s, sweep %d", abs, old.ID))
 		if err != nil {
 			return fmt.Errorf("load %s: %w", dir, err)

@@ -544,10 +544,12 @@ func modelSweeps(s *Session, c *Command, all bool) ([]*Sweep, error) {
 	var out []*Sweep
 	origins := map[string]bool{}
 	for _, x := range s.sweeps {
-		if len(x.Kernels) == 0 || (x.origin != "" && origins[x.origin]) {
+		if len(x.Kernels) == 0 || origins[x.origin] {
 			continue
 		}
-		origins[x.origin] = x.origin != ""
+		if x.origin != "" {
+			origins[x.origin] = true
+		}
 		out = append(out, x)
 	}
 	if len(out) == 0 {

@@ -95,7 +95,7 @@ func tableConfigs(sw *Sweep) string {
 			pol = "(full)"
 		case r.Error == nil && r.PredictedS != nil && !r.CutShort && len(searchRefs[r.Index]) > 0:
 			ref = stat.Mean(searchRefs[r.Index], nil)
-			errv = math.Abs(*r.PredictedS/ref - 1)
+			errv = sweep.Measured{PredictedS: *r.PredictedS, ReferenceS: ref}.Error()
 		}
 		if r.Tolerance != nil {
 			tl = format.Tolerance(*r.Tolerance)

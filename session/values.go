@@ -53,12 +53,14 @@ func parseTolerances(s string, col int) ([]float64, error) {
 				return nil, errAt(cols[k], "%q spans %d powers of two: at most 64", it, abs(eb-ea)+1)
 			}
 			for e := ea; ; e += step {
-				if v := math.Ldexp(1, e); math.IsInf(v, 0) {
+				v := math.Ldexp(1, e)
+				if math.IsInf(v, 0) {
 					return nil, errAt(cols[k], "%q reaches 2^%d, beyond a float64: write 2^0..2^-6", it, e)
-				} else if slices.Contains(out, v) {
+				}
+				if slices.Contains(out, v) {
 					return nil, errAt(cols[k], "%q repeats %s, already in the list: give each tolerance once", it, format.Tolerance(v))
 				}
-				out = append(out, math.Ldexp(1, e))
+				out = append(out, v)
 				if e == eb {
 					break
 				}

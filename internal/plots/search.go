@@ -90,16 +90,15 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 			if len(set.xy) == 0 {
 				continue
 			}
-			c, label := set.c, set.label
 			s, err := plotter.NewScatter(set.xy)
 			if err != nil {
 				return nil, err
 			}
-			s.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+			s.GlyphStyle = draw.GlyphStyle{Color: set.c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
 			p.Add(s)
-			if !legend[label] {
-				legend[label] = true
-				p.Legend.Add(label, s)
+			if !legend[set.label] {
+				legend[set.label] = true
+				p.Legend.Add(set.label, s)
 			}
 		}
 		if r.Threshold > 0 {
