@@ -319,10 +319,11 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 		}
 		c.promised[st.hash] = int64(promise)
 	}
+	c0 := e.smallStart(8 * n)
 	t0 := mpi.Clock()
 	must(do())
 	t1 := mpi.Clock()
-	e.executedFor(st, collectiveTime(n, t1-t0, exchanged-lastIn), t0, t1)
+	e.executedFor(st, min(collectiveTime(n, t1-t0, exchanged-lastIn), e.cpuSince(c0)), t0, t1)
 	e.resumeAt(t1)
 }
 
@@ -443,10 +444,11 @@ func (c *Comm) Send(buf []float64, dest, tag int) {
 		e.resume()
 		return
 	}
+	c0 := e.smallStart(8 * len(buf))
 	t0 := mpi.Clock()
 	must(mpi.Send(c.c, buf, dest, tag))
 	t1 := mpi.Clock()
-	e.executedFor(st, t1-t0, t0, t1)
+	e.executedFor(st, min(t1-t0, e.cpuSince(c0)), t0, t1)
 	e.resumeAt(t1)
 }
 
@@ -468,10 +470,12 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 	peer := c.exchange(src, tag, true, e.mean(st, 0))
 	exec, sent := peer[recExec] != 0, peer[recMean]
 	c.noteRecv(len(buf), src, exec, st)
+	c0 := e.smallStart(8 * len(buf))
 	t0 := mpi.Clock()
 	_, err := mpi.Recv(c.c, buf, src, tag)
 	must(err)
 	t1 := mpi.Clock()
+	cpu := e.cpuSince(c0)
 	if !exec {
 		if e.skeleton {
 			e.skeletal(st, messageCost(8*len(buf)))
@@ -481,6 +485,6 @@ func (c *Comm) Recv(buf []float64, src, tag int) {
 		e.resume()
 		return
 	}
-	e.executedFor(st, t1-t0, t0, t1)
+	e.executedFor(st, min(t1-t0, cpu), t0, t1)
 	e.resumeAt(t1)
 }

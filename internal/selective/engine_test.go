@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 		"prediction-se":  predictionSE,
 		"models-gemm":    modelsGemm,
 		"p2p-elide":      p2pElide,
+		"small-turns":    smallMessagesTakingTurns,
 	})
 }
 

@@ -78,10 +78,11 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	}
 	// The send's time is its start; its wait is for the receiver (the
 	// replay's evAck), and the receive carries the transfer.
+	c0 := e.smallStart(bytes)
 	t0 := mpi.Clock()
 	must(start(true))
 	t1 := mpi.Clock()
-	e.executedFor(st, t1-t0, t0, t1)
+	e.executedFor(st, min(t1-t0, e.cpuSince(c0)), t0, t1)
 	e.resumeAt(t1)
 	return r
 }
@@ -203,10 +204,15 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 		return
 	}
 	e.gap()
+	c0 := -1.0
+	if !r.send {
+		c0 = e.smallStart(r.bytes)
+	}
 	t0 := mpi.Clock()
 	source, tag, err := wait()
 	must(err)
 	t1 := mpi.Clock()
+	cpu := e.cpuSince(c0) // not the record's receive (take) below
 	if r.send {
 		_, err = mpi.Wait(r.inner)
 		must(err)
@@ -250,7 +256,7 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	if e.sameClock {
 		transfer = t1 - math.Max(t0, r.rec[recClock])
 	}
-	e.executedFor(r.st, math.Max(transfer, 0), t0, t1)
+	e.executedFor(r.st, min(math.Max(transfer, 0), cpu), t0, t1)
 	e.resume()
 }
 
