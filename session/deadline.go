@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -142,12 +143,15 @@ type watchdog struct {
 	fired, limit time.Duration
 	basis        string
 	hung         *sweep.RunStart
+	// stopping is what a hang stops: the agent, or a program's launch.
+	stopping string
 }
 
 // newWatchdog starts the clock; rs are the sweep's results known before
 // (a resumed sweep's), whose references and first run count.
 func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
-	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, preds: map[int]time.Duration{}, longest: longestRun(rs)}
+	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, preds: map[int]time.Duration{}, longest: longestRun(rs),
+		stopping: "the agent"}
 	for _, r := range rs {
 		w.reference(r.Index, r.ReferenceS)
 		w.predicted(r.Index, r.PredictedS, r.CutShort)
@@ -342,6 +346,42 @@ func (w *watchdog) watch(ended <-chan struct{}, hung func()) {
 	}
 }
 
+// guard watches a driven sweep until ended closes: past the deadline it
+// says so on pr and calls stop (which stops w.stopping). The flag it
+// returns tells, once ended closed, that the user had cancelled before the
+// deadline passed: the sweep then ends cancelled, not hung (the run was
+// only waited for).
+func (w *watchdog) guard(runCtx context.Context, ended <-chan struct{}, pr *progress, stop func()) *atomic.Bool {
+	cancelledFirst := new(atomic.Bool)
+	go w.watch(ended, func() {
+		cancelledFirst.Store(runCtx.Err() != nil)
+		what := "no run has ended"
+		if w.hung != nil {
+			what = fmt.Sprintf("a run of configuration %d has not ended", w.hung.Index)
+		}
+		pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping %s", what, briefDuration(w.fired), briefDuration(w.limit), w.stopping))
+		stop()
+	})
+	return cancelledFirst
+}
+
+// conclude sets sw's end once its sweep is over, if the deadline passed:
+// cancelled when the user had cancelled first, else hung. It returns the
+// configuration that hung (nil: none), for the journal.
+func (w *watchdog) conclude(sw *Sweep, cancelledFirst *atomic.Bool) *int {
+	switch {
+	case w.fired == 0:
+		return nil
+	case cancelledFirst.Load():
+		sw.Status, sw.Message = StatusCancelled, "cancelled; its last run was stopped past the deadline"
+		return nil
+	}
+	i := w.hungIndex(sw)
+	sw.Status, sw.Hung = StatusHung, &i
+	sw.Message = w.hungMessage(sw, i)
+	return &i
+}
+
 // hungMessage says what hung in sw and why it was judged so, once w fired.
 func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 	basis := "'deadline' sets it"
@@ -349,11 +389,11 @@ func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 		basis = w.basis + "; " + basis
 	}
 	if w.hung == nil { // an agent that announces no runs, or a wait between runs
-		return fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s (%s); the agent was stopped",
-			describeConfig(sw, config), briefDuration(w.fired), briefDuration(w.limit), basis)
+		return fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s (%s); %s was stopped",
+			describeConfig(sw, config), briefDuration(w.fired), briefDuration(w.limit), basis, w.stopping)
 	}
-	return fmt.Sprintf("%s made no progress in %s: it had not ended after %s, past the deadline of %s (%s); the agent was stopped",
-		describeConfig(sw, config), describeRun(w.hung), briefDuration(w.fired), briefDuration(w.limit), basis)
+	return fmt.Sprintf("%s made no progress in %s: it had not ended after %s, past the deadline of %s (%s); %s was stopped",
+		describeConfig(sw, config), describeRun(w.hung), briefDuration(w.fired), briefDuration(w.limit), basis, w.stopping)
 }
 
 // hungIndex is the configuration that hung: the announced run's, or (an

@@ -144,7 +144,14 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		case <-runCtx.Done():
 		}
 	}()
-	err := s.runProgram(runCtx, sw, sp, pr, out)
+	// A program that stops making progress (a deadlock) is stopped at the
+	// deadline as an agent's run is.
+	wd := newWatchdog(s.st.Deadline, sw.Results)
+	wd.stopping = "the program's launch"
+	ended := make(chan struct{})
+	cancelledFirst := wd.guard(runCtx, ended, pr, stop)
+	err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick)
+	close(ended)
 	sw.Elapsed += time.Since(pr.start)
 	switch {
 	case err == nil:
@@ -154,13 +161,15 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	default:
 		sw.Status, sw.Message = StatusFailed, err.Error()
 	}
-	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
+	hung := wd.conclude(sw, cancelledFirst)
+	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung})
 	pr.final()
 	return endError(sw, pr.total)
 }
 
-// runProgram runs the sweep's launches, journaling and showing each event.
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output) error {
+// runProgram runs the sweep's launches, journaling and showing each event;
+// tick sees every event and each launch's start (the deadline).
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event)) error {
 	var failed []string // the selective runs that failed
 	lib, err := preload.Find()
 	if err != nil {
@@ -202,8 +211,18 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 			_ = json.Unmarshal(line, &ev)
 			failed = append(failed, ev.Message)
 		}
-		pr.event(Event{Type: head.Type, Raw: line})
+		e := Event{Type: head.Type, Raw: line}
+		pr.event(e)
+		tick(e)
 		return nil
+	}, Started: func(rs sweep.RunStart) {
+		line, err := json.Marshal(rs)
+		if err != nil {
+			return
+		}
+		e := Event{Type: rs.Type, Raw: line}
+		tick(e)
+		pr.started(e)
 	}}
 	err = r.Sweep(ctx, sp, configs)
 	if err != nil && ctx.Err() == nil {

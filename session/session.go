@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/protocol"
@@ -377,16 +376,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	// A rank that stops making progress is no death: rank 0 still answers.
 	// The watchdog stops the agent when a run does not end within the deadline.
 	wd := newWatchdog(s.st.Deadline, sw.Results)
-	// cancelledFirst: the user had cancelled when the deadline passed; the
-	// sweep ends cancelled, not hung (the run was only waited for).
-	var cancelledFirst atomic.Bool
-	go wd.watch(c.ended, func() {
-		cancelledFirst.Store(runCtx.Err() != nil)
-		what := "no run has ended"
-		if wd.hung != nil {
-			what = fmt.Sprintf("a run of configuration %d has not ended", wd.hung.Index)
-		}
-		pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping the agent", what, briefDuration(wd.fired), briefDuration(wd.limit)))
+	cancelledFirst := wd.guard(runCtx, c.ended, pr, func() {
 		stop()
 		a.Interrupt(2 * time.Second)
 	})
@@ -400,15 +390,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		s.agent = nil
 	}
 	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil)
-	var hung *int
-	if wd.fired > 0 && cancelledFirst.Load() {
-		sw.Status, sw.Message = StatusCancelled, "cancelled; its last run was stopped past the deadline"
-	} else if wd.fired > 0 {
-		i := wd.hungIndex(sw)
-		hung = &i
-		sw.Status, sw.Hung = StatusHung, hung
-		sw.Message = wd.hungMessage(sw, i)
-	}
+	hung := wd.conclude(sw, cancelledFirst)
 	if jerr != nil {
 		sw.Status, sw.Message = StatusCancelled, "stopped: the journal could not be written"
 	}
@@ -519,6 +501,9 @@ func endError(sw *Sweep, total int) error {
 	// refuses it (cmdResume) and it is run again instead.
 	cancelled, died, hung := "'resume' runs the rest", "'resume' starts a new agent and runs the rest",
 		"'resume' retries the rest with a new agent, 'resume hung=skip' goes on without that configuration"
+	if sw.Spec != nil && sw.Spec.Program != nil { // each run is a launch of its own: no agent
+		hung = "'resume' retries the rest, 'resume hung=skip' goes on without that configuration"
+	}
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
 		cmd := fmt.Sprintf("%s search=%s", sw.Spec.Mode, sw.Spec.Search)
 		if sw.Spec.Budget > 0 {

@@ -495,6 +495,36 @@ func TestProgramSelectiveFailureRecorded(t *testing.T) {
 	}
 }
 
+// A program whose selective run deadlocks is stopped at the deadline, as
+// an agent's run is: the sweep ends hung, naming the configuration and the
+// run, and the launch is taken down (before, the sweep waited for ever).
+func TestProgramHungRunStopped(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
+	t0 := time.Now()
+	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s {x}\nspace x=1,2 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
+	took := time.Since(t0)
+	if code == 0 || took > time.Minute {
+		t.Fatalf("exit %d after %v; want a failure within a minute\n%s\n%s", code, took, out, errs)
+	}
+	for _, want := range []string{"a run of configuration 0 has not ended after", "sweep 1 hung after",
+		"configuration 0 (ranks=2 x=1) made no progress in a selective run (conditional at 2^-1)", "the program's launch was stopped",
+		"'resume' retries the rest, 'resume hung=skip'"} {
+		if !strings.Contains(out+errs, want) {
+			t.Errorf("output lacks %q:\n%s\n%s", want, out, errs)
+		}
+	}
+	if out, _ := exec.Command("pgrep", "-f", prog).Output(); len(out) > 0 {
+		time.Sleep(5 * time.Second) // mpirun takes its ranks down after a moment
+		if out, _ := exec.Command("pgrep", "-af", prog).Output(); len(out) > 0 {
+			t.Errorf("ranks of the hung launch still run:\n%s", out)
+		}
+	}
+}
+
 // Eager carries its statistics from one configuration's launch to the
 // next, as the agent's eager does from one configuration to the next: in
 // its later launches a kernel's samples include those of the launches

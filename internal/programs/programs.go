@@ -70,6 +70,10 @@ type Runner struct {
 	Dir string
 	// Emit receives the sweep's events, in order.
 	Emit func(event any) error
+	// Started, when set, is told of each launch just before it starts
+	// (the session's deadline and clock go by it); Emit does not receive
+	// these, as an agent's sweep file output has none.
+	Started func(sweep.RunStart)
 	// Output receives the program's own standard output and error.
 	Output io.Writer
 	// Scratch is where each configuration's run directory (its decks,
@@ -205,6 +209,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	launchS := 0.0
 	references := func(j int) error {
 		for len(refs) < reps && slots[len(refs)] <= j {
+			r.started(sweep.RunStart{Index: i, Kind: sweep.RunReference, ReferenceS: refs})
 			res, extra, err := l.run(ctx, preload.Run{Reference: true})
 			if err != nil {
 				return fmt.Errorf("reference run: %w", err)
@@ -232,6 +237,8 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		if t.counts {
 			cfg.Counts = filepath.Join(l.dir, fmt.Sprintf("approxtune-counts-%d", j))
 		}
+		tol := t.tol
+		r.started(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: t.policy, Tolerance: &tol, ReferenceS: refs})
 		res, extra, err := l.selective(ctx, cfg)
 		var refused *LaunchError
 		if err != nil && ctx.Err() == nil && !errors.As(err, &refused) {
@@ -274,6 +281,14 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		}
 	}
 	return results, refs, nil
+}
+
+// started tells Started of a run about to start.
+func (r *Runner) started(rs sweep.RunStart) {
+	if r.Started != nil {
+		rs.Type, rs.V, rs.ReferenceS = sweep.TypeRunStart, sweep.ProtocolVersion, slices.Clone(rs.ReferenceS)
+		r.Started(rs)
+	}
 }
 
 // launcher is one configuration's launch: the command, its working

@@ -1,0 +1,20 @@
+// A program whose selective runs of x=1 deadlock (APPROXTUNE_RUN names a
+// policy): rank 0 waits for a message rank 1 never sends. Full runs, and
+// every run of another x, end well.
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+	MPI_Init(&argc, &argv);
+	int rank, x = argc > 1 ? atoi(argv[1]) : 0;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	const char *run = getenv("APPROXTUNE_RUN");
+	int selective = run != NULL && strstr(run, "\"policy\"") != NULL;
+	double v = 0;
+	if (selective && x == 1 && rank == 0)
+		MPI_Recv(&v, 1, MPI_DOUBLE, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Finalize();
+	return 0;
+}
