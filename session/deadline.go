@@ -145,6 +145,11 @@ type watchdog struct {
 	hung         *sweep.RunStart
 	// stopping is what a hang stops: the agent, or a program's launch.
 	stopping string
+	// launch is, for a program, the longest a launch took beyond its timed
+	// region so far (sweep.RunStart.LaunchS): a launch may take twice that
+	// more than the deadline its timed region gives (mpirun starting on a
+	// busy machine took over 5 s where the program ran for 1 ms).
+	launch time.Duration
 }
 
 // newWatchdog starts the clock; rs are the sweep's results known before
@@ -250,6 +255,7 @@ func (w *watchdog) tick(e Event) {
 		}
 		w.run, w.inRun, w.ended = &rs, rs.Kind != sweep.RunSetup, false
 		w.reference(rs.Index, rs.ReferenceS)
+		w.launch = max(w.launch, seconds(rs.LaunchS))
 	}
 }
 
@@ -290,10 +296,15 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 		return 0, ""
 	}
 	basis := fmt.Sprintf("%g times %s, %s", f, what, briefDuration(scale))
-	if limit := time.Duration(min(f*float64(scale), math.MaxInt64/2)); limit >= deadlineFloor {
-		return limit, basis
+	limit := time.Duration(min(f*float64(scale), math.MaxInt64/2))
+	if limit < deadlineFloor {
+		limit, basis = deadlineFloor, fmt.Sprintf("%s is the least a multiple allows; %s, is less", deadlineFloor, basis)
 	}
-	return deadlineFloor, fmt.Sprintf("%s is the least a multiple allows; %s, is less", deadlineFloor, basis)
+	if w.launch > 0 {
+		limit += 2 * w.launch
+		basis += fmt.Sprintf("; and twice the longest a launch took beyond its timed region, %s", briefDuration(w.launch))
+	}
+	return limit, basis
 }
 
 // briefDuration writes d to about three digits: 81ms, 8.12s, 12.3s, 2m05s.

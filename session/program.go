@@ -150,10 +150,16 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	wd.stopping = "the program's launch"
 	ended := make(chan struct{})
 	cancelledFirst := wd.guard(runCtx, ended, pr, stop)
-	err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick)
+	failed, err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick)
 	close(ended)
 	sw.Elapsed += time.Since(pr.start)
 	switch {
+	case err == nil && failed > 0:
+		what := "1 selective run failed (told above) and has no result; 'resume' tries it again"
+		if failed > 1 {
+			what = fmt.Sprintf("%d selective runs failed (each told above) and have no result; 'resume' tries them again", failed)
+		}
+		sw.Status, sw.Message = StatusFailed, what
 	case err == nil:
 		sw.Status, sw.Message = StatusOK, ""
 	case runCtx.Err() != nil:
@@ -168,20 +174,21 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 }
 
 // runProgram runs the sweep's launches, journaling and showing each event;
-// tick sees every event and each launch's start (the deadline).
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event)) error {
+// tick sees every event and each launch's start (the deadline). It returns
+// how many selective runs failed (each told of on out).
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event)) (int, error) {
 	var failed []string // the selective runs that failed
 	lib, err := preload.Find()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	configs, err := sp.Validate(nil, nil, 1<<30)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ranks := 0
 	for i, c := range configs {
@@ -191,7 +198,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	}
 	pl, err := s.programLauncher(ctx, ranks, out, pr.note)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer pl.release(out)
 	// The program's own output is left out: a failed launch's error ends
@@ -231,5 +238,5 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	for _, f := range failed {
 		out.Print("a selective run failed and has no result ('resume' tries it again): " + f)
 	}
-	return err
+	return len(failed), err
 }

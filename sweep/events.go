@@ -245,6 +245,10 @@ type RunStart struct {
 	// in this sweep, which its results bring only at its end (evaluate);
 	// empty when there are none or they came in a result already.
 	ReferenceS []float64 `json:"reference_s,omitempty"`
+	// LaunchS is, for a program's launch, the longest time a launch of
+	// the sweep took so far beyond its timed region (mpirun's start and
+	// end, which the reference times leave out); 0 for an agent's run.
+	LaunchS float64 `json:"launch_s,omitempty"`
 }
 
 // ErrorEvent reports a failure of the agent or of a run.

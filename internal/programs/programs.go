@@ -74,6 +74,8 @@ type Runner struct {
 	// (the session's deadline and clock go by it); Emit does not receive
 	// these, as an agent's sweep file output has none.
 	Started func(sweep.RunStart)
+
+	overhead float64 // the longest a launch took beyond its timed region so far
 	// Output receives the program's own standard output and error.
 	Output io.Writer
 	// Scratch is where each configuration's run directory (its decks,
@@ -286,7 +288,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 // started tells Started of a run about to start.
 func (r *Runner) started(rs sweep.RunStart) {
 	if r.Started != nil {
-		rs.Type, rs.V, rs.ReferenceS = sweep.TypeRunStart, sweep.ProtocolVersion, slices.Clone(rs.ReferenceS)
+		rs.Type, rs.V, rs.ReferenceS, rs.LaunchS = sweep.TypeRunStart, sweep.ProtocolVersion, slices.Clone(rs.ReferenceS), r.overhead
 		r.Started(rs)
 	}
 }
@@ -421,6 +423,7 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	case len(res.ReferenceS) > 0:
 		timed = res.ReferenceS[0]
 	}
+	l.r.overhead = max(l.r.overhead, wall-timed)
 	return &res, max(wall-timed, 0), nil
 }
 
