@@ -135,7 +135,7 @@ func TestSearchCutsShort(t *testing.T) { mpitest.Run(t, "search-cut", 4) }
 
 // A search's first round runs the configurations of a workload that counts
 // its calls (cholesky2d) fewest calls first; once the round has as many
-// predictions as it keeps, a configuration far slower than them (b=16
+// predictions as it keeps, a configuration far slower than them (b=8
 // against b=128 and 256 at n=1024) is cut short and dropped, its result
 // marked so. No run of a later round is cut short here (the full round).
 // Six fast configurations run before the slow ones, so the cutoff (the
@@ -144,7 +144,7 @@ func TestSearchCutsShort(t *testing.T) { mpitest.Run(t, "search-cut", 4) }
 // came from the first three runs, and a CI run cut no b=16 run short.
 func searchCut(r *mpitest.R) {
 	run := testRunner(r)
-	evs := sweepEvents(r, run, `{"workload":"cholesky2d","space":{"n":[1024],"grid":["2x2"],"b":[16,128,256],"lookahead":[0,1,2]},"policies":["eager"],"tolerances":[0.5],"mode":"tune","search":"halving"}`)
+	evs := sweepEvents(r, run, `{"workload":"cholesky2d","space":{"n":[1024],"grid":["2x2"],"b":[8,128,256],"lookahead":[0,1,2]},"policies":["eager"],"tolerances":[0.5],"mode":"tune","search":"halving"}`)
 	if r.Rank != 0 {
 		return
 	}
@@ -166,7 +166,9 @@ func searchCut(r *mpitest.R) {
 	if first == nil {
 		r.Fatalf("no round")
 	}
-	// Configurations: b=16 (0-2), 128 (3-5), 256 (6-8).
+	// Configurations: b=8 (0-2), 128 (3-5), 256 (6-8). (b=16's predictions
+	// came down once a small message's wall time stopped counting the
+	// others' turns, and its runs then ended before passing the cutoff.)
 	if want := []int{6, 7, 8, 3, 4, 5, 0, 1, 2}; !slices.Equal(first.Ran, want) {
 		r.Errorf("round 1 ran %v, want fewest calls first, %v", first.Ran, want)
 	}
@@ -179,7 +181,7 @@ func searchCut(r *mpitest.R) {
 		if x.Round != 1 || !slices.Contains(first.Dropped, x.Index) || x.PredictedS == nil || !(*x.PredictedS > 0) {
 			r.Errorf("a run cut short: %+v; round 1 dropped %v", x, first.Dropped)
 		}
-		if b := x.Config.Int("b"); b != 16 {
+		if b := x.Config.Int("b"); b != 8 {
 			r.Errorf("configuration %d (b=%d) cut short", x.Index, b)
 		}
 	}

@@ -319,11 +319,10 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 		}
 		c.promised[st.hash] = int64(promise)
 	}
-	c0 := e.smallStart(8 * n)
 	t0 := mpi.Clock()
 	must(do())
 	t1 := mpi.Clock()
-	e.executedFor(st, min(collectiveTime(n, t1-t0, exchanged-lastIn), e.cpuSince(c0)), t0, t1)
+	e.executedFor(st, collectiveTime(n, t1-t0, exchanged-lastIn), t0, t1)
 	e.resumeAt(t1)
 }
 
