@@ -234,8 +234,14 @@ func connect(ctx context.Context, world *mpi.Comm, o Options) int {
 	if s != nil {
 		r.emit = s.emit
 	}
+	idle, err := world.Dup() // the waits for the next command, apart from every other message
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
+		return ExitFailure
+	}
+	defer idle.Free()
 	for {
-		line, err := nextCommand(world, s)
+		line, err := nextCommand(world, idle, s)
 		if err != nil {
 			fmt.Fprintf(o.Stderr, "approxtune agent: %v\n", err)
 			return ExitFailure
@@ -321,14 +327,46 @@ func cancelCheck(s *session) func() bool {
 }
 
 // nextCommand waits on rank 0 for the session's next command (s is nil
-// elsewhere) and broadcasts it: every rank returns the same line.
-func nextCommand(world *mpi.Comm, s *session) ([]byte, error) {
+// elsewhere) and broadcasts it: every rank returns the same line. The
+// session may send it minutes later, and a rank waiting in MPI_Bcast polls
+// all along (an idle agent of 4 ranks kept 1.5-2 of a 2-core machine's
+// cores busy between sweeps): the other ranks instead wait for rank 0's
+// word on idle (world's duplicate) by testing a receive, sleeping between
+// tests (up to idlePoll), then take the line by broadcast.
+func nextCommand(world, idle *mpi.Comm, s *session) ([]byte, error) {
 	var line []byte
+	word := []int64{1}
 	if s != nil {
 		line = <-s.cmds
 	}
+	if world.Rank() == 0 {
+		for r := 1; r < idle.Size(); r++ {
+			if err := mpi.Send(idle, word, r, 0); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		q, err := mpi.Irecv(idle, word, 0, 0)
+		if err != nil {
+			return nil, err
+		}
+		for pause := 50 * time.Microsecond; ; pause = min(2*pause, idlePoll) {
+			done, _, err := mpi.Test(q)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+			time.Sleep(pause)
+		}
+	}
 	return bcastBytes(world, line)
 }
+
+// idlePoll is the longest an idle rank sleeps between tests for the next
+// command: what it adds to a command's start at most.
+const idlePoll = 20 * time.Millisecond
 
 // execute runs a command's sweep on every rank, and rank 0 tells the session
 // how it ended: an error event if it failed, then the done message. It
