@@ -19,7 +19,7 @@ import (
 )
 
 func runNotebook(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", "approxtune run [--dir DIR] NB.ipynb [-o OUT.ipynb]",
+	fs := newFlags("run", "approxtune run [--dir DIR] [--force] NB.ipynb [-o OUT.ipynb]",
 		`Executes a notebook headless, without Jupyter nor Python: its code cells in
 order, each through the Jupyter kernel's own code (the same outputs, MIME
 bundles and sweep displays as in a notebook), then stores the outputs and
@@ -35,9 +35,15 @@ output, and the exit status is 1. Ctrl-C stops a running sweep at the next
 run boundary (twice: interrupts mpirun) and ends the run the same way.
 
 Without -o the notebook is written back to NB.ipynb (whole: a temporary file
-and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stderr)
+and a rename). A notebook of another kernel (python3, say) is refused: its
+cells are not approxtune commands, and its stored outputs would be replaced
+by their errors; --force runs them as approxtune commands all the same. The
+place of the output is checked before any cell runs. Exit status 2: wrong
+arguments, an unreadable notebook, another kernel's, or an output that
+cannot be written.`, stderr)
 	dir := fs.String("dir", "", "session `DIR` (default $APPROXTUNE_SESSION_DIR or $XDG_DATA_HOME/approxtune/sessions/ID)")
 	outPath := fs.String("o", "", "write the executed notebook to `OUT.ipynb` (default: back to NB.ipynb)")
+	force := fs.Bool("force", false, "run a notebook of another kernel's as approxtune commands")
 	// Flags may come after the notebook too: approxtune run NB.ipynb -o OUT.ipynb.
 	var paths []string
 	for rest := args; ; {
@@ -65,8 +71,11 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 	}
 	if ks, _ := nb.Metadata["kernelspec"].(map[string]any); ks == nil {
 		nb.Metadata["kernelspec"] = notebook.Metadata()["kernelspec"]
-	} else if name, _ := ks["name"].(string); name != notebook.KernelName {
-		fmt.Fprintf(stderr, "approxtune run: note: the notebook's kernel is %q; its cells run as approxtune commands\n", name)
+	} else if name, _ := ks["name"].(string); name != notebook.KernelName && !*force {
+		fmt.Fprintf(stderr, "approxtune run: %s is a notebook of the kernel %q, not approxtune's: its cells are not approxtune commands, and its stored outputs would be replaced by their errors (run it with its own kernel, e.g. jupyter nbconvert --to notebook --execute; or add --force to run its cells as approxtune commands)\n", in, name)
+		return 2
+	} else if name != notebook.KernelName {
+		fmt.Fprintf(stderr, "approxtune run: note: the notebook's kernel is %q; --force: its cells run as approxtune commands\n", name)
 	}
 	nb.Metadata["language_info"] = notebook.LanguageInfo("")
 
@@ -86,6 +95,19 @@ and a rename). Exit status 2: wrong arguments or an unreadable notebook.`, stder
 		}
 		*p = abs
 	}
+	// The output's place is checked now: a notebook that ran for an hour
+	// must not end in a write that was bound to fail.
+	f, err := os.CreateTemp(filepath.Dir(out), ".approxtune-run-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // not the probe's own name
+		}
+		fmt.Fprintf(stderr, "approxtune run: cannot write %s: %v\n", outArg, err)
+		return 2
+	}
+	f.Close()
+	os.Remove(f.Name())
 	if err := os.Chdir(filepath.Dir(in)); err != nil {
 		fmt.Fprintf(stderr, "approxtune run: cannot run in the notebook's directory: %v\n", err)
 		return 1

@@ -275,6 +275,9 @@ func TestRunUsage(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "cut.ipynb"), ok[:len(ok)/2], 0o644)
 	os.WriteFile(filepath.Join(dir, "text.ipynb"), []byte("workload synthetic\nevaluate\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "v5.ipynb"), bytes.Replace(ok, []byte(`"nbformat": 4`), []byte(`"nbformat": 5`), 1), 0o644)
+	py := notebook.New()
+	py.Metadata["kernelspec"] = map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}
+	writeNotebook(t, filepath.Join(dir, "py.ipynb"), py)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -289,6 +292,12 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"run", "v5.ipynb"}, 2, "v5.ipynb: notebook: nbformat 5: only nbformat 4"},
 		{[]string{"run", "cut.ipynb"}, 2, "cut.ipynb: notebook: not a JSON notebook: it ends before its JSON does (cut short?): unexpected EOF"},
 		{[]string{"run", "text.ipynb"}, 2, "text.ipynb: notebook: not a JSON notebook: invalid character"},
+		// Another kernel's notebook: its outputs were replaced by the
+		// errors of its cells run as commands.
+		{[]string{"run", "py.ipynb"}, 2, `py.ipynb is a notebook of the kernel "python3", not approxtune's`},
+		// An output that cannot be written: said before any cell runs,
+		// not after the whole notebook ran.
+		{[]string{"run", "ok.ipynb", "-o", "missing/out.ipynb"}, 2, "cannot write missing/out.ipynb: no such file or directory"},
 		{[]string{"run", "-h"}, 0, "Usage: approxtune run"},
 		{[]string{"help", "run"}, 0, "first failing cell"},
 	} {
@@ -297,7 +306,7 @@ func TestRunUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
 		}
 		// A bad notebook: one line, and the file as it was.
-		if in := tc.args[len(tc.args)-1]; code == 2 && strings.HasSuffix(in, ".ipynb") && in != "ok.ipynb" {
+		if in := tc.args[len(tc.args)-1]; code == 2 && strings.HasSuffix(in, ".ipynb") && in != "ok.ipynb" && !strings.Contains(in, "/") {
 			if strings.Count(errs, "\n") != 1 {
 				t.Errorf("%v: not one line: %q", tc.args, errs)
 			}
