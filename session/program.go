@@ -178,7 +178,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 // how many selective runs failed (each told of on out).
 func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event)) (int, error) {
 	var failed []string // the selective runs that failed
-	lib, err := preload.Find()
+	lib, err := preload.FindFor(s.opts.Binary)
 	if err != nil {
 		return 0, err
 	}

@@ -526,6 +526,28 @@ func TestProgramHungRunStopped(t *testing.T) {
 	}
 }
 
+// A program that makes MPI calls from a second thread cannot be tuned (the
+// engine runs on the thread that initialized MPI, and another thread's
+// messages unmatch its records: a reviewer's such program was predicted
+// 93-97% short, or crashed): its run ends at that call with a message that
+// says so. A second thread that only calls BLAS runs as it is.
+func TestProgramSecondThread(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "threads.c"), "-lopenblas", "-lpthread")
+	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s {use}\nspace use=mpi ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
+	if code == 0 || !strings.Contains(out+errs, "libapproxtune: MPI_Bcast was called from a thread other than the one that initialized MPI") ||
+		strings.Count(out+errs, "libapproxtune: MPI_Bcast was called") != 1 {
+		t.Errorf("MPI from a second thread: exit %d; want a failure that says why, once\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = runScript(t, bin, fmt.Sprintf("program %s {use}\nspace use=blas ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
+	if code != 0 || !strings.Contains(out, "evaluate program, 1 of 1 runs (ok)") {
+		t.Errorf("BLAS from a second thread: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
 // Eager carries its statistics from one configuration's launch to the
 // next, as the agent's eager does from one configuration to the next: in
 // its later launches a kernel's samples include those of the launches

@@ -7,6 +7,7 @@
 // the per-call path; MPI_Finalize hands the counts to Go (report.go).
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +29,34 @@ static int at_initialized;
 // counted and forwarded.
 static uintptr_t at_run;
 static int at_skips; // the launch may skip kernels (approxtune_skipping)
+static pthread_t at_main; // the thread that initialized MPI
+
+// at_other_thread ends a selective run whose program called MPI routine idx
+// from a thread other than the one that initialized MPI: the engine runs
+// on that one thread, and a message another thread sends or receives
+// behind its back unmatches the records every message travels with (a
+// program with two threads calling MPI under MPI_THREAD_MULTIPLE was
+// predicted 93-97% short, or crashed).
+static void at_other_thread(int idx) {
+	fprintf(stderr, "libapproxtune: %s was called from a thread other than the one that initialized MPI: "
+		"approxtune tunes programs that make their MPI calls from one thread (BLAS and LAPACK calls from other "
+		"threads, as in OpenMP regions, run as they are); a program calling MPI from several threads "
+		"(MPI_THREAD_MULTIPLE) cannot be tuned\n", at_names[idx]);
+	fflush(stderr);
+	PMPI_Abort(MPI_COMM_WORLD, 70);
+}
 
 // at_enter says whether a call is the program's own (not made inside
 // another interposed call), counts it and marks the library busy; at_leave
-// ends what at_enter began.
+// ends what at_enter began. In a selective run, a call from a thread other
+// than MPI's is not the engine's: a BLAS or LAPACK call runs as it is
+// (uncounted: the counts are the main thread's), an MPI call ends the run.
 static int at_enter(int idx) {
 	if (at_depth++ > 0) return 0;
+	if (at_run && !pthread_equal(pthread_self(), at_main)) {
+		if (idx >= AT_MPI_SEND) at_other_thread(idx);
+		return 0;
+	}
 	at_counts[idx]++;
 	return 1;
 }
@@ -108,6 +131,7 @@ AT_RET(AT_LAPACKE_DPOTRF, int, LAPACKE_dpotrf, (int order, char uplo, int n, dou
 static void at_started(void) {
 	if (at_initialized) return;
 	at_initialized = 1;
+	at_main = pthread_self();
 	if (getenv("APPROXTUNE_RUN") != NULL) {
 		at_run = atBegin();
 		at_skips = atSkipping(at_run);

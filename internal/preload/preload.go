@@ -29,16 +29,23 @@ const EnvCheck = "APPROXTUNE_CHECK"
 // Find returns the preload library's path: $APPROXTUNE_LIB, else
 // lib/approxtune/libapproxtune.so beside the bin directory of the running
 // executable (where install.sh puts it). The error says how to get it.
-func Find() (string, error) {
+func Find() (string, error) { return FindFor("") }
+
+// FindFor is Find for the approxtune executable exe ("": the running one):
+// a Go program that drives sessions with another binary's agents
+// (session.Options.Binary) uses that binary's library.
+func FindFor(exe string) (string, error) {
 	if p := os.Getenv(EnvLib); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("%s=%s: %w", EnvLib, p, err)
 		}
 		return p, nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "", fmt.Errorf("locating the preload library: %w", err)
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", fmt.Errorf("locating the preload library: %w", err)
+		}
 	}
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r

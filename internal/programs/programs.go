@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -427,6 +428,11 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	return &res, max(wall-timed, 0), nil
 }
 
+// mpirunLine is a line Open MPI's mpirun writes of itself: "[host:pid]
+// [[job,0],0] ORTE_ERROR_LOG: ...", "[host:pid] 2 more processes have sent
+// help message ...".
+var mpirunLine = regexp.MustCompile(`^\[[^\]\s]+:\d+\] `)
+
 // Tail keeps the last output written to it (a program's, for the error
 // that tells of its failure).
 type Tail struct{ b []byte }
@@ -444,11 +450,36 @@ func (t *Tail) Write(p []byte) (int, error) {
 }
 
 // Lines is the last n lines kept, indented to stand under an error
-// message ("" when nothing was written).
+// message ("" when nothing was written), without mpirun's own notices: its
+// boxed banners (between lines of dashes: about 10 lines when a rank exits
+// non-zero, which left no room for the program's last words), its
+// "Forwarding signal" lines and its "[host:pid] ..." lines. Of a banner it
+// keeps the line that says which rank ended how ("mpirun noticed that
+// process rank 1 ... exited on signal 11"). A line every rank printed alike
+// is kept once. Where nothing but notices was written, it is the notices.
 func (t *Tail) Lines(n int) string {
-	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
-	if len(lines) == 1 && lines[0] == "" {
+	all := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	if len(all) == 1 && all[0] == "" {
 		return ""
+	}
+	var lines []string
+	seen := map[string]bool{}
+	boxed := false
+	for _, l := range all {
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case len(trimmed) >= 20 && strings.Trim(trimmed, "-") == "":
+			boxed = !boxed
+		case strings.HasPrefix(trimmed, "mpirun: Forwarding signal"), mpirunLine.MatchString(trimmed):
+		case boxed && !strings.HasPrefix(trimmed, "mpirun noticed that process rank"):
+		case seen[l]:
+		default:
+			seen[l] = true
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		lines = all
 	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
