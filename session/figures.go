@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,6 +121,9 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 	if sw == nil || len(sw.Results) == 0 {
 		return nil, nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
 	}
+	if err := checkFigureOptions(sw, name, o); err != nil {
+		return nil, nil, err
+	}
 	asked := o // gantt, anomalies: unset options match any run
 	o = o.defaults(sw)
 	var p *plot.Plot
@@ -167,6 +171,56 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 		return nil, nil, err
 	}
 	return p, &Figure{Name: name, Summary: sum.String()}, nil
+}
+
+// figureReads is what each figure reads of FigureOptions (policy=,
+// tolerance=, config=); figureDraws says what those that read none draw.
+var (
+	figureReads = map[string][]string{
+		"configs": {"policy", "tolerance"}, "path": {"policy", "tolerance"}, "rank": {"policy", "tolerance"},
+		"gantt": {"policy", "tolerance", "config"}, "anomalies": {"policy", "tolerance", "config"},
+	}
+	figureDraws = map[string]string{
+		"speedup": "every policy and tolerance", "error": "every policy and tolerance", "search": "the search's rounds",
+		"kernels": "the kernel statistics of the sweep's last selective run", "model": "a routine's model (plot model ROUTINE)",
+	}
+)
+
+// checkFigureOptions refuses an option the figure does not read, and a
+// policy, tolerance or configuration the sweep does not have, naming what
+// it has: 'plot speedup policy=conditional' drew every policy, and 'plot
+// configs policy=online' on a sweep without online drew the references
+// alone, without a word.
+func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
+	given := map[string]bool{"policy": o.Policy != "", "tolerance": o.Tolerance != 0, "config": o.Config != nil}
+	reads := figureReads[name]
+	for _, opt := range []string{"policy", "tolerance", "config"} {
+		if !given[opt] || slices.Contains(reads, opt) {
+			continue
+		}
+		if len(reads) == 0 {
+			return fmt.Errorf("plot %s takes no %s=: it draws %s", name, opt, figureDraws[name])
+		}
+		return fmt.Errorf("plot %s takes no %s=: it reads %s=", name, opt, strings.Join(reads, "=, "))
+	}
+	if sw.Spec == nil || slices.Contains(reads, "config") {
+		return nil // gantt, anomalies: pickTrace names the traced runs there are
+	}
+	if o.Policy != "" && !slices.Contains(sw.Spec.Policies, o.Policy) {
+		return fmt.Errorf("sweep %d has no %s results: policy= one of %s", sw.ID, o.Policy, strings.Join(sw.Spec.Policies, ", "))
+	}
+	if o.Tolerance != 0 && sw.Spec.Search == sweep.SearchNone { // a search's rounds run tolerances of their own
+		var ts []string
+		found := false
+		for _, t := range sw.Spec.Tolerances {
+			ts = append(ts, format.Tolerance(float64(t)))
+			found = found || float64(t) == o.Tolerance
+		}
+		if !found && len(ts) > 0 {
+			return fmt.Errorf("sweep %d ran no tolerance %s: tolerance= one of %s", sw.ID, format.Tolerance(o.Tolerance), strings.Join(ts, ", "))
+		}
+	}
+	return nil
 }
 
 // LiveInterval is the least time between two drawings of a running

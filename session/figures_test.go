@@ -170,3 +170,29 @@ func TestSummariesAndConfigsFigure(t *testing.T) {
 		t.Errorf("configs summary: want b=16 chosen and b=32 best:\n%s", f.Summary)
 	}
 }
+
+// A figure refuses an option it does not read, and a policy or tolerance
+// the sweep did not run, naming what it has: both used to draw something
+// else without a word.
+func TestFigureOptionsChecked(t *testing.T) {
+	sw := knownSweep(t)
+	one := 1
+	for _, c := range []struct {
+		name string
+		o    FigureOptions
+		want string
+	}{
+		{"speedup", FigureOptions{Policy: "conditional"}, "plot speedup takes no policy=: it draws every policy and tolerance"},
+		{"kernels", FigureOptions{Tolerance: 0.5}, "plot kernels takes no tolerance=: it draws the kernel statistics of the sweep's last selective run"},
+		{"path", FigureOptions{Config: &one}, "plot path takes no config=: it reads policy=, tolerance="},
+		{"configs", FigureOptions{Policy: "online"}, "sweep 1 has no online results: policy= one of conditional"},
+		{"configs", FigureOptions{Tolerance: 0.125}, "sweep 1 ran no tolerance 2^-3: tolerance= one of 2^-1"},
+	} {
+		if _, err := MakeFigure(sw, c.name, c.o); err == nil || err.Error() != c.want {
+			t.Errorf("plot %s %+v: %v, want %q", c.name, c.o, err, c.want)
+		}
+	}
+	if _, err := MakeFigure(sw, "configs", FigureOptions{Policy: "conditional", Tolerance: 0.5}); err != nil {
+		t.Errorf("plot configs of what the sweep ran: %v", err)
+	}
+}

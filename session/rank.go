@@ -350,7 +350,14 @@ func bestClassLine(sw *Sweep) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("best class (rank, %s): %s — %s\n", k.src.from, strings.Join(k.best(), ", "), k.relation())
+	few := ""
+	if !k.src.predicted && k.src.runs[0] <= k.st.opt.KMax {
+		// With 2 runs each, two equal configurations come out one faster
+		// than the other about half the time, and the class may leave out
+		// the least mean time the line above names.
+		few = fmt.Sprintf("; with %d runs of a configuration this compares their fastest runs, which may disagree with the means ('rank' tells more; more runs: reps 10, then evaluate)", k.src.runs[0])
+	}
+	return fmt.Sprintf("best class (rank, %s): %s — %s%s\n", k.src.from, strings.Join(k.best(), ", "), k.relation(), few)
 }
 
 // cmdRank is the 'rank' verb: the last sweep's configurations sorted into

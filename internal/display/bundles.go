@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -46,6 +47,11 @@ func TextBundle(text string) Bundle {
 // export) shows.
 func progressBundle(p session.Progress, notes []string, rows []session.ChartRow, figs figures) Bundle {
 	line := p.Line()
+	if p.Final {
+		// "cancelling: ... (interrupt again to stop mpirun now)" was advice
+		// for while the sweep ran: its end line says it was cancelled.
+		notes = slices.DeleteFunc(slices.Clone(notes), func(n string) bool { return strings.HasPrefix(n, "cancelling:") })
+	}
 
 	var t strings.Builder
 	t.WriteString(line + "\n")

@@ -267,3 +267,22 @@ type printOut struct{ strings.Builder }
 
 func (o *printOut) Print(s string)            { o.WriteString(s + "\n") }
 func (o *printOut) Update(p session.Progress) {}
+
+// A cancel's advice ("interrupt again to stop mpirun now") shows while the
+// sweep runs, not in its final display, whose line says it was cancelled;
+// other notes stay.
+func TestFinalDisplayDropsCancelAdvice(t *testing.T) {
+	sw := handSweep(sweep.ModeEvaluate)
+	sw.Status = "cancelled"
+	notes := []string{"cancelling: the sweep stops at the next run boundary (interrupt again to stop mpirun now)", "interrupting mpirun"}
+	for _, final := range []bool{false, true} {
+		b := progressBundle(session.Progress{Sweep: sw, Done: 3, Total: 8, Final: final}, notes, nil, figures{})
+		plain, _ := b["text/plain"].(string)
+		html, _ := b["text/html"].(string)
+		for _, text := range []string{plain, html} {
+			if strings.Contains(text, "interrupt again") == final || !strings.Contains(text, "interrupting mpirun") {
+				t.Errorf("final %v: %s", final, text)
+			}
+		}
+	}
+}

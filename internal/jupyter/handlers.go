@@ -382,6 +382,12 @@ func runCell(sess *session.Session, code string, out cellOutput, track func(*cel
 	defer track(nil)
 	for i := 0; i <= last; i++ {
 		if cmd, err := session.Parse(lines[i]); cmd == nil && err == nil {
+			if strings.HasPrefix(strings.TrimSpace(lines[i]), "#") {
+				// A comment runs nothing; the session's transcript keeps
+				// it, so 'export notebook' has it as markdown, as the
+				// REPL's comments are.
+				_ = sess.Exec(ctx, lines[i], out) // no command: nothing can fail
+			}
 			continue
 		}
 		if c.interrupted() {
