@@ -69,8 +69,33 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	next := s.st.clone()
 	next.Workload, next.Program, next.Space = sweep.ProgramWorkload, p, map[string][]any{}
 	s.st = next
+	// The transcript keeps the paths made absolute: a notebook exported
+	// elsewhere (or run from another directory) finds the same program.
+	c.Line = programLine(p)
 	out.Print(describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N")
 	return nil
+}
+
+// programLine is the program command that sets p, its words quoted where
+// the parser needs it.
+func programLine(p *sweep.Program) string {
+	words := []string{"program"}
+	for _, a := range p.Command {
+		words = append(words, quoteWord(a))
+	}
+	for _, f := range slices.Sorted(maps.Keys(p.Decks)) {
+		words = append(words, "deck", f+"="+quoteWord(p.Decks[f])) // a quoted '=' is no key's
+	}
+	return strings.Join(words, " ")
+}
+
+// quoteWord double-quotes a word that holds a space or '#', as Parse reads
+// it back.
+func quoteWord(w string) string {
+	if strings.ContainsAny(w, " \t#") && !strings.Contains(w, `"`) {
+		return `"` + w + `"`
+	}
+	return w
 }
 
 // typedKey is the key of a KEY=VALUE argument as typed: the parser lowers

@@ -64,3 +64,38 @@ func TestProgramVerb(t *testing.T) {
 		t.Fatalf("workload summa: %v, program %+v", err, s.st.Program)
 	}
 }
+
+// The transcript keeps a program line with its paths absolute, so that an
+// exported notebook run from elsewhere finds the program and its decks
+// (it kept "./solver", and 'approxtune run' of a notebook exported to
+// another directory failed: no such file).
+func TestProgramLineAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"solver", "in dir.template"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	s := newSession(t)
+	if err := s.Exec(context.Background(), `program ./solver -nb {b} "-t=a b" deck solver.dat="in dir.template"`, &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	steps := s.Transcript()
+	want := `program ` + filepath.Join(dir, "solver") + ` -nb {b} "-t=a b" deck solver.dat="` + filepath.Join(dir, "in dir.template") + `"`
+	if len(steps) != 1 || steps[0].Line != want {
+		t.Fatalf("transcript %+v\nwant the line %s", steps, want)
+	}
+	// The line reads back to the same program.
+	again := newSession(t)
+	if err := again.Exec(context.Background(), steps[0].Line, &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := describeProgram(again.st.Program), describeProgram(s.st.Program); a != b {
+		t.Errorf("read back: %s\nwant %s", a, b)
+	}
+}

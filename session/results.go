@@ -44,6 +44,11 @@ type Sweep struct {
 	origin string
 	// shared is the configuration each index's results carry (apply).
 	shared map[int]sweep.Config
+	// made is the transcript's step of the command that made the sweep
+	// when that command failed (cancelled, hung: failed commands are not
+	// recorded); a 'resume' of it that succeeds records it first, so an
+	// exported notebook has the sweep the resume runs the rest of.
+	made *Step
 }
 
 // Total is the number of runs the sweep is made of.

@@ -199,10 +199,19 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		return errAt(c.VerbCol, "unknown command %q: the commands are %s (try 'help')", c.Verb, verbList())
 	}
 	rec, rout := newRecorder(out)
+	prev := s.Last()
 	if err := v.run(s, ctx, c, rout); err != nil {
+		if sw := s.Last(); sw != nil && sw != prev {
+			st := rec.step(c.Line, sw)
+			sw.made = &st
+		}
 		return err
 	}
 	if !isExportNotebook(c) {
+		if sw := s.Last(); c.Verb == "resume" && sw != nil && sw.made != nil {
+			s.record(*sw.made)
+			sw.made = nil
+		}
 		// c.Line is the line as typed, unless the verb wrote it out in
 		// full (launcher, with its defaults).
 		s.record(rec.step(c.Line, s.Last()))
