@@ -506,6 +506,9 @@ func runOption(a Arg, o *FigureOptions) error {
 // match any run), or an error that says what to do or which runs there are.
 func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 	if len(sw.Traces) == 0 {
+		if sw.Spec != nil && sw.Spec.Program != nil {
+			return nil, fmt.Errorf("sweep %d is a program's: its selective runs record no timelines yet", sw.ID)
+		}
 		return nil, fmt.Errorf("sweep %d has no timelines: run 'trace on', then evaluate or tune again", sw.ID)
 	}
 	var tr *sweep.TraceEvent

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,7 +73,13 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	// The transcript keeps the paths made absolute: a notebook exported
 	// elsewhere (or run from another directory) finds the same program.
 	c.Line = programLine(p)
-	out.Print(describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N")
+	msg := describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
+	if path, err := exec.LookPath(p.Command[0]); err == nil {
+		if note := preload.StaticKernelsNote(path); note != "" {
+			msg += "\n" + note
+		}
+	}
+	out.Print(msg)
 	return nil
 }
 

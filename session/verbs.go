@@ -34,7 +34,7 @@ func verbs() []verb {
 		{"workload", "workload [NAME [KEY=VALUES ...]]", "choose the workload to tune",
 			"Chooses the workload and resets its space to the workload's defaults; KEY=VALUES fixes or lists parameters as 'space' does. Alone, lists the workloads with their parameters, defaults and valid values.", "workload summa n=2048", cmdWorkload},
 		{"program", "program [CMD ARGS... [deck FILE=TEMPLATE ...]]", "tune your own MPI program instead of a workload",
-			"Each run of a sweep becomes one launch of CMD under the local mpirun with approxtune's preload library, which times the run from MPI_Init to MPI_Finalize and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
+			"Each run of a sweep becomes one launch of CMD with approxtune's preload library (under the local mpirun; with 'launcher slurm', a job step, srun), which times the run from MPI_Init to MPI_Finalize and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. The program must make its MPI calls from one thread (BLAS and LAPACK from others run as they are), and 'deadline' stops a launch that hangs; 'search=' is for workloads only. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
 		{"space", "space [KEY=V1,V2,... ...]", "set the values each parameter takes",
 			"Every combination of the listed values is a configuration of the sweep; parameters not listed keep their default. Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. 'space reset' goes back to the defaults.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
 		{"grid", "grid PRxPC[,PRxPC...]", "shorthand for space grid=...",
@@ -497,8 +497,14 @@ func onOff(c *Command, out Output, name string, setting *bool, on, off, what str
 }
 
 func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
-	return onOff(c, out, "trace", &s.st.Trace, "on: selective runs send their timelines ('plot gantt')", "off",
-		"trace on records the timelines of the next sweeps' selective runs, trace off stops")
+	if err := onOff(c, out, "trace", &s.st.Trace, "on: selective runs send their timelines ('plot gantt')", "off",
+		"trace on records the timelines of the next sweeps' selective runs, trace off stops"); err != nil {
+		return err
+	}
+	if s.st.Trace && s.st.Program != nil && len(c.Args) > 0 {
+		out.Print("note: a program's selective runs record no timelines yet (docs/programs.md, 'Not yet'): 'plot gantt' and 'anomalies' need a built-in workload's sweep")
+	}
+	return nil
 }
 
 func cmdModels(s *Session, ctx context.Context, c *Command, out Output) error {
@@ -753,10 +759,24 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 	if err != nil {
 		return errAt(a.Col, "%v", err)
 	}
+	s.mu.Lock()
+	ours := s.exported[path]
+	s.mu.Unlock()
+	if _, err := os.Stat(path); err == nil && !ours {
+		// A notebook open in Jupyter (the quickstart, say) was replaced by
+		// a one-cell export without a word.
+		return errAt(a.Col, "export notebook: %s exists and this session did not write it: give another name, or remove it first", a.Value)
+	}
 	steps := s.Transcript()
 	if err := write(steps, path); err != nil {
 		return errAt(a.Col, "export notebook: %v", err)
 	}
+	s.mu.Lock()
+	if s.exported == nil {
+		s.exported = map[string]bool{}
+	}
+	s.exported[path] = true
+	s.mu.Unlock()
 	n := 0
 	for _, st := range steps {
 		if !st.Comment {

@@ -75,6 +75,11 @@ sweep's events as JSON lines, as 'approxtune agent --sweep' does.`, stderr)
 		return fail("%v", err)
 	}
 	printCheck(stdout, c)
+	if path, err := exec.LookPath(fs.Arg(0)); err == nil {
+		if note := preload.StaticKernelsNote(path); note != "" {
+			fmt.Fprintln(stdout, note)
+		}
+	}
 	return 0
 }
 

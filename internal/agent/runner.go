@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/mpi"
 	"github.com/approxtune/approxtune/internal/selective"
@@ -552,7 +553,7 @@ func (cr *configRun) selective(ctx context.Context, t *tally) error {
 	}
 	o, err := cr.r.selectiveRun(ctx, cr.pc, t.tr, 0)
 	if err != nil {
-		return fmt.Errorf("%s at %g: %w", name, tol, err)
+		return fmt.Errorf("%s at %s: %w", name, format.Tolerance(tol), err)
 	}
 	ev, after, err := cr.r.selectiveEvents(cr.spec, cr.w.Name(), cr.i, cr.c, t.tr, o)
 	if err != nil {
@@ -588,7 +589,7 @@ func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c swe
 	if spec.Trace {
 		tev, err := r.gatherTrace(i, name, tol)
 		if err != nil {
-			return ev, nil, fmt.Errorf("%s at %g: trace: %w", name, tol, err)
+			return ev, nil, fmt.Errorf("%s at %s: trace: %w", name, format.Tolerance(tol), err)
 		}
 		if tev != nil {
 			after = append(after, tev)

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/approxtune/approxtune/analysis"
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/selective"
 	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/internal/workloads"
@@ -292,7 +293,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			}
 			var err error
 			if o, err = s.r.selectiveRun(ctx, pc, tr, cutoff); err != nil {
-				return fmt.Errorf("%s at %g: %w", tr.Policy().Name(), tr.Tolerance, err)
+				return fmt.Errorf("%s at %s: %w", tr.Policy().Name(), format.Tolerance(tr.Tolerance), err)
 			}
 			return nil
 		})

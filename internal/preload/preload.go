@@ -13,7 +13,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // LibName is the preload library's file name.
@@ -131,6 +133,44 @@ func CheckLinkage(path string) error {
 		}
 	}
 	return fmt.Errorf("%s is statically linked: approxtune intercepts MPI, BLAS and LAPACK through the dynamic linker (LD_PRELOAD), so link them dynamically (mpicc without -static, -lopenblas or -lblas -llapack)", path)
+}
+
+// kernelSymbols are the BLAS and LAPACK entry points the library
+// interposes (cmd/libapproxtune/interpose.h).
+var kernelSymbols = []string{"dgemm_", "dsyrk_", "dtrsm_", "dtrmm_", "dsymm_", "dpotrf_", "dtrtri_", "dgetrf_", "dgeqrf_",
+	"cblas_dgemm", "cblas_dsyrk", "cblas_dtrsm", "LAPACKE_dpotrf"}
+
+// StaticKernels lists the interposed BLAS and LAPACK routines that the
+// executable at path defines itself (linked with a static BLAS, such as
+// libopenblas.a): its calls of them are bound at link time, and the library
+// never sees them, so its runs skip none and take as long as full runs.
+// Nil for a file that is not ELF or defines none.
+func StaticKernels(path string) []string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	var out []string
+	for _, s := range append(syms, dyn...) {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF && slices.Contains(kernelSymbols, s.Name) && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// StaticKernelsNote is the warning for StaticKernels' list, or "".
+func StaticKernelsNote(path string) string {
+	ks := StaticKernels(path)
+	if len(ks) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: %s defines %s itself (a BLAS linked statically): approxtune intercepts those only through the dynamic linker, so its selective runs will execute them all and skip nothing there; link BLAS and LAPACK dynamically (-lopenblas, not libopenblas.a)",
+		filepath.Base(path), strings.Join(ks, ", "))
 }
 
 // EnvRun is the environment variable that makes a launch of the program a

@@ -255,7 +255,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s at %g: %w", t.policy, t.tol, err)
+			return nil, nil, fmt.Errorf("%s at %s: %w", t.policy, format.Tolerance(t.tol), err)
 		}
 		res.Workload, res.Index, res.Config = spec.Workload, i, c
 		if res.kernels != nil {

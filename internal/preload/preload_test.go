@@ -1,0 +1,52 @@
+package preload_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/testenv"
+)
+
+// An executable that defines interposed BLAS routines itself (a static
+// BLAS) is named with them; one that calls them from a shared library, a
+// script, and a missing file are not. A reviewer's program linked with
+// libopenblas.a passed --check and ran at about 1x without a word.
+func TestStaticKernels(t *testing.T) {
+	cc := testenv.Tool(t, "mpicc")
+	dir := t.TempDir()
+	build := func(name, src string, flags ...string) string {
+		c, exe := filepath.Join(dir, name+".c"), filepath.Join(dir, name)
+		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(cc, append([]string{"-o", exe, c}, flags...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		}
+		return exe
+	}
+	own := build("own", `void dgemm_(void) {}
+void dpotrf_(void) {}
+int main(void) { dgemm_(); dpotrf_(); return 0; }
+`)
+	calls := build("calls", `void dgemm_(void);
+int main(int argc, char **argv) { if (argc > 5) dgemm_(); return 0; }
+`, "-lopenblas")
+	if got := preload.StaticKernels(own); !slices.Equal(got, []string{"dgemm_", "dpotrf_"}) {
+		t.Errorf("own: %v, want [dgemm_ dpotrf_]", got)
+	}
+	if note := preload.StaticKernelsNote(own); !strings.Contains(note, "own defines dgemm_, dpotrf_ itself") {
+		t.Errorf("note %q", note)
+	}
+	script := filepath.Join(dir, "run.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\nexec ./own\n"), 0o755)
+	for _, p := range []string{calls, script, filepath.Join(dir, "missing")} {
+		if got := preload.StaticKernels(p); got != nil {
+			t.Errorf("%s: %v, want none", p, got)
+		}
+	}
+}
