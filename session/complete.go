@@ -1,9 +1,11 @@
 package session
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -55,8 +57,42 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		return match([]string{"configs", "kernels", "best"}, word), start
 	case "export":
 		if len(fields) == 1 {
-			return match([]string{"csv", "notebook"}, word), start
+			return match([]string{"csv", "notebook", "extrap"}, word), start
 		}
+	case "plot":
+		if len(fields) == 1 {
+			return match(append(FigureNames(), "live"), word), start
+		}
+		name := strings.ToLower(fields[1])
+		if reads := figureReads[name]; len(reads) > 0 {
+			if key == "" {
+				var ks []string
+				for _, r := range reads {
+					ks = append(ks, r+"=")
+				}
+				return match(ks, word), start
+			}
+			if sw := s.Last(); sw != nil && sw.Spec != nil {
+				switch key {
+				case "policy":
+					return match(sw.Spec.Policies, item), itemStart
+				case "tolerance":
+					var ts []string
+					for _, t := range sw.Spec.Tolerances {
+						ts = append(ts, format.Tolerance(float64(t)))
+					}
+					return match(ts, item), itemStart
+				}
+			}
+		}
+	case "evaluate", "tune":
+		return match([]string{"search=halving", "search=random", "budget="}, word), start
+	case "rank":
+		return match([]string{"threshold=", "reps=", "draws=", "k=", "seed=", "policy=", "tolerance="}, word), start
+	case "models":
+		return match([]string{"on", "off"}, word), start
+	case "grid":
+		return s.completeParam(s.st.Workload, "grid", "grid="+word, item, start, itemStart)
 	case "tolerance":
 		return match([]string{"2^0..2^-6", "2^-1,2^-3,2^-5", "0.125"}, word), start
 	case "listen":
@@ -111,9 +147,28 @@ func (s *Session) completeParam(workload, key, word, item string, start, itemSta
 		if p.Dims == 3 {
 			return match([]string{"1x1x1", "2x2x2", "3x3x3"}, item), itemStart
 		}
-		return match([]string{"1x4", "2x2", "4x1", "1x8", "2x4", "4x2", "8x1"}, item), itemStart
+		return match(gridsOf(s.st.Ranks), item), itemStart
 	}
 	return nil, itemStart
+}
+
+// gridsOf are the 2D grids of ranks processes (every PRxPC with PR·PC =
+// ranks), or of 4 and 8 when the rank count is not set: a grid of another
+// count is refused at evaluate.
+func gridsOf(ranks int) []string {
+	counts := []int{ranks}
+	if ranks < 1 {
+		counts = []int{4, 8}
+	}
+	var out []string
+	for _, n := range counts {
+		for r := 1; r <= n; r++ {
+			if n%r == 0 {
+				out = append(out, fmt.Sprintf("%dx%d", r, n/r))
+			}
+		}
+	}
+	return out
 }
 
 // matchInOrder is match keeping the candidates' order.

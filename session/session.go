@@ -93,6 +93,9 @@ type Session struct {
 	mu         sync.Mutex
 	cancels    chan struct{} // the running sweep's cancel requests
 	transcript []Step        // what Exec ran (see Step)
+	// exported are the files 'export notebook' wrote: it replaces those,
+	// and no other file.
+	exported map[string]bool
 }
 
 // New opens a session (creating its directory and journal). A directory
@@ -195,6 +198,9 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		return nil
 	}
 	v, ok := findVerb(c.Verb)
+	if !ok && (c.Verb == "exit" || c.Verb == "quit") {
+		return errAt(c.VerbCol, "%s: in the REPL, 'exit' or Ctrl-D leaves; in Jupyter, shut the kernel down (jupyter console: Ctrl-D; a notebook: Kernel > Shut Down)", c.Verb)
+	}
 	if !ok {
 		return errAt(c.VerbCol, "unknown command %q: the commands are %s (try 'help')", c.Verb, verbList())
 	}

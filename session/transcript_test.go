@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -102,6 +104,19 @@ func TestTranscript(t *testing.T) {
 	s.SetDefaultNotebook(nil) // the first one stays
 	if err := s.Exec(ctx, "export notebook x.ipynb", out); err != nil || len(paths) != 1 || !strings.HasSuffix(paths[0], "/x.ipynb") {
 		t.Fatalf("export notebook: %v %v", err, paths)
+	}
+	// It replaces a notebook it wrote, and no other file.
+	mine, theirs := filepath.Join(t.TempDir(), "mine.ipynb"), filepath.Join(t.TempDir(), "theirs.ipynb")
+	os.WriteFile(theirs, []byte("{}"), 0o644)
+	if err := s.Exec(ctx, "export notebook "+theirs, out); err == nil || !strings.Contains(err.Error(), "exists and this session did not write it") {
+		t.Errorf("export over another file: %v", err)
+	}
+	if err := s.Exec(ctx, "export notebook "+mine, out); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(mine, []byte("{}"), 0o644) // as the writer would have
+	if err := s.Exec(ctx, "export notebook "+mine, out); err != nil {
+		t.Errorf("export again over its own: %v", err)
 	}
 	var got []string
 	for _, st := range s.Transcript() {

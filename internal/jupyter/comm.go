@@ -243,7 +243,9 @@ func (k *Kernel) commMsg(m *Message) error {
 	ref, ok := k.comms.widgets[c.CommID]
 	if !ok {
 		k.comms.mu.Unlock()
-		return fmt.Errorf("no comm %s", c.CommID)
+		// Controls shown by an earlier kernel (before a restart): this
+		// one never opened them.
+		return fmt.Errorf("these controls belong to an earlier kernel (restarted since): run 'controls' again for live ones (comm %s)", c.CommID)
 	}
 	set, w := ref.set, ref.w
 	var line string       // a command to run

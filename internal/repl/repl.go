@@ -115,7 +115,7 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		return 1
 	}
 	defer rl.Close()
-	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D leaves.\nsession journal: %s\n", s.Dir())
+	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D or 'exit' leaves.\nsession journal: %s\n", s.Dir())
 	if n := s.Reopened(); n != "" {
 		fmt.Fprintln(out.w, n)
 	}
@@ -127,11 +127,16 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		if err != nil { // io.EOF: Ctrl-D
 			break
 		}
+		if isExit(line) {
+			break
+		}
 		if err := execCancelable(ctx, s, line, out); err != nil {
 			out.Error(err.Error())
 		}
 	}
-	fmt.Fprintln(out.w, "stopping the agent...")
+	if s.Agent() != nil {
+		fmt.Fprintln(out.w, "stopping the agent...")
+	}
 	s.Close()
 	return 0
 }
@@ -150,6 +155,9 @@ func script(ctx context.Context, s *session.Session, o Options, out *termOutput)
 			continue
 		}
 		fmt.Fprintf(o.Out, "> %s\n", trim)
+		if isExit(line) {
+			return 0
+		}
 		if strings.HasPrefix(trim, "#") {
 			// Nothing runs; the session keeps it for 'export notebook'.
 			s.Exec(ctx, line, out)
@@ -166,6 +174,13 @@ func script(ctx context.Context, s *session.Session, o Options, out *termOutput)
 		return 1
 	}
 	return 0
+}
+
+// isExit reports whether line is 'exit' or 'quit', which leave the REPL
+// (and end a script) as Ctrl-D does.
+func isExit(line string) bool {
+	t := strings.ToLower(strings.TrimSpace(line))
+	return t == "exit" || t == "quit"
 }
 
 // completer adapts Session.Complete to readline.
