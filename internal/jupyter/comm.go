@@ -245,7 +245,7 @@ func (k *Kernel) commMsg(m *Message) error {
 		k.comms.mu.Unlock()
 		// Controls shown by an earlier kernel (before a restart): this
 		// one never opened them.
-		return fmt.Errorf("these controls belong to an earlier kernel (restarted since): run 'controls' again for live ones (comm %s)", c.CommID)
+		return fmt.Errorf("no comm %s: controls shown before the kernel restarted no longer answer; run 'controls' again for live ones", c.CommID)
 	}
 	set, w := ref.set, ref.w
 	var line string       // a command to run

@@ -173,7 +173,7 @@ func TestKernelComms(t *testing.T) {
 		content map[string]any
 		want    string
 	}{
-		"unknown comm_id":   {"comm_msg", map[string]any{"comm_id": "nope", "data": map[string]any{"method": "request_state"}}, "these controls belong to an earlier kernel (restarted since): run 'controls' again for live ones (comm nope)"},
+		"unknown comm_id":   {"comm_msg", map[string]any{"comm_id": "nope", "data": map[string]any{"method": "request_state"}}, "no comm nope: controls shown before the kernel restarted no longer answer; run 'controls' again"},
 		"no comm_id":        {"comm_msg", map[string]any{"data": map[string]any{}}, "no comm_id"},
 		"data not a object": {"comm_msg", map[string]any{"comm_id": "v1", "data": "x"}, `data "x" is not a JSON object`},
 		"close unknown":     {"comm_close", map[string]any{"comm_id": "nope", "data": map[string]any{}}, "no comm nope"},
