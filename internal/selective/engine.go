@@ -482,11 +482,13 @@ func (e *Engine) view(st *kstat) policy.Kernel {
 // another member's first samples, under at 2^-3 where computations took
 // the samples that agreed first).
 func (e *Engine) sample(st *kstat) Stat {
-	g, shared := e.tr.global[st.hash]
-	if st.N > 0 && !st.pooled && (!shared || !(e.qs.HalfWidth(st.Stat) > st.Mean)) {
-		return st.Stat
+	if st.N == 0 || st.pooled {
+		return e.tr.global[st.hash]
 	}
-	return g
+	if g, shared := e.tr.global[st.hash]; shared && e.qs.HalfWidth(st.Stat) > st.Mean {
+		return g
+	}
+	return st.Stat
 }
 
 // mean is the time charged for a skipped kernel: its sample's mean, or,
