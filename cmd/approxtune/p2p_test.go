@@ -25,8 +25,10 @@ import (
 // MPI_Test, persistent requests) and its Allgather and Reduce: --check
 // counts each call exactly; at tolerance 0 every one executes and the
 // program computes what it computes alone; at a loose tolerance messages
-// are skipped, every rank completes, and the integer messages, which are
-// never skipped, arrive intact.
+// are skipped, every rank completes, the integer messages, which are
+// never skipped, arrive intact, and MPI_Get_count gives every large
+// message's receive the count that was sent, skipped or not (a skipped
+// message travels empty).
 func TestProgramPointToPoint(t *testing.T) {
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
@@ -36,7 +38,8 @@ func TestProgramPointToPoint(t *testing.T) {
 	args := []string{strconv.Itoa(iter), "96"}
 	alone := testenv.MPIRun(t, 2*time.Minute, ranks, nil, "", prog, args...)
 	intact := fmt.Sprintf("integers intact %d of %d\n", ranks*iter, ranks*iter)
-	if alone.ExitCode != 0 || !strings.HasPrefix(alone.Stdout, "checksum ") || !strings.HasSuffix(alone.Stdout, intact) {
+	counts := fmt.Sprintf("counts right %d of %d\n", 3*ranks*iter, 3*ranks*iter)
+	if alone.ExitCode != 0 || !strings.HasPrefix(alone.Stdout, "checksum ") || !strings.HasSuffix(alone.Stdout, counts+intact) {
 		t.Fatalf("the program alone: exit %d\n%s%s", alone.ExitCode, alone.Stdout, alone.Stderr)
 	}
 
@@ -48,7 +51,7 @@ func TestProgramPointToPoint(t *testing.T) {
 		per := ranks * iter
 		want := map[string]int{"dgemm_": 2 * per, "MPI_Isend": 2 * per, "MPI_Irecv": 2 * per, "MPI_Waitall": 2 * per,
 			"MPI_Send": per, "MPI_Recv": 2 * per, "MPI_Sendrecv": per, "MPI_Wait": per, "MPI_Issend": per,
-			"MPI_Startall": per, "MPI_Allgather": per, "MPI_Reduce": per + 2*ranks, "MPI_Send_init": ranks,
+			"MPI_Startall": per, "MPI_Allgather": per, "MPI_Reduce": per + 3*ranks, "MPI_Send_init": ranks,
 			"MPI_Recv_init": ranks, "MPI_Request_free": 2 * ranks}
 		rows := map[string]string{}
 		for _, l := range strings.Split(stdout, "\n") {
@@ -80,7 +83,7 @@ func TestProgramPointToPoint(t *testing.T) {
 		}
 		return res, ks.Kernels, r
 	}
-	calls := int64(ranks*iter*16 + 2*ranks) // 16 a step, and the two reductions at the end
+	calls := int64(ranks*iter*16 + 3*ranks) // 16 a step, and the three reductions at the end
 	p2p := map[string]bool{"send": true, "recv": true, "isend": true, "irecv": true}
 	for _, pol := range []string{"conditional", "eager"} {
 		t.Run(pol, func(t *testing.T) {
@@ -99,8 +102,8 @@ func TestProgramPointToPoint(t *testing.T) {
 				}
 			}
 			res, ks, r = run(t, pol, 0.5)
-			if r.ExitCode != 0 || !strings.HasSuffix(r.Stdout, intact) || *res.Executed+*res.Skipped != calls {
-				t.Errorf("at 0.5: exit %d, executed %d skipped %d, output %q; want 0, %d calls and every integer intact\n%s",
+			if r.ExitCode != 0 || !strings.HasSuffix(r.Stdout, counts+intact) || *res.Executed+*res.Skipped != calls {
+				t.Errorf("at 0.5: exit %d, executed %d skipped %d, output %q; want 0, %d calls, every count right and every integer intact\n%s",
 					r.ExitCode, *res.Executed, *res.Skipped, r.Stdout, calls, r.Stderr)
 			}
 			var skipped int64
@@ -140,8 +143,8 @@ func mpichPreload(t *testing.T) (lib, mpicc, mpiexec string) {
 // The preload library builds against MPICH (-tags mpich), whose MPI_Request
 // and MPI_Comm are integers, and runs the same program's every message form
 // under MPICH's launcher: at tolerance 0 every call executes and the output
-// is the program's own; at 2^-1 messages are skipped and every integer
-// arrives intact.
+// is the program's own; at 2^-1 messages are skipped, every integer
+// arrives intact and every large message's count is the one sent.
 func TestProgramMPICH(t *testing.T) {
 	lib, mpicc, mpiexec := mpichPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "exchange.c"), "-lopenblas")
@@ -165,10 +168,11 @@ func TestProgramMPICH(t *testing.T) {
 	}
 	alone, _ := run()
 	intact := fmt.Sprintf("integers intact %d of %d\n", ranks*iter, ranks*iter)
+	intact = fmt.Sprintf("counts right %d of %d\n", 3*ranks*iter, 3*ranks*iter) + intact
 	if !strings.HasSuffix(alone, intact) {
 		t.Fatalf("the program alone under MPICH:\n%s", alone)
 	}
-	calls := int64(ranks*iter*16 + 2*ranks)
+	calls := int64(ranks*iter*16 + 3*ranks)
 	skippedAtHalf := false
 	// At 0.5 a second run when the first skipped nothing: a short run on a
 	// noisy machine may see no kernel's mean settle (CI once did, the same
@@ -184,7 +188,7 @@ func TestProgramMPICH(t *testing.T) {
 			t.Fatalf("at %g: no result (%v)\n%s%s", tol, err, stdout, stderr)
 		}
 		if *res.Executed+*res.Skipped != calls || !strings.HasSuffix(stdout, intact) {
-			t.Errorf("at %g: executed %d skipped %d, output %q; want %d calls and every integer intact", tol, *res.Executed, *res.Skipped, stdout, calls)
+			t.Errorf("at %g: executed %d skipped %d, output %q; want %d calls, every count right and every integer intact", tol, *res.Executed, *res.Skipped, stdout, calls)
 		}
 		if tol == 0 && (*res.Skipped != 0 || stdout != alone) {
 			t.Errorf("at 0: skipped %d, output %q; want none and the program's own %q", *res.Skipped, stdout, alone)

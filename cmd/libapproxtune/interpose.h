@@ -92,6 +92,7 @@ int at_skippable_type(MPI_Datatype t);
 uintptr_t at_request_key(MPI_Request q);
 uintptr_t atp_status_ignore(void);
 void at_set_status(uintptr_t st, const MPI_Status *mine);
+void at_set_bytes(uintptr_t st, long long n);
 int at_wait_into(MPI_Request *q, uintptr_t st);
 int at_recv_into(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, uintptr_t st);
 uintptr_t at_status_at(uintptr_t sts, int i);

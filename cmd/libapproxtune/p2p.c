@@ -27,6 +27,11 @@ uintptr_t atp_status_ignore(void) { return (uintptr_t)MPI_STATUS_IGNORE; }
 void at_set_status(uintptr_t st, const MPI_Status *mine) {
 	if ((MPI_Status *)st != MPI_STATUS_IGNORE && st != 0) *(MPI_Status *)st = *mine;
 }
+// at_set_bytes gives the status st a message of n bytes (MPI_Get_count
+// divides by its datatype's size), unless st is ignored.
+void at_set_bytes(uintptr_t st, long long n) {
+	if ((MPI_Status *)st != MPI_STATUS_IGNORE && st != 0) PMPI_Status_set_elements_x((MPI_Status *)st, MPI_BYTE, (MPI_Count)n);
+}
 int at_wait_into(MPI_Request *q, uintptr_t st) { return PMPI_Wait(q, (MPI_Status *)st); }
 int at_recv_into(void *b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, uintptr_t st) {
 	return PMPI_Recv(b, n, t, s, tag, c, (MPI_Status *)st);

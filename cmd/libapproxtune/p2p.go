@@ -72,6 +72,15 @@ func sourceTag(st *C.MPI_Status) (int, int) {
 // (atAllreduce).
 func setStatus(st C.uintptr_t, mine *C.MPI_Status) { C.at_set_status(st, mine) }
 
+// restoreCount gives the program's status st the size of a message the
+// engine completed as er, where its sender skipped it and sent it empty:
+// MPI_Get_count then says what the message would have held.
+func restoreCount(er *selective.Request, st C.uintptr_t) {
+	if n, ok := er.Emptied(); ok {
+		C.at_set_bytes(st, C.longlong(n))
+	}
+}
+
 // received is what Request.Complete wants of a receive that MPI routine
 // name ended with rc and the status mine: the message's source and tag
 // (sourceTag) and the error; mine goes to the program's status st.
@@ -194,6 +203,9 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 			var mine C.MPI_Status
 			return received("MPI_Sendrecv_replace", C.PMPI_Sendrecv_replace(sb, sn, stype, dest, stag, src, rtag, c, &mine), &mine, st)
 		})
+		if recv != nil {
+			restoreCount(recv, st)
+		}
 		complete(send, func() (int, int, error) { return int(dest), int(stag), nil })
 		return C.MPI_SUCCESS
 	}
@@ -220,6 +232,9 @@ func atSendrecv(h C.uintptr_t, sb unsafe.Pointer, sn C.int, stype C.MPI_Datatype
 		}
 		return received("MPI_Wait", C.PMPI_Wait(&rq, &mine), &mine, st)
 	})
+	if recv != nil {
+		restoreCount(recv, st)
+	}
 	complete(send, func() (int, int, error) {
 		return int(dest), int(stag), mpiError("MPI_Wait", C.at_wait_into(&sq, C.atp_status_ignore()))
 	})
@@ -309,6 +324,7 @@ func completeWait(er *selective.Request, q *C.MPI_Request, st C.uintptr_t) {
 		var mine C.MPI_Status
 		return received("MPI_Wait", C.PMPI_Wait(q, &mine), &mine, st)
 	})
+	restoreCount(er, st)
 }
 
 // atWait is MPI_Wait while the engine has requests in flight.
@@ -360,6 +376,7 @@ func atCompleted(h C.uintptr_t, key C.uintptr_t, st *C.MPI_Status) {
 	if er := the(h).untrack(uintptr(key)); er != nil {
 		s, tg := sourceTag(st)
 		er.Complete(func() (int, int, error) { return s, tg, nil })
+		restoreCount(er, C.uintptr_t(uintptr(unsafe.Pointer(st))))
 	}
 }
 

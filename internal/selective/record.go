@@ -26,6 +26,7 @@ const (
 	recBusy           // 1 if the process executed a kernel since its previous records on this communicator (collectives)
 	recPromise        // calls of the collective after this one that the process will execute whatever it learns (promise)
 	recGen            // the sender's run number (Engine.gen): a record sent in an earlier run is not on this run's path
+	recBytes          // a point-to-point message's size in bytes, as the program sent it (a skipped one travels empty)
 	recBase
 	shareLen  = 4   // hash, n, mean, m2
 	maxShares = 4   // shares per message
@@ -45,6 +46,7 @@ func (e *Engine) fill(rec []float64, sh Shape, exec bool, mean float64) {
 	rec[recBusy] = 0
 	rec[recPromise] = 0
 	rec[recGen] = float64(e.gen)
+	rec[recBytes] = 0 // StartSend sets a message's
 	off := recBase
 	rec[recShares] = 0
 	if e.tr.shares {

@@ -27,6 +27,8 @@ type Request struct {
 	op     Op     // a receive's operation, for its key once its sender is known
 	gen    uint64 // the run it started in
 
+	emptied int // a received message's size in bytes where its sender skipped it and sent it empty (always over EagerLimit); 0 otherwise
+
 	elided   bool    // left out: no MPI call at all (elide.go)
 	fallback float64 // a left-out receive's estimate where the receiver has none of its own
 }
@@ -61,6 +63,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), bytes: bytes, peer: dest, tag: tag,
 		rdv: bytes > EagerLimit, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))
+	r.rec[recBytes] = float64(bytes)
 	r.seq = c.logP2P(evSend, dest, tag, 0)
 	c.noteSend(n, dest, exec, st)
 	var err error
@@ -230,7 +233,11 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 		r.c.logPost(source, tag)
 	}
 	r.peer, r.tag = source, tag
-	if !r.take() { // a message of an earlier run: on no path of this one
+	taken := r.take()
+	if r.rec[recExec] == 0 {
+		r.emptied = int(r.rec[recBytes])
+	}
+	if !taken { // a message of an earlier run: on no path of this one
 		e.resume()
 		return
 	}
@@ -258,6 +265,18 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	}
 	e.executedFor(r.st, min(math.Max(transfer, 0), cpu), t0, t1)
 	e.resume()
+}
+
+// Emptied reports, of a receive Complete completed, the size in bytes of
+// the message it matched where the sender skipped that message and sent an
+// empty one in its place (StartSend): the size a program's MPI_Get_count
+// would have said, had the message travelled. ok is false for a message
+// that travelled whole, a send and a receive completed with the engine off.
+func (r *Request) Emptied() (bytes int, ok bool) {
+	if r.emptied == 0 {
+		return 0, false
+	}
+	return r.emptied, true
 }
 
 // Waitall completes every request in rs (nil entries are ignored).

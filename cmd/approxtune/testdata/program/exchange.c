@@ -13,8 +13,9 @@
 //   Allgather of one double and Reduce of N doubles (2).
 // The messages of N*N/8 doubles and more are over the eager limit, so a
 // selective run may skip them. It prints a checksum, which a run that
-// executes everything reproduces exactly, and how many of the integers
-// arrived intact.
+// executes everything reproduces exactly, how many of the large messages'
+// receives MPI_Get_count gave their sent count (the Waitall's, the Recv's,
+// the Sendrecv's), and how many of the integers arrived intact.
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,23 +45,30 @@ int main(int argc, char **argv) {
 	MPI_Send_init(pout, n, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &pers[0]);
 	MPI_Recv_init(pin, n, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, &pers[1]);
 	double one = 1, half = 0.5, sum = 0;
-	int intact = 0;
+	int intact = 0, counted = 0, got_n;
 	for (int s = 0; s < iter; s++) {
 		for (int j = 0; j < 2; j++) dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &half, c, &n);
 		MPI_Request q[2];
 		MPI_Isend(c, eighth, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &q[0]);
 		MPI_Irecv(in, eighth, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &q[1]);
-		MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+		MPI_Status qst[2], rst;
+		MPI_Waitall(2, q, qst);
+		MPI_Get_count(&qst[1], MPI_DOUBLE, &got_n);
+		counted += got_n == eighth;
 		for (int i = 0; i < n; i++) a[i] += in[i] * 1e-3;
 		if (rank % 2 == 0) {
 			MPI_Send(c, quarter, MPI_DOUBLE, right, 2, MPI_COMM_WORLD);
-			MPI_Recv(in, quarter, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Recv(in, quarter, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &rst);
 		} else {
-			MPI_Recv(in, quarter, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Recv(in, quarter, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &rst);
 			MPI_Send(c, quarter, MPI_DOUBLE, right, 2, MPI_COMM_WORLD);
 		}
+		MPI_Get_count(&rst, MPI_DOUBLE, &got_n);
+		counted += got_n == quarter;
 		for (int i = 0; i < n; i++) b[i] += in[i] * 1e-3;
-		MPI_Sendrecv(a, eighth, MPI_DOUBLE, right, 3, in, eighth, MPI_DOUBLE, left, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Sendrecv(a, eighth, MPI_DOUBLE, right, 3, in, eighth, MPI_DOUBLE, left, 3, MPI_COMM_WORLD, &rst);
+		MPI_Get_count(&rst, MPI_DOUBLE, &got_n);
+		counted += got_n == eighth;
 		int mine[2] = {s, rank}, got[2] = {-1, -1};
 		MPI_Request iq;
 		MPI_Isend(mine, 2, MPI_INT, right, 4, MPI_COMM_WORLD, &iq);
@@ -87,9 +95,13 @@ int main(int argc, char **argv) {
 	}
 	double total = 0;
 	MPI_Reduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	int intactAll = 0;
+	int intactAll = 0, countedAll = 0;
 	MPI_Reduce(&intact, &intactAll, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (rank == 0) printf("checksum %.12e\nintegers intact %d of %d\n", total, intactAll, iter * size);
+	MPI_Reduce(&counted, &countedAll, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (rank == 0) {
+		printf("checksum %.12e\ncounts right %d of %d\nintegers intact %d of %d\n", total, countedAll, 3 * iter * size,
+			intactAll, iter * size);
+	}
 	MPI_Request_free(&pers[0]);
 	MPI_Request_free(&pers[1]);
 	MPI_Type_free(&column);
