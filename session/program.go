@@ -254,7 +254,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		pr.event(e)
 		tick(e)
 		return nil
-	}, Started: func(rs sweep.RunStart) {
+	}, Warn: pr.note, Started: func(rs sweep.RunStart) {
 		line, err := json.Marshal(rs)
 		if err != nil {
 			return

@@ -188,7 +188,8 @@ func programSweep(ctx context.Context, path string, stdout, stderr io.Writer) in
 		return fail(1, "%v", err)
 	}
 	enc := json.NewEncoder(stdout)
-	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) }}
+	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) },
+		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }}
 	if err := r.Sweep(ctx, spec, configs); err != nil {
 		_ = enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
 		return fail(1, "%v", err)

@@ -549,6 +549,30 @@ func TestProgramSecondThread(t *testing.T) {
 	}
 }
 
+// A program whose loop ends when what it computes converges
+// (testdata/program/converge.c) makes fewer steps once its dgemm_ is
+// skipped: the session compares each launch's calls with the
+// configuration's full run and says that its control flow depends on
+// computed values. A program that does the same work in every launch
+// (iterate.c, under both policies) draws no such warning.
+func TestProgramControlFlowWarned(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	const warning = "the program's control flow depends on what it computes"
+	conv := compile(t, mpicc, filepath.Join("testdata", "program", "converge.c"), "-lopenblas", "-lm")
+	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s\nspace ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", conv))
+	if code != 0 || strings.Count(out, warning) != 1 || !regexp.MustCompile(`the full run called \S+ \d+ times over its ranks, conditional at 2\^-1 \d+ times`).MatchString(out) {
+		t.Errorf("a loop until convergence: exit %d; want one warning naming the routine and both counts\n%s\n%s", code, out, errs)
+	}
+	iter := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	out, errs, code = runScript(t, bin, fmt.Sprintf("program %s 10 64\nspace ranks=2\npolicy conditional,eager\ntolerance 2^-1\nreps 1\nevaluate\n", iter))
+	if code != 0 || strings.Contains(out+errs, warning) || !strings.Contains(out, "2 of 2 runs (ok)") {
+		t.Errorf("a fixed iteration count: exit %d; want both runs and no warning\n%s\n%s", code, out, errs)
+	}
+}
+
 // Eager carries its statistics from one configuration's launch to the
 // next, as the agent's eager does from one configuration to the next: in
 // its later launches a kernel's samples include those of the launches

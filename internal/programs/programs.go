@@ -75,6 +75,11 @@ type Runner struct {
 	// (the session's deadline and clock go by it); Emit does not receive
 	// these, as an agent's sweep file output has none.
 	Started func(sweep.RunStart)
+	// Warn, when set, is told what the sweep finds wrong with the program
+	// that does not stop it: launches of one configuration that called
+	// its routines a different number of times (callsDiffer), once a sweep.
+	Warn   func(msg string)
+	warned bool
 
 	overhead float64 // the longest a launch took beyond its timed region so far
 	// Output receives the program's own standard output and error.
@@ -301,6 +306,13 @@ type launcher struct {
 	argv  []string
 	dir   string
 	ranks int
+	label string // the configuration's
+
+	// The first launch's calls of each routine, and what that launch was:
+	// every launch of a configuration makes the same calls unless the
+	// program's control flow depends on what it computes.
+	calls     map[string]int64
+	callsWhat string
 }
 
 // prepare expands the program's command and writes its decks into dir.
@@ -333,7 +345,7 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 			return nil, fmt.Errorf("deck %s: %w", file, err)
 		}
 	}
-	return &launcher{r: r, argv: argv, dir: dir, ranks: p.Ranks(c)}, nil
+	return &launcher{r: r, argv: argv, dir: dir, ranks: p.Ranks(c), label: c.Label()}, nil
 }
 
 // launched is what one launch reported: its result and, for a selective
@@ -381,11 +393,14 @@ func (l *launcher) selective(ctx context.Context, cfg preload.Run) (*launched, f
 func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64, error) {
 	cfg.Out = filepath.Join(l.dir, "approxtune-result.json")
 	os.Remove(cfg.Out)
+	check := filepath.Join(l.dir, "approxtune-calls.json")
+	os.Remove(check)
 	spec, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, 0, err
 	}
-	cmd, err := l.r.Launcher.Command(ctx, l.ranks, []string{"LD_PRELOAD=" + l.r.Lib, preload.EnvRun + "=" + string(spec)}, l.argv[0], l.argv[1:]...)
+	cmd, err := l.r.Launcher.Command(ctx, l.ranks, []string{"LD_PRELOAD=" + l.r.Lib, preload.EnvRun + "=" + string(spec), preload.EnvCheck + "=" + check},
+		l.argv[0], l.argv[1:]...)
 	if err != nil {
 		return nil, 0, &LaunchError{err}
 	}
@@ -425,7 +440,60 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 		timed = res.ReferenceS[0]
 	}
 	l.r.overhead = max(l.r.overhead, wall-timed)
+	if c, err := preload.ReadCheck(check); err == nil {
+		l.sameCalls(launchName(cfg), c.Calls)
+	}
 	return &res, max(wall-timed, 0), nil
+}
+
+// launchName says what a launch as cfg was, for a warning.
+func launchName(cfg preload.Run) string {
+	switch {
+	case cfg.Reference:
+		return "the full run"
+	case cfg.Counting:
+		return fmt.Sprintf("%s's counting run at %s", cfg.Policy, format.Tolerance(cfg.Tolerance))
+	}
+	return fmt.Sprintf("%s at %s", cfg.Policy, format.Tolerance(cfg.Tolerance))
+}
+
+// timingDependent are the routines whose calls depend on how long
+// messages take, not on the program's control flow: loops of tests, and
+// the waits that complete some of several requests.
+var timingDependent = map[string]bool{"MPI_Test": true, "MPI_Testall": true, "MPI_Testany": true, "MPI_Testsome": true,
+	"MPI_Waitany": true, "MPI_Waitsome": true}
+
+// sameCalls compares a launch's calls (what: which launch) with the
+// configuration's first launch's, and warns (Runner.Warn, once a sweep)
+// where they differ: the program's control flow depends on computed
+// values, which a selective run's skipped kernels leave meaningless.
+func (l *launcher) sameCalls(what string, calls map[string]int64) {
+	if l.calls == nil {
+		l.calls, l.callsWhat = calls, what
+		return
+	}
+	if l.r.Warn == nil || l.r.warned {
+		return
+	}
+	worst, most := "", 0.0
+	names := maps.Clone(calls)
+	maps.Copy(names, l.calls)
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		a, b := l.calls[name], calls[name]
+		if timingDependent[name] || a == b {
+			continue
+		}
+		if d := math.Abs(float64(b-a)) / float64(max(a, b)); d > most {
+			worst, most = name, d
+		}
+	}
+	if worst == "" {
+		return
+	}
+	l.r.warned = true
+	l.r.Warn(fmt.Sprintf("configuration %s: %s called %s %d times over its ranks, %s %d times: the program's control flow depends on what it computes, "+
+		"which skipped kernels leave meaningless, and its predictions are meaningless too; fix its iteration count "+
+		"or stop on APPROXTUNE_SKIPPING() (docs/programs.md)", l.label, l.callsWhat, worst, l.calls[worst], what, calls[worst]))
 }
 
 // mpirunLine is a line Open MPI's mpirun writes of itself: "[host:pid]

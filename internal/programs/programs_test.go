@@ -39,3 +39,28 @@ mpirun noticed that process rank 1 with PID 4242 on node vm exited on signal 11 
 		t.Errorf("no output gave %q", got)
 	}
 }
+
+// A configuration's launches are compared by their calls of each routine:
+// a difference in any but the timing-dependent ones (test loops, Waitany,
+// Waitsome) is told once a sweep, naming the routine that differs most.
+func TestSameCalls(t *testing.T) {
+	var warned []string
+	r := &Runner{Warn: func(msg string) { warned = append(warned, msg) }}
+	l := &launcher{r: r, label: "b=32"}
+	l.sameCalls("the full run", map[string]int64{"dgemm_": 80, "MPI_Allreduce": 40, "MPI_Test": 500})
+	l.sameCalls("eager at 2^-1", map[string]int64{"dgemm_": 80, "MPI_Allreduce": 40, "MPI_Test": 90, "MPI_Waitany": 3})
+	if len(warned) != 0 {
+		t.Fatalf("the same calls but for tests and waits: warned %q", warned)
+	}
+	l.sameCalls("conditional at 2^-1", map[string]int64{"dgemm_": 20, "MPI_Allreduce": 30, "MPI_Test": 500})
+	want := "configuration b=32: the full run called dgemm_ 80 times over its ranks, conditional at 2^-1 20 times"
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], want) || !strings.Contains(warned[0], "APPROXTUNE_SKIPPING()") {
+		t.Fatalf("fewer calls: warned %q, want one warning starting %q", warned, want)
+	}
+	other := &launcher{r: r, label: "b=64"}
+	other.sameCalls("the full run", map[string]int64{"dgemm_": 80})
+	other.sameCalls("eager at 2^-1", map[string]int64{"dgemm_": 10})
+	if len(warned) != 1 {
+		t.Errorf("a second configuration that differs: %d warnings, want the sweep's one", len(warned))
+	}
+}
