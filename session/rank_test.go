@@ -312,6 +312,35 @@ func TestRankTunePredictions(t *testing.T) {
 	}
 }
 
+// A tune sweep's prediction with an error far wider than its value is not
+// ranked fastest on its width: compared by the least of several draws, the
+// first configuration (7.1 ms, a 35 ms standard error, a reviewer's case)
+// came out alone in class 1, ahead of the second (1.0 ms, a 13 us error),
+// which is in class 1 now, and of the third (4.6 ms), which the second
+// beats.
+func TestRankTuneWidePrediction(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	sw := &Sweep{ID: 4, Status: "ok", Workload: "summa", Configs: plantedConfigs(),
+		Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	for i, ps := range [][2]float64{{0.0071, 0.035}, {0.0010, 0.000013}, {0.0046, 0.0001}, {0.0100, 0.0001}} {
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: sw.Configs[i], Policy: "eager", Tolerance: f(0.5),
+			PredictedS: f(ps[0]), PredictedSE: f(ps[1]), SelectiveS: f(ps[0] / 4)})
+	}
+	out := &textOut{}
+	if err := sessionWith(t, sw).Exec(context.Background(), "rank", out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.b.String()
+	rows := rowsOf(t, text)
+	a, b, c := rows[sw.Configs[0].Label()], rows[sw.Configs[1].Label()], rows[sw.Configs[2].Label()]
+	if b[0] != "1" || c[0] <= b[0] || strings.Contains(text, "best class: "+sw.Configs[0].Label()+" — faster") {
+		t.Errorf("7.1 ms ± 35 ms in class %s, 1.0 ms in class %s, 4.6 ms in class %s; want 1.0 ms in class 1 ahead of 4.6 ms, and 7.1 ms not alone ahead of it:\n%s", a[0], b[0], c[0], text)
+	}
+	if !strings.Contains(text, "30 bootstrap draws of one drawn time a side per comparison") {
+		t.Errorf("the table does not say a comparison draws one time a side:\n%s", text)
+	}
+}
+
 // 'plot rank' draws a PNG with a summary that names the classes, for
 // reference runs and for predictions.
 func TestPlotRank(t *testing.T) {
