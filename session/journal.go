@@ -13,7 +13,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/approxtune/approxtune/sweep"
@@ -50,6 +52,46 @@ type Journal struct {
 	size    int64    // the file's length up to its last whole line
 	backlog [][]byte // lines not written yet, oldest first
 	syncs   int      // syncs made
+	lock    *os.File // LockName, held (flock) while the journal is open
+}
+
+// LockName is the file in a session directory that a session holds locked
+// (flock) while it has the directory open: a second session on the same
+// directory would number its sweeps as the first does and interleave its
+// records with the first's, and a reopen would keep only one of each pair.
+// The lock goes with the process, however it ends.
+const LockName = ".approxtune.lock"
+
+// Lock takes the session directory for this journal, or says which process
+// has it. It is taken when a session opens a directory that exists, and
+// before a journal's first record otherwise.
+func (j *Journal) Lock() error {
+	if j.lock != nil {
+		return nil
+	}
+	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
+		return fmt.Errorf("session directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(j.Dir, LockName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("session directory: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder := ""
+		if b, rerr := io.ReadAll(io.LimitReader(f, 64)); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
+			holder = " (pid " + string(bytes.TrimSpace(b)) + ")"
+		}
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("session directory %s is open in another approxtune%s: leave that one first, or load this session's sweeps into a new one ('load %s')", j.Dir, holder, j.Dir)
+		}
+		return fmt.Errorf("session directory %s: lock: %w", j.Dir, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	j.lock = f
+	return nil
 }
 
 // DefaultSessionsDir is $XDG_DATA_HOME/approxtune/sessions (or
@@ -85,6 +127,9 @@ func OpenJournal(dir string) (*Journal, error) {
 func (j *Journal) open() error {
 	if j.f != nil {
 		return nil
+	}
+	if err := j.Lock(); err != nil {
+		return err
 	}
 	// The journal is the record of the user's tuning, with their
 	// commands: theirs to read only.
@@ -211,6 +256,10 @@ func (j *Journal) Sync() error {
 
 // Close closes the journal file.
 func (j *Journal) Close() error {
+	if j.lock != nil {
+		j.lock.Close()
+		j.lock = nil
+	}
 	if j.f == nil {
 		return nil
 	}

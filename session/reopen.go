@@ -26,6 +26,9 @@ func (s *Session) reopen() error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
+	if err := s.journal.Lock(); err != nil {
+		return err
+	}
 	sws, err := ReadJournal(path)
 	if err != nil {
 		return fmt.Errorf("session directory %s: %w", s.opts.Dir, err)

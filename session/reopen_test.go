@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,4 +195,32 @@ func zombie(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i >= 0 && strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
+}
+
+// A session directory is one session's at a time: a second session on it
+// is refused with the first's pid (two would number their sweeps alike
+// and interleave their records, and a reopen kept one of each pair, as a
+// reviewer's two REPLs did), and the directory is free again once the
+// first closes.
+func TestSessionDirectoryLocked(t *testing.T) {
+	dir := t.TempDir()
+	first, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A fresh directory is taken with the journal's first record.
+	if err := first.journal.open(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Options{Dir: dir})
+	want := fmt.Sprintf("session directory %s is open in another approxtune (pid %d)", dir, os.Getpid())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a second session on the directory: %v; want %q", err, want)
+	}
+	first.Close()
+	again, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("the directory after the first session closed: %v", err)
+	}
+	again.Close()
 }

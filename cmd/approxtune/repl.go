@@ -23,7 +23,7 @@ echoed with its results, and the first failing command stops the script with
 exit status 1 and "line N: message". Ctrl-C cancels a running sweep at the
 next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
 	dir := fs.String("dir", "", "session `DIR` (default $APPROXTUNE_SESSION_DIR or $XDG_DATA_HOME/approxtune/sessions/ID)")
-	noColor := fs.Bool("no-color", false, "no ANSI colours (also when NO_COLOR is set or stdout is not a terminal)")
+	noColor := fs.Bool("no-color", false, "no ANSI colours (also when NO_COLOR is set, TERM is dumb or stdout is not a terminal)")
 	if code, done := parse(fs, args); done {
 		return code
 	}
@@ -36,5 +36,5 @@ next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
 	outTTY := repl.IsTerminal(os.Stdout)
 	color := outTTY && !*noColor && os.Getenv("NO_COLOR") == ""
 	return repl.Run(ctx, s, repl.Options{In: os.Stdin, Out: stdout, Err: stderr, Interactive: inTTY && outTTY,
-		Color: color, HistoryFile: repl.HistoryPath()})
+		Color: color, Dumb: os.Getenv("TERM") == "dumb", HistoryFile: repl.HistoryPath()})
 }

@@ -22,6 +22,10 @@ type termOutput struct {
 	live  bool
 	color bool
 	drawn int // lines of the live area now on screen
+	// width is the terminal's width in columns (<= 0: unknown): a live
+	// area's line wider than it would wrap, and the redraw, which goes
+	// up by lines, would leave its wrapped part behind each time.
+	width func() int
 	last  time.Time
 	seen  int // results already reported (script mode)
 	// headed is the sweep whose header script mode printed: a state
@@ -75,6 +79,13 @@ func (o *termOutput) Update(p session.Progress) {
 	lines := []string{p.Line()}
 	if c := session.TextChart(p.Sweep.ChartRows(), o.color); c != "" {
 		lines = append(lines, strings.Split(strings.TrimSuffix(c, "\n"), "\n")...)
+	}
+	if o.width != nil {
+		if w := o.width(); w > 1 {
+			for i, l := range lines {
+				lines[i] = fitWidth(l, w-1)
+			}
+		}
 	}
 	o.clearLive()
 	if p.Note != "" {
@@ -130,4 +141,35 @@ func fmtSecs(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.4fs", x)
+}
+
+// fitWidth cuts line to its first n visible characters, keeping its ANSI
+// escape sequences (ESC [ ... letter), which take no column, and ending
+// the colours of a cut line.
+func fitWidth(line string, n int) string {
+	var b strings.Builder
+	visible, escaped := 0, false
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		if rs[i] == '\033' && i+1 < len(rs) && rs[i+1] == '[' {
+			j := i + 2
+			for j < len(rs) && !(rs[j] >= '@' && rs[j] <= '~') {
+				j++
+			}
+			if j < len(rs) {
+				b.WriteString(string(rs[i : j+1]))
+				i, escaped = j, true
+				continue
+			}
+		}
+		if visible == n {
+			if escaped {
+				b.WriteString("\033[0m")
+			}
+			return b.String()
+		}
+		b.WriteRune(rs[i])
+		visible++
+	}
+	return b.String()
 }

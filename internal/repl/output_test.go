@@ -1,8 +1,10 @@
 package repl
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/approxtune/approxtune/session"
 	"github.com/approxtune/approxtune/sweep"
@@ -23,5 +25,35 @@ func TestScriptLineCutShort(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "eager at 2^-1: cut short, predicted over 0.0385s") ||
 		!strings.Contains(lines[1], "eager at 2^-1: predicted 0.0104s") || strings.Contains(lines[1], "cut short") {
 		t.Errorf("script lines:\n%s", b.String())
+	}
+}
+
+// On a terminal narrower than the live area, each line is cut to the
+// width (less one column): a wrapped line took two rows, and the redraw,
+// which goes up one row per line, left a stale copy behind at each update
+// (a reviewer's 60 columns kept 13 frames in the scrollback). Colour
+// codes take no column and a cut coloured line ends its colour.
+func TestLiveAreaFitsTheTerminal(t *testing.T) {
+	var b strings.Builder
+	o := &termOutput{w: &b, live: true, color: true, width: func() int { return 30 }}
+	tol, p := 0.5, 0.01
+	sw := &session.Sweep{ID: 1, Spec: &sweep.Spec{Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}},
+		Workload: "synthetic", Results: []sweep.Result{{Index: 0, Policy: "eager", Tolerance: &tol, PredictedS: &p, SelectiveS: &p, ReferenceS: []float64{0.05}}}}
+	o.Update(session.Progress{Sweep: sw, Done: 1, Total: 3})
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("live area: %q", b.String())
+	}
+	esc := regexp.MustCompile("\033\\[[0-9;]*[A-Za-z]")
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(esc.ReplaceAllString(l, "")); n > 29 {
+			t.Errorf("a line of %d columns on a terminal of 30: %q", n, l)
+		}
+		if strings.Contains(l, "\033[") && !strings.HasSuffix(l, "\033[0m") {
+			t.Errorf("a coloured line that does not end its colour: %q", l)
+		}
+	}
+	if got := fitWidth("\033[32m████\033[0m 12.5x", 3); got != "\033[32m███\033[0m" {
+		t.Errorf("fitWidth: %q", got)
 	}
 }

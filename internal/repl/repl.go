@@ -26,8 +26,12 @@ import (
 type Options struct {
 	In          io.Reader
 	Out, Err    io.Writer
-	Interactive bool   // a terminal: prompt, line editing, live redraws
-	Color       bool   // ANSI colours
+	Interactive bool // a terminal: prompt, line editing, live redraws
+	Color       bool // ANSI colours
+	// Dumb is a terminal that moves no cursor (TERM=dumb: an editor's
+	// shell buffer, a serial console): no line editing and no redraws; a
+	// sweep prints a line per result, as in a script.
+	Dumb        bool
 	HistoryFile string // "" for none
 }
 
@@ -54,7 +58,7 @@ func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 // shows it.
 func Run(ctx context.Context, s *session.Session, o Options) int {
 	s.SetDefaultNotebook(display.Export)
-	out := &termOutput{w: o.Out, live: o.Interactive, color: o.Color}
+	out := &termOutput{w: o.Out, live: o.Interactive && !o.Dumb, color: o.Color && !o.Dumb, width: readline.GetScreenWidth}
 	if o.Interactive {
 		return interactive(ctx, s, o, out)
 	}
@@ -92,7 +96,7 @@ func execCancelable(ctx context.Context, s *session.Session, line string, out *t
 
 func interactive(ctx context.Context, s *session.Session, o Options, out *termOutput) int {
 	prompt := "approxtune> "
-	if o.Color {
+	if o.Color && !o.Dumb {
 		prompt = "\033[1;36mapproxtune\033[0m> "
 	}
 	if o.HistoryFile != "" {
@@ -101,7 +105,7 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 			o.HistoryFile = ""
 		}
 	}
-	rl, err := readline.NewEx(&readline.Config{
+	cfg := &readline.Config{
 		Prompt:          prompt,
 		HistoryFile:     o.HistoryFile,
 		AutoComplete:    completer{s},
@@ -109,7 +113,11 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		EOFPrompt:       "",
 		Stdout:          o.Out,
 		Stderr:          o.Err,
-	})
+	}
+	if o.Dumb {
+		cfg.FuncIsTerminal = func() bool { return false }
+	}
+	rl, err := readline.NewEx(cfg)
 	if err != nil {
 		fmt.Fprintf(o.Err, "approxtune repl: %v\n", err)
 		return 1
