@@ -394,6 +394,28 @@ func (s *Sweep) varying() map[string]bool {
 	return vary
 }
 
+// named are the parameters a sweep's lines and tables name a
+// configuration by: those its spec's space sets (varied or not: n=2048
+// says what ran) and those that vary. A workload's parameters left at
+// their defaults (synthetic has a dozen) would fill every line.
+func (s *Sweep) named() map[string]bool {
+	keep := s.varying()
+	if s.Spec != nil {
+		for k := range s.Spec.Space {
+			keep[k] = true
+		}
+	}
+	return keep
+}
+
+// Labeler returns what names a configuration of s in its lines and
+// tables: its label with only the parameters the sweep set or varied
+// (the whole label where there are none).
+func (s *Sweep) Labeler() func(sweep.Config) string {
+	keep := s.named()
+	return func(c sweep.Config) string { return shortLabel(c, keep) }
+}
+
 // shortLabel is c's label with only the parameters in vary (Sweep.varying):
 // a workload's fixed parameters (synthetic has a dozen) would fill every
 // line and column. With none varying, the whole label.

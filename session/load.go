@@ -72,15 +72,37 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 		abs = dir
 	}
 	var loaded []*Sweep
+	var again []string
 	for _, old := range sws {
-		sw, err := s.adopt(old, fmt.Sprintf("loaded from %s, sweep %d", abs, old.ID))
+		origin := fmt.Sprintf("loaded from %s, sweep %d", abs, old.ID)
+		if k := s.loadedAs(origin); k > 0 {
+			again = append(again, fmt.Sprintf("its sweep %d (loaded before as sweep %d)", old.ID, k))
+		}
+		sw, err := s.adopt(old, origin)
 		if err != nil {
 			return fmt.Errorf("load %s: %w", dir, err)
 		}
 		loaded = append(loaded, sw)
 	}
-	out.Print(describeLoad(dir, sws, loaded, lastOld))
+	text := describeLoad(dir, sws, loaded, lastOld)
+	if len(again) > 0 {
+		// Loading again makes a sweep the last one, which tables and
+		// figures read; analyses over every sweep count a copy once.
+		text += fmt.Sprintf("loaded again: %s; 'model sweeps=all' counts each once\n", strings.Join(again, ", "))
+	}
+	out.Print(text)
 	return nil
+}
+
+// loadedAs is the number of this session's first sweep loaded from origin,
+// or 0.
+func (s *Session) loadedAs(origin string) int {
+	for _, sw := range s.sweeps {
+		if sw.origin == origin {
+			return sw.ID
+		}
+	}
+	return 0
 }
 
 // findSession is the directory of the session a 'load' argument names: a

@@ -239,6 +239,10 @@ func TestLoadRealSession(t *testing.T) {
 	if err := b.Exec(ctx, "load "+a.Dir()+" sweep=1", out); err != nil || !strings.Contains(out.b.String(), "  sweep 3 (its sweep 1): evaluate synthetic") {
 		t.Fatalf("load sweep=1: %v\n%s", err, out.b.String())
 	}
+	// Loaded twice now: said, and counted once by the analyses of every sweep.
+	if !strings.Contains(out.b.String(), "loaded again: its sweep 1 (loaded before as sweep 1); 'model sweeps=all' counts each once\n") {
+		t.Errorf("a second load of sweep 1 does not say it was loaded before:\n%s", out.b.String())
+	}
 	if got := b.Last(); !reflect.DeepEqual(got.Results, evaluated.Results) || !reflect.DeepEqual(got.Kernels, evaluated.Kernels) || !reflect.DeepEqual(got.Traces, evaluated.Traces) {
 		t.Fatalf("the loaded sweep's data differ from the sweep that ran")
 	}

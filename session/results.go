@@ -246,6 +246,7 @@ func (s *Sweep) Summaries() []Summary {
 		g.runs, g.of = append(g.runs, m), append(g.of, i)
 	}
 	var out []Summary
+	label := s.Labeler()
 	for _, p := range s.Spec.Policies {
 		for _, t := range s.Spec.Tolerances {
 			g := groups[runKey{policy: p, tolerance: float64(t)}]
@@ -257,10 +258,10 @@ func (s *Sweep) Summaries() []Summary {
 				SelTotal: f.SelectiveTotalS, Speedup: f.Speedup, MeanError: f.MeanError, MaxError: f.MaxError,
 				Quality: f.Quality, HasRef: f.Judged > 0}
 			if f.Chosen >= 0 {
-				sm.Chosen, sm.PredChosen = s.Results[g.of[f.Chosen]].Config.Label(), g.runs[f.Chosen].PredictedS
+				sm.Chosen, sm.PredChosen = label(s.Results[g.of[f.Chosen]].Config), g.runs[f.Chosen].PredictedS
 			}
 			if f.Best >= 0 {
-				sm.Best = s.Results[g.of[f.Best]].Config.Label()
+				sm.Best = label(s.Results[g.of[f.Best]].Config)
 			}
 			out = append(out, sm)
 		}

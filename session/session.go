@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -202,6 +203,9 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		return errAt(c.VerbCol, "%s: in the REPL, 'exit' or Ctrl-D leaves; in Jupyter, shut the kernel down (jupyter console: Ctrl-D; a notebook: Kernel > Shut Down)", c.Verb)
 	}
 	if !ok {
+		if n := format.Nearest(c.Verb, Verbs()); n != "" {
+			return errAt(c.VerbCol, "unknown command %q: did you mean %s? The commands are %s (try 'help')", c.Verb, n, verbList())
+		}
 		return errAt(c.VerbCol, "unknown command %q: the commands are %s (try 'help')", c.Verb, verbList())
 	}
 	rec, rout := newRecorder(out)

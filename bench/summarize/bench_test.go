@@ -154,3 +154,23 @@ func TestBenchCholesky3d(t *testing.T) {
 		"| 32 | 2^-1 | -4.8% ± 0.0 | -4.8%, -4.8% | holds |",
 		"away from its references on average")
 }
+
+// A sweep with timelines on (trace) has trace events whose ranks are a
+// list: summarize passes over them (and over kernels tables and run
+// starts) instead of failing on the whole sweep, in an agent's output
+// and in a session's journal alike.
+func TestReadPassesOverTraces(t *testing.T) {
+	in := `{"type":"start","v":1,"ranks":4}
+{"type":"trace","v":1,"ranks":[{"rank":0,"events":[]}]}
+{"kind":"event","sweep":1,"event":{"type":"trace","v":1,"ranks":[{"rank":1}]}}
+{"type":"kernels","v":1,"kernels":[{"routine":"gemm"}]}
+{"type":"result","v":1,"index":0,"policy":"eager","tolerance":0.5,"predicted_s":1,"selective_s":0.5,"reference_s":[1.1]}
+`
+	evs, err := read(strings.NewReader(in))
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if len(evs) != 2 || evs[0].Type != "start" || evs[1].Type != "result" {
+		t.Errorf("events %+v, want the start and the result", evs)
+	}
+}

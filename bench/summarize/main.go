@@ -160,7 +160,21 @@ func main() {
 		}
 		return
 	}
-	evs, err := read(os.Stdin)
+	if flag.NArg() > 1 {
+		fmt.Fprintln(os.Stderr, "summarize: without a mode, one sweep's events (a file, or standard input); to pool several: -pooled, -paired, -bench NAME, -halving")
+		os.Exit(2)
+	}
+	in := io.Reader(os.Stdin)
+	if flag.NArg() == 1 {
+		f, err := os.Open(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in = f
+	}
+	evs, err := read(in)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
@@ -187,7 +201,7 @@ func read(r io.Reader) ([]event, error) {
 			Event json.RawMessage `json:"event"`
 		}
 		if err := json.Unmarshal([]byte(line), &j); err != nil {
-			return nil, fmt.Errorf("bad event %q: %w", line, err)
+			return nil, fmt.Errorf("bad event %q: %w", clip(line), err)
 		}
 		raw := []byte(line)
 		switch {
@@ -196,9 +210,18 @@ func read(r io.Reader) ([]event, error) {
 		case j.Kind != "":
 			continue // the journal's own records (sweep, end)
 		}
+		var head struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return nil, fmt.Errorf("bad event %q: %w", clip(line), err)
+		}
+		if !readTypes[head.Type] {
+			continue // a timeline (trace on), a kernels table, a run's start
+		}
 		var e event
 		if err := json.Unmarshal(raw, &e); err != nil {
-			return nil, fmt.Errorf("bad event %q: %w", line, err)
+			return nil, fmt.Errorf("bad event %q: %w", clip(line), err)
 		}
 		if e.Type == "error" {
 			return nil, fmt.Errorf("the agent reported: %s", e.Message)
@@ -206,6 +229,17 @@ func read(r io.Reader) ([]event, error) {
 		evs = append(evs, e)
 	}
 	return evs, sc.Err()
+}
+
+// readTypes are the events summarize reads; it passes over the others.
+var readTypes = map[string]bool{"start": true, "result": true, "summary": true, "round": true, "search": true, "error": true}
+
+// clip is the start of a line for an error: a timeline's is 100 KB.
+func clip(line string) string {
+	if len(line) > 200 {
+		return line[:200] + "..."
+	}
+	return line
 }
 
 func policyTable(evs []event) {

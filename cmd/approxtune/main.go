@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/approxtune/approxtune/internal/format"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -66,7 +68,11 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "approxtune: unknown command %q: want one of %s (see approxtune help)\n", name, strings.Join(names(), ", "))
+	if n := format.Nearest(name, names()); n != "" {
+		fmt.Fprintf(stderr, "approxtune: unknown command %q: did you mean %s? The commands are %s (see approxtune help)\n", name, n, strings.Join(names(), ", "))
+	} else {
+		fmt.Fprintf(stderr, "approxtune: unknown command %q: want one of %s (see approxtune help)\n", name, strings.Join(names(), ", "))
+	}
 	return 2
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Pow2 writes 2 to the power e as 2^e, the way the command language reads
@@ -71,4 +72,39 @@ func Speedup(x float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", x)
+}
+
+// Nearest is the name in names closest to word by edit distance (one
+// insertion, deletion or substitution each), for a "did you mean" after a
+// typo: "" where none is within 2 edits and under half of word's length.
+func Nearest(word string, names []string) string {
+	best, bestD := "", 3
+	w := []rune(strings.ToLower(word))
+	for _, n := range names {
+		if d := editDistance(w, []rune(strings.ToLower(n))); d < bestD && 2*d < len(w) {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b []rune) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

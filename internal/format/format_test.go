@@ -44,3 +44,14 @@ func TestSmallSeconds(t *testing.T) {
 		}
 	}
 }
+
+// Nearest suggests the name a typo was meant as, and nothing for a word
+// far from every name.
+func TestNearest(t *testing.T) {
+	names := []string{"evaluate", "tune", "resume", "repl", "run"}
+	for word, want := range map[string]string{"evalute": "evaluate", "Evaluat": "evaluate", "repel": "repl", "tume": "tune", "xyzzy": "", "r": ""} {
+		if got := Nearest(word, names); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 )
@@ -44,8 +45,17 @@ func Find() (*Launcher, error) {
 	return ForPath(path)
 }
 
-// ForPath returns a Launcher for the given mpirun executable.
+// ForPath returns a Launcher for the given mpirun executable. Its folder
+// is taken with symbolic links resolved: Open MPI's mpirun run by an
+// absolute path takes its installation prefix from it, and /bin/mpirun
+// (PATH=/bin:/usr/bin, where /bin links to /usr/bin) gave the prefix "/",
+// which it refuses ("a prefix ... that only contained slashes").
 func ForPath(path string) (*Launcher, error) {
+	if filepath.IsAbs(path) {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+			path = filepath.Join(dir, filepath.Base(path))
+		}
+	}
 	out, err := exec.Command(path, "--version").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%s --version: %w (%s)", path, err, bytes.TrimSpace(out))

@@ -1,6 +1,9 @@
 package launch
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +68,31 @@ func TestWarningsOnSingleCopyOff(t *testing.T) {
 	}
 	if w := TransportWarnings("MPICH Version: 4.0.2", both); len(w) != 0 {
 		t.Errorf("MPICH with %s=none: warnings %q, want none (an Open MPI setting)", v, w)
+	}
+}
+
+// An mpirun found in a folder that is a link to another (/bin to /usr/bin)
+// is run from the folder linked to: Open MPI takes its prefix from the
+// path it was run by, and /bin/mpirun gave "/", which it refuses, so the
+// agent did not start with PATH=/bin:/usr/bin.
+func TestForPathResolvesLinkedFolder(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Fatalf("mpirun: %v (install.sh --test-deps installs Open MPI)", err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Dir(mpirun))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "bin")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ForPath(filepath.Join(link, filepath.Base(mpirun)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(real, filepath.Base(mpirun)); l.Path != want {
+		t.Errorf("Path %s, want %s", l.Path, want)
 	}
 }

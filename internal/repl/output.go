@@ -30,7 +30,9 @@ type termOutput struct {
 	seen  int // results already reported (script mode)
 	// headed is the sweep whose header script mode printed: a state
 	// reported again before any result (the clock's) prints none.
-	headed *session.Sweep
+	headed  *session.Sweep
+	label   func(sweep.Config) string // labelOf's (Sweep.Labeler)
+	labelOf *session.Sweep
 }
 
 func (o *termOutput) clearLive() {
@@ -113,6 +115,9 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 			fmt.Fprintf(o.w, "sweep %d: %s %s, %d runs\n", sw.ID, sw.Spec.Mode, sw.Workload, p.Total)
 		}
 	}
+	if o.labelOf != sw {
+		o.labelOf, o.label = sw, sw.Labeler()
+	}
 	for ; o.seen < len(sw.Results); o.seen++ {
 		r := sw.Results[o.seen]
 		desc := "full runs " + fmtSecs(stat.Mean(r.ReferenceS, nil))
@@ -129,7 +134,7 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 				desc += fmt.Sprintf(", reference %s, error %.1f%%", fmtSecs(stat.Mean(r.ReferenceS, nil)), 100**r.Error)
 			}
 		}
-		fmt.Fprintf(o.w, "  [%d/%d] %s  %s: %s\n", o.seen+1, p.Total, session.FormatDuration(p.Elapsed), r.Config.Label(), desc)
+		fmt.Fprintf(o.w, "  [%d/%d] %s  %s: %s\n", o.seen+1, p.Total, session.FormatDuration(p.Elapsed), o.label(r.Config), desc)
 	}
 	if p.Note != "" {
 		fmt.Fprintln(o.w, "  "+p.Note)
