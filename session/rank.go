@@ -110,9 +110,10 @@ func rankSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error)
 	src.from = "reference runs"
 	refs := map[int][]float64{}
 	labels := map[int]string{}
+	label := sw.Labeler()
 	for _, r := range sw.Results {
 		if len(r.ReferenceS) > len(refs[r.Index]) {
-			refs[r.Index], labels[r.Index] = r.ReferenceS, r.Config.Label()
+			refs[r.Index], labels[r.Index] = r.ReferenceS, label(r.Config)
 		}
 	}
 	var few []string
@@ -149,17 +150,18 @@ func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, 
 			sw.ID, pol, format.Tolerance(tol), strings.Join(sw.Spec.Policies, ", "), tolerances(sw))
 	}
 	var noSE []string
+	label := sw.Labeler()
 	for _, i := range sortedKeys(byIndex) {
 		r := byIndex[i]
 		if r.PredictedSE == nil {
-			noSE = append(noSE, r.Config.Label())
+			noSE = append(noSE, label(r.Config))
 			continue
 		}
 		x, err := analysis.SampleNormal(*r.PredictedS, *r.PredictedSE, rankDraws, rng)
 		if err != nil {
-			return src, fmt.Errorf("prediction of %s: %w", r.Config.Label(), err)
+			return src, fmt.Errorf("prediction of %s: %w", label(r.Config), err)
 		}
-		src.add(i, r.Config.Label(), x)
+		src.add(i, label(r.Config), x)
 		src.pred, src.se = append(src.pred, *r.PredictedS), append(src.se, *r.PredictedSE)
 	}
 	if len(noSE) > 0 {

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"math/rand/v2"
@@ -30,6 +31,12 @@ var planted = []struct {
 	{"A", sweep.GridShape{2, 2}, 128, 1.00},
 	{"D", sweep.GridShape{4, 1}, 128, 1.50},
 	{"B", sweep.GridShape{1, 4}, 128, 1.00},
+}
+
+// plantedSpace is the space the planted sweeps' specs hold: the user set
+// n, which their lines then name although it does not vary.
+func plantedSpace() map[string]json.RawMessage {
+	return map[string]json.RawMessage{"n": json.RawMessage(`[2048]`)}
 }
 
 // plantedConfigs are the configurations of planted, with a parameter (n)
@@ -66,7 +73,7 @@ func plantedEvaluate(reps int) *Sweep {
 	rng := rand.New(rand.NewPCG(27, 4))
 	f := func(x float64) *float64 { return &x }
 	sw := &Sweep{ID: 2, Status: "ok", Workload: "summa", Configs: plantedConfigs(),
-		Spec: &sweep.Spec{Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+		Spec: &sweep.Spec{Space: plantedSpace(), Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
 	for i, p := range planted {
 		refs := make([]float64, reps)
 		for k := range refs {
@@ -86,7 +93,7 @@ func plantedEvaluate(reps int) *Sweep {
 func plantedTune(withSE bool) *Sweep {
 	f := func(x float64) *float64 { return &x }
 	sw := &Sweep{ID: 3, Status: "ok", Workload: "summa", Configs: plantedConfigs(),
-		Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"eager", "conditional"}, Tolerances: []sweep.Tolerance{0.5, 0.125}}}
+		Spec: &sweep.Spec{Space: plantedSpace(), Mode: sweep.ModeTune, Policies: []string{"eager", "conditional"}, Tolerances: []sweep.Tolerance{0.5, 0.125}}}
 	for i, p := range planted {
 		for _, pol := range []string{"eager", "conditional"} {
 			for _, tol := range []float64{0.5, 0.125} {
@@ -193,7 +200,7 @@ func TestRankEvaluatePlantedClasses(t *testing.T) {
 // A reference sweep ranks the same way, on its full runs.
 func TestRankReferenceSweep(t *testing.T) {
 	sw := plantedEvaluate(10)
-	sw.Spec = &sweep.Spec{Mode: sweep.ModeReference}
+	sw.Spec = &sweep.Spec{Space: plantedSpace(), Mode: sweep.ModeReference}
 	for i := range sw.Results {
 		r := &sw.Results[i]
 		r.Policy, r.Tolerance, r.PredictedS, r.PredictedSE, r.SelectiveS = "", nil, nil, nil, nil
@@ -321,7 +328,7 @@ func TestRankTunePredictions(t *testing.T) {
 func TestRankTuneWidePrediction(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	sw := &Sweep{ID: 4, Status: "ok", Workload: "summa", Configs: plantedConfigs(),
-		Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+		Spec: &sweep.Spec{Space: plantedSpace(), Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
 	for i, ps := range [][2]float64{{0.0071, 0.035}, {0.0010, 0.000013}, {0.0046, 0.0001}, {0.0100, 0.0001}} {
 		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: sw.Configs[i], Policy: "eager", Tolerance: f(0.5),
 			PredictedS: f(ps[0]), PredictedSE: f(ps[1]), SelectiveS: f(ps[0] / 4)})
@@ -443,7 +450,7 @@ func wideEvaluate(n, reps int) *Sweep {
 	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 8, Min: 1, Max: 1 << 20}}
 	f := func(x float64) *float64 { return &x }
 	sw := &Sweep{ID: 1, Status: "ok", Workload: "toy",
-		Spec: &sweep.Spec{Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+		Spec: &sweep.Spec{Space: plantedSpace(), Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
 	for i := range n {
 		c := sweep.NewConfig(params, map[string]any{"b": 8 * (i + 1)})
 		sw.Configs = append(sw.Configs, c)
