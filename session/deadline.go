@@ -178,6 +178,14 @@ func seconds(s float64) time.Duration {
 	return time.Duration(min(max(s, 0), 365*24*3600) * float64(time.Second))
 }
 
+// restart starts the wait for the next event now: what came before (a
+// Slurm job waiting in the queue) is no run's.
+func (w *watchdog) restart() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.last = time.Now()
+}
+
 // reference records configuration i's reference times, when there are any:
 // their mean is its reference time.
 func (w *watchdog) reference(i int, times []float64) {

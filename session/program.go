@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/preload"
@@ -178,11 +179,18 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	}()
 	// A program that stops making progress (a deadlock) is stopped at the
 	// deadline as an agent's run is.
+	// Its clock starts once the launches can start: a Slurm job that holds
+	// the nodes may wait in the queue far longer than any run takes (a
+	// reviewer's resume was judged hung while its job was pending).
 	wd := newWatchdog(s.st.Deadline, sw.Results)
 	wd.stopping = "the program's launch"
 	ended := make(chan struct{})
-	cancelledFirst := wd.guard(runCtx, ended, pr, stop)
-	failed, err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick)
+	cancelledFirst := new(atomic.Bool)
+	ready := func() {
+		wd.restart()
+		cancelledFirst = wd.guard(runCtx, ended, pr, stop)
+	}
+	failed, err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick, ready)
 	close(ended)
 	sw.Elapsed += time.Since(pr.start)
 	switch {
@@ -208,7 +216,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 // runProgram runs the sweep's launches, journaling and showing each event;
 // tick sees every event and each launch's start (the deadline). It returns
 // how many selective runs failed (each told of on out).
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event)) (int, error) {
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event), ready func()) (int, error) {
 	var failed []string // the selective runs that failed
 	lib, err := preload.FindFor(s.opts.Binary)
 	if err != nil {
@@ -232,6 +240,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	if err != nil {
 		return 0, err
 	}
+	ready()
 	defer pl.release(out)
 	// The program's own output is left out: a failed launch's error ends
 	// with its last lines.

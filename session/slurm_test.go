@@ -119,6 +119,42 @@ func TestSlurmLauncher(t *testing.T) {
 	// Set PATH, APPROXTUNE_LIB and SLURM_JOB_ID: after the parallel ones.
 	t.Run("ProgramSweep", func(t *testing.T) { testSlurmProgram(t, bin, c, program(t)) })
 	t.Run("SrunInAllocation", func(t *testing.T) { testSlurmSrun(t, bin, program(t)) })
+	t.Run("ProgramAfterAgent", func(t *testing.T) { testSlurmProgramAfterAgent(t, bin, c, program(t)) })
+}
+
+// A program sweep after a workload's, on a node whose every CPU the idle
+// agent's job holds: the session stops the agent first (a reviewer's
+// program job waited for it until interrupted), and the program's
+// deadline counts from when its job runs, not while it waits in the queue
+// (a reviewer's resume was judged hung while its job was pending).
+func testSlurmProgramAfterAgent(t *testing.T, bin string, c *slurmtest.Cluster, p *testProgram) {
+	t.Setenv(preload.EnvLib, p.lib)
+	jobs := filepath.Join(t.TempDir(), "jobs")
+	// Every job starts 10 s after its submission: the program's job waits
+	// past the deadline of 6 s below.
+	s, out := slurmSession(t, bin, "launcher slurm time=00:05:00 output="+jobs+` extra="--begin=now+10"`, fmt.Sprintf("ranks %d", c.CPUs),
+		fmt.Sprintf("workload synthetic grid=1x%d steps=2 count=2", c.CPUs), "policy eager", "tolerance 2^-1", "reps 1")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := s.Exec(ctx, "evaluate", out); err != nil {
+		t.Fatalf("the workload's sweep: %v\n%s", err, out)
+	}
+	agentJob := regexp.MustCompile(`Slurm job (\d+): RUNNING`).FindStringSubmatch(out.String())
+	if agentJob == nil || s.Agent() == nil {
+		t.Fatalf("no agent's job running after the workload's sweep:\n%s", out)
+	}
+	for _, l := range []string{"program " + p.prog + " 99", "space iter=10 n=48 ranks=2", "policy conditional", "deadline 6s"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	if err := s.Exec(ctx, "evaluate", out); err != nil {
+		t.Fatalf("the program's sweep after the workload's: %v\n%s", err, out)
+	}
+	if !strings.Contains(out.String(), "stopping the agent (Slurm job "+agentJob[1]+") to free its nodes") ||
+		!strings.Contains(out.String(), "PENDING (BeginTime)") || s.Last().Status != StatusOK {
+		t.Errorf("want the agent stopped, the program's job pending, then the sweep ok (%s):\n%s", s.Last().Status, out)
+	}
 }
 
 // A sweep submitted with sbatch: its results come back, the display shows

@@ -423,6 +423,15 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 		}
 		return &programLaunch{launcher: programs.Mpirun{Launcher: m}}, nil
 	}
+	if s.agent != nil && s.agent.proc != nil {
+		// An idle agent this session started holds its job's nodes (or,
+		// in an allocation, its step's CPUs): the program's job would
+		// wait for them, or its steps never start (a reviewer's sweep
+		// waited on its own agent's job until interrupted).
+		out.Print(fmt.Sprintf("stopping the agent (%s) to free its nodes for the program's launches; a workload's next sweep starts another", s.agent.runBy()))
+		s.agent.Shutdown(5 * time.Second)
+		s.agent = nil
+	}
 	// The ranks write the runs' results and read their decks: the
 	// directories are on the file system the jobs' output goes to, which
 	// the nodes share.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/approxtune/approxtune/internal/repl"
 	"github.com/approxtune/approxtune/session"
@@ -35,6 +37,9 @@ next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
 	inTTY := repl.IsTerminal(os.Stdin)
 	outTTY := repl.IsTerminal(os.Stdout)
 	color := outTTY && !*noColor && os.Getenv("NO_COLOR") == ""
+	hangup := make(chan os.Signal, 1)
+	signal.Notify(hangup, syscall.SIGHUP, syscall.SIGTERM)
+	defer signal.Stop(hangup)
 	return repl.Run(ctx, s, repl.Options{In: os.Stdin, Out: stdout, Err: stderr, Interactive: inTTY && outTTY,
-		Color: color, Dumb: os.Getenv("TERM") == "dumb", HistoryFile: repl.HistoryPath()})
+		Color: color, Dumb: os.Getenv("TERM") == "dumb", HistoryFile: repl.HistoryPath(), Hangup: hangup})
 }

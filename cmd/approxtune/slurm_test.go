@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,4 +78,66 @@ func TestSlurmFaces(t *testing.T) {
 	if st, err := slurm.Query(context.Background(), m[1]); err != nil || st.Name != "COMPLETED" {
 		t.Errorf("job %s after the REPL ended: %+v, %v; want COMPLETED", m[1], st, err)
 	}
+}
+
+// A REPL whose terminal goes away (SIGHUP: the SSH connection dropped)
+// while its agent's job is pending cancels the job and exits 128+1: a
+// reviewer's hung-up REPL left its pending jobs behind, which later
+// started to dial a session that was gone.
+func TestSlurmHangupCancelsPendingJob(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	slurmtest.Start(t)
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(dir, "session"))
+	repl.Stdin = strings.NewReader("launcher slurm time=00:10:00 extra=\"--begin=now+1hour\"\nranks 2\nworkload synthetic grid=1x2 steps=5 count=4\ntolerance 2^-1\nreps 1\nevaluate\n")
+	var out lockedBuffer
+	repl.Stdout, repl.Stderr = &out, &out
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pending := regexp.MustCompile(`Slurm job (\d+): PENDING`)
+	var job string
+	for deadline := time.Now().Add(time.Minute); job == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if m := pending.FindStringSubmatch(out.String()); m != nil {
+			job = m[1]
+		}
+	}
+	if job == "" {
+		repl.Process.Kill()
+		repl.Wait()
+		t.Fatalf("no pending job within a minute:\n%s", out.String())
+	}
+	repl.Process.Signal(syscall.SIGHUP)
+	err := repl.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 129 || !strings.Contains(out.String(), "hangup: ending the session") {
+		t.Errorf("after SIGHUP: %v; want exit 129 and the session ended\n%s", err, out.String())
+	}
+	st, err := slurm.Query(context.Background(), job)
+	if err != nil || st.Name != "CANCELLED" {
+		t.Errorf("job %s after the hangup: %+v, %v; want CANCELLED", job, st, err)
+	}
+}
+
+// lockedBuffer is an output a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/chzyer/readline"
 
@@ -33,6 +35,15 @@ type Options struct {
 	// sweep prints a line per result, as in a script.
 	Dumb        bool
 	HistoryFile string // "" for none
+	// Hangup, when set, delivers SIGHUP (the terminal or the SSH
+	// connection is gone) and SIGTERM: the session ends as on Ctrl-D, a
+	// running sweep stopped at once (as by a second Ctrl-C), then the
+	// agent and a Slurm job of its, and Exit is called with 128 plus the
+	// signal's number. Without it those signals kill the process and
+	// leave a Slurm job behind.
+	Hangup <-chan os.Signal
+	// Exit ends the process after a hangup (default os.Exit).
+	Exit func(code int)
 }
 
 // HistoryPath is $XDG_STATE_HOME/approxtune/history (or ~/.local/state/...).
@@ -59,10 +70,69 @@ func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 func Run(ctx context.Context, s *session.Session, o Options) int {
 	s.SetDefaultNotebook(display.Export)
 	out := &termOutput{w: o.Out, live: o.Interactive && !o.Dumb, color: o.Color && !o.Dumb, width: readline.GetScreenWidth}
-	if o.Interactive {
-		return interactive(ctx, s, o, out)
+	h := &hangups{s: s, exit: o.Exit}
+	if h.exit == nil {
+		h.exit = os.Exit
 	}
-	return script(ctx, s, o, out)
+	if o.Hangup != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go h.watch(o.Hangup, done, o.Err)
+	}
+	if o.Interactive {
+		return interactive(ctx, s, o, out, h)
+	}
+	return script(ctx, s, o, out, h)
+}
+
+// hangups ends the session on SIGHUP or SIGTERM. The REPL holds busy while
+// a command runs: the hangup waits for the command it stopped, then closes
+// the session, which nothing else touches from then on.
+type hangups struct {
+	s       *session.Session
+	busy    sync.Mutex
+	exit    func(int)
+	restore func() // puts the terminal back as it was
+	hung    atomic.Bool
+}
+
+// ending blocks for good once a hangup is ending the session (its watch
+// exits the process): the command it stopped reports nothing, and the
+// REPL does not go on.
+func (h *hangups) ending() {
+	if h.hung.Load() {
+		select {}
+	}
+}
+
+func (h *hangups) watch(sigs <-chan os.Signal, done <-chan struct{}, errw io.Writer) {
+	select {
+	case sig := <-sigs:
+		h.hung.Store(true)
+		h.s.Cancel()
+		h.s.Cancel() // at once, as a second Ctrl-C
+		h.busy.Lock()
+		if h.restore != nil {
+			h.restore()
+		}
+		fmt.Fprintf(errw, "approxtune repl: %v: ending the session\n", sig)
+		h.s.Close()
+		code := 1
+		if n, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(n)
+		}
+		h.exit(code)
+	case <-done:
+	}
+}
+
+// exec runs one command while holding busy.
+func (h *hangups) exec(ctx context.Context, line string, out *termOutput) error {
+	h.busy.Lock()
+	err := execCancelable(ctx, h.s, line, out)
+	h.busy.Unlock()
+	h.ending()
+	return err
 }
 
 // execCancelable runs one command; SIGINT (Ctrl-C) during it cancels the
@@ -94,7 +164,7 @@ func execCancelable(ctx context.Context, s *session.Session, line string, out *t
 	return err
 }
 
-func interactive(ctx context.Context, s *session.Session, o Options, out *termOutput) int {
+func interactive(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) int {
 	prompt := "approxtune> "
 	if o.Color && !o.Dumb {
 		prompt = "\033[1;36mapproxtune\033[0m> "
@@ -123,6 +193,16 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		return 1
 	}
 	defer rl.Close()
+	// A hangup exits while Readline may hold the terminal raw: it puts
+	// back the state the terminal had before (readline's Close would wait
+	// for the Readline in progress).
+	if f, ok := o.In.(*os.File); ok {
+		if st, err := readline.GetState(int(f.Fd())); err == nil {
+			h.busy.Lock()
+			h.restore = func() { readline.Restore(int(f.Fd()), st) }
+			h.busy.Unlock()
+		}
+	}
 	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D or 'exit' leaves.\nsession journal: %s\n", s.Dir())
 	if n := s.Reopened(); n != "" {
 		fmt.Fprintln(out.w, n)
@@ -138,10 +218,11 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		if isExit(line) {
 			break
 		}
-		if err := execCancelable(ctx, s, line, out); err != nil {
+		if err := h.exec(ctx, line, out); err != nil {
 			out.Error(err.Error())
 		}
 	}
+	h.busy.Lock() // a hangup that came meanwhile closes the session itself
 	if s.Agent() != nil {
 		fmt.Fprintln(out.w, "stopping the agent...")
 	}
@@ -149,8 +230,11 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 	return 0
 }
 
-func script(ctx context.Context, s *session.Session, o Options, out *termOutput) int {
-	defer s.Close()
+func script(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) int {
+	defer func() {
+		h.busy.Lock() // a hangup that came meanwhile closes the session itself
+		s.Close()
+	}()
 	if n := s.Reopened(); n != "" {
 		fmt.Fprintln(o.Out, n)
 	}
@@ -171,7 +255,7 @@ func script(ctx context.Context, s *session.Session, o Options, out *termOutput)
 			s.Exec(ctx, line, out)
 			continue
 		}
-		if err := execCancelable(ctx, s, line, out); err != nil {
+		if err := h.exec(ctx, line, out); err != nil {
 			msg := strings.ReplaceAll(err.Error(), "\n", "\n  ")
 			fmt.Fprintf(o.Err, "line %d: %s\n", n, msg)
 			return 1
