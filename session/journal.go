@@ -27,7 +27,7 @@ const JournalName = "results.jsonl"
 // record is one line of the journal.
 type record struct {
 	T       time.Time       `json:"t"`
-	Kind    string          `json:"kind"` // sweep, resume, event, end
+	Kind    string          `json:"kind"` // sweep, resume, event, end, state (the settings a command changed)
 	Sweep   int             `json:"sweep"`
 	Spec    *sweep.Spec     `json:"spec,omitempty"`
 	State   *State          `json:"state,omitempty"`
@@ -288,6 +288,9 @@ func ReadJournal(path string) ([]*Sweep, error) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			torn = damagedLine(path, n, sc.Bytes(), err)
 			continue
+		}
+		if r.Kind == "state" {
+			continue // the settings typed after a sweep (lastState reads them)
 		}
 		s := byID[r.Sweep]
 		if s == nil && r.Kind != "sweep" && r.Kind != "" {

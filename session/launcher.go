@@ -309,6 +309,19 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		if err := launcherDefaults(next); err != nil {
 			return &Error{Msg: err.Error()}
 		}
+		if cur := s.st.Launcher; cur.Slurm() {
+			// The options commands set before stay (KEY=default clears
+			// one): a reviewer's 'launcher slurm account=proj42' dropped
+			// the time= set a command before.
+			for _, k := range launcherKeys() {
+				o, ok := cur.From[k.name]
+				if v := k.get(cur); v != "" && (!ok || o == "the command") {
+					if err := k.set(next, v); err == nil {
+						next.From[k.name] = "the command"
+					}
+				}
+			}
+		}
 		for _, a := range c.Args[1:] {
 			if a.Key == "" {
 				return errAt(a.Col, "%q is not KEY=VALUE: the options of launcher slurm are %s", a.Value, strings.Join(launcherKeyNames(), ", "))
@@ -364,7 +377,13 @@ func (s *Session) describeLauncher() string {
 	from := map[string][]string{}
 	var origins []string
 	for _, k := range launcherKeys() {
-		if o, ok := l.From[k.name]; ok && k.get(l) != "" {
+		o, ok := l.From[k.name]
+		if !ok {
+			// Set before the session was reopened: the journal keeps the
+			// options, not where they came from.
+			o = "the session's state"
+		}
+		if k.get(l) != "" {
 			if from[o] == nil {
 				origins = append(origins, o)
 			}

@@ -79,6 +79,14 @@ func TestLauncherVerb(t *testing.T) {
 	if err := s.Exec(ctx, "launcher slurm partition=default", out); err != nil || s.st.Launcher.Partition != "" {
 		t.Errorf("partition=default: %v, %+v", err, s.st.Launcher)
 	}
+	// The options set before stay when another is set (a reviewer's
+	// account= dropped the time= set a command before).
+	if err := s.Exec(ctx, "launcher slurm account=proj42", out); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.st.Launcher; l.Account != "proj42" || l.Time != "00:30:00" || l.Nodes != 2 || l.Partition != "" || len(l.Extra) != 2 {
+		t.Errorf("after account=proj42: %+v; want it added to the options set before", l)
+	}
 
 	// A defaults file with a mistake says where, and what is valid.
 	os.WriteFile(file, []byte(`{"slurm": {"partiton": "debug"}}`), 0o644)

@@ -169,6 +169,8 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	pr := newProgress(sw, out, s.live)
+	stopClock := pr.clock()
+	defer stopClock()
 	go func() {
 		select {
 		case <-requests:
@@ -192,6 +194,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	}
 	failed, err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick, ready)
 	close(ended)
+	stopClock()
 	sw.Elapsed += time.Since(pr.start)
 	switch {
 	case err == nil && failed > 0:

@@ -99,7 +99,7 @@ func lastState(path string) (*State, error) {
 			Kind  string `json:"kind"`
 			State *State `json:"state"`
 		}
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Kind == "sweep" && r.State != nil {
+		if json.Unmarshal(sc.Bytes(), &r) == nil && (r.Kind == "sweep" || r.Kind == "state") && r.State != nil {
 			st = r.State
 		}
 	}

@@ -224,3 +224,30 @@ func TestSessionDirectoryLocked(t *testing.T) {
 	}
 	again.Close()
 }
+
+// Settings typed after a session's last sweep come back when the session is
+// reopened (a reviewer's policy, tolerance and reps after a sweep came
+// back as the sweep's): each command that changes them journals them.
+func TestReopenKeepsSettingsAfterLastSweep(t *testing.T) {
+	dir := t.TempDir()
+	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"workload synthetic steps=3", "policy online", "tolerance 2^-4", "reps 5"} {
+		if err := s.Exec(context.Background(), l, &textOut{}); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	s.Close()
+	again, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	st := again.State()
+	if st.Workload != "synthetic" || len(st.Policies) != 1 || st.Policies[0] != "online" || len(st.Tolerances) != 1 || st.Tolerances[0] != 1.0/16 || st.Reps != 5 {
+		t.Errorf("reopened with %s %v %v reps %d; want synthetic, online, 2^-4, reps 5", st.Workload, st.Policies, st.Tolerances, st.Reps)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,16 @@ type Output interface {
 type LiveOutput interface {
 	Output
 	LiveFigures() bool
+}
+
+// ClockedOutput is an Output whose display of a running sweep shows its
+// elapsed time going on between events (a terminal's live area): while
+// Clocked reports true, the session reports the sweep's state to it every
+// second that brings no event. A run may last minutes, and a display that
+// moves only with events looks hung.
+type ClockedOutput interface {
+	Output
+	Clocked() bool
 }
 
 // drawsLive reports whether out draws a running sweep's figures.
@@ -210,6 +221,7 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 	}
 	rec, rout := newRecorder(out)
 	prev := s.Last()
+	before := s.st.clone()
 	if err := v.run(s, ctx, c, rout); err != nil {
 		if sw := s.Last(); sw != nil && sw != prev {
 			st := rec.step(c.Line, sw)
@@ -226,7 +238,23 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		// full (launcher, with its defaults).
 		s.record(rec.step(c.Line, s.Last()))
 	}
+	s.keepState(before)
 	return nil
+}
+
+// keepState journals the settings when a command changed them, once the
+// journal exists (a session that never swept leaves nothing): a sweep's
+// record holds the settings it ran with, and a reopened session came back
+// with those, losing what was typed after the last sweep.
+func (s *Session) keepState(before State) {
+	if reflect.DeepEqual(before, s.st) {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(s.opts.Dir, JournalName)); err != nil {
+		return
+	}
+	st := s.st.clone()
+	s.journal.append(record{Kind: "state", State: &st})
 }
 
 // Cancel asks the running sweep to stop at the next run boundary; a second
@@ -377,6 +405,8 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	pr := newProgress(sw, out, s.live)
+	stopClock := pr.clock()
+	defer stopClock()
 	c := &canceller{requests: requests, stop: stop, agent: make(chan *Agent, 1), ended: make(chan struct{}),
 		grace: s.opts.Grace, note: pr.note}
 	go c.run(ctx, runCtx)
@@ -404,6 +434,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		stop()
 	})
 	close(c.ended)
+	stopClock()
 	sw.Elapsed += time.Since(pr.start)
 	if errors.Is(err, ErrAgentDied) || wd.fired > 0 {
 		s.agent = nil
@@ -561,6 +592,7 @@ type progress struct {
 	drawn  time.Time
 	failed bool
 	shown  time.Time // the last report to out
+	over   bool      // the final report was made
 }
 
 // newProgress starts the progress of sw, drawing its figures to file
@@ -577,6 +609,7 @@ func newProgress(sw *Sweep, out Output, file string) *progress {
 func (p *progress) update(final bool, note string) {
 	if final {
 		p.sw.pending = 0 // runs never reported are missing, for resume
+		p.over = true
 	}
 	p.report(final, note)
 	if note == "" {
@@ -629,6 +662,35 @@ func (p *progress) drawFile(final bool) {
 		p.failed = true
 		p.out.Print("plot live: " + err.Error())
 	}
+}
+
+// clock reports the sweep's state every second that brings no report,
+// to an output that asks for it (ClockedOutput), until the returned stop
+// is called.
+func (p *progress) clock() (stop func()) {
+	c, ok := p.out.(ClockedOutput)
+	if !ok || !c.Clocked() {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(time.Second / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.mu.Lock()
+				if !p.over && time.Since(p.shown) >= time.Second {
+					p.report(false, "")
+				}
+				p.mu.Unlock()
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
 }
 
 // note reports what is happening besides results ("" for a plain update).

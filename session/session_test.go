@@ -9,12 +9,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // hookOut calls onResult with the number of results after each one, and
@@ -267,5 +269,46 @@ func TestCancelWhileWaitingForAgent(t *testing.T) {
 	}
 	if err := s.Exec(ctx, "status", out); err != nil {
 		t.Fatalf("the session is unusable after the cancel: %v", err)
+	}
+}
+
+// clockOut is an Output that asks for the clock's reports and keeps the
+// elapsed times reported.
+type clockOut struct {
+	mu      sync.Mutex
+	elapsed []time.Duration
+	final   int
+}
+
+func (o *clockOut) Print(string) {}
+func (o *clockOut) Update(p Progress) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.elapsed = append(o.elapsed, p.Elapsed)
+	if p.Final {
+		o.final = len(o.elapsed)
+	}
+}
+func (o *clockOut) Clocked() bool { return true }
+
+// A terminal's live area is told the sweep's state every second that
+// brings no event (a reviewer's display stood at "15s elapsed" through a
+// long run), through the transcript's recorder, and nothing after the
+// sweep's end.
+func TestProgressClock(t *testing.T) {
+	sw := &Sweep{ID: 1, Workload: "synthetic", Spec: &sweep.Spec{Mode: sweep.ModeEvaluate}}
+	out := &clockOut{}
+	_, rec := newRecorder(out)
+	p := newProgress(sw, rec, "")
+	stop := p.clock()
+	time.Sleep(2600 * time.Millisecond)
+	stop()
+	p.final()
+	time.Sleep(600 * time.Millisecond)
+	out.mu.Lock()
+	n, final, last := len(out.elapsed), out.final, out.elapsed[len(out.elapsed)-1]
+	out.mu.Unlock()
+	if n < 3 || final != n || last < 2*time.Second {
+		t.Errorf("%d reports (final the %dth), the last at %v; want 2 or more clock reports a second apart, then the final one last", n, final, last)
 	}
 }

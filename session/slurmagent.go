@@ -212,6 +212,8 @@ var pendingWhy = map[string]string{
 	"Resources":              "waiting for nodes to free up",
 	"Priority":               "jobs of higher priority go first",
 	"PartitionConfig":        "the job asks for more than the partition has or allows (nodes, CPUs, time): it will never start as it is",
+	"PartitionNodeLimit":     "the job asks for more nodes than the partition has or allows (nodes=): it will never start as it is",
+	"PartitionTimeLimit":     "the job's time limit is above the partition's (time=): it will never start as it is",
 	"ReqNodeNotAvail":        "a node it needs is down or reserved",
 	"JobHeldUser":            "held: 'scontrol release' lets it go",
 	"JobHeldAdmin":           "held by an administrator",

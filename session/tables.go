@@ -76,8 +76,20 @@ func partialLine(sw *Sweep) string {
 	if len(have) >= total || sw.Status == StatusRunning || sw.Status == StatusOK {
 		return ""
 	}
-	return fmt.Sprintf("note: only %d of the %d configurations have results (the sweep ended %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
-		len(have), total, sw.Status)
+	return fmt.Sprintf("note: only %d of the %d configurations have results (the sweep %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
+		len(have), total, endedAs(sw.Status))
+}
+
+// endedAs says how a sweep ended, after "the sweep": "was cancelled",
+// "died", "hung", "failed".
+func endedAs(st Status) string {
+	switch st {
+	case StatusCancelled:
+		return "was cancelled"
+	case StatusDied, StatusHung, StatusFailed:
+		return string(st)
+	}
+	return "ended " + string(st)
 }
 
 // launchLine is, for a program sweep with references, the speed-ups with

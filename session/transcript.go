@@ -142,6 +142,13 @@ func (r *recorder) snapshot(sw *Sweep) *Sweep {
 // (LiveOutput).
 func (r *recorder) LiveFigures() bool { return drawsLive(r.out) }
 
+// Clocked passes on whether the caller's Output wants the clock's reports
+// (ClockedOutput).
+func (r *recorder) Clocked() bool {
+	c, ok := r.out.(ClockedOutput)
+	return ok && c.Clocked()
+}
+
 func (r *recorder) Print(text string) {
 	r.mu.Lock()
 	r.events = append(r.events, OutputEvent{Text: text})

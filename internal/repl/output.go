@@ -59,6 +59,10 @@ func (o *termOutput) Print(text string) {
 	io.WriteString(o.w, text)
 }
 
+// Clocked says that a live area shows the elapsed time going on between
+// events (session.ClockedOutput).
+func (o *termOutput) Clocked() bool { return o.live }
+
 func (o *termOutput) Error(text string) {
 	if o.color {
 		o.Print("\033[31merror:\033[0m " + text)
