@@ -196,3 +196,14 @@ func TestFigureOptionsChecked(t *testing.T) {
 		t.Errorf("plot configs of what the sweep ran: %v", err)
 	}
 }
+
+// A figure for a folder that does not exist is refused by its folder, not
+// by the name of the temporary file it would have been written through.
+func TestPlotIntoMissingFolder(t *testing.T) {
+	s := sessionWith(t, knownSweep(t))
+	missing := filepath.Join(t.TempDir(), "no", "such")
+	err := s.Exec(context.Background(), "plot speedup "+filepath.Join(missing, "a.png"), &textOut{})
+	if err == nil || !strings.Contains(err.Error(), "the folder "+missing+" does not exist") || strings.Contains(err.Error(), ".approxtune-") {
+		t.Errorf("plot into a missing folder: %v", err)
+	}
+}

@@ -116,5 +116,26 @@ func Parse(line string) (*Command, error) {
 	if v.Key != "" {
 		return nil, errAt(v.Col, "a line starts with a command, not %s=...: try 'help'", v.Key)
 	}
-	return &Command{Verb: strings.ToLower(v.Value), VerbCol: v.Col, Args: words[1:], Line: line}, nil
+	verb := strings.ToLower(v.Value)
+	args := words[1:]
+	if verb != "program" { // a program's arguments are its own
+		args = joinLists(args)
+	}
+	return &Command{Verb: verb, VerbCol: v.Col, Args: args, Line: line}, nil
+}
+
+// joinLists joins the words of a list typed with spaces after or before
+// its commas ("b=32, 64", "conditional ,eager": Tab completion ends a word
+// with a space), each list one argument as if typed without them.
+func joinLists(words []Arg) []Arg {
+	var out []Arg
+	for _, w := range words {
+		if n := len(out); n > 0 && w.Key == "" && w.Value != "" &&
+			(strings.HasSuffix(out[n-1].Value, ",") || strings.HasPrefix(w.Value, ",")) {
+			out[n-1].Value += w.Value
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,5 +326,30 @@ func TestTextChartTune(t *testing.T) {
 		"conditional  2^-1         2       0.1000  b=2\n"
 	if got != want {
 		t.Errorf("chart\n%q\nwant\n%q", got, want)
+	}
+}
+
+// A list typed with a space after or before a comma is one list (Tab
+// completion ends a word with a space: "policy conditional ,eager" failed
+// for a reviewer); a program's own arguments are left as typed.
+func TestParseListsWithSpaces(t *testing.T) {
+	for line, want := range map[string][]string{
+		"policy conditional ,eager":       {"=conditional,eager"},
+		"space b=32, 64 grid=2x2,  1x4":   {"b=32,64", "grid=2x2,1x4"},
+		"tolerance 2^-1 , 2^-3":           {"=2^-1,2^-3"},
+		"program ./solver a, b":           {"=./solver", "=a,", "=b"},
+		"space n=512 b=32,64 lookahead=1": {"n=512", "b=32,64", "lookahead=1"},
+	} {
+		c, err := Parse(line)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		var got []string
+		for _, a := range c.Args {
+			got = append(got, a.Key+"="+a.Value)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: args %q, want %q", line, got, want)
+		}
 	}
 }

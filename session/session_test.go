@@ -221,6 +221,8 @@ func TestDialedAgentWarns(t *testing.T) {
 	cmd := l.Command(context.Background(), 4, bin, "agent", "--connect", addr)
 	cmd.Env = append(cmd.Env, protocol.TokenEnv+"="+token)
 	cmd.Env = append(cmd.Env, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +247,14 @@ func TestDialedAgentWarns(t *testing.T) {
 		if w = "warning: " + w; strings.Count(out.b.String(), w) != 1 {
 			t.Errorf("session output does not hold %q once:\n%s", w, out.b.String())
 		}
+	}
+	// The session's end is the agent's normal end: it says nothing of the
+	// connection closing (a reviewer saw "use of closed network
+	// connection" each time).
+	s.Close()
+	cmd.Wait()
+	if strings.Contains(stderr.String(), "protocol: receive") {
+		t.Errorf("the agent's error output at the session's end:\n%s", stderr.String())
 	}
 }
 
@@ -310,5 +320,39 @@ func TestProgressClock(t *testing.T) {
 	out.mu.Unlock()
 	if n < 3 || final != n || last < 2*time.Second {
 		t.Errorf("%d reports (final the %dth), the last at %v; want 2 or more clock reports a second apart, then the final one last", n, final, last)
+	}
+}
+
+// An idle agent that went away (its Slurm job reached its time limit; here
+// its mpirun stopped) is shown by 'status' as gone, not described as if it
+// were up.
+func TestStatusAgentGone(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &textOut{}
+	for _, l := range []string{"ranks 2", "workload synthetic grid=1x2 steps=2 count=2", "policy eager", "tolerance 2^-1", "tune"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	a := s.Agent()
+	if a == nil {
+		t.Fatal("no agent after a sweep")
+	}
+	a.Interrupt(time.Second)
+	select {
+	case <-a.Gone():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent did not go")
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "status", out); err != nil || !strings.Contains(out.b.String(), "agent       gone (") || !strings.Contains(out.b.String(), "the next sweep starts another") {
+		t.Errorf("status after the agent went: %v\n%s", err, out.b.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -167,6 +168,17 @@ func wrap(s string, width int, indent string) string {
 	return b.String()
 }
 
+// agentGone reports whether a's connection has ended (its job reached its
+// time limit while idle, say): 'status' says so rather than describe it.
+func agentGone(a *Agent) bool {
+	select {
+	case <-a.Gone():
+		return true
+	default:
+		return false
+	}
+}
+
 func noArgs(c *Command) error {
 	if len(c.Args) > 0 {
 		return errAt(c.Args[0].Col, "%s takes no arguments (see help %s)", c.Verb, c.Verb)
@@ -259,6 +271,12 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		fmt.Fprintf(&b, "runs        each a launch of the program, a Slurm job step (srun) on its configuration's ranks\n")
 	case st.Program != nil:
 		fmt.Fprintf(&b, "runs        each a launch of the program on the local mpirun, on its configuration's ranks\n")
+	case s.agent != nil && agentGone(s.agent):
+		why := "its connection ended"
+		if err := s.agent.Err(); err != nil {
+			why = err.Error()
+		}
+		fmt.Fprintf(&b, "agent       gone (%s; it was run by %s): the next sweep starts another\n", why, s.agent.runBy())
 	case s.agent != nil:
 		fmt.Fprintf(&b, "agent       %s; run by %s\n", describeAgent(s.agent), s.agent.runBy())
 	case s.ln != nil:
@@ -810,7 +828,12 @@ func writeFile(name string, write func(*os.File) error) (string, error) {
 		return "", err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".approxtune-*")
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("write %s: the folder %s does not exist", path, filepath.Dir(path))
+	case errors.Is(err, fs.ErrPermission):
+		return "", fmt.Errorf("write %s: the folder %s is not writable", path, filepath.Dir(path))
+	case err != nil:
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())

@@ -185,14 +185,19 @@ func (s *session) read(rd *protocol.Reader) {
 		b, _ := json.Marshal(protocol.Command{Type: protocol.TypeShutdown, V: protocol.Version})
 		s.cmds <- b
 	}()
+	shutdown := false
 	for {
 		line, typ, err := rd.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			// After a shutdown, or once this agent closed the connection
+			// itself, its end is no news (a reviewer saw "use of closed
+			// network connection" at every session's normal end).
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !shutdown {
 				fmt.Fprintf(os.Stderr, "approxtune agent: %v\n", err)
 			}
 			return
 		}
+		shutdown = shutdown || typ == protocol.TypeShutdown
 		switch typ {
 		case protocol.TypeCancel:
 			s.cancelled.Store(true)

@@ -116,7 +116,11 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 			// A search's runs are known only as its rounds end.
 			fmt.Fprintf(o.w, "sweep %d: %s search=%s %s\n", sw.ID, sw.Spec.Mode, sw.Spec.Search, sw.Workload)
 		} else {
-			fmt.Fprintf(o.w, "sweep %d: %s %s, %d runs\n", sw.ID, sw.Spec.Mode, sw.Workload, p.Total)
+			runs := "runs"
+			if p.Total == 1 {
+				runs = "run"
+			}
+			fmt.Fprintf(o.w, "sweep %d: %s %s, %d %s\n", sw.ID, sw.Spec.Mode, sw.Workload, p.Total, runs)
 		}
 	}
 	if o.labelOf != sw {
