@@ -140,3 +140,31 @@ func isFigureOutput(o Output) bool {
 	_, ok := o.(FigureOutput)
 	return ok
 }
+
+// A reopened session's notebook begins by loading the session's journal:
+// its transcript holds only the commands since the reopen, and a
+// reviewer's export failed on its first cell, a plot of a sweep from
+// before.
+func TestExportAfterReopenLoadsTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
+	var steps []Step
+	s, err := New(Options{Dir: dir, Notebook: func(st []Step, path string) error { steps = st; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := &textOut{}
+	for _, l := range []string{"table best", "export notebook " + filepath.Join(t.TempDir(), "again.ipynb")} {
+		if err := s.Exec(context.Background(), l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	var lines []string
+	for _, st := range steps {
+		lines = append(lines, st.Line)
+	}
+	if len(lines) != 3 || !steps[0].Comment || lines[1] != "load "+dir || lines[2] != "table best" {
+		t.Errorf("exported %q; want a comment, load %s, then table best", lines, dir)
+	}
+}

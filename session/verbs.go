@@ -795,6 +795,21 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 		return errAt(a.Col, "export notebook: %s exists and this session did not write it: give another name, or remove it first", a.Value)
 	}
 	steps := s.Transcript()
+	if s.reopened != "" {
+		// The sweeps from before the session was reopened are in its
+		// journal, not its transcript: the notebook loads them first, so
+		// that the commands after it (a plot, a table, resume) find them
+		// (a reviewer's export after a reopen failed on its first plot).
+		dir, err := filepath.Abs(s.opts.Dir)
+		if err != nil {
+			dir = s.opts.Dir
+		}
+		if strings.ContainsAny(dir, " \t#") {
+			dir = `"` + dir + `"`
+		}
+		steps = append([]Step{{Line: "# this session was reopened: its earlier sweeps come from its journal", Comment: true},
+			{Line: "load " + dir}}, steps...)
+	}
 	if err := write(steps, path); err != nil {
 		return errAt(a.Col, "export notebook: %v", err)
 	}
