@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/approxtune/approxtune/internal/slurm"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,5 +109,18 @@ func TestLauncherVerb(t *testing.T) {
 	// help knows it.
 	if h, ok := HelpFor("launcher"); !ok || !strings.Contains(h, "launcher slurm nodes=2") {
 		t.Errorf("help launcher: %q", h)
+	}
+}
+
+// sbatch without a configuration (SLURM_CONF unset off the cluster) is not
+// blamed on the launcher's options, which the reviewer was sent to.
+func TestSubmitErrorWithoutConfiguration(t *testing.T) {
+	err := submitError("the agent", &slurm.CommandError{Command: "sbatch", Message: "error: fetch_config: DNS SRV lookup failed; fatal: Could not establish a configuration source"})
+	if !strings.Contains(err.Error(), "set SLURM_CONF") || strings.Contains(err.Error(), "'launcher' shows its options") {
+		t.Errorf("no configuration: %v", err)
+	}
+	err = submitError("the agent", &slurm.CommandError{Command: "sbatch", Message: "error: invalid partition specified: nope"})
+	if !strings.Contains(err.Error(), "'launcher' shows its options") {
+		t.Errorf("a refused option: %v", err)
 	}
 }

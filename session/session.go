@@ -439,7 +439,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	if errors.Is(err, ErrAgentDied) || wd.fired > 0 {
 		s.agent = nil
 	}
-	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil)
+	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil, a.runBy())
 	hung := wd.conclude(sw, cancelledFirst)
 	if jerr != nil {
 		sw.Status, sw.Message = StatusCancelled, "stopped: the journal could not be written"
@@ -530,11 +530,12 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 }
 
 // endStatus is how a run of a sweep ended, from the agent's answer done or
-// the error of the run; cancelled tells that the user stopped it.
-func endStatus(done protocol.Done, err error, cancelled bool) (Status, string) {
+// the error of the run; cancelled tells that the user stopped it, by what
+// ran the agent's ranks (Agent.runBy: "mpirun", "Slurm job 12").
+func endStatus(done protocol.Done, err error, cancelled bool, by string) (Status, string) {
 	switch {
 	case errors.Is(err, ErrAgentDied) && cancelled:
-		return StatusCancelled, "interrupted: mpirun was stopped (" + err.Error() + ")"
+		return StatusCancelled, "interrupted: " + by + " was stopped (" + err.Error() + ")"
 	case errors.Is(err, ErrAgentDied):
 		return StatusDied, err.Error()
 	case err != nil:

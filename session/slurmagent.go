@@ -101,6 +101,10 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 func submitError(what string, err error) error {
 	var ce *slurm.CommandError
 	if errors.As(err, &ce) && ce.Command == "sbatch" && ce.Message != "" {
+		if strings.Contains(ce.Message, "configuration source") || strings.Contains(ce.Message, "SRV") || strings.Contains(ce.Message, "configuration file") {
+			// Not the job's options: the client found no slurm.conf.
+			return fmt.Errorf("sbatch could not submit %s: %s (Slurm's commands find no configuration here: set SLURM_CONF to the cluster's slurm.conf, or run on a node where sbatch works)", what, ce.Message)
+		}
 		return fmt.Errorf("sbatch refused %s: %s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", what, ce.Message)
 	}
 	return fmt.Errorf("submitting %s: %w", what, err)

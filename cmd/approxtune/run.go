@@ -140,7 +140,7 @@ cannot be written.`, stderr)
 				if sig != os.Interrupt {
 					e.Interrupt() // at once what a second Ctrl-C does
 				} else if first && running {
-					fmt.Fprintln(stderr, "approxtune run: interrupted: a sweep stops at the next run boundary (interrupt again to stop mpirun now)")
+					fmt.Fprintln(stderr, "approxtune run: interrupted: a sweep stops at the next run boundary (interrupt again to stop its agent now: mpirun, or its Slurm job)")
 				}
 			case <-done:
 				return
