@@ -2,12 +2,13 @@ package session
 
 import (
 	"context"
-	"github.com/approxtune/approxtune/internal/slurm"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/internal/slurm"
 )
 
 // The launcher verb: its options checked with errors that name the valid
