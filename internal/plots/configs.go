@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -55,11 +56,9 @@ func Configs(cs []Config, series []string) (*plot.Plot, error) {
 	}
 	ymax := 0.0
 	ref := make(plotter.Values, len(cs))
-	var errs plotter.YErrors
+	errs := refErrors(cs)
 	for i, c := range cs {
 		ref[i] = finite(c.Ref)
-		lo, hi := finite(c.Ref-c.RefLo), finite(c.RefHi-c.Ref)
-		errs = append(errs, struct{ Low, High float64 }{lo, hi})
 		ymax = math.Max(ymax, finite(c.RefHi))
 	}
 	offset := func(k int) vg.Length { return width * vg.Length(float64(k)-float64(n-1)/2) }
@@ -69,7 +68,9 @@ func Configs(cs []Config, series []string) (*plot.Plot, error) {
 	}
 	rb.Color, rb.LineStyle.Width, rb.Offset = color.Gray{170}, 0, offset(0)
 	p.Add(rb)
-	p.Legend.Add("reference (full runs, 95% interval)", rb)
+	if slices.ContainsFunc(cs, func(c Config) bool { return finite(c.Ref) > 0 }) {
+		p.Legend.Add("reference (full runs, 95% interval)", rb) // a tune sweep has none
+	}
 	eb := &barErrors{values: ref, errs: errs, offset: offset(0)}
 	p.Add(eb)
 	for k, s := range series {
@@ -91,6 +92,9 @@ func Configs(cs []Config, series []string) (*plot.Plot, error) {
 		p.Legend.Add("predicted: "+s, b)
 	}
 	p.NominalX(names...)
+	// Half a configuration's room on either side: the axis ended at the
+	// last configuration's centre, and its right-hand bars were cut.
+	p.X.Min, p.X.Max = -0.5, float64(len(cs))-0.5
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.5, 1e-9)
 	return p, nil
 }
@@ -188,6 +192,18 @@ func finite(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// refErrors are the whiskers of the references' 95% intervals, below and
+// above each mean. A time is not below 0: an interval from two or three
+// runs may reach under it, and its whisker crossed the axis's labels.
+func refErrors(cs []Config) plotter.YErrors {
+	var errs plotter.YErrors
+	for _, c := range cs {
+		lo, hi := finite(c.Ref-math.Max(c.RefLo, 0)), finite(c.RefHi-c.Ref)
+		errs = append(errs, struct{ Low, High float64 }{lo, hi})
+	}
+	return errs
 }
 
 // barErrors draws vertical error bars over bars placed like a BarChart with offset.

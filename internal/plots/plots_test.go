@@ -215,3 +215,37 @@ func TestLogTicksNarrowRange(t *testing.T) {
 		t.Errorf("ticks over four decades: %d", len(wide))
 	}
 }
+
+// A reference interval that reaches below 0 (two or three runs, a wide
+// t-interval) is drawn down to 0 only: its whisker crossed the axis's
+// labels.
+func TestConfigsIntervalStopsAtZero(t *testing.T) {
+	cs := []Config{{Label: "b=32", Ref: 1, RefLo: -0.5, RefHi: 2.5, Predicted: map[string]float64{"eager 2^-1": 1}},
+		{Label: "b=64", Ref: 2, RefLo: 1.5, RefHi: 2.5, Predicted: map[string]float64{"eager 2^-1": 2}}}
+	p, err := Configs(cs, []string{"eager 2^-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := refErrors(cs); errs[0].Low != 1 || errs[0].High != 1.5 || errs[1].Low != 0.5 {
+		t.Errorf("whiskers %+v: want the first down to 0 (1 below its mean), up to 2.5", errs)
+	}
+	pngOf(t, p)
+}
+
+// A tune sweep's configurations have no references: the legend has no
+// reference entry.
+func TestConfigsWithoutReferences(t *testing.T) {
+	cs := []Config{{Label: "b=32", Ref: math.NaN(), Predicted: map[string]float64{"eager 2^-1": 1}, Chosen: true},
+		{Label: "b=64", Ref: math.NaN(), Predicted: map[string]float64{"eager 2^-1": 2}}}
+	p, err := Configs(cs, []string{"eager 2^-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := Encode(p, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(svg, []byte("reference")) || !bytes.Contains(svg, []byte("eager 2^-1")) {
+		t.Errorf("legend of a tune sweep's configurations: want the series and no reference")
+	}
+}
