@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -309,13 +308,7 @@ func TestAnomaliesFigures(t *testing.T) {
 // every kernel runs: 'anomalies' finds them with precision and recall of at
 // least 0.9, among all the executions it flags (messages included).
 func TestAnomaliesFindPlantedSlowKernels(t *testing.T) {
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
-	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := agentSession(t)
 	ctx := context.Background()
 	out := &textOut{}
 	// Few steps of many kernels: the messages (2 per step and rank), whose

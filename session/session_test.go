@@ -327,20 +327,10 @@ func TestProgressClock(t *testing.T) {
 // its mpirun stopped) is shown by 'status' as gone, not described as if it
 // were up.
 func TestStatusAgentGone(t *testing.T) {
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
-	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := agentSession(t)
 	ctx := context.Background()
 	out := &textOut{}
-	for _, l := range []string{"ranks 2", "workload synthetic grid=1x2 steps=2 count=2", "policy eager", "tolerance 2^-1", "tune"} {
-		if err := s.Exec(ctx, l, out); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	execAll(t, s, out, "ranks 2", "workload synthetic grid=1x2 steps=2 count=2", "policy eager", "tolerance 2^-1", "tune")
 	a := s.Agent()
 	if a == nil {
 		t.Fatal("no agent after a sweep")

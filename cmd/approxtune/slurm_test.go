@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,7 +94,7 @@ func TestSlurmHangupCancelsPendingJob(t *testing.T) {
 	defer cancel()
 	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(dir, "session"))
 	repl.Stdin = strings.NewReader("launcher slurm time=00:10:00 extra=\"--begin=now+1hour\"\nranks 2\nworkload synthetic grid=1x2 steps=5 count=4\ntolerance 2^-1\nreps 1\nevaluate\n")
-	var out lockedBuffer
+	var out testenv.SyncBuffer
 	repl.Stdout, repl.Stderr = &out, &out
 	if err := repl.Start(); err != nil {
 		t.Fatal(err)
@@ -122,22 +121,4 @@ func TestSlurmHangupCancelsPendingJob(t *testing.T) {
 	if err != nil || st.Name != "CANCELLED" {
 		t.Errorf("job %s after the hangup: %+v, %v; want CANCELLED", job, st, err)
 	}
-}
-
-// lockedBuffer is an output a process writes while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

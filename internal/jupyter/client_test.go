@@ -1,7 +1,6 @@
 package jupyter
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"log"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +16,6 @@ import (
 	"github.com/approxtune/approxtune/internal/testenv"
 	"github.com/approxtune/approxtune/session"
 )
-
-// syncBuffer collects the kernel's log; tests print it when they fail.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // received is a message a test client got, with its raw frames.
 type received struct {
@@ -71,7 +51,7 @@ type testClient struct {
 	ctrlC   chan received
 	iopubC  chan received
 	served  chan struct{} // closed when Serve returns
-	log     *syncBuffer
+	log     *testenv.SyncBuffer
 	cancel  context.CancelFunc
 }
 
@@ -93,7 +73,7 @@ func startKernel(t *testing.T, su kernelSetup) *testClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lb := &syncBuffer{}
+	lb := &testenv.SyncBuffer{}
 	info := ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", Key: su.key, SignatureScheme: "hmac-sha256"}
 	if su.ipc {
 		info = ConnectionInfo{Transport: "ipc", IP: filepath.Join(t.TempDir(), "kernel"), Key: su.key, SignatureScheme: "hmac-sha256",

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -223,4 +224,24 @@ func PNGSize(t testing.TB, what string, data []byte) image.Point {
 		t.Fatalf("%s is not a PNG image: %v", what, err)
 	}
 	return img.Bounds().Size()
+}
+
+// SyncBuffer is an output a process or a goroutine writes while the test
+// reads it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
