@@ -396,9 +396,12 @@ func TestProgramAprioriSweep(t *testing.T) {
 				*r.Tolerance, *r.SelectiveS, *r.PredictedS, 2*iter*napS)
 		}
 	}
-	if !(*a0.SelectiveS > 1.5**c0.SelectiveS) || !(*a0.LaunchS > *c0.LaunchS) {
-		t.Errorf("at 0: apriori's run %v s and launches %v s, conditional's %v s and %v s; want apriori's about twice, its launches more",
-			*a0.SelectiveS, *a0.LaunchS, *c0.SelectiveS, *c0.LaunchS)
+	// Its two regions are in its time (checked above against the naps,
+	// which no load shortens); its two launches cost more than one. A
+	// ratio of the regions' times to conditional's failed once in CI: a
+	// loaded machine stretched conditional's one region by half.
+	if !(*a0.LaunchS > *c0.LaunchS) {
+		t.Errorf("at 0: apriori's launches %v s, conditional's %v s; want apriori's two more than conditional's one", *a0.LaunchS, *c0.LaunchS)
 	}
 }
 
