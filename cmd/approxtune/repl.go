@@ -37,8 +37,14 @@ next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
 	inTTY := repl.IsTerminal(os.Stdin)
 	outTTY := repl.IsTerminal(os.Stdout)
 	color := outTTY && !*noColor && os.Getenv("NO_COLOR") == ""
+	// A script run under nohup keeps ignoring hangups: Notify would
+	// undo the ignoring.
 	hangup := make(chan os.Signal, 1)
-	signal.Notify(hangup, syscall.SIGHUP, syscall.SIGTERM)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		if !signal.Ignored(sig) {
+			signal.Notify(hangup, sig)
+		}
+	}
 	defer signal.Stop(hangup)
 	return repl.Run(ctx, s, repl.Options{In: os.Stdin, Out: stdout, Err: stderr, Interactive: inTTY && outTTY,
 		Color: color, Dumb: os.Getenv("TERM") == "dumb", HistoryFile: repl.HistoryPath(), Hangup: hangup})
