@@ -79,11 +79,12 @@ func TestSlurmFaces(t *testing.T) {
 	}
 }
 
-// A REPL whose terminal goes away (SIGHUP: the SSH connection dropped)
-// while its agent's job is pending cancels the job and exits 128+1: a
-// reviewer's hung-up REPL left its pending jobs behind, which later
-// started to dial a session that was gone.
-func TestSlurmHangupCancelsPendingJob(t *testing.T) {
+// A REPL told to end (SIGTERM; a dropped SSH connection's SIGHUP takes the
+// same path, but a test run under nohup would pass its REPL SIGHUP
+// ignored) while its agent's job is pending cancels the job and exits
+// 128+15: a reviewer's hung-up REPL left its pending jobs behind, which
+// later started to dial a session that was gone.
+func TestSlurmTerminatedREPLCancelsPendingJob(t *testing.T) {
 	testenv.Launcher(t)
 	bin := testenv.Build(t)
 	slurmtest.Start(t)
@@ -111,14 +112,14 @@ func TestSlurmHangupCancelsPendingJob(t *testing.T) {
 		repl.Wait()
 		t.Fatalf("no pending job within a minute:\n%s", out.String())
 	}
-	repl.Process.Signal(syscall.SIGHUP)
+	repl.Process.Signal(syscall.SIGTERM)
 	err := repl.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 129 || !strings.Contains(out.String(), "hangup: ending the session") {
-		t.Errorf("after SIGHUP: %v; want exit 129 and the session ended\n%s", err, out.String())
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 || !strings.Contains(out.String(), "terminated: ending the session") {
+		t.Errorf("after SIGTERM: %v; want exit 143 and the session ended\n%s", err, out.String())
 	}
 	st, err := slurm.Query(context.Background(), job)
 	if err != nil || st.Name != "CANCELLED" {
-		t.Errorf("job %s after the hangup: %+v, %v; want CANCELLED", job, st, err)
+		t.Errorf("job %s after SIGTERM: %+v, %v; want CANCELLED", job, st, err)
 	}
 }
