@@ -199,6 +199,21 @@ func (r *recorder) step(line string, last *Sweep) Step {
 
 // recordFigure tells out's recorder about a figure plot wrote to a file
 // where a notebook would have shown it.
+// printAside prints text to the caller's output but not into the
+// transcript: the REPL's word on the file it wrote a figure to, where a
+// notebook shows the figure, which the transcript keeps (recordFigure), and
+// says nothing of a file.
+func printAside(out Output, text string) {
+	switch r := out.(type) {
+	case *recorder:
+		r.out.Print(text)
+	case figureRecorder:
+		r.out.Print(text)
+	default:
+		out.Print(text)
+	}
+}
+
 func recordFigure(out Output, f *Figure) {
 	switch r := out.(type) {
 	case *recorder:

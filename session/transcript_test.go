@@ -168,3 +168,33 @@ func TestExportAfterReopenLoadsTheJournal(t *testing.T) {
 		t.Errorf("exported %q; want a comment, load %s, then table best", lines, dir)
 	}
 }
+
+// A figure the REPL writes to a file where a notebook would show it goes
+// into the transcript as the figure alone: an exported notebook's plot
+// cell had the REPL's "wrote FILE" besides (a reviewer), which the kernel
+// never prints.
+func TestTranscriptFigureWithoutFileLine(t *testing.T) {
+	s := sessionWith(t, knownSweep(t))
+	t.Chdir(t.TempDir()) // the figure's default file goes there
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "plot speedup", out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "wrote ") {
+		t.Errorf("the REPL's output does not say where the figure went: %q", out.b.String())
+	}
+	steps := s.Transcript()
+	st := steps[len(steps)-1]
+	figures, texts := 0, 0
+	for _, e := range st.Events {
+		if e.Figure != nil {
+			figures++
+		}
+		if strings.Contains(e.Text, "wrote ") {
+			texts++
+		}
+	}
+	if figures != 1 || texts != 0 {
+		t.Errorf("transcript of 'plot speedup': %d figures and %d 'wrote' lines, want the figure alone", figures, texts)
+	}
+}

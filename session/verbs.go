@@ -937,8 +937,11 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 		return errAt(c.Args[len(c.Args)-1].Col, "%v", err)
 	}
 	if shown {
-		// The transcript keeps it, so 'export notebook' shows it.
+		// The transcript keeps the figure, so 'export notebook' shows it
+		// as the kernel does, without the file.
 		recordFigure(out, f)
+		printAside(out, fmt.Sprintf("%swrote %s", f.Summary, path))
+		return nil
 	}
 	out.Print(fmt.Sprintf("%swrote %s", f.Summary, path))
 	return nil

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -482,6 +483,18 @@ export notebook ` + exported + "\n"
 		if n++; *a.ExecutionCount != n || *b.ExecutionCount != n {
 			t.Errorf("cell %d: execution count %d exported, %d run", i+1, *a.ExecutionCount, *b.ExecutionCount)
 		}
+	}
+	// The plot cell: the figure alone, as the kernel shows it (the REPL's
+	// "wrote FILE" was exported besides, a result the kernel never makes).
+	var pa, pb []notebook.OutputType
+	for _, o := range ex.Cells[8].Outputs {
+		pa = append(pa, o.Type)
+	}
+	for _, o := range re.Cells[8].Outputs {
+		pb = append(pb, o.Type)
+	}
+	if !slices.Equal(pa, pb) {
+		t.Errorf("plot cell outputs: exported %v, run %v", pa, pb)
 	}
 	for _, i := range []int{5, 6} { // evaluate and table best: the same outputs
 		var ta, tb []notebook.OutputType
