@@ -16,14 +16,18 @@ import (
 )
 
 // progress receives the session's output: command text and sweep progress.
-type progress struct{}
+// An update comes after every event (and every second of a terminal's
+// clock), so it prints the results it has not printed yet.
+type progress struct{ seen int }
 
-func (progress) Print(text string) { fmt.Print(text) }
+func (*progress) Print(text string) { fmt.Print(text) }
 
-func (progress) Update(p session.Progress) {
-	if n := len(p.Sweep.Results); n > 0 && !p.Final {
-		r := p.Sweep.Results[n-1]
-		fmt.Printf("[%d/%d] %s %s: predicted %.4fs\n", p.Done, p.Total, r.Config.Label(), r.Policy, *r.PredictedS)
+func (o *progress) Update(p session.Progress) {
+	for ; o.seen < len(p.Sweep.Results); o.seen++ {
+		r := p.Sweep.Results[o.seen]
+		if r.PredictedS != nil {
+			fmt.Printf("[%d/%d] %s %s: predicted %.4fs\n", o.seen+1, p.Total, r.Config.Label(), r.Policy, *r.PredictedS)
+		}
 	}
 }
 
@@ -34,13 +38,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gosweep: approxtune is not on PATH: run ./install.sh first")
 		os.Exit(1)
 	}
-	s, err := session.New(session.Options{Dir: os.TempDir() + "/gosweep-session", Binary: bin})
+	// A new session directory each time, under the sessions folder
+	// (Options.Dir names one; a directory is one session's at a time).
+	s, err := session.New(session.Options{Binary: bin})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gosweep:", err)
 		os.Exit(1)
 	}
 	defer s.Close()
 	ctx := context.Background()
+	out := &progress{}
 	for _, cmd := range []string{
 		"workload summa n=1024",
 		"space b=64,128 grid=2x2,1x4",
@@ -48,12 +55,12 @@ func main() {
 		"tolerance 2^-1,2^-4",
 		"reps 2",
 	} {
-		if err := s.Exec(ctx, cmd, progress{}); err != nil {
+		if err := s.Exec(ctx, cmd, out); err != nil {
 			fmt.Fprintf(os.Stderr, "gosweep: %s: %v\n", cmd, err)
 			os.Exit(1)
 		}
 	}
-	sw, err := s.Run(ctx, "evaluate", progress{})
+	sw, err := s.Run(ctx, "evaluate", out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gosweep:", err)
 		os.Exit(1)
