@@ -136,6 +136,10 @@ func interval(xs []float64, layout string, scale float64) string {
 		return "-"
 	}
 	e := pool(xs)
+	if len(xs) == 1 {
+		// One sweep has no interval: its figure alone, not "± NaN".
+		return strings.SplitN(fmt.Sprintf(layout, scale*e.mean, 0.0), " ±", 2)[0] + " (1 sweep)"
+	}
 	return fmt.Sprintf(layout, scale*e.mean, scale*e.half)
 }
 
