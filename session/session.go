@@ -85,6 +85,10 @@ type Progress struct {
 	Elapsed     time.Duration
 	Final       bool
 	Note        string // what is happening besides results, e.g. a cancel under way
+	// Running is the run under way, from the agent's announcement of its
+	// start ("grid=2x2 b=64: full run 2 of 3"), or "" when none was
+	// announced; a long run then shows what it is.
+	Running string
 }
 
 // Session holds a user's state, agent and journal. Exec runs one command at
@@ -594,6 +598,10 @@ type progress struct {
 	failed bool
 	shown  time.Time // the last report to out
 	over   bool      // the final report was made
+	// running is the run under way (Progress.Running); label names its
+	// configuration (Sweep.Labeler, made at the first run's start).
+	running string
+	label   func(sweep.Config) string
 }
 
 // newProgress starts the progress of sw, drawing its figures to file
@@ -624,7 +632,8 @@ func (p *progress) report(final bool, note string) {
 		p.total = p.sw.Total() // grows as rounds end
 	}
 	p.shown = time.Now()
-	p.out.Update(Progress{Sweep: p.sw, Done: len(p.sw.Results) + p.sw.pending, Total: p.total, Elapsed: time.Since(p.start), Final: final, Note: note})
+	p.out.Update(Progress{Sweep: p.sw, Done: len(p.sw.Results) + p.sw.pending, Total: p.total, Elapsed: time.Since(p.start), Final: final, Note: note,
+		Running: p.running})
 }
 
 // started notes a run's start (sweep.RunStart): an evaluate search's
@@ -638,9 +647,42 @@ func (p *progress) started(e Event) {
 	if e.Decode(&rs) == nil && rs.Kind == sweep.RunReference && rs.Round == 0 && p.sw.Spec != nil && p.sw.Spec.Search != sweep.SearchNone {
 		p.sw.refRuns++
 	}
+	p.running = p.describeRun(rs)
 	if time.Since(p.shown) >= time.Second {
 		p.report(false, "")
 	}
+}
+
+// describeRun says what the run rs announced is, for Progress.Running:
+// its configuration and kind ("grid=2x2 b=64: eager at 2^-3", "...: full
+// run 2 of 3"); "" for a configuration the sweep does not have.
+func (p *progress) describeRun(rs sweep.RunStart) string {
+	if rs.Index < 0 || rs.Index >= len(p.sw.Configs) {
+		return ""
+	}
+	if p.label == nil {
+		p.label = p.sw.Labeler()
+	}
+	what := ""
+	switch rs.Kind {
+	case sweep.RunSetup:
+		what = "setting up"
+	case sweep.RunWarmUp:
+		what = "warm-up run"
+	case sweep.RunReference:
+		what = "full run"
+		if sp := p.sw.Spec; sp != nil && sp.ReferenceReps > 1 && rs.Round == 0 && len(rs.ReferenceS) < sp.ReferenceReps {
+			what = fmt.Sprintf("full run %d of %d", len(rs.ReferenceS)+1, sp.ReferenceReps)
+		}
+	case sweep.RunSelective:
+		what = rs.Policy
+		if rs.Tolerance != nil {
+			what += " at " + format.Tolerance(*rs.Tolerance)
+		}
+	default:
+		return ""
+	}
+	return p.label(p.sw.Configs[rs.Index]) + ": " + what
 }
 
 // drawFile rewrites the 'plot live' file with the sweep's figures side by
@@ -806,6 +848,9 @@ func (p Progress) Line() string {
 	if p.Done > 0 && p.Done < p.Total && !p.Final {
 		eta := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
 		s += ", about " + FormatDuration(eta) + " left"
+	}
+	if p.Running != "" && !p.Final {
+		s += "; now " + p.Running
 	}
 	if p.Final {
 		s += " (" + string(sw.Status) + ")"

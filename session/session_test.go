@@ -346,3 +346,32 @@ func TestStatusAgentGone(t *testing.T) {
 		t.Errorf("status after the agent went: %v\n%s", err, out.b.String())
 	}
 }
+
+// lineOut keeps the progress lines it is given.
+type lineOut struct{ lines []string }
+
+func (o *lineOut) Print(string)      {}
+func (o *lineOut) Update(p Progress) { o.lines = append(o.lines, p.Line()) }
+
+// The progress line says what runs now, from the agent's announcement of a
+// run's start: a long run showed nothing of what it was (a reviewer).
+func TestProgressSaysWhatRuns(t *testing.T) {
+	sw := knownSweep(t)
+	sw.Spec.ReferenceReps = 3
+	out := &lineOut{}
+	p := newProgress(sw, out, "")
+	tol := 0.5
+	for _, rs := range []sweep.RunStart{
+		{Type: sweep.TypeRunStart, Index: 1, Kind: sweep.RunReference, ReferenceS: []float64{0.4}},
+		{Type: sweep.TypeRunStart, Index: 1, Kind: sweep.RunSelective, Policy: "conditional", Tolerance: &tol},
+	} {
+		raw, _ := json.Marshal(rs)
+		p.shown = time.Time{} // report at once
+		p.started(Event{Type: rs.Type, Raw: raw})
+	}
+	p.final()
+	if len(out.lines) != 3 || !strings.HasSuffix(out.lines[0], "; now b=2: full run 2 of 3") ||
+		!strings.HasSuffix(out.lines[1], "; now b=2: conditional at 2^-1") || strings.Contains(out.lines[2], "now") {
+		t.Errorf("progress lines %q; want the full run, then the selective run, then none at the end", out.lines)
+	}
+}
