@@ -399,12 +399,16 @@ func (s *Sweep) varying() map[string]bool {
 // says what ran) and those that vary. A workload's parameters left at
 // their defaults (synthetic has a dozen) would fill every line.
 func (s *Sweep) named() map[string]bool {
+	if s.namedKeys != nil {
+		return s.namedKeys
+	}
 	keep := s.varying()
 	if s.Spec != nil {
 		for k := range s.Spec.Space {
 			keep[k] = true
 		}
 	}
+	s.namedKeys = keep
 	return keep
 }
 

@@ -49,6 +49,10 @@ type Sweep struct {
 	// recorded); a 'resume' of it that succeeds records it first, so an
 	// exported notebook has the sweep the resume runs the rest of.
 	made *Step
+	// namedKeys caches named(): the configurations and the space it reads do
+	// not change, and the live chart's rows (Summaries) ask for it at
+	// every update.
+	namedKeys map[string]bool
 }
 
 // Total is the number of runs the sweep is made of.
