@@ -415,6 +415,12 @@ type termREPL struct {
 // startREPL starts bin's REPL on a new pseudo-terminal (so it runs as a
 // user at a terminal, not as a script) in session directory dir.
 func startREPL(bin, dir string, env []string) (*termREPL, error) {
+	return startREPLSized(bin, dir, env, 400)
+}
+
+// startREPLSized is startREPL on a terminal cols columns wide (0: a
+// terminal nobody sized).
+func startREPLSized(bin, dir string, env []string, cols uint16) (*termREPL, error) {
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("pseudo-terminal: %w", err)
@@ -435,7 +441,9 @@ func startREPL(bin, dir string, env []string) (*termREPL, error) {
 		return nil, fmt.Errorf("pseudo-terminal: %w", err)
 	}
 	defer tty.Close()
-	unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 60, Col: 400})
+	if cols > 0 {
+		unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 60, Col: cols})
+	}
 	cmd := exec.Command(bin, "repl", "--dir", dir, "--no-color")
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty

@@ -188,3 +188,38 @@ func TestScriptControls(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 }
+
+// TestREPLHomeEndKeys types at a terminal the Home and End keys as tmux
+// and screen send them (ESC[1~, ESC[4~), which line editing did not know:
+// Home, 'z', End, 'q' around "tolerance" must give "ztoleranceq". On a
+// terminal that reports no size, Home had left line editing redrawing
+// forever.
+func TestREPLHomeEndKeys(t *testing.T) {
+	bin := testenv.Build(t)
+	for _, cols := range []uint16{100, 0} {
+		r, err := startREPLSized(bin, filepath.Join(t.TempDir(), "s"), append(os.Environ(), "TERM=screen"), cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.waitPrompt(0); err != nil {
+			r.close()
+			t.Fatal(err)
+		}
+		from := r.len()
+		for _, k := range []string{"tolerance", "\x1b[1~", "z", "\x1b[4~", "q\r"} {
+			if _, err := r.master.Write([]byte(k)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		want := `unknown command "ztoleranceq"`
+		if _, err := r.waitFor(want, from, 30*time.Second); err != nil {
+			t.Errorf("%d columns: %v; the REPL wrote:\n%q", cols, err, r.tail(from))
+		}
+		r.send("\x04")
+		if err := r.exit(30 * time.Second); err != nil {
+			t.Errorf("%d columns: Ctrl-D: %v", cols, err)
+		}
+		r.close()
+	}
+}

@@ -183,7 +183,21 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		EOFPrompt:       "",
 		Stdout:          o.Out,
 		Stderr:          o.Err,
+		// A terminal that reports no size (a pty nobody sized) would
+		// leave line editing redrawing forever on Home: it is taken as
+		// 80 columns wide.
+		FuncGetWidth: func() int {
+			if w := readline.GetScreenWidth(); w > 0 {
+				return w
+			}
+			return 80
+		},
 	}
+	var in io.Reader = os.Stdin
+	if o.In != nil {
+		in = o.In
+	}
+	cfg.Stdin = readline.NewCancelableStdin(newKeyReader(in))
 	if o.Dumb {
 		cfg.FuncIsTerminal = func() bool { return false }
 	}
