@@ -612,21 +612,29 @@ func logSlurmCommands(t *testing.T, p *testProgram) string {
 }
 
 // launches are the srun command lines logged (logSlurmCommands), after
-// checking that no command line logged holds the preload library's
-// variables.
+// checking that no command line logged holds the run's settings (they
+// travel in srun's environment) and that each srun loads the preload
+// library into its tasks only, through env (preload.Ranks), never into
+// srun itself or on any other command line.
 func launches(t *testing.T, log string) []string {
 	t.Helper()
 	b, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
 	}
+	lib := os.Getenv(preload.EnvLib)
 	var sruns []string
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if strings.Contains(line, preload.EnvRun) || strings.Contains(line, "LD_PRELOAD") || strings.Contains(line, os.Getenv(preload.EnvLib)) || strings.Contains(line, "conditional") {
+		if strings.Contains(line, preload.EnvRun) || strings.Contains(line, "conditional") {
 			t.Errorf("a preload variable on a command line: %s", line)
 		}
 		if strings.HasPrefix(line, "srun ") {
+			if !strings.Contains(line, " env LD_PRELOAD="+lib+" ") {
+				t.Errorf("a launch that does not load the library in its tasks (env LD_PRELOAD=%s PROGRAM): %s", lib, line)
+			}
 			sruns = append(sruns, line)
+		} else if strings.Contains(line, "LD_PRELOAD") || strings.Contains(line, lib) {
+			t.Errorf("the preload library on a command line other than a launch: %s", line)
 		}
 	}
 	return sruns

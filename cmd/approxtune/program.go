@@ -107,8 +107,9 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	}
 	defer os.RemoveAll(dir)
 	report := filepath.Join(dir, "check.json")
-	cmd := l.Command(ctx, n, path, args...)
-	cmd.Env = append(cmd.Env, "LD_PRELOAD="+lib, preload.EnvCheck+"="+report)
+	rankProg, rankArgs := preload.Ranks(lib, path, args)
+	cmd := l.Command(ctx, n, rankProg, rankArgs...)
+	cmd.Env = append(cmd.Env, preload.EnvCheck+"="+report)
 	var errs programs.Tail
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, &errs)
 	if err := cmd.Run(); err != nil {

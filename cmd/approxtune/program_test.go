@@ -627,3 +627,26 @@ func TestProgramEagerCarries(t *testing.T) {
 		t.Errorf("launches with samples from before them: eager %v, conditional %v; want eager's second and third only", carried["eager"], carried["conditional"])
 	}
 }
+
+// The preload library goes into the program's ranks, not into mpirun:
+// loaded there, the Go runtime sent itself preemption signals that mpirun
+// forwarded to the job ("mpirun: Forwarding signal 23 to job" in a
+// program's output). testdata/program/parent.c exits 3 when the process
+// that started it has the library loaded; it must pass under
+// 'program --check' and as a sweep's launches, while its MPI calls are
+// still intercepted (counted by the check).
+func TestProgramLibraryInRanksOnly(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "parent.c"))
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "2", prog)
+	if code != 0 || strings.Count(stdout, "approxtune's library not loaded") != 2 || !regexp.MustCompile(`MPI_Barrier\s+2\s`).MatchString(stdout) {
+		t.Errorf("program --check: exit %d; want both ranks' parents without the library and 2 barriers counted\n%s%s", code, stdout, stderr)
+	}
+	t.Setenv(preload.EnvLib, lib)
+	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s\nspace ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
+	if code != 0 || !strings.Contains(out, "1 of 1 runs (ok)") {
+		t.Errorf("a sweep of the program: exit %d\n%s\n%s", code, out, errs)
+	}
+}

@@ -28,6 +28,16 @@ const EnvLib = "APPROXTUNE_LIB"
 // report: the file rank 0 writes it to at MPI_Finalize.
 const EnvCheck = "APPROXTUNE_CHECK"
 
+// Ranks returns the command a launcher (mpirun, srun) starts in each rank
+// to run prog with args and the library lib loaded: env, which sets
+// LD_PRELOAD and execs prog. The library so goes into the ranks only:
+// set in the launcher's own environment, it would be loaded into mpirun
+// too, and with it the Go runtime, whose preemption signal (SIGURG)
+// mpirun forwards to the job ("Forwarding signal 23 to job").
+func Ranks(lib, prog string, args []string) (string, []string) {
+	return "env", append([]string{"LD_PRELOAD=" + lib, prog}, args...)
+}
+
 // Find returns the preload library's path: $APPROXTUNE_LIB, else
 // lib/approxtune/libapproxtune.so beside the bin directory of the running
 // executable (where install.sh puts it). The error says how to get it.

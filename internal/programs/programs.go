@@ -399,8 +399,8 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	if err != nil {
 		return nil, 0, err
 	}
-	cmd, err := l.r.Launcher.Command(ctx, l.ranks, []string{"LD_PRELOAD=" + l.r.Lib, preload.EnvRun + "=" + string(spec), preload.EnvCheck + "=" + check},
-		l.argv[0], l.argv[1:]...)
+	prog, args := preload.Ranks(l.r.Lib, l.argv[0], l.argv[1:])
+	cmd, err := l.r.Launcher.Command(ctx, l.ranks, []string{preload.EnvRun + "=" + string(spec), preload.EnvCheck + "=" + check}, prog, args...)
 	if err != nil {
 		return nil, 0, &LaunchError{err}
 	}
