@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/programs"
 	"github.com/approxtune/approxtune/internal/protocol"
@@ -242,6 +243,11 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	pl, err := s.programLauncher(ctx, ranks, out, pr.note)
 	if err != nil {
 		return 0, err
+	}
+	if m, ok := pl.launcher.(programs.Mpirun); ok {
+		if w := launch.Oversubscribed(m.Flavor, ranks, m.Cores); w != "" {
+			out.Print("warning: " + w)
+		}
 	}
 	ready()
 	defer pl.release(out)

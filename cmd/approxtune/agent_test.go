@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -280,5 +282,11 @@ func TestAgentWithMPICH(t *testing.T) {
 	}
 	if n != 4 {
 		t.Fatalf("%d results under MPICH, want 4:\n%s", n, out)
+	}
+	// MPICH's ranks poll: more of them than cores draws a warning in the
+	// start event (launch.OversubscribedWarnings).
+	warned := strings.Contains(string(out), fmt.Sprintf("4 ranks on %d cores under MPICH", runtime.NumCPU()))
+	if want := 4 > runtime.NumCPU(); warned != want {
+		t.Errorf("4 ranks on %d cores under MPICH: warned %v, want %v:\n%s", runtime.NumCPU(), warned, want, out)
 	}
 }

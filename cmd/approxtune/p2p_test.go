@@ -234,3 +234,35 @@ func TestProgramPredictsItsRun(t *testing.T) {
 		}
 	}
 }
+
+// Under MPICH a Fortran program's MPI calls (mpif.h) reach the C
+// interposers through MPICH's Fortran layer: at tolerance 0 all of
+// fortran.f90's calls go through the engine, its allreduce too (the
+// Fortran interposer had entered the library first, so the C one found it
+// busy and the allreduce always ran unseen), and the program's output is
+// its own.
+func TestProgramFortranMPICH(t *testing.T) {
+	lib, _, mpiexec := mpichPreload(t)
+	mpifort := testenv.Tool(t, "mpifort.mpich")
+	prog := compile(t, mpifort, filepath.Join("testdata", "program", "fortran.f90"))
+	out := filepath.Join(t.TempDir(), "result.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpiexec, "-n", "2", "-genv", "LD_PRELOAD", lib,
+		"-genv", preload.EnvRun, fmt.Sprintf(`{"policy":"conditional","tolerance":0,"out":%q}`, out), prog)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mpiexec.mpich: %v\n%s%s", err, so.String(), se.String())
+	}
+	var res sweep.Result
+	if b, err := os.ReadFile(out); err != nil || json.Unmarshal(resultLine(b), &res) != nil || res.Executed == nil {
+		t.Fatalf("no result (%v)\n%s%s", err, so.String(), se.String())
+	}
+	if *res.Executed != 10 || *res.Skipped != 0 {
+		t.Errorf("executed %d, skipped %d; want 10 executed: 3 broadcasts, an allreduce and a barrier a rank", *res.Executed, *res.Skipped)
+	}
+	if !strings.Contains(so.String(), "sum    2.0") {
+		t.Errorf("the program's output changed: %q", so.String())
+	}
+}

@@ -436,6 +436,21 @@ func TestProgramFortran(t *testing.T) {
 	}
 }
 
+// A program using Fortran's mpi_f08 module is refused before it is
+// launched, with a message that names the module and what to use instead:
+// its MPI_Init and MPI_Finalize reach MPI past the library, and the check
+// had said only that it never reached MPI_Finalize through the library.
+func TestProgramF08Refused(t *testing.T) {
+	mpifort := testenv.Tool(t, "mpifort")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpifort, filepath.Join("testdata", "program", "f08.f90"))
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "2", prog)
+	if code == 0 || !strings.Contains(stderr, "calls MPI through Fortran's mpi_f08 module") || !strings.Contains(stderr, "build it with `use mpi`") || strings.Contains(stdout, "sum ") {
+		t.Errorf("program --check of an mpi_f08 program: exit %d; want a refusal before launching that names mpi_f08 and `use mpi`\n%s%s", code, stdout, stderr)
+	}
+}
+
 // In the REPL, 'program' makes the user's program the workload: evaluate
 // launches it for every run, journals the results and prints the same
 // tables as for a built-in workload, its kernels' statistics too.

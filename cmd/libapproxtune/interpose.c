@@ -454,14 +454,23 @@ void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
 	at_leave();
 }
 
-// mpi_allreduce_ is counted and forwarded, not modelled: its send buffer
-// may be Fortran's MPI_IN_PLACE, which only the Fortran layer translates.
+// mpi_allreduce_: its send buffer may be Fortran's MPI_IN_PLACE, which
+// only the Fortran layer translates. Open MPI's Fortran layer then calls
+// PMPI_Allreduce, so the call is counted here and forwarded, not
+// modelled. MPICH's calls MPI_Allreduce, whose C interposer counts and
+// models it: here it is only forwarded (entered, it had left the C
+// interposer finding the library busy, and the program's allreduces
+// always ran).
 void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *ierr) {
 	static void (*real)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 	if (real == NULL) real = at_next("mpi_allreduce_");
+#ifdef MPICH_VERSION
+	real(sb, rb, n, t, op, c, ierr);
+#else
 	at_enter(AT_MPI_ALLREDUCE);
 	real(sb, rb, n, t, op, c, ierr);
 	at_leave();
+#endif
 }
 
 // The timed region, when the program marks it (approxtune.h): every rank

@@ -96,3 +96,30 @@ func TestForPathResolvesLinkedFolder(t *testing.T) {
 		t.Errorf("Path %s, want %s", l.Path, want)
 	}
 }
+
+// MPICH's waiting ranks poll: more ranks on a node than cores draws a
+// warning that names both counts; as many ranks as cores, Open MPI (whose
+// ranks Env sets to yield), or no count from the launcher draw none.
+func TestOversubscribedMPICH(t *testing.T) {
+	const mpich = "MPICH Version: 4.0.2"
+	for _, c := range []struct {
+		lib, local  string
+		cores, want int
+	}{
+		{mpich, "4", 2, 1}, {mpich, "2", 2, 0}, {mpich, "", 2, 0},
+		{"Open MPI v4.1.4", "4", 2, 0},
+	} {
+		w := OversubscribedWarnings(c.lib, func(k string) string {
+			if k == "MPI_LOCALNRANKS" {
+				return c.local
+			}
+			return ""
+		}, c.cores)
+		if len(w) != c.want || c.want == 1 && !strings.Contains(w[0], c.local+" ranks on 2 cores under MPICH") {
+			t.Errorf("%s, %q ranks on %d cores: warnings %q, want %d", c.lib, c.local, c.cores, w, c.want)
+		}
+	}
+	if w := Oversubscribed(MPICH, 8, 4); !strings.Contains(w, "run at most 4 ranks") {
+		t.Errorf("8 MPICH ranks on 4 cores: %q, want advice to run at most 4", w)
+	}
+}

@@ -124,7 +124,9 @@ func ReadCheck(path string) (*Check, error) {
 
 // CheckLinkage reports why the executable at path cannot be tuned through
 // the preload library, or nil: the library reaches a program only through
-// the dynamic linker, so a statically linked executable is refused. A file
+// the dynamic linker, so a statically linked executable is refused, and
+// only through MPI's C and mpif.h/mpi-module entry points, so a program
+// using Fortran's mpi_f08 module is too (checkF08). A file
 // that is not ELF (a script that starts the program) passes: what it runs
 // inherits LD_PRELOAD.
 func CheckLinkage(path string) error {
@@ -139,10 +141,25 @@ func CheckLinkage(path string) error {
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			return nil
+			return checkF08(f, path)
 		}
 	}
 	return fmt.Errorf("%s is statically linked: approxtune intercepts MPI, BLAS and LAPACK through the dynamic linker (LD_PRELOAD), so link them dynamically (mpicc without -static, -lopenblas or -lblas -llapack)", path)
+}
+
+// checkF08 refuses a program that calls MPI through Fortran's mpi_f08
+// module (it imports mpi_init_f08_, mpi_bcast_f08ts_ ...): those routines
+// reach the MPI library past the preload library's, MPI_Init and
+// MPI_Finalize among them under Open MPI and MPICH alike, so no launch
+// would start or end a run.
+func checkF08(f *elf.File, path string) error {
+	syms, _ := f.ImportedSymbols()
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "mpi_") && strings.Contains(s.Name, "_f08") {
+			return fmt.Errorf("%s calls MPI through Fortran's mpi_f08 module (%s): its routines reach MPI past approxtune's library, MPI_Init and MPI_Finalize among them, so approxtune cannot tune it; build it with `use mpi` (or mpif.h) instead", path, strings.TrimSuffix(s.Name, "_"))
+		}
+	}
+	return nil
 }
 
 // kernelSymbols are the BLAS and LAPACK entry points the library
