@@ -362,3 +362,28 @@ func (s *Sweep) skippedList() []int {
 	}
 	return l
 }
+
+// takenReferences are the references of the configurations of runs that
+// already have results judged against them (sweep.Spec.References): a
+// resumed run of such a configuration is judged against the same ones.
+// Resuming had taken them again, and a configuration's conditional and
+// eager runs were judged against two different references, its quality
+// against a best its table did not name.
+func (sw *Sweep) takenReferences(runs []sweep.RunRef) map[int][]float64 {
+	var refs map[int][]float64
+	for _, run := range runs {
+		if _, ok := refs[run.Config]; ok {
+			continue
+		}
+		for _, r := range sw.Results {
+			if r.Index == run.Config && r.Policy != "" && len(r.ReferenceS) > 0 {
+				if refs == nil {
+					refs = map[int][]float64{}
+				}
+				refs[run.Config] = r.ReferenceS
+				break
+			}
+		}
+	}
+	return refs
+}

@@ -386,6 +386,7 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip bool, out Output) 
 	}
 	sp := *sw.Spec
 	sp.Runs = missing
+	sp.References = sw.takenReferences(missing)
 	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp, Skip: sw.skippedList()}); err != nil {
 		return err
 	}

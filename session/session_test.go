@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -373,5 +374,68 @@ func TestProgressSaysWhatRuns(t *testing.T) {
 	if len(out.lines) != 3 || !strings.HasSuffix(out.lines[0], "; now b=2: full run 2 of 3") ||
 		!strings.HasSuffix(out.lines[1], "; now b=2: conditional at 2^-1") || strings.Contains(out.lines[2], "now") {
 		t.Errorf("progress lines %q; want the full run, then the selective run, then none at the end", out.lines)
+	}
+}
+
+// A sweep cancelled while a configuration's first run waits for its
+// references reports that run against the references taken so far;
+// resume then judges the configuration's other runs against the same
+// reference instead of taking new ones (sweep.Spec.References), so every
+// run of a configuration has one reference and quality and the best agree.
+func TestResumeKeepsReferences(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &cancelOut{s: s}
+	for _, l := range []string{"workload synthetic steps=15 count=4", "space slow_rank=-1,0", "policy conditional,eager", "tolerance 2^-1", "reps 2"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	if err := s.Exec(ctx, "evaluate", out); err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Fatalf("evaluate cancelled at its first run: %v", err)
+	}
+	sw := s.Last()
+	if len(sw.Results) != 1 || len(sw.Results[0].ReferenceS) == 0 {
+		t.Fatalf("cancelled at the first run: %d results, want 1 judged against the references taken: %+v", len(sw.Results), sw.Results)
+	}
+	out.cancelled = true
+	if err := s.Exec(ctx, "resume", out); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if len(sw.Results) != sw.Total() {
+		t.Fatalf("after resume: %d results of %d", len(sw.Results), sw.Total())
+	}
+	refs := map[int][]float64{}
+	for _, r := range sw.Results {
+		if first, ok := refs[r.Index]; ok && !slices.Equal(first, r.ReferenceS) {
+			t.Errorf("configuration %d: %s judged against %v, an earlier run against %v", r.Index, r.Policy, r.ReferenceS, first)
+		} else if !ok {
+			refs[r.Index] = r.ReferenceS
+		}
+	}
+	if len(refs[1]) != 2 {
+		t.Errorf("configuration 1, run only after the resume: references %v, want its 2", refs[1])
+	}
+}
+
+// cancelOut cancels the sweep the first time a run is done ahead of its
+// result (a configuration's run waiting for its references).
+type cancelOut struct {
+	textOut
+	s         *Session
+	cancelled bool
+}
+
+func (o *cancelOut) Update(p Progress) {
+	if !o.cancelled && p.Done > len(p.Sweep.Results) {
+		o.cancelled = true
+		o.s.Cancel()
 	}
 }

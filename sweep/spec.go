@@ -109,6 +109,12 @@ type Spec struct {
 	// Runs, when set, restricts the sweep to these runs (resuming an
 	// interrupted sweep); configuration indices refer to the full expansion.
 	Runs []RunRef `json:"runs,omitempty"`
+	// References are reference times already taken, by configuration
+	// index (resuming a sweep whose configurations have results judged
+	// against them): the agent takes no reference of such a configuration
+	// and judges its runs against these, so that every run of a
+	// configuration has the same references.
+	References map[int][]float64 `json:"references,omitempty"`
 }
 
 // RunRef names one run of a sweep: a configuration (its index in the full
@@ -336,6 +342,14 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	}
 	if s.Search == SearchRandom && s.Budget > len(configs) {
 		return nil, fmt.Errorf("sweep spec: budget %d is more than the space's %d configurations: want search halving to search them all", s.Budget, len(configs))
+	}
+	for i, refs := range s.References {
+		if i < 0 || i >= len(configs) {
+			return nil, fmt.Errorf("sweep spec: references: configuration %d is out of range: the space has %d", i, len(configs))
+		}
+		if len(refs) == 0 || slices.ContainsFunc(refs, func(v float64) bool { return !(v > 0) || math.IsInf(v, 0) }) {
+			return nil, fmt.Errorf("sweep spec: references of configuration %d: %v: want one or more positive times in seconds", i, refs)
+		}
 	}
 	for i, r := range s.Runs {
 		if r.Config < 0 || r.Config >= len(configs) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"runtime"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -443,6 +444,11 @@ func (sw *sweepRun) configuration(ctx context.Context, i int, c sweep.Config, pc
 	}
 	if sw.spec.Mode != sweep.ModeTune {
 		cr.reps = sw.spec.ReferenceReps
+		if known := sw.spec.References[i]; len(known) > 0 && len(sw.tallies) > 0 {
+			// A resumed configuration whose earlier runs were judged
+			// against these: its runs now are too.
+			cr.refs, cr.reps, cr.known = slices.Clone(known), len(known), true
+		}
 		if err := sw.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp}); err != nil {
 			return err
 		}
@@ -492,6 +498,7 @@ type configRun struct {
 	slots  []int    // where they go among the selective runs (sweep.ReferenceSlots)
 	refs   []float64
 	worst  float64 // the largest residual of the references
+	known  bool    // refs came with the spec (sweep.Spec.References): no residual
 	// pending are the selective runs made and not yet reported: they wait
 	// for the configuration's last reference.
 	pending []ran
@@ -610,8 +617,11 @@ func (cr *configRun) report() error {
 		p.ev.Done = cr.done
 		run := p.t.record(cr.i, p.o, m)
 		if len(cr.refs) > 0 {
-			res := cr.worst
-			p.ev.ReferenceS, p.ev.Residual, p.ev.Error = cr.refs, &res, ptr(run.Error())
+			p.ev.ReferenceS, p.ev.Error = cr.refs, ptr(run.Error())
+			if !cr.known {
+				res := cr.worst
+				p.ev.Residual = &res
+			}
 		}
 		if err := cr.r.send(p.ev); err != nil {
 			return err
