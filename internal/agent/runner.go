@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"runtime"
+	"slices"
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/kernels"
