@@ -17,6 +17,7 @@ import (
 
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/session"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -663,5 +664,54 @@ func TestProgramLibraryInRanksOnly(t *testing.T) {
 	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s\nspace ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
 	if code != 0 || !strings.Contains(out, "1 of 1 runs (ok)") {
 		t.Errorf("a sweep of the program: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// A program sweep's configuration whose conditional run has its result
+// and whose eager run failed: 'resume' judges the eager run against the
+// references the conditional one was judged against, and takes none
+// (sweep.Spec.References), so both rows of the configuration have one
+// reference.
+func TestProgramResumeKeepsReferences(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "flaky.c"))
+	flag := filepath.Join(t.TempDir(), "fail")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "session")
+	repl := func(script string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := repl(fmt.Sprintf("program %s %s\nspace ranks=2\npolicy conditional,eager\ntolerance 2^-1\nreps 2\nevaluate\n", prog, flag)); code == 0 || !strings.Contains(out, "1 selective run failed") {
+		t.Fatalf("the sweep with eager failing: exit %d\n%s", code, out)
+	}
+	os.Remove(flag)
+	out, code := repl("resume\n")
+	if code != 0 || !strings.Contains(out, "2 of 2 runs (ok)") {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	sws, err := session.ReadJournal(filepath.Join(dir, session.JournalName))
+	if err != nil || len(sws) != 1 || len(sws[0].Results) != 2 {
+		t.Fatalf("journal: %v, %d sweeps", err, len(sws))
+	}
+	a, b := sws[0].Results[0], sws[0].Results[1]
+	if len(a.ReferenceS) != 2 || !slices.Equal(a.ReferenceS, b.ReferenceS) {
+		t.Errorf("%s judged against %v, %s against %v; want the same 2 references", a.Policy, a.ReferenceS, b.Policy, b.ReferenceS)
 	}
 }

@@ -212,8 +212,13 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	if spec.Mode == sweep.ModeTune {
 		reps = 0
 	}
-	slots := sweep.ReferenceSlots(reps, len(wanted))
 	var refs []float64
+	if known := spec.References[i]; len(known) > 0 && len(tallies) > 0 && reps > 0 {
+		// A resumed configuration whose earlier runs were judged
+		// against these: its runs now are too.
+		refs, reps = slices.Clone(known), len(known)
+	}
+	slots := sweep.ReferenceSlots(reps, len(wanted))
 	launchS := 0.0
 	references := func(j int) error {
 		for len(refs) < reps && slots[len(refs)] <= j {
