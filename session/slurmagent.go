@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/launch"
@@ -544,7 +545,10 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 	o.Tasks = n
 	// One BLAS thread a rank, as under mpirun (launch.Launcher.Env).
 	env = append([]string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}, env...)
-	return slurm.Srun(ctx, o, env, prog, args...), nil
+	cmd := slurm.Srun(ctx, o, env, prog, args...)
+	// A session killed outright takes its step down (programs.Supervise).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	return cmd, nil
 }
 
 // waitRunning waits for the job to run. It gives up when the job ends

@@ -715,3 +715,52 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 		t.Errorf("%s judged against %v, %s against %v; want the same 2 references", a.Policy, a.ReferenceS, b.Policy, b.ReferenceS)
 	}
 }
+
+// A session killed outright (SIGKILL, no chance to clean up) during a
+// program's launch takes the launch down: mpirun gets SIGTERM when the
+// session's thread that started it dies, and takes its ranks with it. A
+// hung launch had run on for ever, re-parented to init.
+func TestProgramLaunchDiesWithSession(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
+	cmd := exec.Command(bin, "repl", "--dir", filepath.Join(t.TempDir(), "s"))
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	cmd.Stdin = strings.NewReader(fmt.Sprintf("program %s {x}\nspace x=1 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\ndeadline off\nevaluate\n", prog))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Command("pkill", "-9", "-f", prog).Run()
+	running := func() string {
+		out, _ := exec.Command("pgrep", "-af", prog).Output()
+		return strings.TrimSpace(string(out))
+	}
+	// The selective run hangs: wait until its launch runs past the
+	// reference (a launch of the program that does not end).
+	hung := time.Now().Add(time.Minute)
+	seen := time.Time{}
+	for time.Now().Before(hung) {
+		if running() == "" {
+			seen = time.Time{}
+		} else if seen.IsZero() {
+			seen = time.Now()
+		} else if time.Since(seen) > 3*time.Second {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if seen.IsZero() || time.Since(seen) < 3*time.Second {
+		cmd.Process.Kill()
+		t.Fatalf("no launch of the program ran for 3 s within a minute")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	gone := time.Now().Add(15 * time.Second)
+	for running() != "" && time.Now().Before(gone) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if ps := running(); ps != "" {
+		t.Errorf("15 s after the session was killed, its launch still runs:\n%s", ps)
+	}
+}

@@ -21,8 +21,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -47,11 +49,30 @@ type Launcher interface {
 type Mpirun struct{ *launch.Launcher }
 
 // Command is mpirun's command for n ranks, env added to mpirun's
-// environment (which mpirun passes on to its ranks).
+// environment (which mpirun passes on to its ranks). mpirun is stopped
+// with SIGTERM, on which it takes its ranks down (killed outright, it left
+// them to notice), and killed if it has not ended within StopGrace; it
+// gets the same SIGTERM when the thread that started it dies (Runner runs
+// each launch on a locked thread), so a session killed with SIGKILL leaves
+// no launch running (a hung one had run on for ever).
 func (m Mpirun) Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error) {
 	cmd := m.Launcher.Command(ctx, n, prog, args...)
 	cmd.Env = append(cmd.Env, env...)
+	Supervise(cmd)
 	return cmd, nil
+}
+
+// StopGrace is how long a launcher stopped with SIGTERM has to end
+// before it is killed.
+const StopGrace = 5 * time.Second
+
+// Supervise makes a launcher's command (mpirun, srun) stop with SIGTERM
+// when its context ends, killed after StopGrace, and get SIGTERM when the
+// thread that starts it dies.
+func Supervise(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = StopGrace
 }
 
 // LaunchError is a launcher's refusal to run anything more: it ends the
@@ -417,7 +438,11 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	t0 := time.Now()
+	// The launch's parent-death signal follows the thread that starts it:
+	// that thread lives until the launch ends.
+	runtime.LockOSThread()
 	err = cmd.Run()
+	runtime.UnlockOSThread()
 	wall := time.Since(t0).Seconds()
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s exited: %v%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
