@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -241,6 +242,64 @@ func (e *JournalError) Error() string {
 }
 
 func (e *JournalError) Unwrap() error { return e.Err }
+
+// Recover writes the journal again at its path when the file this session
+// has open is no longer there: deleted, or its directory removed (a /tmp
+// cleaner, an rm of the wrong folder). The open file still holds every
+// record written, so all of them go into a new file at the path, with the
+// directory and its lock made again, and the session goes on writing
+// there; before, it had gone on writing into the deleted file, and every
+// result was lost when it ended. A file put at the path meanwhile by
+// someone else is left alone: the records go beside it, into
+// results.recovered-PID.jsonl. It returns what it did, for the user, or "".
+func (j *Journal) Recover() (string, error) {
+	if j.f == nil {
+		return "", nil
+	}
+	path := filepath.Join(j.Dir, JournalName)
+	ours, err := j.f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("journal: %w", err)
+	}
+	st, err := os.Stat(path)
+	if err == nil && os.SameFile(ours, st) {
+		return "", nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("journal %s: %w", path, err)
+	}
+	what := "was deleted"
+	if err == nil {
+		what = "was replaced by another file"
+		path = filepath.Join(j.Dir, fmt.Sprintf("results.recovered-%d.jsonl", os.Getpid()))
+	}
+	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
+		return "", fmt.Errorf("the journal %s: session directory: %w", what, err)
+	}
+	if j.lock != nil {
+		j.lock.Close()
+		j.lock = nil
+	}
+	if err := j.Lock(); err != nil {
+		return "", fmt.Errorf("the journal %s: %w", what, err)
+	}
+	nf, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("the journal %s: %w", what, err)
+	}
+	if _, err := io.Copy(nf, io.NewSectionReader(j.f, 0, j.size)); err != nil {
+		nf.Close()
+		os.Remove(path)
+		return "", fmt.Errorf("the journal %s: copying its records: %w", what, err)
+	}
+	if err := nf.Sync(); err != nil {
+		nf.Close()
+		return "", fmt.Errorf("the journal %s: %w", what, err)
+	}
+	j.f.Close()
+	j.f = nf
+	return fmt.Sprintf("the session's journal %s %s while the session had it open: every record was written again to %s, and the session goes on there", filepath.Join(j.Dir, JournalName), what, path), nil
+}
 
 // Sync makes what was written durable (fsync).
 func (j *Journal) Sync() error {

@@ -183,7 +183,21 @@ func (s *Session) Close() error {
 	if s.ln != nil {
 		s.ln.Close()
 	}
-	return s.journal.Close()
+	// A journal deleted since the last command is written again.
+	_, err := s.journal.Recover()
+	return errors.Join(err, s.journal.Close())
+}
+
+// recoverJournal puts the journal back when its file went away
+// (Journal.Recover), and says so on out.
+func (s *Session) recoverJournal(out Output) {
+	n, err := s.journal.Recover()
+	if n != "" {
+		out.Print("warning: " + n)
+	}
+	if err != nil {
+		out.Print(fmt.Sprintf("warning: %v: this session's records since are not in a file, and are lost when it ends; 'export csv FILE' keeps its results", err))
+	}
 }
 
 // schemas are the workloads to validate against: the agent's, or this binary's.
@@ -226,6 +240,8 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 	rec, rout := newRecorder(out)
 	prev := s.Last()
 	before := s.st.clone()
+	s.recoverJournal(out)
+	defer s.recoverJournal(out)
 	if err := v.run(s, ctx, c, rout); err != nil {
 		if sw := s.Last(); sw != nil && sw != prev {
 			st := rec.step(c.Line, sw)

@@ -439,3 +439,45 @@ func (o *cancelOut) Update(p Progress) {
 		o.s.Cancel()
 	}
 }
+
+// A session directory removed while the session has it open (a /tmp
+// cleaner, an rm of the wrong folder): the next command writes the journal
+// again from the file the session still has open, says so, and the
+// session goes on there, so the journal ends with every sweep; before, the
+// session wrote on into the deleted file and lost them all.
+func TestJournalDeletedIsWrittenAgain(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := filepath.Join(t.TempDir(), "session")
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &textOut{}
+	for _, l := range []string{"workload synthetic steps=4", "policy eager", "tolerance 2^-1", "tune"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "tune", out); err != nil {
+		t.Fatalf("tune after the directory was removed: %v", err)
+	}
+	if !strings.Contains(out.b.String(), "was deleted while the session had it open: every record was written again to "+filepath.Join(dir, JournalName)) {
+		t.Errorf("no word of the journal written again:\n%s", out.b.String())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sws, err := ReadJournal(filepath.Join(dir, JournalName))
+	if err != nil || len(sws) != 2 || len(sws[0].Results) != 1 || len(sws[1].Results) != 1 {
+		t.Fatalf("journal after the session: %d sweeps (%v), want both with their result", len(sws), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockName)); err != nil {
+		t.Errorf("the directory's lock was not made again: %v", err)
+	}
+}
