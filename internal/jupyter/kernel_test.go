@@ -315,6 +315,34 @@ func TestKernelInterruptAndAbort(t *testing.T) {
 	}
 }
 
+// A cell that fails at once (a typo) with stop_on_error aborts the
+// request the client sent just after it, before it could see the error,
+// as a notebook's Run All sends the next cells: that request reached the
+// kernel after the failure and ran (5 of 16 tries in a browser review).
+func TestKernelAbortsRequestSentBeforeError(t *testing.T) {
+	c := startKernel(t, kernelSetup{key: testKey})
+	content := func(code string) map[string]any {
+		return map[string]any{"code": code, "silent": false, "store_history": true, "user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true}
+	}
+	for i := 0; i < 3; i++ {
+		a := c.send(c.shell, "execute_request", content("evalute"))
+		time.Sleep(10 * time.Millisecond)
+		b := c.send(c.shell, "execute_request", content("reps 9"))
+		if r := c.reply(c.shellC, a, 20*time.Second); r.content()["status"] != "error" {
+			t.Fatalf("the typo: %s", r.Content)
+		}
+		if r := c.reply(c.shellC, b, 20*time.Second); r.content()["status"] != "aborted" {
+			t.Fatalf("try %d: the request sent 10 ms after the failing one got %s, want aborted", i+1, r.Content)
+		}
+	}
+	// A request sent after the error reply runs.
+	_, outs := c.execute("status", nil)
+	res, _ := find(outs, "execute_result")
+	if s := fmt.Sprint(res.content()["data"]); !strings.Contains(s, "reps        3") {
+		t.Errorf("after the aborts: %s", s)
+	}
+}
+
 // Interrupt is what SIGINT calls; it reports whether a cell was running.
 func (c *testClient) Interrupt() bool { return c.k.Interrupt() }
 
