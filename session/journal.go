@@ -238,7 +238,25 @@ func (e *JournalError) Error() string {
 	if e.Waiting == 1 {
 		what = "1 record waits"
 	}
-	return fmt.Sprintf("%v (%s in memory, written as soon as the journal can be: free space, then 'resume'; lost if this session ends first)", e.Err, what)
+	return fmt.Sprintf("%v (%s in memory, written as soon as the journal can be: %s, then 'resume'; if the session ends first, they go to a file of their own, which it names)", e.Err, what, e.Fix())
+}
+
+// Fix says what lets the journal be written again: free space, or, where
+// writing it is not permitted, permission.
+func (e *JournalError) Fix() string {
+	if errors.Is(e.Err, fs.ErrPermission) || errors.Is(e.Err, syscall.EROFS) {
+		return "make the journal writable"
+	}
+	return "free space"
+}
+
+// dropLast takes the last record appended back out of the records waiting
+// in memory, when it is still there: a sweep that could not journal its
+// start does not start, and its record must not be written later.
+func (j *Journal) dropLast() {
+	if len(j.backlog) > 0 {
+		j.backlog = j.backlog[:len(j.backlog)-1]
+	}
 }
 
 func (e *JournalError) Unwrap() error { return e.Err }
@@ -313,16 +331,53 @@ func (j *Journal) Sync() error {
 	return nil
 }
 
-// Close closes the journal file.
+// Close closes the journal file. Records still waiting in memory (a write
+// had failed) are tried once more; those that still cannot be written go
+// to a file of their own in the system's temporary directory, which the
+// error names with how to put them back: a session that ends (a script, a
+// notebook run) had lost them.
 func (j *Journal) Close() error {
+	var err error
+	if len(j.backlog) > 0 {
+		err = j.rescue()
+	}
 	if j.lock != nil {
 		j.lock.Close()
 		j.lock = nil
 	}
 	if j.f == nil {
-		return nil
+		return err
 	}
-	return j.f.Close()
+	return errors.Join(err, j.f.Close())
+}
+
+// rescue writes the records waiting in memory to the journal, or, failing
+// that, to a file of their own.
+func (j *Journal) rescue() error {
+	var werr error
+	if werr = j.open(); werr == nil {
+		for len(j.backlog) > 0 {
+			if _, err := j.f.Write(j.backlog[0]); err != nil {
+				werr = errors.Join(err, j.f.Truncate(j.size))
+				break
+			}
+			j.size += int64(len(j.backlog[0]))
+			j.backlog = j.backlog[1:]
+		}
+		if werr == nil {
+			return j.f.Sync()
+		}
+	}
+	journal := filepath.Join(j.Dir, JournalName)
+	f, err := os.CreateTemp("", "approxtune-unsaved-*.jsonl")
+	if err == nil {
+		_, err = f.Write(bytes.Join(j.backlog, nil))
+		err = errors.Join(err, f.Sync(), f.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("%d journal records could not be written to %s (%v) nor kept elsewhere (%v): they are lost", len(j.backlog), journal, werr, err)
+	}
+	return fmt.Errorf("%d journal records could not be written to %s (%v): they are in %s; once the journal can be written, 'cat %s >> %s', then reopen the session and 'resume'", len(j.backlog), journal, werr, f.Name(), f.Name(), journal)
 }
 
 // ReadJournal rebuilds the sweeps recorded in a journal file. A torn last

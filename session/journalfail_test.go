@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -65,34 +68,10 @@ func TestJournalWriteFailureStopsTheSweep(t *testing.T) {
 		}, restore, "file too large")
 	})
 	t.Run("full filesystem", func(t *testing.T) {
-		fs := t.TempDir()
-		if err := syscall.Mount("tmpfs", fs, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
-			testenv.Missing(t, "a small tmpfs to fill (mount: %v; the tests run as root)", err)
-		}
-		t.Cleanup(func() { syscall.Unmount(fs, syscall.MNT_DETACH) })
-		filler := filepath.Join(fs, "filler")
-		journalFailure(t, bin, filepath.Join(fs, "session"), func() {
-			// Fill what is left: the journal's next write fills the rest of
-			// its last page, then fails (torn).
-			f, err := os.Create(filler)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer f.Close()
-			var st syscall.Statfs_t
-			if err := syscall.Statfs(fs, &st); err != nil {
-				t.Error(err)
-				return
-			}
-			free := int64(st.Bavail) * st.Bsize
-			f.Write(make([]byte, free))
-			f.Sync()
-		}, func() {
-			if err := os.Remove(filler); err != nil {
-				t.Fatal(err)
-			}
-		}, "no space left on device")
+		// Fill what is left: the journal's next write fills the rest of
+		// its last page, then fails (torn).
+		fs, fill, free := smallFS(t, "256k")
+		journalFailure(t, bin, filepath.Join(fs, "session"), fill, free, "no space left on device")
 	})
 }
 
@@ -276,5 +255,105 @@ func BenchmarkJournal(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// smallFS mounts a tmpfs of size bytes for the test and returns it with a
+// function that fills what is left of it and one that empties it again.
+func smallFS(t *testing.T, size string) (dir string, fill, free func()) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
+		testenv.Missing(t, "a small tmpfs to fill (mount: %v; the tests run as root)", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	filler := filepath.Join(dir, "filler")
+	fill = func() { // called from a sweep's progress too: t.Error, not t.Fatal
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := os.WriteFile(filler, make([]byte, int64(st.Bavail)*st.Bsize), 0o600); err != nil && !strings.Contains(err.Error(), "no space") {
+			t.Error(err)
+		}
+	}
+	free = func() {
+		if err := os.Remove(filler); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, fill, free
+}
+
+// Records waiting in memory when the session ends (a script or a notebook
+// run ends at the error) go to a file of their own, which Close names with
+// how to put them back; before, they were lost.
+func TestJournalBacklogKeptAtClose(t *testing.T) {
+	fs, fill, _ := smallFS(t, "64k")
+	j, err := OpenJournal(filepath.Join(fs, "session"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.append(record{Kind: "state"}); err != nil {
+		t.Fatal(err)
+	}
+	fill()
+	ev := json.RawMessage(`{"type":"result","index":7,"pad":"` + strings.Repeat("x", 8000) + `"}`)
+	var je *JournalError
+	if err := j.append(record{Kind: "event", Sweep: 1, Event: ev}); !errors.As(err, &je) || je.Fix() != "free space" {
+		t.Fatalf("append on a full disk: %v, want a JournalError whose fix is to free space", err)
+	}
+	err = j.Close()
+	m := regexp.MustCompile(`1 journal records could not be written to \S+ \(.*no space left on device\): they are in (\S+); once the journal can be written, 'cat \S+ >> \S+', then reopen the session and 'resume'`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("Close with a record waiting: %v", err)
+	}
+	defer os.Remove(m[1])
+	b, err := os.ReadFile(m[1])
+	var r record
+	if err != nil || json.Unmarshal(b, &r) != nil || r.Kind != "event" || !strings.Contains(string(r.Event), `"index":7`) {
+		t.Errorf("the kept file %s: %v, %q", m[1], err, b)
+	}
+}
+
+// A sweep whose start cannot be journaled does not start, says to run it
+// again (not 'resume': there is nothing to resume), and its record is not
+// written later: the journal then holds the sweep that ran, once.
+func TestSweepNotStartedOnFullDisk(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	fs, fill, free := smallFS(t, "256k")
+	dir := filepath.Join(fs, "session")
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &textOut{}
+	for _, l := range []string{"workload synthetic steps=4", "policy eager", "tolerance 2^-1"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	fill()
+	err = s.Exec(ctx, "tune", out)
+	if err == nil || !strings.Contains(err.Error(), "the sweep did not start") || !strings.Contains(err.Error(), "free space, then run it again") {
+		t.Fatalf("tune on a full disk: %v", err)
+	}
+	if s.Last() != nil {
+		t.Errorf("a sweep that did not start is in the session: %d", s.Last().ID)
+	}
+	free()
+	if err := s.Exec(ctx, "tune", out); err != nil {
+		t.Fatalf("tune once there is room: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sws, err := ReadJournal(filepath.Join(dir, JournalName))
+	if err != nil || len(sws) != 1 || sws[0].ID != 1 || len(sws[0].Results) != 1 {
+		t.Fatalf("journal: %v; %d sweeps, want sweep 1 once with its result", err, len(sws))
 	}
 }

@@ -138,6 +138,11 @@ func TestKilledRankThenResume(t *testing.T) {
 	if !strings.Contains(out.b.String(), "resuming sweep 1: "+itoa(missing)+" of "+itoa(sw.Total())) {
 		t.Errorf("resume did not say what it reruns:\n%s", out.b.String())
 	}
+	// Eager's runs before the death were made with statistics the new
+	// agent does not have: resume says so.
+	if !strings.Contains(out.b.String(), "note: eager carries its kernels' statistics from one configuration to the next") {
+		t.Errorf("resume did not say that eager's resumed runs start afresh:\n%s", out.b.String())
+	}
 	// Progress moved run by run, though evaluate's results come a
 	// configuration at a time (after its last reference run): the updates
 	// counted runs whose results had not come yet.

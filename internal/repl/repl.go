@@ -116,7 +116,9 @@ func (h *hangups) watch(sigs <-chan os.Signal, done <-chan struct{}, errw io.Wri
 			h.restore()
 		}
 		fmt.Fprintf(errw, "approxtune repl: %v: ending the session\n", sig)
-		h.s.Close()
+		if err := h.s.Close(); err != nil {
+			fmt.Fprintf(errw, "approxtune repl: %v\n", err)
+		}
 		code := 1
 		if n, ok := sig.(syscall.Signal); ok {
 			code = 128 + int(n)
@@ -240,14 +242,20 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 	if s.Agent() != nil {
 		fmt.Fprintln(out.w, "stopping the agent...")
 	}
-	s.Close()
+	if err := s.Close(); err != nil {
+		out.Error(err.Error())
+		return 1
+	}
 	return 0
 }
 
-func script(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) int {
+func script(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) (code int) {
 	defer func() {
 		h.busy.Lock() // a hangup that came meanwhile closes the session itself
-		s.Close()
+		if err := s.Close(); err != nil {
+			out.Error(err.Error())
+			code = 1
+		}
 	}()
 	if n := s.Reopened(); n != "" {
 		fmt.Fprintln(o.Out, n)
