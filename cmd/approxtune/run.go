@@ -16,6 +16,7 @@ import (
 	"github.com/approxtune/approxtune/internal/jupyter"
 	"github.com/approxtune/approxtune/internal/notebook"
 	"github.com/approxtune/approxtune/session"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 func runNotebook(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -149,6 +150,11 @@ cannot be written.`, stderr)
 	}()
 
 	code := runCells(nb, e, &stopped, stderr)
+	if sw := s.Last(); code != 0 && sw != nil && len(sw.Missing()) > 0 && sw.Spec != nil && sw.Spec.Search == sweep.SearchNone {
+		// The error's 'resume' is a command of a session, which a
+		// notebook run does not keep open.
+		fmt.Fprintf(stderr, "approxtune run: sweep %d stopped with %d of %d runs to go; to run just those: approxtune repl --dir %s, then 'resume'\n", sw.ID, len(sw.Missing()), sw.Total(), s.Dir())
+	}
 	if err := notebook.WriteFile(out, nb); err != nil {
 		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
 		code = 1

@@ -262,6 +262,26 @@ func TestRunStopsAtFailingCell(t *testing.T) {
 	}
 }
 
+// A sweep that stops in a notebook run (here a configuration that hangs,
+// stopped at the deadline) leaves its session's directory and says how to
+// run just the runs left: the cell's error says 'resume', a command of a
+// session the run does not keep open.
+func TestRunSaysHowToResume(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hang.ipynb")
+	nb := notebook.New()
+	nb.Cells = []notebook.Cell{notebook.NewCode("workload synthetic steps=4\nspace hang_rank=-1,1\npolicy eager\ntolerance 2^-1\ndeadline 3s"), notebook.NewCode("tune")}
+	writeNotebook(t, path, nb)
+	sess := filepath.Join(dir, "session")
+	_, errs, code := runApproxtune(t, dir, bin, "run", "--dir", sess, path)
+	if want := "approxtune run: sweep 1 stopped with 1 of 2 runs to go; to run just those: approxtune repl --dir " + sess + ", then 'resume'"; code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d; want 1 and %q in\n%s", code, want, errs)
+	}
+}
+
 // Wrong use: exit 2 and a message.
 func TestRunUsage(t *testing.T) {
 	bin := testenv.Build(t)
