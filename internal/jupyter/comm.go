@@ -463,11 +463,13 @@ func (k *Kernel) showControls(c *session.Controls, parent *Message) error {
 		k.publish("comm_msg", parent, map[string]any{"comm_id": set.root.id, "data": map[string]any{"method": "display"}})
 	}
 	// The classic Notebook shows the view through the display message and
-	// this output's text/plain beneath it: there the line would only
-	// repeat what the widgets show.
+	// this output's text/plain beneath it, where the long description
+	// would repeat what the widgets show; but a saved notebook reopened
+	// without the widgets' state shows only the text, and an empty one
+	// left the cell blank: one short line.
 	text := set.describe(c)
 	if set.gen.legacy {
-		text = ""
+		text = "approxtune controls ('controls' shows them again)"
 	}
 	k.publish("display_data", parent, map[string]any{
 		"data":     map[string]any{widgetViewMIME: set.gen.view(set.root.id), "text/plain": text},
