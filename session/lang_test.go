@@ -353,3 +353,30 @@ func TestParseListsWithSpaces(t *testing.T) {
 		}
 	}
 }
+
+// A workload command starts the space afresh, and says which settings it
+// dropped; given again with the workload, a parameter is not dropped.
+func TestWorkloadSaysSpaceDropped(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	for _, line := range []string{"workload summa n=512", "space b=32,64 grid=1x4,2x2"} {
+		if err := s.Exec(ctx, line, out); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "workload summa n=2048 b=128", out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "the space set before (grid=1x4,2x2) is back to the defaults: 'space' sets it again"; !strings.Contains(out.b.String(), want) {
+		t.Errorf("workload after a space: %q, want %q", out.b.String(), want)
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "workload summa n=1024 b=128", out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.b.String(), "back to the defaults") {
+		t.Errorf("nothing dropped, yet: %q", out.b.String())
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -346,9 +348,27 @@ func cmdWorkload(s *Session, ctx context.Context, c *Command, out Output) error 
 	if err := setParams(&next, w, c.Args[1:]); err != nil {
 		return err
 	}
+	msg := fmt.Sprintf("workload %s: %s", w.Name, w.Doc)
+	if d := droppedSpace(s.st.Space, next.Space); d != "" {
+		// A review's 'workload summa n=2048' after a space of b and grid
+		// ran one default configuration, and nothing had said why.
+		msg += fmt.Sprintf("\nthe space set before (%s) is back to the defaults: 'space' sets it again", d)
+	}
 	s.st = next
-	out.Print(fmt.Sprintf("workload %s: %s", w.Name, w.Doc))
+	out.Print(msg)
 	return nil
+}
+
+// droppedSpace lists, as KEY=VALUES, the parameters old sets that next
+// does not (a workload command starts the space afresh).
+func droppedSpace(old, next map[string][]any) string {
+	var d []string
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if _, ok := next[k]; !ok {
+			d = append(d, k+"="+fmtValues(old[k]))
+		}
+	}
+	return strings.Join(d, " ")
 }
 
 func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
