@@ -72,7 +72,10 @@ func progressBundle(p session.Progress, notes []string, rows []session.ChartRow,
 	if len(figs.figs) > 0 {
 		h.WriteString(`<div class="approxtune-figures" style="display:flex;flex-wrap:wrap;align-items:flex-start">`)
 		for _, f := range figs.figs {
-			fmt.Fprintf(&h, `<img alt="%s" style="flex:1 1 360px;min-width:0;max-width:800px" src="data:image/svg+xml;base64,%s">`,
+			// width: where the notebook is not trusted, the styles are
+			// stripped, and the figures, at their own size, stood one
+			// under the other; 440 pixels puts two side by side.
+			fmt.Fprintf(&h, `<img alt="%s" width="440" style="flex:1 1 360px;min-width:0;max-width:800px" src="data:image/svg+xml;base64,%s">`,
 				html.EscapeString(f.Name), base64.StdEncoding.EncodeToString(f.SVG))
 		}
 		h.WriteString(`</div>`)
