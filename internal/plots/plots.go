@@ -248,10 +248,15 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	if math.IsInf(xmin, 0) {
 		xmin, xmax, ymin, ymax = 0, 1, errFloor, 1
 	}
+	// The reference lines span the padded axis (pad), so that with a
+	// single tolerance they are short lines, not points nobody sees
+	// beside their legend entries.
+	lo, hi := xmin-0.3, xmax+0.3
 	var diag plotter.XYs
-	for x := xmin; x <= xmax+1e-9; x += 0.25 {
+	for x := lo; x < hi; x += 0.25 {
 		diag = append(diag, plotter.XY{X: x, Y: math.Exp2(-x)})
 	}
+	diag = append(diag, plotter.XY{X: hi, Y: math.Exp2(-hi)})
 	d, err := plotter.NewLine(diag)
 	if err != nil {
 		return nil, err
@@ -260,7 +265,7 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	p.Add(d)
 	p.Legend.Add("ideal: error = ε", d)
 	if noise > 0 {
-		n, err := plotter.NewLine(plotter.XYs{{X: xmin, Y: noise}, {X: xmax, Y: noise}})
+		n, err := plotter.NewLine(plotter.XYs{{X: lo, Y: noise}, {X: hi, Y: noise}})
 		if err != nil {
 			return nil, err
 		}
@@ -272,8 +277,8 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	hollow, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ymin}})
 	hollow.Shape, hollow.Color, hollow.Radius = draw.RingGlyph{}, color.Gray{60}, vg.Points(4)
 	p.Legend.Add("max error (rings)", hollow)
-	ymin = math.Min(ymin, math.Exp2(-xmax))
-	ymax = math.Max(ymax, math.Exp2(-xmin))
+	ymin = math.Min(ymin, math.Exp2(-hi))
+	ymax = math.Max(ymax, math.Exp2(-lo))
 	p.X.Min, p.X.Max = xmin, xmax
 	pad(p)
 	p.Y.Min, p.Y.Max = math.Max(errFloor, ymin/1.5), ymax*1.5
