@@ -621,11 +621,25 @@ func startProcess(ctx context.Context, cmd *exec.Cmd, what, how string, ln *List
 	}()
 	a, err := ln.Accept(actx)
 	if err != nil {
-		p.stop(time.Second)
+		// Whether it ended by itself, before it was stopped here: one
+		// stopped at the timeout had been reported as not starting,
+		// "mpirun: signal: interrupt", which reads as a Ctrl-C.
+		exited := false
 		select {
 		case <-p.exited:
-			return nil, fmt.Errorf("%s did not start: %s", how, p.describe())
+			exited = true
 		default:
+		}
+		p.stop(time.Second)
+		if exited {
+			return nil, fmt.Errorf("%s did not start: %s", how, p.describe())
+		}
+		if ctx.Err() == nil && actx.Err() == context.DeadlineExceeded {
+			msgs := strings.TrimSpace(p.stderr.String())
+			if msgs != "" {
+				msgs = "; its last messages:\n" + msgs
+			}
+			return nil, fmt.Errorf("%s did not say hello within %v, so it was stopped%s", how, timeout, msgs)
 		}
 		return nil, fmt.Errorf("%s did not say hello within %v: %w; %s", how, timeout, err, p.describe())
 	}

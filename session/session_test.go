@@ -486,3 +486,30 @@ func TestJournalDeletedIsWrittenAgain(t *testing.T) {
 		t.Errorf("the directory's lock was not made again: %v", err)
 	}
 }
+
+// An mpirun that never starts the agent is stopped at the hello timeout,
+// and the error says that it was, not mpirun's status after the stop
+// ("signal: interrupt", which read as if the user had pressed Ctrl-C).
+func TestAgentHelloTimeoutSaysStopped(t *testing.T) {
+	bin := testenv.Build(t)
+	fake := filepath.Join(t.TempDir(), "mpirun")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'mpirun (Open MPI) 4.1.4'; exit 0; fi\necho 'waiting for a resource'\nexec sleep 60\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("APPROXTUNE_MPIRUN", fake)
+	s, err := New(Options{Dir: t.TempDir(), Binary: bin, HelloTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out := &textOut{}
+	ctx := context.Background()
+	if err := s.Exec(ctx, "workload synthetic steps=2", out); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Exec(ctx, "tune", out)
+	if err == nil || !strings.Contains(err.Error(), "did not say hello within 2s, so it was stopped; its last messages:\nwaiting for a resource") || strings.Contains(err.Error(), "signal:") {
+		t.Errorf("an mpirun that never starts the agent: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Flavor is the MPI implementation behind an mpirun.
@@ -46,6 +47,9 @@ func Find() (*Launcher, error) {
 	return ForPath(path)
 }
 
+// versionTimeout bounds how long ForPath waits for mpirun --version.
+const versionTimeout = 30 * time.Second
+
 // ForPath returns a Launcher for the given mpirun executable. Its folder
 // is taken with symbolic links resolved: Open MPI's mpirun run by an
 // absolute path takes its installation prefix from it, and /bin/mpirun
@@ -57,7 +61,14 @@ func ForPath(path string) (*Launcher, error) {
 			path = filepath.Join(dir, filepath.Base(path))
 		}
 	}
-	out, err := exec.Command(path, "--version").CombinedOutput()
+	// An mpirun that hangs (a broken installation, a wrapper waiting on
+	// something) had left the session waiting without a word.
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s --version did not answer within %v: is it a working mpirun? (set APPROXTUNE_MPIRUN to another)", path, versionTimeout)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s --version: %w (%s)", path, err, bytes.TrimSpace(out))
 	}
