@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -210,6 +211,12 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		sw.Status, sw.Message = StatusCancelled, "interrupted: "+err.Error()
 	default:
 		sw.Status, sw.Message = StatusFailed, err.Error()
+		var ce *programs.ConfigError
+		if errors.As(err, &ce) {
+			// A configuration whose full run fails fails every resume
+			// the same way: say how to go on without it.
+			sw.Message += fmt.Sprintf(" ('resume' tries configuration %d again; 'resume skip=%d' goes on without it)", ce.Index, ce.Index)
+		}
 	}
 	hung := wd.conclude(sw, cancelledFirst)
 	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung})

@@ -377,33 +377,46 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 
 // Resume reruns the runs of sw that have no result yet.
 func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
-	return s.resume(ctx, sw, false, out)
+	return s.resume(ctx, sw, nil, out)
 }
 
-// ResumeSkippingHung is Resume for a sweep that hung (status hung): the
-// configuration that hung is left out for good instead of retried.
-func (s *Session) ResumeSkippingHung(ctx context.Context, sw *Sweep, out Output) error {
-	return s.resume(ctx, sw, true, out)
+// ResumeSkipping is Resume with the configurations configs (indexes, as
+// 'table configs' numbers them) left out for good: a configuration whose
+// full run fails every time (a program that crashes at that size) would
+// otherwise end every resume.
+func (s *Session) ResumeSkipping(ctx context.Context, sw *Sweep, configs []int, out Output) error {
+	for _, i := range configs {
+		if i < 0 || i >= len(sw.Configs) {
+			return &Error{Msg: fmt.Sprintf("skip=%d: sweep %d has configurations 0 to %d ('table configs' numbers them)", i, sw.ID, len(sw.Configs)-1)}
+		}
+	}
+	return s.resume(ctx, sw, configs, out)
 }
 
-func (s *Session) resume(ctx context.Context, sw *Sweep, skip bool, out Output) error {
+// resume runs sw's missing runs, with the configurations skip left out for
+// good.
+func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output) error {
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
 		return &Error{Msg: fmt.Sprintf("sweep %d is a search (search=%s): its rounds depend on each other, so it cannot be resumed run by run; run it again", sw.ID, sw.Spec.Search)}
 	}
-	if skip && sw.Hung != nil {
+	for _, i := range skip {
 		if sw.Skipped == nil {
 			sw.Skipped = map[int]bool{}
 		}
-		sw.Skipped[*sw.Hung] = true
-		out.Print(fmt.Sprintf("skipping %s, which hung", describeConfig(sw, *sw.Hung)))
+		sw.Skipped[i] = true
+		why := "as asked"
+		if sw.Hung != nil && *sw.Hung == i {
+			why = "which hung"
+		}
+		out.Print(fmt.Sprintf("skipping %s, %s", describeConfig(sw, i), why))
 	}
 	missing := sw.Missing()
-	if len(missing) == 0 && skip {
-		// What hung was all that was left: the sweep ends here.
-		sw.Status, sw.Message = StatusOK, "complete without the configurations that hung"
+	if len(missing) == 0 && len(skip) > 0 {
+		// What was skipped was all that was left: the sweep ends here.
+		sw.Status, sw.Message = StatusOK, "complete without the configurations skipped"
 		err := errors.Join(s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: sw.Spec, Skip: sw.skippedList()}),
 			s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}))
-		out.Print(fmt.Sprintf("sweep %d is complete without the configurations that hung: nothing else to run", sw.ID))
+		out.Print(fmt.Sprintf("sweep %d is complete without the configurations skipped: nothing else to run", sw.ID))
 		return err
 	}
 	if len(missing) == 0 {

@@ -75,8 +75,8 @@ func verbs() []verb {
 			"controls", cmdControls},
 		{"load", "load SESSION [sweep=N]", "open a finished session's sweeps for analysis",
 			"Reads another session's journal and adds its sweeps to this session, numbered after this session's own, without running anything: the last one loaded becomes the sweep that table, plot, save, export csv, rank, model and anomalies read. SESSION is the session's directory, or its id under the sessions directory (Tab completes the ids, the most recent first); sweep=N loads only its sweep N. For each sweep it says the mode, workload, configurations, runs with results, whether it has kernel statistics and timelines, and which analyses its data allows: rank needs 2 full runs per configuration or more (evaluate with reps 2 or more) or a tune sweep, model needs kernel statistics, anomalies needs timelines (trace on). The sweeps are copied into this session's journal, so loading or resuming this session later finds them too. An unfinished sweep is loaded as it is, and says so: 'resume SESSION' runs its missing runs.", "load 20261125-101500-a1b2c3", cmdLoad},
-		{"resume", "resume [SESSION] [hung=retry|skip]", "run the missing runs of an interrupted sweep",
-			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, a dead agent, or a run that hung past its deadline). After a hang, hung=retry (the default) runs the configuration that hung again, hung=skip goes on without it for good (it has no results, and tables leave it out). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
+		{"resume", "resume [SESSION] [hung=retry|skip] [skip=N[,N...]]", "run the missing runs of an interrupted sweep",
+			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, a dead agent, or a run that hung past its deadline). After a hang, hung=retry (the default) runs the configuration that hung again, hung=skip goes on without it for good (it has no results, and tables leave it out). skip=N leaves out configuration N ('table configs' numbers them) the same way, as for one whose full run fails every time. SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
 		{"table", "table configs|kernels|best", "print results as a table",
 			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice; for a search (tune search=halving), its rounds (tolerance, configurations run, kept and dropped, the fastest, seconds), the choice and what the search cost, and after evaluate the choice judged by the references.", "table best", cmdTable},
 		{"plot", "plot speedup|error|configs|kernels|path|gantt|rank|anomalies|search [FILE] [policy=P] [tolerance=T] [config=N]  |  plot model ROUTINE [FILE]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
@@ -648,23 +648,38 @@ func (s *Session) sweepAndReport(ctx context.Context, mode sweep.Mode, se Search
 func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	var sessionArg *Arg
 	skip := false
+	var skipConfigs []int
 	for i, a := range c.Args {
 		switch {
 		case a.Key == "hung" && (a.Value == "retry" || a.Value == "skip"):
 			skip = a.Value == "skip"
 		case a.Key == "hung":
 			return errAt(a.ValueCol, "hung=%s: want hung=retry (run the configuration that hung again, the default) or hung=skip (go on without it)", a.Value)
+		case a.Key == "skip":
+			for _, v := range strings.Split(a.Value, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil || n < 0 {
+					return errAt(a.ValueCol, "skip=%s: want configuration numbers as 'table configs' shows them, like skip=3 or skip=3,5", a.Value)
+				}
+				skipConfigs = append(skipConfigs, n)
+			}
 		case a.Key != "":
-			return errAt(a.Col, "resume takes a session and hung=retry|skip, not %s=", a.Key)
+			return errAt(a.Col, "resume takes a session, hung=retry|skip and skip=N[,N...], not %s=", a.Key)
 		case sessionArg != nil:
 			return errAt(a.Col, "resume takes one session, not %q and %q", sessionArg.Value, a.Value)
 		default:
 			sessionArg = &c.Args[i]
 		}
 	}
-	resume := s.Resume
-	if skip {
-		resume = s.ResumeSkippingHung
+	resume := func(ctx context.Context, sw *Sweep, out Output) error {
+		cfgs := skipConfigs
+		if skip && sw.Hung != nil {
+			cfgs = append(slices.Clone(cfgs), *sw.Hung)
+		}
+		if len(cfgs) > 0 {
+			return s.ResumeSkipping(ctx, sw, cfgs, out)
+		}
+		return s.Resume(ctx, sw, out)
 	}
 	if sessionArg != nil && sameDir(sessionArg.Value, s.Dir()) {
 		sessionArg = nil // this session's own directory: its last sweep
@@ -675,7 +690,7 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 			return errAt(c.VerbCol, "no sweep in this session to resume; 'resume SESSION' finishes another session's (ids under %s)", DefaultSessionsDir())
 		}
 		if skip && (sw.Status != StatusHung || sw.Hung == nil) {
-			return errAt(c.VerbCol, "sweep %d did not hang (%s): hung=skip has nothing to skip", sw.ID, sw.Status)
+			return errAt(c.VerbCol, "sweep %d did not hang (%s): hung=skip has nothing to skip; skip=N leaves out configuration N ('table configs' numbers them)", sw.ID, sw.Status)
 		}
 		err := resume(ctx, sw, out)
 		if len(sw.Results) > 0 {

@@ -764,3 +764,42 @@ func TestProgramLaunchDiesWithSession(t *testing.T) {
 		t.Errorf("15 s after the session was killed, its launch still runs:\n%s", ps)
 	}
 }
+
+// A configuration whose full run fails every time ends the sweep, and
+// every resume, at it: the error says how to go on without it, and
+// 'resume skip=N' does, completing the sweep without that configuration.
+func TestProgramResumeSkipsFailingConfiguration(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "refails.c"))
+	dir := filepath.Join(t.TempDir(), "session")
+	repl := func(script string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
+		cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+		cmd.Stdin = strings.NewReader(script)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	out, code := repl(fmt.Sprintf("program %s {x}\nspace x=1,2 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
+	if code == 0 || !strings.Contains(out, "'resume skip=1' goes on without it") {
+		t.Fatalf("a configuration whose reference fails: exit %d; want the hint to skip it\n%s", code, out)
+	}
+	out, code = repl("resume skip=1\n")
+	if code != 0 || !strings.Contains(out, "skipping configuration 1") || !strings.Contains(out, "sweep 1 is complete without the configurations skipped") {
+		t.Fatalf("resume skip=1: exit %d\n%s", code, out)
+	}
+	sws, err := session.ReadJournal(filepath.Join(dir, session.JournalName))
+	if err != nil || len(sws) != 1 || sws[0].Status != session.StatusOK || len(sws[0].Missing()) != 0 || len(sws[0].Results) != 1 {
+		t.Errorf("journal after resume skip=1: %v; want sweep 1 ok with its one result", err)
+	}
+}

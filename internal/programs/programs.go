@@ -75,6 +75,19 @@ func Supervise(cmd *exec.Cmd) {
 	cmd.WaitDelay = StopGrace
 }
 
+// ConfigError is what ended a sweep at one of its configurations (a
+// reference run that failed, a launch that could not be prepared): Index
+// is the configuration's, which 'resume skip=N' leaves out.
+type ConfigError struct {
+	Index int
+	Label string
+	Err   error
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("configuration %s: %v", e.Label, e.Err) }
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // LaunchError is a launcher's refusal to run anything more: it ends the
 // sweep, where a selective run's own failure does not.
 type LaunchError struct{ Err error }
@@ -175,7 +188,7 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		}
 		results, refs, err := r.configuration(ctx, spec, i, c, tallies)
 		if err != nil {
-			return fmt.Errorf("configuration %s: %w", c.Label(), err)
+			return &ConfigError{Index: i, Label: c.Label(), Err: err}
 		}
 		if len(refs) > 0 {
 			refMeans[i], refRuns[i] = stat.Mean(refs, nil), refs
