@@ -544,6 +544,10 @@ func (l *launcher) sameCalls(what string, calls map[string]int64) {
 // help message ...".
 var mpirunLine = regexp.MustCompile(`^\[[^\]\s]+:\d+\] `)
 
+// improper is the first line of Open MPI's banner for a rank that ended
+// without MPI_Finalize.
+var improper = regexp.MustCompile(`^mpirun has exited due to process rank (\d+) with PID`)
+
 // Tail keeps the last output written to it (a program's, for the error
 // that tells of its failure).
 type Tail struct{ b []byte }
@@ -581,6 +585,11 @@ func (t *Tail) Lines(n int) string {
 		switch {
 		case len(trimmed) >= 20 && strings.Trim(trimmed, "-") == "":
 			boxed = !boxed
+		case boxed && improper.MatchString(trimmed):
+			// Open MPI's banner for a rank that ended without
+			// MPI_Finalize, in 20 lines of three possible reasons.
+			m := improper.FindStringSubmatch(trimmed)
+			lines = append(lines, "mpirun: process rank "+m[1]+" exited without calling MPI_Finalize (or called MPI_Abort, or never called MPI_Init)")
 		case strings.HasPrefix(trimmed, "mpirun: Forwarding signal"), mpirunLine.MatchString(trimmed):
 		case boxed && !strings.HasPrefix(trimmed, "mpirun noticed that process rank"):
 		case seen[l]:

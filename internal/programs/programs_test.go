@@ -35,6 +35,13 @@ mpirun noticed that process rank 1 with PID 4242 on node vm exited on signal 11 
 	if got := only.Lines(10); !strings.Contains(got, "Primary job") {
 		t.Errorf("a banner alone gave %q", got)
 	}
+	// A rank that ended without MPI_Finalize: one line that says so, not
+	// the banner's last 10 of its three possible reasons.
+	var nofin Tail
+	nofin.Write([]byte("--------------------------------------------------------------------------\nmpirun has exited due to process rank 1 with PID 0 on\nnode vm exiting improperly. There are three reasons this could occur:\n\n1. this process did not call \"init\" before exiting, but others in\nthe job did.\n\n2. this process called \"init\", but exited without calling \"finalize\".\n\nYou can avoid this message by specifying -quiet on the mpirun command line.\n--------------------------------------------------------------------------\n"))
+	if got, want := nofin.Lines(10), "\n    mpirun: process rank 1 exited without calling MPI_Finalize (or called MPI_Abort, or never called MPI_Init)"; got != want {
+		t.Errorf("a rank without MPI_Finalize:%s\nwant:%s", got, want)
+	}
 	if got := (&Tail{}).Lines(10); got != "" {
 		t.Errorf("no output gave %q", got)
 	}
