@@ -513,16 +513,15 @@ type ran struct {
 }
 
 // referencesUpTo takes the references due before selective run j. Each
-// starts at a run boundary but the first of a configuration's whose slot is
-// 0, which follows its warm-up, itself after the boundary before the
-// configuration: an event sent since (a selective run's) is answered at the
-// boundary, as a gated command needs.
+// starts at a run boundary, the first of a configuration's too, after its
+// warm-up: a cancel that came during the warm-up had let the first full
+// run start, seconds more of a sweep the user had stopped (a browser
+// review's summa n=4096). An event sent since (a selective run's) is
+// answered at the boundary, as a gated command needs.
 func (cr *configRun) referencesUpTo(ctx context.Context, j int) error {
 	for len(cr.refs) < cr.reps && cr.slots[len(cr.refs)] <= j {
-		if len(cr.refs) > 0 || j > 0 {
-			if err := cr.r.boundary(); err != nil {
-				return err
-			}
+		if err := cr.r.boundary(); err != nil {
+			return err
 		}
 		if err := cr.r.begin(sweep.RunStart{Index: cr.i, Kind: sweep.RunReference, ReferenceS: cr.refs}); err != nil {
 			return err
