@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 	"slices"
 	"sort"
 	"strings"
@@ -104,6 +105,38 @@ func (tolTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
+// speedupTicks labels a linear axis of speed-ups at a 1-2-5 step that
+// gives 4 to 10 ticks, with 1 (full execution's line) always among them:
+// gonum's default had labelled 0, 3 and 6, or 0, 0.9 and 1.8, with the 1x
+// line between two labels.
+type speedupTicks struct{}
+
+func (speedupTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	if !(max > min) {
+		return ts
+	}
+	step := 0.0
+	for e := math.Floor(math.Log10(max - min)); step == 0; e-- {
+		for _, m := range []float64{5, 2, 1} {
+			if st := m * math.Pow(10, e); (max-min)/st >= 4 {
+				step = st
+				break
+			}
+		}
+	}
+	one := false
+	for i := math.Ceil(min / step); i*step <= max+1e-9; i++ {
+		v := math.Round(i*step*1e9) / 1e9 // 3*0.1 is 0.30000000000000004
+		one = one || v == 1
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+	}
+	if !one && min <= 1 && 1 <= max {
+		ts = append(ts, plot.Tick{Value: 1, Label: "1"})
+	}
+	return ts
+}
+
 // countTicks labels a log axis of counts at 1-2-5 steps.
 type countTicks struct{}
 
@@ -147,6 +180,7 @@ func pad(p *plot.Plot) {
 func Speedup(pts []PolicyPoint) (*plot.Plot, error) {
 	p := newPlot("Autotuning speed-up", "tolerance ε", "speed-up over full execution (×)")
 	p.X.Tick.Marker = tolTicks{}
+	p.Y.Tick.Marker = speedupTicks{}
 	order, m := byPolicy(pts)
 	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 1.0
 	for _, pol := range order {

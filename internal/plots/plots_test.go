@@ -249,3 +249,18 @@ func TestConfigsWithoutReferences(t *testing.T) {
 		t.Errorf("legend of a tune sweep's configurations: want the series and no reference")
 	}
 }
+
+// The speed-up axis is labelled at a 1-2-5 step, 4 to 10 labels, and 1
+// (full execution's line) is always labelled.
+func TestSpeedupTicks(t *testing.T) {
+	for _, max := range []float64{1.15, 1.8, 6.9, 14.7, 120} {
+		ts := speedupTicks{}.Ticks(0, max)
+		one := false
+		for _, tk := range ts {
+			one = one || tk.Value == 1 && tk.Label == "1"
+		}
+		if len(ts) < 4 || len(ts) > 11 || !one {
+			t.Errorf("0..%g: %d ticks %v, want 4 to 11 with 1 labelled", max, len(ts), ts)
+		}
+	}
+}
