@@ -11,9 +11,9 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strconv"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
