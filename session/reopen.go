@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -77,7 +78,15 @@ func describeReopen(dir string, sws []*Sweep) string {
 	case last.Spec != nil && last.Spec.Search != sweep.SearchNone && last.Status != StatusOK:
 		return fmt.Sprintf("%s; the last, %s, is a search that ended %s with %s: run it again", head, what, last.Status, loadRuns(len(last.Results)))
 	case missing > 0:
-		return fmt.Sprintf("%s; the last, %s, stopped after %d of %d runs (%s: %s): 'resume' runs the %d missing", head, what, len(last.Results), last.Total(), last.Status, last.Message, missing)
+		// The message's first line: mpirun's banner, which follows it,
+		// had filled the line's parentheses.
+		why, _, _ := strings.Cut(last.Message, "\n")
+		why = strings.TrimSuffix(strings.TrimSpace(why), "; its last messages:")
+		resume := fmt.Sprintf("'resume' runs the %d missing", missing)
+		if last.Status == StatusHung && last.Hung != nil {
+			resume += fmt.Sprintf(", 'resume hung=skip' all but configuration %d, which hung", *last.Hung)
+		}
+		return fmt.Sprintf("%s; the last, %s, stopped after %d of %d runs (%s: %s): %s", head, what, len(last.Results), last.Total(), last.Status, why, resume)
 	default:
 		return fmt.Sprintf("%s; the last, %s, is complete (%s): 'table best' shows it", head, what, loadRuns(len(last.Results)))
 	}

@@ -251,3 +251,22 @@ func TestReopenKeepsSettingsAfterLastSweep(t *testing.T) {
 		t.Errorf("reopened with %s %v %v reps %d; want synthetic, online, 2^-4, reps 5", st.Workload, st.Policies, st.Tolerances, st.Reps)
 	}
 }
+
+// The reopened line is one line: of a stop's message its first line (not
+// mpirun's banner after it), and after a hang it names hung=skip.
+func TestReopenedLineIsOneLine(t *testing.T) {
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 8, Min: 1, Max: 64}}
+	var configs []sweep.Config
+	for _, b := range []int{8, 16} {
+		configs = append(configs, sweep.NewConfig(params, map[string]any{"b": b}))
+	}
+	hung := 1
+	sw := &Sweep{ID: 3, Workload: "toy", Configs: configs, Status: StatusHung, Hung: &hung,
+		Message: "the agent died: mpirun: exit status 1; its last messages:\n----------\nmpirun noticed that process rank 1 ...\n----------",
+		Spec:    &sweep.Spec{Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	l := describeReopen("/d", []*Sweep{sw})
+	if strings.Contains(l, "\n") || !strings.Contains(l, "(hung: the agent died: mpirun: exit status 1)") ||
+		!strings.HasSuffix(l, "'resume' runs the 2 missing, 'resume hung=skip' all but configuration 1, which hung") {
+		t.Errorf("reopened line %q", l)
+	}
+}
