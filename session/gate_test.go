@@ -270,7 +270,7 @@ func TestPlotLive(t *testing.T) {
 	if sz := testenv.PNGSize(t, file, b); sz.X != 1600 || sz.Y != 450 {
 		t.Errorf("the live figure is %v, want speed-up|error, 1600x450", sz)
 	}
-	_, row, err := LiveFigures(s.Last())
+	_, row, err := LiveFigures(s.Last(), true)
 	if err != nil || !bytes.Equal(row.PNG, b) {
 		t.Errorf("the file is not the sweep's final figures (%v)", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,8 +91,8 @@ func makeFigure(t *testing.T, sw *session.Sweep, name string) *session.Figure {
 // The live display of an evaluate sweep: before any result, the progress
 // line and bar only; with results, text/plain with the text chart, text/html
 // with the speed-up and error figures side by side (the SVGs 'plot speedup'
-// and 'plot error' draw), and image/svg+xml and image/png of both on one
-// canvas.
+// and 'plot error' draw), and at the end image/svg+xml and image/png of
+// both on one canvas.
 func TestLiveBundle(t *testing.T) {
 	pub := &published{}
 	clock := &fakeClock{t: time.Unix(1000, 0)}
@@ -137,6 +139,17 @@ func TestLiveBundle(t *testing.T) {
 			t.Errorf("the %s figure is not what 'plot %s' draws", name, name)
 		}
 	}
+	// While the sweep runs, the images of the whole row are not drawn nor
+	// sent: the HTML shows the figures (a PNG with each update had been 80
+	// of its 110 KB).
+	if b["image/png"] != nil || b["image/svg+xml"] != nil {
+		t.Errorf("a running sweep's update carries the row's images: %v", slices.Collect(maps.Keys(b)))
+	}
+	sw.Results = full.Results
+	clock.t = clock.t.Add(time.Minute)
+	out.Update(session.Progress{Sweep: &sw, Done: 8, Total: 8, Final: true})
+	d = pub.displays()
+	b = d[len(d)-1].data
 	raw, err := base64.StdEncoding.DecodeString(b["image/png"].(string))
 	if err != nil {
 		t.Fatal(err)

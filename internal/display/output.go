@@ -273,7 +273,7 @@ func (o *CellOutput) Update(p session.Progress) {
 
 	var figs figures
 	if draw {
-		figs.figs, figs.row, figs.err = session.LiveFigures(p.Sweep)
+		figs.figs, figs.row, figs.err = session.LiveFigures(p.Sweep, p.Final)
 	}
 
 	o.mu.Lock()
