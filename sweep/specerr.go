@@ -89,6 +89,8 @@ func wantOf(name string) string {
 		return "true or false"
 	case "runs":
 		return `a list of runs ([{"config": 0, "policy": "eager", "tolerance": 0.125}])`
+	case "references":
+		return `an object of configuration indexes and their reference times in seconds ({"0": [1.2, 1.3]})`
 	case "reference_reps", "n_min", "seed", "budget":
 		return "a whole number"
 	}
