@@ -50,6 +50,7 @@ type record struct {
 type Journal struct {
 	Dir     string
 	f       *os.File
+	path    string   // the file f is: JournalName in Dir, unless Recover moved it
 	size    int64    // the file's length up to its last whole line
 	backlog [][]byte // lines not written yet, oldest first
 	syncs   int      // syncs made
@@ -137,7 +138,8 @@ func (j *Journal) open() error {
 	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
 		return fmt.Errorf("session directory: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(j.Dir, JournalName), os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	path := filepath.Join(j.Dir, JournalName)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
@@ -149,7 +151,7 @@ func (j *Journal) open() error {
 		f.Close()
 		return fmt.Errorf("journal: %w", err)
 	}
-	j.f, j.size = f, size
+	j.f, j.path, j.size = f, path, size
 	return nil
 }
 
@@ -241,13 +243,17 @@ func (e *JournalError) Error() string {
 	return fmt.Sprintf("%v (%s in memory, written as soon as the journal can be: %s, then 'resume'; if the session ends first, they go to a file of their own, which it names)", e.Err, what, e.Fix())
 }
 
-// Fix says what lets the journal be written again: free space, or, where
-// writing it is not permitted, permission.
+// Fix says what lets the journal be written again: space on a full disk
+// (or under a file-size limit), permission where writing it is not
+// permitted, else what the error says.
 func (e *JournalError) Fix() string {
-	if errors.Is(e.Err, fs.ErrPermission) || errors.Is(e.Err, syscall.EROFS) {
+	switch {
+	case errors.Is(e.Err, syscall.ENOSPC), errors.Is(e.Err, syscall.EDQUOT), errors.Is(e.Err, syscall.EFBIG):
+		return "free space"
+	case errors.Is(e.Err, fs.ErrPermission), errors.Is(e.Err, syscall.EROFS):
 		return "make the journal writable"
 	}
-	return "free space"
+	return "fix what stops it"
 }
 
 // dropLast takes the last record appended back out of the records waiting
@@ -260,6 +266,14 @@ func (j *Journal) dropLast() {
 }
 
 func (e *JournalError) Unwrap() error { return e.Err }
+
+// records counts journal records in words.
+func records(n int) string {
+	if n == 1 {
+		return "1 journal record"
+	}
+	return fmt.Sprintf("%d journal records", n)
+}
 
 // Recover writes the journal again at its path when the file this session
 // has open is no longer there: deleted, or its directory removed (a /tmp
@@ -274,7 +288,7 @@ func (j *Journal) Recover() (string, error) {
 	if j.f == nil {
 		return "", nil
 	}
-	path := filepath.Join(j.Dir, JournalName)
+	path := j.path
 	ours, err := j.f.Stat()
 	if err != nil {
 		return "", fmt.Errorf("journal: %w", err)
@@ -288,13 +302,16 @@ func (j *Journal) Recover() (string, error) {
 	}
 	what := "was deleted"
 	if err == nil {
+		// Someone else's file (an editor's save, another session): the
+		// records go beside it, and on there (j.path), not over it.
 		what = "was replaced by another file"
 		path = filepath.Join(j.Dir, fmt.Sprintf("results.recovered-%d.jsonl", os.Getpid()))
 	}
 	if err := os.MkdirAll(j.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("the journal %s: session directory: %w", what, err)
 	}
-	if j.lock != nil {
+	if _, err := os.Stat(filepath.Join(j.Dir, LockName)); err != nil && j.lock != nil {
+		// The directory went with its lock: take it again.
 		j.lock.Close()
 		j.lock = nil
 	}
@@ -315,8 +332,12 @@ func (j *Journal) Recover() (string, error) {
 		return "", fmt.Errorf("the journal %s: %w", what, err)
 	}
 	j.f.Close()
-	j.f = nf
-	return fmt.Sprintf("the session's journal %s %s while the session had it open: every record was written again to %s, and the session goes on there", filepath.Join(j.Dir, JournalName), what, path), nil
+	old := j.path
+	j.f, j.path = nf, path
+	if path != old {
+		return fmt.Sprintf("the session's journal %s %s while the session had it open: every record was written to %s, and the session goes on there (a reopen reads %s: put the records back there to keep them with the session)", old, what, path, JournalName), nil
+	}
+	return fmt.Sprintf("the session's journal %s %s while the session had it open: every record was written again to it, and the session goes on there", path, what), nil
 }
 
 // Sync makes what was written durable (fsync).
@@ -368,16 +389,19 @@ func (j *Journal) rescue() error {
 			return j.f.Sync()
 		}
 	}
-	journal := filepath.Join(j.Dir, JournalName)
+	journal := j.path
+	if journal == "" {
+		journal = filepath.Join(j.Dir, JournalName)
+	}
 	f, err := os.CreateTemp("", "approxtune-unsaved-*.jsonl")
 	if err == nil {
 		_, err = f.Write(bytes.Join(j.backlog, nil))
 		err = errors.Join(err, f.Sync(), f.Close())
 	}
 	if err != nil {
-		return fmt.Errorf("%d journal records could not be written to %s (%v) nor kept elsewhere (%v): they are lost", len(j.backlog), journal, werr, err)
+		return fmt.Errorf("%s could not be written to %s (%v) nor kept elsewhere (%v): lost", records(len(j.backlog)), journal, werr, err)
 	}
-	return fmt.Errorf("%d journal records could not be written to %s (%v): they are in %s; once the journal can be written, 'cat %s >> %s', then reopen the session and 'resume'", len(j.backlog), journal, werr, f.Name(), f.Name(), journal)
+	return fmt.Errorf("%s could not be written to %s (%v): kept in %s; once the journal can be written, 'cat %s >> %s', then reopen the session and 'resume'", records(len(j.backlog)), journal, werr, f.Name(), f.Name(), journal)
 }
 
 // ReadJournal rebuilds the sweeps recorded in a journal file. A torn last

@@ -305,7 +305,7 @@ func TestJournalBacklogKeptAtClose(t *testing.T) {
 		t.Fatalf("append on a full disk: %v, want a JournalError whose fix is to free space", err)
 	}
 	err = j.Close()
-	m := regexp.MustCompile(`1 journal records could not be written to \S+ \(.*no space left on device\): they are in (\S+); once the journal can be written, 'cat \S+ >> \S+', then reopen the session and 'resume'`).FindStringSubmatch(fmt.Sprint(err))
+	m := regexp.MustCompile(`1 journal record could not be written to \S+ \(.*no space left on device\): kept in (\S+); once the journal can be written, 'cat \S+ >> \S+', then reopen the session and 'resume'`).FindStringSubmatch(fmt.Sprint(err))
 	if m == nil {
 		t.Fatalf("Close with a record waiting: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -472,7 +473,7 @@ func TestJournalDeletedIsWrittenAgain(t *testing.T) {
 	if err := s.Exec(ctx, "tune", out); err != nil {
 		t.Fatalf("tune after the directory was removed: %v", err)
 	}
-	if !strings.Contains(out.b.String(), "was deleted while the session had it open: every record was written again to "+filepath.Join(dir, JournalName)) {
+	if !strings.Contains(out.b.String(), "journal "+filepath.Join(dir, JournalName)+" was deleted while the session had it open: every record was written again to it") {
 		t.Errorf("no word of the journal written again:\n%s", out.b.String())
 	}
 	if err := s.Close(); err != nil {
@@ -511,5 +512,54 @@ func TestAgentHelloTimeoutSaysStopped(t *testing.T) {
 	err = s.Exec(ctx, "tune", out)
 	if err == nil || !strings.Contains(err.Error(), "did not say hello within 2s, so it was stopped; its last messages:\nwaiting for a resource") || strings.Contains(err.Error(), "signal:") {
 		t.Errorf("an mpirun that never starts the agent: %v", err)
+	}
+}
+
+// A journal replaced by another file while the session runs (an editor's
+// save writes a new file at the path): the session's records go beside it,
+// once, and on there; later commands neither warn again nor fail, and the
+// session closes cleanly.
+func TestJournalReplacedGoesBeside(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := filepath.Join(t.TempDir(), "session")
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	out := &textOut{}
+	for _, l := range []string{"workload synthetic steps=4", "policy eager", "tolerance 2^-1", "tune"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	path := filepath.Join(dir, JournalName)
+	if err := os.WriteFile(path+".new", []byte("edited\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	out.b.Reset()
+	for _, l := range []string{"tune", "status", "tune"} {
+		if err := s.Exec(ctx, l, out); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	side := filepath.Join(dir, fmt.Sprintf("results.recovered-%d.jsonl", os.Getpid()))
+	if n := strings.Count(out.b.String(), "was replaced by another file"); n != 1 || !strings.Contains(out.b.String(), "every record was written to "+side) || strings.Contains(out.b.String(), "are lost") {
+		t.Errorf("%d warnings of the replaced journal, want 1 naming %s:\n%s", n, side, out.b.String())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "edited\n" {
+		t.Errorf("the file put at the journal's path was changed: %q", b)
+	}
+	sws, err := ReadJournal(side)
+	if err != nil || len(sws) != 3 {
+		t.Fatalf("the records beside it: %d sweeps (%v), want all 3", len(sws), err)
 	}
 }
