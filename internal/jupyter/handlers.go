@@ -290,8 +290,8 @@ func userExpressions(raw json.RawMessage) map[string]any {
 // stop_on_error waits for requests still on their way before its reply
 // (Kernel.settle).
 const (
-	abortQuiet = 50 * time.Millisecond
-	abortWait  = 250 * time.Millisecond
+	abortQuiet = 100 * time.Millisecond
+	abortWait  = 300 * time.Millisecond
 )
 
 // settle waits until no shell request has arrived for quiet, or at most
@@ -316,7 +316,10 @@ func (k *Kernel) settle(quiet, wait time.Duration) {
 // abortQueued answers the execute requests already queued with status
 // aborted (after an error with stop_on_error); other requests are served.
 func (k *Kernel) abortQueued() {
-	for {
+	// Only what is queued now: a request that comes while these are
+	// answered may have been sent after the client saw the error (a
+	// client that runs its next cell on an aborted reply had it aborted).
+	for n := len(k.shellQ); n > 0; n-- {
 		select {
 		case r := <-k.shellQ:
 			if r.msg.Header.MsgType != "execute_request" {

@@ -337,7 +337,10 @@ func TestKernelAbortsRequestSentBeforeError(t *testing.T) {
 	}
 	// A request sent after the error reply runs.
 	_, outs := c.execute("status", nil)
-	res, _ := find(outs, "execute_result")
+	res, ok := find(outs, "execute_result")
+	if !ok {
+		t.Fatalf("the request sent after the aborts did not run: %v", types(outs))
+	}
 	if s := fmt.Sprint(res.content()["data"]); !strings.Contains(s, "reps        3") {
 		t.Errorf("after the aborts: %s", s)
 	}
