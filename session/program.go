@@ -212,10 +212,17 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	default:
 		sw.Status, sw.Message = StatusFailed, err.Error()
 		var ce *programs.ConfigError
-		if errors.As(err, &ce) {
+		var le *programs.LaunchError
+		if errors.As(err, &ce) && !errors.As(err, &le) {
 			// A configuration whose full run fails fails every resume
-			// the same way: say how to go on without it.
-			sw.Message += fmt.Sprintf(" ('resume' tries configuration %d again; 'resume skip=%d' goes on without it)", ce.Index, ce.Index)
+			// the same way: say how to go on without it, on the first
+			// line (the program's last lines follow it).
+			hint := fmt.Sprintf(" ('resume' tries configuration %d again; 'resume skip=%d' goes on without it)", ce.Index, ce.Index)
+			first, rest, _ := strings.Cut(sw.Message, "\n")
+			sw.Message = first + hint
+			if rest != "" {
+				sw.Message += "\n" + rest
+			}
 		}
 	}
 	hung := wd.conclude(sw, cancelledFirst)

@@ -535,3 +535,19 @@ func TestBestClassLineSaysWhenMeansDisagree(t *testing.T) {
 		t.Errorf("line %q", l)
 	}
 }
+
+// resume skip= refuses a configuration the sweep does not have, and a
+// sweep that is complete, before doing anything.
+func TestResumeSkippingRefuses(t *testing.T) {
+	s := newSession(t)
+	sw := wideEvaluate(2, 2)
+	for cfgs, want := range map[int]string{5: "skip=5: sweep 1 has configurations 0 to 1", 1: "sweep 1 is complete: nothing to skip or resume"} {
+		err := s.ResumeSkipping(context.Background(), sw, []int{cfgs}, &textOut{})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("skip=%d: %v, want %q", cfgs, err, want)
+		}
+	}
+	if sw.Status != "ok" || len(sw.Skipped) != 0 {
+		t.Errorf("the sweep changed: status %s, skipped %v", sw.Status, sw.Skipped)
+	}
+}

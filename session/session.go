@@ -385,12 +385,29 @@ func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
 // full run fails every time (a program that crashes at that size) would
 // otherwise end every resume.
 func (s *Session) ResumeSkipping(ctx context.Context, sw *Sweep, configs []int, out Output) error {
+	if err := checkSkip(sw, configs); err != nil {
+		return err
+	}
+	var skip []int
+	for _, i := range configs {
+		if !slices.Contains(skip, i) && !sw.Skipped[i] {
+			skip = append(skip, i)
+		}
+	}
+	return s.resume(ctx, sw, skip, out)
+}
+
+// checkSkip says what is wrong with leaving configs out of sw, or nil.
+func checkSkip(sw *Sweep, configs []int) error {
 	for _, i := range configs {
 		if i < 0 || i >= len(sw.Configs) {
 			return &Error{Msg: fmt.Sprintf("skip=%d: sweep %d has configurations 0 to %d ('table configs' numbers them)", i, sw.ID, len(sw.Configs)-1)}
 		}
 	}
-	return s.resume(ctx, sw, configs, out)
+	if len(configs) > 0 && len(sw.Missing()) == 0 {
+		return &Error{Msg: fmt.Sprintf("sweep %d is complete: nothing to skip or resume", sw.ID)}
+	}
+	return nil
 }
 
 // resume runs sw's missing runs, with the configurations skip left out for

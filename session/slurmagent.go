@@ -546,7 +546,8 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 	// One BLAS thread a rank, as under mpirun (launch.Launcher.Env).
 	env = append([]string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}, env...)
 	cmd := slurm.Srun(ctx, o, env, prog, args...)
-	// A session killed outright takes its step down (programs.Supervise).
+	// A session killed outright takes its step down (as
+	// programs.Supervise does mpirun; srun stops on SIGTERM itself).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	return cmd, nil
 }

@@ -719,6 +719,9 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 		return errAt(a.Col, "the journal in %s holds no sweep", path)
 	}
 	old := sws[len(sws)-1]
+	if err := checkSkip(old, skipConfigs); err != nil {
+		return err
+	}
 	// Adopt the sweep: record it in this session's journal, then resume it.
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Status: old.Status,
 		Hung: old.Hung, Skipped: old.Skipped}

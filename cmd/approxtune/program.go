@@ -110,9 +110,10 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	rankProg, rankArgs := preload.Ranks(lib, path, args)
 	cmd := l.Command(ctx, n, rankProg, rankArgs...)
 	cmd.Env = append(cmd.Env, preload.EnvCheck+"="+report)
+	programs.Supervise(cmd)
 	var errs programs.Tail
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, &errs)
-	if err := cmd.Run(); err != nil {
+	if err := programs.RunLaunch(cmd); err != nil {
 		// Its output went to out as it came: where that is the terminal,
 		// the error does not print it again.
 		if f, ok := out.(*os.File); ok && repl.IsTerminal(f) {

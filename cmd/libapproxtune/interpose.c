@@ -249,7 +249,14 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
 	return r;
 }
 
+// at_f_allreduce is set while mpi_allreduce_ runs and cleared by
+// MPI_Allreduce: still set when the Fortran call returns, the Fortran
+// layer went past the C interposer (PMPI_Allreduce: Open MPI's), and the
+// Fortran interposer counts the call.
+static __thread int at_f_allreduce;
+
 int MPI_Allreduce(const void *sb, void *rb, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+	at_f_allreduce = 0;
 	int r = at_enter(AT_MPI_ALLREDUCE) && at_run ? atAllreduce(at_run, (uintptr_t)sb, (uintptr_t)rb, n, t, op, c)
 		: PMPI_Allreduce(sb, rb, n, t, op, c);
 	at_leave();
@@ -454,23 +461,23 @@ void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
 	at_leave();
 }
 
-// mpi_allreduce_: its send buffer may be Fortran's MPI_IN_PLACE, which
-// only the Fortran layer translates. Open MPI's Fortran layer then calls
-// PMPI_Allreduce, so the call is counted here and forwarded, not
-// modelled. MPICH's calls MPI_Allreduce, whose C interposer counts and
-// models it: here it is only forwarded (entered, it had left the C
-// interposer finding the library busy, and the program's allreduces
-// always ran).
+// mpi_allreduce_ is forwarded: its send buffer may be Fortran's
+// MPI_IN_PLACE, which only the Fortran layer translates. A Fortran layer
+// that calls MPI_Allreduce (MPICH's) reaches the C interposer, which counts
+// and models the call; one that calls PMPI_Allreduce (Open MPI's) does not,
+// and the call is counted here, after it ran (at_f_allreduce). Entered
+// before forwarding, the library had been busy for the C interposer, and
+// under MPICH a Fortran program's allreduces always ran.
 void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *ierr) {
 	static void (*real)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 	if (real == NULL) real = at_next("mpi_allreduce_");
-#ifdef MPICH_VERSION
+	at_f_allreduce = at_depth == 0;
 	real(sb, rb, n, t, op, c, ierr);
-#else
-	at_enter(AT_MPI_ALLREDUCE);
-	real(sb, rb, n, t, op, c, ierr);
-	at_leave();
-#endif
+	if (at_f_allreduce) {
+		at_f_allreduce = 0;
+		at_enter(AT_MPI_ALLREDUCE);
+		at_leave();
+	}
 }
 
 // The timed region, when the program marks it (approxtune.h): every rank

@@ -65,7 +65,10 @@ func ForPath(path string) (*Launcher, error) {
 	// something) had left the session waiting without a word.
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	// A wrapper whose child outlives it keeps the output open.
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%s --version did not answer within %v: is it a working mpirun? (set APPROXTUNE_MPIRUN to another)", path, versionTimeout)
 	}

@@ -35,6 +35,10 @@ const EnvCheck = "APPROXTUNE_CHECK"
 // too, and with it the Go runtime, whose preemption signal (SIGURG)
 // mpirun forwards to the job ("Forwarding signal 23 to job").
 func Ranks(lib, prog string, args []string) (string, []string) {
+	if strings.ContainsRune(prog, '=') {
+		// env would read the path as a variable to set: a shell execs it.
+		return "env", append([]string{"LD_PRELOAD=" + lib, "/bin/sh", "-c", `exec "$0" "$@"`, prog}, args...)
+	}
 	return "env", append([]string{"LD_PRELOAD=" + lib, prog}, args...)
 }
 

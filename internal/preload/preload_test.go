@@ -50,3 +50,24 @@ int main(int argc, char **argv) { if (argc > 5) dgemm_(); return 0; }
 		}
 	}
 }
+
+// Ranks starts the program through env with the library set; a program
+// whose path holds '=' (which env would take for a variable to set) is
+// started all the same, with its arguments.
+func TestRanksStartsThePath(t *testing.T) {
+	for _, dir := range []string{"plain", "a=b"} {
+		d := filepath.Join(t.TempDir(), dir)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		prog := filepath.Join(d, "prog")
+		if err := os.WriteFile(prog, []byte("#!/bin/sh\necho \"ran $1 $2 with [$LD_PRELOAD]\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		name, args := preload.Ranks("", prog, []string{"x", "y z"})
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil || string(out) != "ran x y z with []\n" {
+			t.Errorf("%s: %v %q", prog, err, out)
+		}
+	}
+}

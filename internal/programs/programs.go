@@ -49,12 +49,8 @@ type Launcher interface {
 type Mpirun struct{ *launch.Launcher }
 
 // Command is mpirun's command for n ranks, env added to mpirun's
-// environment (which mpirun passes on to its ranks). mpirun is stopped
-// with SIGTERM, on which it takes its ranks down (killed outright, it left
-// them to notice), and killed if it has not ended within StopGrace; it
-// gets the same SIGTERM when the thread that started it dies (Runner runs
-// each launch on a locked thread), so a session killed with SIGKILL leaves
-// no launch running (a hung one had run on for ever).
+// environment (which mpirun passes on to its ranks), supervised
+// (Supervise).
 func (m Mpirun) Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error) {
 	cmd := m.Launcher.Command(ctx, n, prog, args...)
 	cmd.Env = append(cmd.Env, env...)
@@ -66,13 +62,34 @@ func (m Mpirun) Command(ctx context.Context, n int, env []string, prog string, a
 // before it is killed.
 const StopGrace = 5 * time.Second
 
-// Supervise makes a launcher's command (mpirun, srun) stop with SIGTERM
-// when its context ends, killed after StopGrace, and get SIGTERM when the
-// thread that starts it dies.
+// Supervise makes mpirun's command stop with SIGTERM when its context
+// ends, on which mpirun takes its ranks down (killed outright, it left them
+// to notice), and be killed if it has not ended within StopGrace; and get
+// the same SIGTERM when the thread that started it dies (Runner and
+// 'program --check' start launches on a locked thread), so a session
+// killed with SIGKILL leaves no launch running (a hung one had run on for
+// ever).
 func Supervise(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = StopGrace
+}
+
+// RunLaunch runs a supervised launch to its end on a locked thread (its
+// parent-death signal follows the thread that started it). A launcher
+// that ended well while something it started still held its output past
+// StopGrace (exec.ErrWaitDelay) ended well.
+func RunLaunch(cmd *exec.Cmd) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	err := cmd.Run()
+	if errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success() {
+		return nil
+	}
+	return err
 }
 
 // ConfigError is what ended a sweep at one of its configurations (a
@@ -451,11 +468,7 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	t0 := time.Now()
-	// The launch's parent-death signal follows the thread that starts it:
-	// that thread lives until the launch ends.
-	runtime.LockOSThread()
-	err = cmd.Run()
-	runtime.UnlockOSThread()
+	err = RunLaunch(cmd)
 	wall := time.Since(t0).Seconds()
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s exited: %v%s", filepath.Base(l.argv[0]), err, tail.Lines(10))

@@ -29,6 +29,9 @@ func newKeyReader(r io.Reader) *keyReader { return &keyReader{r: r} }
 
 // Read returns translated input.
 func (k *keyReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	for len(k.out) == 0 {
 		buf := make([]byte, len(p)+len(k.held))
 		n, err := k.r.Read(buf[len(k.held):])
@@ -36,8 +39,10 @@ func (k *keyReader) Read(p []byte) (int, error) {
 		in := buf[:len(k.held)+n]
 		k.held = nil
 		if err != nil {
-			// Nothing more comes: what was held goes out as it is.
-			k.out = append(k.out, in...)
+			// Nothing more comes: what came with the error is
+			// translated, and a part of an alias held goes out as it is.
+			out, held := translateKeys(k.out, in)
+			k.out = append(out, held...)
 			if len(k.out) == 0 {
 				return 0, err
 			}

@@ -2,7 +2,9 @@ package repl
 
 import (
 	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // chunks is a reader that returns its pieces one per Read, as a terminal
@@ -67,5 +69,22 @@ func TestKeyReaderSmallBuffer(t *testing.T) {
 	}
 	if want := "a\x1b[Hb\x1b[F"; string(got) != want {
 		t.Errorf("read %q, want %q", got, want)
+	}
+}
+
+// A Read into an empty buffer returns at once; input that comes with the
+// end of input is translated too.
+func TestKeyReaderEdges(t *testing.T) {
+	k := newKeyReader(strings.NewReader("a\x1b[1~"))
+	if n, err := k.Read(nil); n != 0 || err != nil {
+		t.Errorf("Read(nil) = %d, %v", n, err)
+	}
+	got, err := io.ReadAll(k)
+	if err != nil || string(got) != "a\x1b[H" {
+		t.Errorf("read %q, %v; want %q", got, err, "a\x1b[H")
+	}
+	got, _ = io.ReadAll(newKeyReader(iotest.DataErrReader(strings.NewReader("b\x1b[4~"))))
+	if string(got) != "b\x1b[F" {
+		t.Errorf("data with the end of input: %q, want %q", got, "b\x1b[F")
 	}
 }
