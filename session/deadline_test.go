@@ -36,7 +36,7 @@ func TestParseDeadline(t *testing.T) {
 		"deadline soon":   `column 10: "soon" is not a deadline: want off, a multiple of the reference time (10x, the default) or a time of 1s or more (90s, 5m, 2h)`,
 		"deadline 500ms":  `column 10: "500ms" is not a deadline`,
 		"resume hung=yes": "hung=yes: want hung=retry (run the configuration that hung again, the default) or hung=skip (go on without it)",
-		"resume x=1":      "resume takes a session and hung=retry|skip, not x=",
+		"resume x=1":      "resume takes a session, hung=retry|skip and skip=N[,N...], not x=",
 	} {
 		err := s.Exec(context.Background(), line, &textOut{})
 		if err == nil || !strings.Contains(err.Error(), want) {
