@@ -31,6 +31,12 @@ type Options struct {
 	// JobPoll is how often the state of an agent's Slurm job is asked
 	// (default 2 s).
 	JobPoll time.Duration
+	// HoldQuiet is how long the Slurm job that holds a program sweep's
+	// nodes waits without word from the session (a file it touches)
+	// before it ends itself: a session killed outright had left it
+	// running to its time limit. Default $APPROXTUNE_HOLD_QUIET (a
+	// duration, for tests), else 3 minutes.
+	HoldQuiet time.Duration
 	// Grace is how long a cancelled sweep may take to reach a run boundary
 	// before mpirun is interrupted (default 15 s).
 	Grace time.Duration
@@ -141,6 +147,12 @@ func New(o Options) (*Session, error) {
 	}
 	if o.JobPoll == 0 {
 		o.JobPoll = 2 * time.Second
+	}
+	if o.HoldQuiet == 0 {
+		o.HoldQuiet = 3 * time.Minute
+		if d, err := time.ParseDuration(os.Getenv("APPROXTUNE_HOLD_QUIET")); err == nil && d > 0 {
+			o.HoldQuiet = d
+		}
 	}
 	j, err := OpenJournal(o.Dir)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -412,6 +413,7 @@ type programLaunch struct {
 	launcher programs.Launcher
 	scratch  string    // the runs' directories ("" for the system's temporary one)
 	hold     *batchJob // the Slurm job whose steps the launches are, if the session submitted it
+	stopBeat func()    // stops the heartbeat the hold job watches (holdScript)
 }
 
 // programLauncher is how a program sweep of the session's launcher
@@ -466,13 +468,20 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 	}
 	opts := slurm.Options{Nodes: l.Nodes, TasksPerNode: l.TasksPerNode, Tasks: ranks, Partition: l.Partition, Time: l.Time,
 		Account: l.Account, Extra: l.Extra, OutputDir: l.Output, JobName: "approxtune-program"}
-	job, err := slurm.Submit(ctx, opts, holdScript, nil)
+	alive := filepath.Join(scratch, "hold-"+NewSessionID()+".alive")
+	stopBeat, err := heartbeat(alive, s.opts.HoldQuiet/6)
 	if err != nil {
+		return nil, fmt.Errorf("the program's job: %w", err)
+	}
+	job, err := slurm.Submit(ctx, opts, holdScript, []string{"APPROXTUNE_HOLD_ALIVE=" + alive,
+		fmt.Sprintf("APPROXTUNE_HOLD_QUIET=%d", int(math.Ceil(s.opts.HoldQuiet.Seconds())))})
+	if err != nil {
+		stopBeat()
 		return nil, submitError("the job for the program's launches", err)
 	}
 	out.Print(fmt.Sprintf("submitted Slurm job %s to hold the nodes of the program's launches: %s; each launch is a job step of it (srun); its output goes to %s", job.ID, describeJob(opts), job.Output))
 	b := watchJob(job, "", s.opts.JobPoll, note)
-	pl := &programLaunch{scratch: scratch, hold: b}
+	pl := &programLaunch{scratch: scratch, hold: b, stopBeat: stopBeat}
 	if err := b.waitRunning(ctx); err != nil {
 		pl.release(nil)
 		return nil, err
@@ -483,13 +492,49 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 }
 
 // holdScript is the script of the job that holds a program sweep's nodes:
-// it waits until cancelled (or its time limit).
+// it waits until cancelled, its time limit, or a silence of the session
+// (heartbeat).
 const holdScript = `#!/bin/sh
 # Holds the nodes of an approxtune program sweep: the session runs each
 # launch of the program as a job step (srun --jobid), and cancels this job
-# when the sweep ends.
-while :; do sleep 3600; done
+# when the sweep ends. While it holds the job it touches the file
+# $APPROXTUNE_HOLD_ALIVE; when it has not for $APPROXTUNE_HOLD_QUIET
+# seconds (the session was killed), the job ends itself.
+quiet=${APPROXTUNE_HOLD_QUIET:-180}
+while :; do
+	sleep 5
+	[ -n "$APPROXTUNE_HOLD_ALIVE" ] || continue
+	last=$(stat -c %Y "$APPROXTUNE_HOLD_ALIVE" 2>/dev/null || echo 0)
+	if [ $(( $(date +%s) - last )) -gt "$quiet" ]; then
+		echo "approxtune: no word from the session for more than $quiet s (it ended without releasing this job): ending the job that held its program's nodes"
+		exit 0
+	fi
+done
 `
+
+// heartbeat touches the file path every interval until the function it
+// returns is called, which removes the file.
+func heartbeat(path string, interval time.Duration) (func(), error) {
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				os.Chtimes(path, now, now)
+			case <-done:
+				os.Remove(path)
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }, nil
+}
 
 // release cancels the job that held the launches' nodes, if any, and
 // says so on out (when not nil).
@@ -497,6 +542,10 @@ func (pl *programLaunch) release(out Output) {
 	if pl.hold == nil {
 		return
 	}
+	// The job is cancelled below: its heartbeat can stop. (Stopped
+	// first, the job could end itself before the cancel; with 5 s
+	// between its looks and a quiet of minutes it does not.)
+	defer pl.stopBeat()
 	b := pl.hold
 	b.setNotes(nil)
 	over := false

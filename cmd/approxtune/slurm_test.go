@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/notebook"
+	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/slurm"
 	"github.com/approxtune/approxtune/internal/slurmtest"
 	"github.com/approxtune/approxtune/internal/testenv"
@@ -121,5 +123,60 @@ func TestSlurmTerminatedREPLCancelsPendingJob(t *testing.T) {
 	st, err := slurm.Query(context.Background(), job)
 	if err != nil || st.Name != "CANCELLED" {
 		t.Errorf("job %s after SIGTERM: %+v, %v; want CANCELLED", job, st, err)
+	}
+}
+
+// A REPL killed outright (SIGKILL) during a program sweep under Slurm:
+// the job that held the program's nodes ends itself once the session has
+// not touched its heartbeat for APPROXTUNE_HOLD_QUIET (here 6 s; 3 minutes
+// by default). It had run on to its time limit, and a review's resume
+// queued a new job behind it.
+func TestSlurmKilledREPLEndsHoldingJob(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	slurmtest.Start(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(dir, "session"))
+	repl.Env = append(os.Environ(), preload.EnvLib+"="+lib, "APPROXTUNE_HOLD_QUIET=6s")
+	repl.Stdin = strings.NewReader(fmt.Sprintf("launcher slurm time=00:10:00 output=%s\nprogram %s {x}\nspace x=1 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\ndeadline off\nevaluate\n", filepath.Join(dir, "jobs"), prog))
+	var out testenv.SyncBuffer
+	repl.Stdout, repl.Stderr = &out, &out
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	held := regexp.MustCompile(`submitted Slurm job (\d+) to hold the nodes`)
+	var job string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if m := held.FindStringSubmatch(out.String()); m != nil {
+			if st, err := slurm.Query(context.Background(), m[1]); err == nil && st.Name == "RUNNING" {
+				job = m[1]
+				break
+			}
+		}
+	}
+	if job == "" {
+		repl.Process.Kill()
+		repl.Wait()
+		t.Fatalf("no running job holding the program's nodes within a minute:\n%s", out.String())
+	}
+	time.Sleep(3 * time.Second) // the launches run in it
+	repl.Process.Kill()
+	repl.Wait()
+	state := ""
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if st, err := slurm.Query(context.Background(), job); err == nil {
+			if state = st.Name; state != "RUNNING" && state != "COMPLETING" {
+				break
+			}
+		}
+	}
+	if state != "COMPLETED" {
+		t.Errorf("job %s a minute after its session was killed: %s, want COMPLETED (ended itself)\n%s", job, state, out.String())
 	}
 }
