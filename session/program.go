@@ -72,11 +72,15 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	next := s.st.clone()
 	next.Workload, next.Program, next.Space = sweep.ProgramWorkload, p, map[string][]any{}
+	dropped := droppedSpace(s.st.Space, next.Space)
 	s.st = next
 	// The transcript keeps the paths made absolute: a notebook exported
 	// elsewhere (or run from another directory) finds the same program.
 	c.Line = programLine(p)
 	msg := describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
+	if dropped != "" {
+		msg += fmt.Sprintf("\nthe space set before (%s) is back to the defaults: 'space' sets it again", dropped)
+	}
 	if path, err := exec.LookPath(p.Command[0]); err == nil {
 		if note := preload.StaticKernelsNote(path); note != "" {
 			msg += "\n" + note
@@ -213,7 +217,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		sw.Status, sw.Message = StatusFailed, err.Error()
 		var ce *programs.ConfigError
 		var le *programs.LaunchError
-		if errors.As(err, &ce) && !errors.As(err, &le) {
+		if errors.As(err, &ce) && !errors.As(err, &le) && ce.Own() {
 			// A configuration whose full run fails fails every resume
 			// the same way: say how to go on without it, on the first
 			// line (the program's last lines follow it).

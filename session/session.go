@@ -104,6 +104,7 @@ type Session struct {
 	opts    Options
 	st      State
 	journal *Journal
+	lastOut Output // the last command's, for what Close has to say
 	agent   *Agent
 	ln      *Listener
 	sweeps  []*Sweep
@@ -196,8 +197,12 @@ func (s *Session) Close() error {
 	if s.ln != nil {
 		s.ln.Close()
 	}
-	// A journal deleted since the last command is written again.
-	_, err := s.journal.Recover()
+	// A journal deleted since the last command is written again, and the
+	// last command's output (the REPL's terminal) says so.
+	n, err := s.journal.Recover()
+	if n != "" && s.lastOut != nil {
+		s.lastOut.Print("warning: " + n)
+	}
 	return errors.Join(err, s.journal.Close())
 }
 
@@ -253,6 +258,7 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 	rec, rout := newRecorder(out)
 	prev := s.Last()
 	before := s.st.clone()
+	s.lastOut = out
 	s.recoverJournal(out)
 	defer s.recoverJournal(out)
 	if err := v.run(s, ctx, c, rout); err != nil {
@@ -416,8 +422,14 @@ func checkSkip(sw *Sweep, configs []int) error {
 			return &Error{Msg: fmt.Sprintf("skip=%d: sweep %d has configurations 0 to %d ('table configs' numbers them)", i, sw.ID, len(sw.Configs)-1)}
 		}
 	}
-	if len(configs) > 0 && len(sw.Missing()) == 0 {
+	missing := sw.Missing()
+	if len(configs) > 0 && len(missing) == 0 {
 		return &Error{Msg: fmt.Sprintf("sweep %d is complete: nothing to skip or resume", sw.ID)}
+	}
+	for _, i := range configs {
+		if !slices.ContainsFunc(missing, func(r sweep.RunRef) bool { return r.Config == i }) {
+			return &Error{Msg: fmt.Sprintf("skip=%d: configuration %d has all its runs: nothing to skip", i, i)}
+		}
 	}
 	return nil
 }

@@ -476,8 +476,17 @@ func TestJournalDeletedIsWrittenAgain(t *testing.T) {
 	if !strings.Contains(out.b.String(), "journal "+filepath.Join(dir, JournalName)+" was deleted while the session had it open: every record was written again to it") {
 		t.Errorf("no word of the journal written again:\n%s", out.b.String())
 	}
+	// Removed again after the last command: the session's end writes it
+	// again, and says so on the last command's output.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	out.b.Reset()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "was deleted while the session had it open") {
+		t.Errorf("the session's end said nothing of the journal it wrote again: %q", out.b.String())
 	}
 	sws, err := ReadJournal(filepath.Join(dir, JournalName))
 	if err != nil || len(sws) != 2 || len(sws[0].Results) != 1 || len(sws[1].Results) != 1 {

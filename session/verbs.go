@@ -692,6 +692,9 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 		if skip && (sw.Status != StatusHung || sw.Hung == nil) {
 			return errAt(c.VerbCol, "sweep %d did not hang (%s): hung=skip has nothing to skip; skip=N leaves out configuration N ('table configs' numbers them)", sw.ID, sw.Status)
 		}
+		if err := checkSkip(sw, skipConfigs); err != nil {
+			return err
+		}
 		err := resume(ctx, sw, out)
 		if len(sw.Results) > 0 {
 			out.Print(tableBest(sw))

@@ -123,7 +123,7 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	}
 	c, err := preload.ReadCheck(report)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s never reached MPI_Finalize through approxtune's library: it does not call MPI_Init and MPI_Finalize, or links MPI statically, or starts its MPI processes some other way; approxtune tunes programs that use MPI from a shared library", prog)
+		return nil, fmt.Errorf("%s never reached MPI_Finalize through approxtune's library: it does not call MPI_Init and MPI_Finalize, or links MPI statically, or calls MPI through Fortran's mpi_f08 module (in a library of its own, say: build that with 'use mpi'), or starts its MPI processes some other way; approxtune tunes programs that use MPI from a shared library", prog)
 	}
 	if err != nil {
 		return nil, err

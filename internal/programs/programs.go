@@ -101,6 +101,31 @@ type ConfigError struct {
 	Err   error
 }
 
+// Own reports whether the configuration's own full run failed: the
+// program exited with an error or crashed at this configuration, not a
+// launcher stopped or killed from outside (SIGTERM, SIGKILL: a cancelled
+// job, a killed srun), nor a refusal of the whole program. Skipping the
+// configuration helps only then.
+func (e *ConfigError) Own() bool {
+	var re *referenceError
+	var ee *exec.ExitError
+	if !errors.As(e.Err, &re) || !errors.As(e.Err, &ee) {
+		return false
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal() != syscall.SIGTERM && ws.Signal() != syscall.SIGKILL
+	}
+	code := ee.ExitCode()
+	return code != 128+int(syscall.SIGTERM) && code != 128+int(syscall.SIGKILL)
+}
+
+// referenceError is a configuration's reference run that failed.
+type referenceError struct{ err error }
+
+func (e *referenceError) Error() string { return "reference run: " + e.err.Error() }
+
+func (e *referenceError) Unwrap() error { return e.err }
+
 func (e *ConfigError) Error() string { return fmt.Sprintf("configuration %s: %v", e.Label, e.Err) }
 
 func (e *ConfigError) Unwrap() error { return e.Err }
@@ -276,7 +301,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			r.started(sweep.RunStart{Index: i, Kind: sweep.RunReference, ReferenceS: refs})
 			res, extra, err := l.run(ctx, preload.Run{Reference: true})
 			if err != nil {
-				return fmt.Errorf("reference run: %w", err)
+				return &referenceError{err}
 			}
 			refs = append(refs, res.ReferenceS...)
 			launchS += extra
@@ -471,7 +496,7 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	err = RunLaunch(cmd)
 	wall := time.Since(t0).Seconds()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s exited: %v%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
+		return nil, 0, fmt.Errorf("%s exited: %w%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
 	}
 	b, err := os.ReadFile(cfg.Out)
 	if err != nil {

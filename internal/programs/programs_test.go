@@ -1,6 +1,9 @@
 package programs
 
 import (
+	"errors"
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -69,5 +72,30 @@ func TestSameCalls(t *testing.T) {
 	other.sameCalls("eager at 2^-1", map[string]int64{"dgemm_": 10})
 	if len(warned) != 1 {
 		t.Errorf("a second configuration that differs: %d warnings, want the sweep's one", len(warned))
+	}
+}
+
+// A configuration's failure is its own (and worth skipping) when its full
+// run exited with an error or crashed, not when it was stopped from
+// outside (SIGTERM, SIGKILL, or a launcher's 143 or 137 for them) nor when
+// the program was refused before any run.
+func TestConfigErrorOwn(t *testing.T) {
+	exit := func(script string) error {
+		err := exec.Command("/bin/sh", "-c", script).Run()
+		if err == nil {
+			t.Fatalf("%s: ended well", script)
+		}
+		return err
+	}
+	for script, own := range map[string]bool{
+		"exit 3": true, "kill -SEGV $$": true, "kill -TERM $$": false, "kill -KILL $$": false, "exit 143": false, "exit 137": false,
+	} {
+		e := &ConfigError{Index: 1, Err: &referenceError{fmt.Errorf("prog exited: %w", exit(script))}}
+		if e.Own() != own {
+			t.Errorf("%s: Own() = %v, want %v", script, e.Own(), own)
+		}
+	}
+	if (&ConfigError{Err: errors.New("refused: mpi_f08")}).Own() {
+		t.Error("a refusal of the program: Own() = true")
 	}
 }
