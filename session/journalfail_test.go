@@ -98,7 +98,7 @@ func journalFailure(t *testing.T, bin, dir string, fail, heal func(), want strin
 	err = s.Exec(ctx, "tune", out)
 	heal()
 	sw := s.Last()
-	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "in memory, written as soon as the journal can be") || sw.Status != StatusCancelled {
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "in memory, written as soon as the journal can be") || sw.Status != StatusFailed {
 		t.Fatalf("tune with a journal that cannot be written: %v, status %s", err, sw.Status)
 	}
 	if len(sw.Results) >= 20 || len(sw.Results) < 3 {

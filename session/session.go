@@ -549,7 +549,9 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil, a.runBy())
 	hung := wd.conclude(sw, cancelledFirst)
 	if jerr != nil {
-		sw.Status, sw.Message = StatusCancelled, "stopped: the journal could not be written"
+		// Failed, not cancelled: the user cancelled nothing (a review read
+		// "(cancelled)" after a full disk).
+		sw.Status, sw.Message = StatusFailed, "stopped: the journal could not be written"
 	}
 	if e := s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung}); jerr == nil {
 		jerr = e
