@@ -452,21 +452,10 @@ func (o *cancelOut) Update(p Progress) {
 // session goes on there, so the journal ends with every sweep; before, the
 // session wrote on into the deleted file and lost them all.
 func TestJournalDeletedIsWrittenAgain(t *testing.T) {
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
 	dir := filepath.Join(t.TempDir(), "session")
-	s, err := New(Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, out := tunedSession(t, dir)
 	defer s.Close()
 	ctx := context.Background()
-	out := &textOut{}
-	for _, l := range []string{"workload synthetic steps=4", "policy eager", "tolerance 2^-1", "tune"} {
-		if err := s.Exec(ctx, l, out); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -529,21 +518,10 @@ func TestAgentHelloTimeoutSaysStopped(t *testing.T) {
 // once, and on there; later commands neither warn again nor fail, and the
 // session closes cleanly.
 func TestJournalReplacedGoesBeside(t *testing.T) {
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
 	dir := filepath.Join(t.TempDir(), "session")
-	s, err := New(Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, out := tunedSession(t, dir)
 	defer s.Close()
 	ctx := context.Background()
-	out := &textOut{}
-	for _, l := range []string{"workload synthetic steps=4", "policy eager", "tolerance 2^-1", "tune"} {
-		if err := s.Exec(ctx, l, out); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
 	path := filepath.Join(dir, JournalName)
 	if err := os.WriteFile(path+".new", []byte("edited\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -571,4 +549,24 @@ func TestJournalReplacedGoesBeside(t *testing.T) {
 	if err != nil || len(sws) != 3 {
 		t.Fatalf("the records beside it: %d sweeps (%v), want all 3", len(sws), err)
 	}
+}
+
+// tunedSession is a session in dir that has made one tune sweep of the
+// synthetic workload, with what it printed.
+func tunedSession(t *testing.T, dir string) (*Session, *textOut) {
+	t.Helper()
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &textOut{}
+	for _, l := range []string{"workload synthetic steps=4", "policy eager", "tolerance 2^-1", "tune"} {
+		if err := s.Exec(context.Background(), l, out); err != nil {
+			s.Close()
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	return s, out
 }

@@ -263,7 +263,7 @@ func TestBrowserWidgetsProtocol2(t *testing.T) {
 func TestBrowserLiveFigures(t *testing.T) {
 	bs := setupBrowser(t, "notebook")
 	bs.classic(t, "live",
-		"workload summa n=2048\nspace b=128,256 grid=1x4,2x2,4x1\npolicy conditional,eager\ntolerance 2^-1,2^-3\nreps 1",
+		"workload summa n=2048\nspace b=64,128,256 grid=1x4,2x2,4x1\npolicy conditional,eager\ntolerance 2^-1,2^-3\nreps 1",
 		"evaluate")
 	bs.finished(t)
 }

@@ -683,21 +683,7 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "session")
-	repl := func(script string) (string, int) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
-		cmd.Stdin = strings.NewReader(script)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
-	}
+	repl := func(script string) (string, int) { return replIn(t, bin, dir, script) }
 	if out, code := repl(fmt.Sprintf("program %s %s\nspace ranks=2\npolicy conditional,eager\ntolerance 2^-1\nreps 2\nevaluate\n", prog, flag)); code == 0 || !strings.Contains(out, "1 selective run failed") {
 		t.Fatalf("the sweep with eager failing: exit %d\n%s", code, out)
 	}
@@ -774,22 +760,8 @@ func TestProgramResumeSkipsFailingConfiguration(t *testing.T) {
 	bin, lib := testenv.Build(t), buildPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "refails.c"))
 	dir := filepath.Join(t.TempDir(), "session")
-	repl := func(script string) (string, int) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
-		cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
-		cmd.Stdin = strings.NewReader(script)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return string(out), code
-	}
+	t.Setenv(preload.EnvLib, lib)
+	repl := func(script string) (string, int) { return replIn(t, bin, dir, script) }
 	out, code := repl(fmt.Sprintf("program %s {x}\nspace x=1,2 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
 	if code == 0 || !strings.Contains(out, "'resume skip=1' goes on without it") {
 		t.Fatalf("a configuration whose reference fails: exit %d; want the hint to skip it\n%s", code, out)
@@ -802,4 +774,23 @@ func TestProgramResumeSkipsFailingConfiguration(t *testing.T) {
 	if err != nil || len(sws) != 1 || sws[0].Status != session.StatusOK || len(sws[0].Missing()) != 0 || len(sws[0].Results) != 1 {
 		t.Errorf("journal after resume skip=1: %v; want sweep 1 ok with its one result", err)
 	}
+}
+
+// replIn runs 'approxtune repl' on session directory dir with script on
+// standard input, and returns what it wrote (standard output and error)
+// and its exit status.
+func replIn(t *testing.T, bin, dir, script string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
+	cmd.Stdin = strings.NewReader(script)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
 }

@@ -21,6 +21,7 @@ import jupyter_client
 from common import check, fail, reply, stop
 
 RUNS = re.compile(r"(\d+)/(\d+) runs")
+IMGS = re.compile(r"<img [^>]*src=\"(data:[^\"]+)\"")
 # The Go runtime's trace of a collection (GODEBUG=gctrace=1): the live heap
 # it left is the third of "A->B->C MB".
 GC = re.compile(r"^gc \d+ @.* (\d+)->(\d+)->(\d+) MB")
@@ -109,7 +110,7 @@ def main():
         # kernel's resident memory then, and whether its figures changed.
         t0 = time.monotonic()
         msg_id = kc.execute("evaluate")
-        updates, figs, rss, last_png = [], [], [], None
+        updates, figs, rss, last_imgs = [], [], [], None
         total = 0
         while True:
             try:
@@ -135,10 +136,12 @@ def main():
                 # an update per 250 ms. Broken, the sweep crawls: stop now.
                 if len(updates) > at / 0.25 + 20:
                     fail("update_display_data: %d in %.1f s, more than one per 250 ms" % (len(updates), at))
-            png = data.get("image/png")
-            if png is not None and png != last_png:
+            # The figures as drawn: the <img> data URIs of the HTML (the
+            # row's image/png comes with the final state only).
+            imgs = IMGS.findall(data.get("text/html", ""))
+            if imgs and imgs != last_imgs:
                 figs.append(at)
-                last_png = png
+                last_imgs = imgs
             rss.append([done, status_kb(pid, "VmRSS"), at])
         out["sweep_s"] = time.monotonic() - t0
         r = reply(kc, msg_id, 60)
