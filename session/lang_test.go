@@ -380,3 +380,20 @@ func TestWorkloadSaysSpaceDropped(t *testing.T) {
 		t.Errorf("nothing dropped, yet: %q", out.b.String())
 	}
 }
+
+// policy and tolerance alone show the current setting, as space does.
+func TestPolicyToleranceAloneShow(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	for _, line := range []string{"policy eager,online", "tolerance 2^-1,2^-3", "policy", "tolerance"} {
+		if err := s.Exec(ctx, line, out); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	for _, want := range []string{"policies eager, online (the policies are conditional, local, online, apriori, eager)", "tolerances 2^-1, 2^-3"} {
+		if !strings.Contains(out.b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.b.String())
+		}
+	}
+}

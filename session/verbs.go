@@ -423,6 +423,11 @@ func cmdGrid(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdPolicy(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		// Alone, as 'space' and 'launcher' do: the current setting.
+		out.Print(fmt.Sprintf("policies %s (the policies are %s)", strings.Join(s.st.Policies, ", "), strings.Join(sweep.Policies(), ", ")))
+		return nil
+	}
 	a, err := oneArg(c, "a list of policies")
 	if err != nil {
 		return err
@@ -448,6 +453,14 @@ func cmdPolicy(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdTolerance(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		var ts []string
+		for _, t := range s.st.Tolerances {
+			ts = append(ts, format.Tolerance(t))
+		}
+		out.Print("tolerances " + strings.Join(ts, ", "))
+		return nil
+	}
 	a, err := oneArg(c, "tolerances")
 	if err != nil {
 		return err
