@@ -60,7 +60,8 @@ type Choice struct {
 
 // Command is the command line that selects the options at indexes sel
 // ("policy conditional,eager"), in the options' order. Nothing selected
-// is the bare command, which fails and says what it takes.
+// is the bare command, which shows the setting (the kernel's controls take
+// an empty choice for an error, and put the control back).
 func (c Choice) Command(sel []int) string {
 	sel = append([]int(nil), sel...)
 	sort.Ints(sel)

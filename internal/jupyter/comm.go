@@ -249,6 +249,7 @@ func (k *Kernel) commMsg(m *Message) error {
 	}
 	set, w := ref.set, ref.w
 	var line string       // a command to run
+	var empty string      // a choice left with nothing chosen: its command
 	var text *widget      // a parameter's text to apply
 	var pending []*widget // evaluate or tune: texts to apply first
 	var sweep bool
@@ -270,6 +271,11 @@ func (k *Kernel) commMsg(m *Message) error {
 		case err != nil || !ok:
 		case w.kind == kindSelectMultiple || w.kind == kindSelectionSlider:
 			line = set.choice(w).Command(in.selected)
+			if len(in.selected) == 0 {
+				// The bare command shows the setting: nothing chosen is
+				// an error here, and the control goes back.
+				empty, line = line, ""
+			}
 		case w.kind == kindText:
 			w.value = in.text
 			if !set.gen.legacy {
@@ -306,6 +312,10 @@ func (k *Kernel) commMsg(m *Message) error {
 	}
 	if line != "" {
 		k.runControl(set, line, m)
+	}
+	if empty != "" {
+		k.showError(set, empty, &session.Error{Msg: empty + ": choose at least one"}, m)
+		k.refreshControls(m)
 	}
 	if text != nil {
 		k.applyText(set, text, m)

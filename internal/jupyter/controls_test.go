@@ -288,7 +288,7 @@ func TestKernelControlsLegacy(t *testing.T) {
 	}
 	// Nothing selected: the session's error, and the control goes back.
 	_, outs = c.commMsg(w["policy"].id, map[string]any{"method": "backbone", "sync_data": map[string]any{"value": []string{}}})
-	if h := areaHTML(outs, area); !strings.Contains(h, "» policy") || !strings.Contains(h, "CommandError: column 1: policy takes a list of policies") {
+	if h := areaHTML(outs, area); !strings.Contains(h, "» policy") || !strings.Contains(h, "CommandError: policy: choose at least one") {
 		t.Errorf("output area after an empty policy: %q", h)
 	}
 	if st := updateOf(outs, w["policy"].id); fmt.Sprint(st["value"]) != "[online eager]" {

@@ -428,9 +428,9 @@ func TestKernelInspect(t *testing.T) {
 		found bool
 		want  string
 	}{
-		{"tolerance 2^-3", 3, true, "tolerance T[,T...]"},
-		{"tolerance 2^-3", 9, true, "tolerance T[,T...]"},
-		{"tolerance 2^-3", 12, true, "tolerance T[,T...]"}, // an argument: its command's help
+		{"tolerance 2^-3", 3, true, "tolerance [T[,T...]"},
+		{"tolerance 2^-3", 9, true, "tolerance [T[,T...]"},
+		{"tolerance 2^-3", 12, true, "tolerance [T[,T...]"}, // an argument: its command's help
 		{"status\nhelp space", 15, true, "space [KEY=V1,V2,..."},
 		{"bogus", 2, false, ""},
 		{"", 0, false, ""},

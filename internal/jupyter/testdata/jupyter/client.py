@@ -60,7 +60,7 @@ try:
 
     # inspect: help for the word under the cursor.
     c = kc.inspect("tolerance 2^-3", 4, reply=True, timeout=30)["content"]
-    check(c["status"] == "ok" and c["found"] and c["data"]["text/plain"].startswith("tolerance T[,T...]"), "inspect %s" % c)
+    check(c["status"] == "ok" and c["found"] and c["data"]["text/plain"].startswith("tolerance [T[,T...]"), "inspect %s" % c)
     c = kc.inspect("frobnicate", 4, reply=True, timeout=30)["content"]
     check(c["status"] == "ok" and not c["found"], "inspect unknown %s" % c)
 
