@@ -209,13 +209,22 @@ func (j *Journal) append(r record) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.backlog = append(j.backlog, append(b, '\n'))
-	if err := j.open(); err != nil {
+	if err := j.flush(); err != nil {
 		return j.failed(err)
+	}
+	return nil
+}
+
+// flush writes the records waiting in memory, oldest first, opening the
+// file if need be; a write that fails is cut back off the file, so that it
+// holds whole lines only, and it and those after it go on waiting.
+func (j *Journal) flush() error {
+	if err := j.open(); err != nil {
+		return err
 	}
 	for len(j.backlog) > 0 {
 		if _, err := j.f.Write(j.backlog[0]); err != nil {
-			// Cut the part written, so the file holds whole lines only.
-			return j.failed(errors.Join(fmt.Errorf("journal: %w", err), j.f.Truncate(j.size)))
+			return errors.Join(fmt.Errorf("journal: %w", err), j.f.Truncate(j.size))
 		}
 		j.size += int64(len(j.backlog[0]))
 		j.backlog = j.backlog[1:]
@@ -375,19 +384,9 @@ func (j *Journal) Close() error {
 // rescue writes the records waiting in memory to the journal, or, failing
 // that, to a file of their own.
 func (j *Journal) rescue() error {
-	var werr error
-	if werr = j.open(); werr == nil {
-		for len(j.backlog) > 0 {
-			if _, err := j.f.Write(j.backlog[0]); err != nil {
-				werr = errors.Join(err, j.f.Truncate(j.size))
-				break
-			}
-			j.size += int64(len(j.backlog[0]))
-			j.backlog = j.backlog[1:]
-		}
-		if werr == nil {
-			return j.f.Sync()
-		}
+	werr := j.flush()
+	if werr == nil {
+		return j.f.Sync()
 	}
 	journal := j.path
 	if journal == "" {

@@ -370,19 +370,19 @@ func (s *Sweep) skippedList() []int {
 // eager runs were judged against two different references, its quality
 // against a best its table did not name.
 func (sw *Sweep) takenReferences(runs []sweep.RunRef) map[int][]float64 {
+	taken := map[int][]float64{} // each configuration's, from its first result with them
+	for _, r := range sw.Results {
+		if _, ok := taken[r.Index]; !ok && r.Policy != "" && len(r.ReferenceS) > 0 {
+			taken[r.Index] = r.ReferenceS
+		}
+	}
 	var refs map[int][]float64
 	for _, run := range runs {
-		if _, ok := refs[run.Config]; ok {
-			continue
-		}
-		for _, r := range sw.Results {
-			if r.Index == run.Config && r.Policy != "" && len(r.ReferenceS) > 0 {
-				if refs == nil {
-					refs = map[int][]float64{}
-				}
-				refs[run.Config] = r.ReferenceS
-				break
+		if t, ok := taken[run.Config]; ok {
+			if refs == nil {
+				refs = map[int][]float64{}
 			}
+			refs[run.Config] = t
 		}
 	}
 	return refs

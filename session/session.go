@@ -485,9 +485,13 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 // sweep, and predict from other samples (a review's resumed synthetic
 // sweep: eager 51.8x where the uninterrupted one had 64x).
 func carriedNote(sw *Sweep, runs []sweep.RunRef) string {
+	ran := map[string]bool{} // policies with results
+	for _, res := range sw.Results {
+		ran[res.Policy] = true
+	}
 	var names []string
 	for _, r := range runs {
-		if carries(r.Policy) && !slices.Contains(names, r.Policy) && slices.ContainsFunc(sw.Results, func(res sweep.Result) bool { return res.Policy == r.Policy }) {
+		if ran[r.Policy] && !slices.Contains(names, r.Policy) && carries(r.Policy) {
 			names = append(names, r.Policy)
 		}
 	}

@@ -777,20 +777,10 @@ func TestProgramResumeSkipsFailingConfiguration(t *testing.T) {
 }
 
 // replIn runs 'approxtune repl' on session directory dir with script on
-// standard input, and returns what it wrote (standard output and error)
+// standard input, and returns what it wrote (standard output, then error)
 // and its exit status.
 func replIn(t *testing.T, bin, dir, script string) (string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
-	cmd.Stdin = strings.NewReader(script)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return string(out), code
+	out, errs, code := runScriptIn(t, bin, dir, script)
+	return out + errs, code
 }

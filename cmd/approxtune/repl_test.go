@@ -12,12 +12,21 @@ import (
 	"github.com/approxtune/approxtune/internal/testenv"
 )
 
-// runScript runs `approxtune repl` with script on standard input.
+// runScript runs `approxtune repl` with script on standard input, in a
+// new session directory.
 func runScript(t *testing.T, bin, script string) (string, string, int) {
+	t.Helper()
+	return runScriptIn(t, bin, t.TempDir(), script)
+}
+
+// runScriptIn runs `approxtune repl` with script on standard input, on
+// session directory dir, and returns its standard output and error and its
+// exit status.
+func runScriptIn(t *testing.T, bin, dir, script string) (string, string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "repl", "--dir", t.TempDir())
+	cmd := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = strings.NewReader(script)
 	var so, se strings.Builder
