@@ -386,12 +386,15 @@ func TestPolicyToleranceAloneShow(t *testing.T) {
 	s := newSession(t)
 	ctx := context.Background()
 	out := &textOut{}
-	for _, line := range []string{"policy eager,online", "tolerance 2^-1,2^-3", "policy", "tolerance"} {
+	lines := []string{"policy eager,online", "tolerance 2^-1,2^-3", "policy", "tolerance",
+		"confidence 0.99", "confidence", "reps 5", "reps", "ranks 2", "ranks", "workload cholesky2d", "grid", "grid 1x2,2x1", "grid"}
+	for _, line := range lines {
 		if err := s.Exec(ctx, line, out); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
 	}
-	for _, want := range []string{"policies eager, online (the policies are conditional, local, online, apriori, eager)", "tolerances 2^-1, 2^-3"} {
+	for _, want := range []string{"policies eager, online (the policies are conditional, local, online, apriori, eager)", "tolerances 2^-1, 2^-3",
+		"confidence 0.99\n", "reps 5 (", "ranks 2 (", "grid 2x2 (default)", "grid 1x2,2x1\n"} {
 		if !strings.Contains(out.b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.b.String())
 		}

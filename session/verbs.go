@@ -40,19 +40,19 @@ func verbs() []verb {
 			"Each run of a sweep becomes one launch of CMD with approxtune's preload library (under the local mpirun; with 'launcher slurm', a job step, srun), which times the run from MPI_Init to MPI_Finalize and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. The program must make its MPI calls from one thread (BLAS and LAPACK from others run as they are), and 'deadline' stops a launch that hangs; 'search=' is for workloads only. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
 		{"space", "space [KEY=V1,V2,... ...]", "set the values each parameter takes",
 			"Every combination of the listed values is a configuration of the sweep; parameters not listed keep their default. Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. 'space reset' goes back to the defaults.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
-		{"grid", "grid PRxPC[,PRxPC...]", "shorthand for space grid=...",
-			"Sets the processor grids of the space.", "grid 2x2,1x4,4x1", cmdGrid},
+		{"grid", "grid [PRxPC[,PRxPC...]]", "shorthand for space grid=...",
+			"Sets the processor grids of the space. Alone, shows them.", "grid 2x2,1x4,4x1", cmdGrid},
 		{"policy", "policy [NAME[,NAME...]]", "choose the skipping policies to compare",
 			"Alone, shows the policies set. Each policy makes one selective run per configuration and tolerance, and decides in its own way when a kernel's mean is known well enough to skip it: alpha, in the test of 'help tolerance', is how many times the policy takes the kernel to lie on the critical path. The policies:\n" + policyList(),
 			"policy conditional,eager", cmdPolicy},
 		{"tolerance", "tolerance [T[,T...]  |  2^A..2^B]", "set the confidence tolerances epsilon",
 			"Alone, shows the tolerances set. A kernel is skipped once the half-width of its mean's confidence interval, relative to the mean and divided by sqrt(alpha), is at most epsilon. Numbers (0.125), powers of two (2^-3), and ranges of powers (2^0..2^-6, every power between). 0 skips nothing.", "tolerance 2^-1,2^-3,2^-5", cmdTolerance},
-		{"confidence", "confidence C", "set the confidence level of the intervals",
-			"A number strictly between 0 and 1; 0.95 by default.", "confidence 0.99", cmdConfidence},
-		{"reps", "reps N", "set the full runs per configuration in evaluate",
-			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3), after one untimed warm-up run.", "reps 5", cmdReps},
-		{"ranks", "ranks N", "set the local agent's MPI ranks",
-			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores).", "ranks 8", cmdRanks},
+		{"confidence", "confidence [C]", "set the confidence level of the intervals",
+			"A number strictly between 0 and 1; 0.95 by default. Alone, shows the setting.", "confidence 0.99", cmdConfidence},
+		{"reps", "reps [N]", "set the full runs per configuration in evaluate",
+			"How many times evaluate runs each configuration in full to get its reference time (1-1000, default 3), after one untimed warm-up run. Alone, shows the setting.", "reps 5", cmdReps},
+		{"ranks", "ranks [N]", "set the local agent's MPI ranks",
+			"The number of ranks the local agent runs with (default 4); a running local agent is stopped and the next sweep starts one with N ranks. More ranks than cores is allowed (ranks then share cores). Alone, shows the setting.", "ranks 8", cmdRanks},
 		{"deadline", "deadline [off | Kx | TIME]", "stop a sweep whose run hangs",
 			"A rank that stops making progress (a deadlock, a livelock) is not a death: the agent still answers, and the sweep would wait for ever. With a deadline, a sweep in which no run ends in time is stopped as hung: the agent is stopped (for a program, the launch under way), the configuration that hung is named, and 'resume' retries it or, with hung=skip, goes on without it. Kx (default 10x) allows a run K times its configuration's reference time (the mean of its reference runs so far, in the sweep or the results it resumes) or, while the configuration has none (tune; its first runs), K times its latest predicted time (a search's full runs), or before it has one K times the sweep's first run; at least 5 s (the first run of a fresh sweep has nothing to go by, and no deadline); TIME (90s, 5m, 2h) is a fixed time per run; off waits for ever. Alone, shows the setting.", "deadline 30s", cmdDeadline},
 		{"trace", "trace [on|off]", "record the timelines of selective runs (plot gantt, anomalies)",
@@ -402,16 +402,28 @@ func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdGrid(s *Session, ctx context.Context, c *Command, out Output) error {
-	a, err := oneArg(c, "a grid list")
-	if err != nil {
-		return err
-	}
 	w, ok := s.schemas().find(s.st.Workload)
 	if !ok {
 		return errAt(c.VerbCol, "choose a workload first")
 	}
-	if _, ok := param(w, "grid"); !ok && w.Name != sweep.ProgramWorkload {
+	p, hasGrid := param(w, "grid")
+	if !hasGrid && w.Name != sweep.ProgramWorkload {
 		return errAt(c.VerbCol, "%s has no grid parameter: its parameters are %s", w.Name, paramNames(w))
+	}
+	if len(c.Args) == 0 {
+		switch vs, ok := s.st.Space["grid"]; {
+		case ok:
+			out.Print("grid " + fmtValues(vs))
+		case hasGrid:
+			out.Print("grid " + fmtValue(p.Default) + " (default)")
+		default:
+			out.Print("grid: none set (the program's space has no grid)")
+		}
+		return nil
+	}
+	a, err := oneArg(c, "a grid list")
+	if err != nil {
+		return err
 	}
 	next := s.st.clone()
 	a.Key = "grid"
@@ -474,6 +486,10 @@ func cmdTolerance(s *Session, ctx context.Context, c *Command, out Output) error
 }
 
 func cmdConfidence(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		out.Print(fmt.Sprintf("confidence %g", s.st.Confidence))
+		return nil
+	}
 	a, err := oneArg(c, "a level")
 	if err != nil {
 		return err
@@ -499,6 +515,10 @@ func intArg(c *Command, lo, hi int, what string) (int, error) {
 }
 
 func cmdReps(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		out.Print(fmt.Sprintf("reps %d (full runs per configuration in evaluate)", s.st.Reps))
+		return nil
+	}
 	v, err := intArg(c, 1, 1000, "the number of reference runs")
 	if err != nil {
 		return err
@@ -508,6 +528,10 @@ func cmdReps(s *Session, ctx context.Context, c *Command, out Output) error {
 }
 
 func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		out.Print(fmt.Sprintf("ranks %d (the local agent's)", s.st.Ranks))
+		return nil
+	}
 	v, err := intArg(c, 1, 4096, "the number of ranks")
 	if err != nil {
 		return err
