@@ -115,8 +115,8 @@ type Session struct {
 	reopened string
 
 	mu         sync.Mutex
-	cancels    chan struct{} // the running sweep's cancel requests
-	transcript []Step        // what Exec ran (see Step)
+	cancels    chan bool // the running sweep's cancel requests (true: stop now)
+	transcript []Step    // what Exec ran (see Step)
 	// exported are the files 'export notebook' wrote: it replaces those,
 	// and no other file.
 	exported map[string]bool
@@ -300,6 +300,22 @@ func (s *Session) keepState(before State) {
 // call, or no answer within the grace period, interrupts mpirun. It returns
 // what it did, or "" when no sweep is running.
 func (s *Session) Cancel() string {
+	return s.request(false)
+}
+
+// Stop stops the running sweep now, as two calls of Cancel would, but
+// without the advice a first interrupt prints (what SIGTERM or SIGHUP
+// asks of a session). It returns what it did, or "" when no sweep is
+// running.
+func (s *Session) Stop() string {
+	if s.request(true) == "" {
+		return ""
+	}
+	return s.request(true)
+}
+
+// request sends a cancel request to the running sweep, if any.
+func (s *Session) request(now bool) string {
 	s.mu.Lock()
 	ch := s.cancels
 	s.mu.Unlock()
@@ -307,7 +323,7 @@ func (s *Session) Cancel() string {
 		return ""
 	}
 	select {
-	case ch <- struct{}{}:
+	case ch <- now:
 	default:
 	}
 	return "cancel requested"
@@ -575,8 +591,9 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 
 // openCancels makes the channel Cancel sends the running sweep's cancel
 // requests to.
-func (s *Session) openCancels() <-chan struct{} {
-	ch := make(chan struct{}, 1)
+func (s *Session) openCancels() <-chan bool {
+	// Room for Stop's two requests.
+	ch := make(chan bool, 2)
 	s.mu.Lock()
 	s.cancels = ch
 	s.mu.Unlock()
@@ -878,7 +895,7 @@ func (p *progress) final() {
 // ends the wait for an agent or asks the agent to stop at the next run
 // boundary; a second request, or the grace period, interrupts mpirun.
 type canceller struct {
-	requests <-chan struct{}    // Session.Cancel's
+	requests <-chan bool        // Session.Cancel's (false) and Stop's (true)
 	stop     context.CancelFunc // cancels the run's context
 	agent    chan *Agent        // the agent, once there is one
 	ended    chan struct{}      // closed when the run is over
@@ -889,8 +906,9 @@ type canceller struct {
 // run escalates until the run ends; ctx is the caller's context, runCtx
 // the run's.
 func (c *canceller) run(ctx, runCtx context.Context) {
+	now := false
 	select {
-	case <-c.requests:
+	case now = <-c.requests:
 	case <-ctx.Done():
 	case <-runCtx.Done():
 		return
@@ -903,6 +921,11 @@ func (c *canceller) run(ctx, runCtx context.Context) {
 	case a = <-c.agent:
 	case <-c.ended:
 		return // no agent yet: the cancelled context ended the wait
+	}
+	if now {
+		c.note("stopping: interrupting " + a.runBy())
+		a.Interrupt(2 * time.Second)
+		return
 	}
 	c.note(fmt.Sprintf("cancelling: the sweep stops at the next run boundary (interrupt again to stop %s now)", a.runBy()))
 	select {

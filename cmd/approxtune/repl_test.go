@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -230,5 +232,51 @@ func TestREPLHomeEndKeys(t *testing.T) {
 			t.Errorf("%d columns: Ctrl-D: %v", cols, err)
 		}
 		r.close()
+	}
+}
+
+// A REPL told to end (SIGTERM) during a sweep stops it at once and says
+// so: it had printed the advice of a first Ctrl-C ("interrupt again to
+// stop mpirun now") and then "interrupting mpirun", answers to
+// interrupts nobody made. The runs made are in the journal.
+func TestREPLTerminatedStopsSweepAtOnce(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(dir, "session"))
+	repl.Stdin = strings.NewReader("workload synthetic steps=10,20,30,40,50,60,70,80\nreps 1\nevaluate\n")
+	var out testenv.SyncBuffer
+	repl.Stdout, repl.Stderr = &out, &out
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "[2/"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			repl.Process.Kill()
+			repl.Wait()
+			t.Fatalf("no second run within a minute:\n%s", out.String())
+		}
+	}
+	repl.Process.Signal(syscall.SIGTERM)
+	err := repl.Wait()
+	got := out.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("after SIGTERM: %v; want exit 143\n%s", err, got)
+	}
+	for _, want := range []string{"stopping: interrupting mpirun", "(cancelled)", "terminated: ending the session"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "interrupt again") {
+		t.Errorf("a SIGTERM got a first Ctrl-C's advice:\n%s", got)
+	}
+	journal, err := os.ReadFile(filepath.Join(dir, "session", "results.jsonl"))
+	if err != nil || !strings.Contains(string(journal), `"type":"result"`) {
+		t.Errorf("journal after SIGTERM (%v): want the runs made\n%.2000s", err, journal)
 	}
 }

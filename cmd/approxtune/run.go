@@ -137,10 +137,11 @@ cannot be written.`, stderr)
 			select {
 			case sig := <-sigs:
 				first := !stopped.Swap(true)
-				running := e.Interrupt()
 				if sig != os.Interrupt {
-					e.Interrupt() // at once what a second Ctrl-C does
-				} else if first && running {
+					e.Stop() // at once what a second Ctrl-C does
+					continue
+				}
+				if running := e.Interrupt(); first && running {
 					fmt.Fprintln(stderr, "approxtune run: interrupted: a sweep stops at the next run boundary (interrupt again to stop its agent now: mpirun, or its Slurm job)")
 				}
 			case <-done:

@@ -80,6 +80,20 @@ func (e *Executor) Interrupt() bool {
 	return true
 }
 
+// Stop ends the running cell now, as the kernel's shutdown does (SIGTERM
+// to a notebook run): its sweep stops at once. It reports whether a cell
+// was running.
+func (e *Executor) Stop() bool {
+	e.mu.Lock()
+	c := e.cell
+	e.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.stop(e.sess)
+	return true
+}
+
 func (e *Executor) setCell(c *cell) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

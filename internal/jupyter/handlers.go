@@ -193,18 +193,14 @@ func (c *cell) interrupt(s *session.Session) {
 	}
 }
 
-// stop ends the cell now: the context, then mpirun.
+// stop ends the cell now: its sweep at once (mpirun interrupted, without
+// the advice a first interrupt prints), then the context.
 func (c *cell) stop(s *session.Session) {
 	c.mu.Lock()
 	c.n++
 	c.mu.Unlock()
+	s.Stop()
 	c.cancel()
-	for i := 0; i < 3; i++ {
-		if s.Cancel() == "" {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func (c *cell) interrupted() bool {

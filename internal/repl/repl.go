@@ -109,8 +109,7 @@ func (h *hangups) watch(sigs <-chan os.Signal, done <-chan struct{}, errw io.Wri
 	select {
 	case sig := <-sigs:
 		h.hung.Store(true)
-		h.s.Cancel()
-		h.s.Cancel() // at once, as a second Ctrl-C
+		h.s.Stop()
 		h.busy.Lock()
 		if h.restore != nil {
 			h.restore()
