@@ -366,7 +366,7 @@ func (a *Agent) run(ctx context.Context, spec *sweep.Spec, gate bool, on func(Ev
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true
-				a.Cancel()
+				a.Cancel(id)
 			}
 			ctx = context.Background() // keep reading until Done or death
 		case <-a.gone:
@@ -398,9 +398,10 @@ func lineType(line []byte) string {
 	return head.Type
 }
 
-// Cancel asks the agent to stop the running sweep at the next run boundary.
-func (a *Agent) Cancel() error {
-	return a.w.Write(protocol.Command{Type: protocol.TypeCancel, V: protocol.Version})
+// Cancel asks the agent to stop run id at the next run boundary, or, if
+// the agent has not begun it yet, as soon as it does.
+func (a *Agent) Cancel(id int64) error {
+	return a.w.Write(protocol.Command{Type: protocol.TypeCancel, V: protocol.Version, ID: id})
 }
 
 // Shutdown asks the agent to finish and waits up to grace for it to go; an

@@ -90,7 +90,7 @@ func TestGateWaitsForAcks(t *testing.T) {
 		t.Fatalf("a %s came before the result was acknowledged: %.200s", typ, line)
 	}
 	// A cancel ends the wait: the sweep stops there.
-	if err := a.Cancel(); err != nil {
+	if err := a.Cancel(id); err != nil {
 		t.Fatal(err)
 	}
 	typ, line := next(t, a, 30*time.Second)

@@ -99,7 +99,11 @@ type session struct {
 	w         *protocol.Writer
 	cmds      chan []byte
 	cancelled atomic.Bool
-	closed    atomic.Bool // the connection ended
+	// cancelID is the command the last cancel named (0: whatever runs).
+	// The session sends a run and may cancel it before this agent takes
+	// it from the queue: begin then finds its cancel here.
+	cancelID atomic.Int64
+	closed   atomic.Bool // the connection ended
 	// The gate of the running command (protocol.Command.Gate): its id, the
 	// events sent for it and those the session acknowledged. gate is
 	// touched by the MPI goroutine only.
@@ -118,13 +122,19 @@ func (s *session) signal() {
 	}
 }
 
-// begin starts command id: no event sent nor acknowledged yet.
+// begin starts command id: no event sent nor acknowledged yet, cancelled
+// when its cancel came first or the connection is gone. The reader stores
+// a cancel's id before it compares it with run, and begin stores run before
+// it reads cancelID: one of them sees the other's, and neither clears it.
 func (s *session) begin(id int64, gate bool) {
 	s.cancelled.Store(false)
 	s.gate = gate
-	s.run.Store(id)
 	s.sent.Store(0)
 	s.acked.Store(0)
+	s.run.Store(id)
+	if s.cancelID.Load() == id || s.closed.Load() {
+		s.cancelled.Store(true)
+	}
 }
 
 // emit sends one of the running command's events, counted for the gate.
@@ -200,8 +210,13 @@ func (s *session) read(rd *protocol.Reader) {
 		shutdown = shutdown || typ == protocol.TypeShutdown
 		switch typ {
 		case protocol.TypeCancel:
-			s.cancelled.Store(true)
-			s.signal()
+			var c protocol.Command
+			json.Unmarshal(line, &c)
+			s.cancelID.Store(c.ID)
+			if c.ID == 0 || c.ID == s.run.Load() {
+				s.cancelled.Store(true)
+				s.signal()
+			}
 		case protocol.TypeAck:
 			var a protocol.Ack
 			if json.Unmarshal(line, &a) == nil && a.ID == s.run.Load() {

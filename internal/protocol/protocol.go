@@ -77,8 +77,10 @@ type Reply struct {
 // Command is what the session sends: run a spec, cancel the running sweep,
 // ping, or shut down.
 type Command struct {
-	Type string      `json:"type"`
-	V    int         `json:"v"`
+	Type string `json:"type"`
+	V    int    `json:"v"`
+	// ID numbers a run; a cancel names the run it cancels (the agent may
+	// not have begun it yet), or 0 for whatever runs.
 	ID   int64       `json:"id,omitempty"`
 	Spec *sweep.Spec `json:"spec,omitempty"`
 	// Gate, on a run, asks the agent to wait at every run boundary until
