@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/testenv"
 )
 
@@ -355,5 +357,70 @@ func TestSweepNotStartedOnFullDisk(t *testing.T) {
 	sws, err := ReadJournal(filepath.Join(dir, JournalName))
 	if err != nil || len(sws) != 1 || sws[0].ID != 1 || len(sws[0].Results) != 1 {
 		t.Fatalf("journal: %v; %d sweeps, want sweep 1 once with its result", err, len(sws))
+	}
+}
+
+// A program sweep (launches of the user's program, run by the session)
+// keeps its journal as an agent's sweep does: synced as each configuration
+// ends, stopped after the run whose record could not be written, failed
+// with the journal's reason, and its runs kept in memory, so that resume
+// runs only the rest and writes each configuration once. It had never
+// synced, ignored the end record's error, and left a run it could not
+// journal out of the sweep, for resume to run twice.
+func TestProgramJournalWriteFailure(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	t.Setenv(preload.EnvLib, testenv.Preload(t))
+	prog := filepath.Join(t.TempDir(), "iterate")
+	src := filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "program", "iterate.c")
+	if out, err := exec.Command(mpicc, "-O2", "-o", prog, src, "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", mpicc, err, out)
+	}
+	fs, fill, free := smallFS(t, "256k")
+	dir := filepath.Join(fs, "session")
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	execAll(t, s, &textOut{}, "program "+prog+" {iter} {n}", "space iter=4 n=16 ranks=2", "policy conditional", "tolerance 2^-1", "tune")
+	syncs := s.journal.syncs
+	execAll(t, s, &textOut{}, "space iter=4 n=16,20,24 ranks=2", "tune")
+	if got := s.journal.syncs - syncs; got < 3 {
+		t.Errorf("%d syncs for a program sweep of 3 configurations: want one as each ends", got)
+	}
+	ns := []string{}
+	for n := 16; n < 40; n += 2 {
+		ns = append(ns, itoa(n))
+	}
+	execAll(t, s, &textOut{}, "space iter=4 n="+strings.Join(ns, ",")+" ranks=2")
+	err = s.Exec(ctx, "tune", &limitAt{at: 2, set: fill})
+	free()
+	sw := s.Last()
+	if err == nil || !strings.Contains(err.Error(), "no space left on device") || sw.Status != StatusFailed {
+		t.Fatalf("tune with a journal that cannot be written: %v, status %s", err, sw.Status)
+	}
+	if len(sw.Results) >= len(ns) || len(sw.Results) < 2 {
+		t.Errorf("%d results of %d: the sweep did not stop after the run it could not journal", len(sw.Results), len(ns))
+	}
+	if err := s.Exec(ctx, "resume", &textOut{}); err != nil || sw.Status != StatusOK || len(sw.Results) != len(ns) {
+		t.Fatalf("resume: %v, status %s, %d results", err, sw.Status, len(sw.Results))
+	}
+	sws, err := ReadJournal(filepath.Join(dir, JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := sws[len(sws)-1]
+	seen := map[int]bool{}
+	for _, r := range last.Results {
+		if seen[r.Index] {
+			t.Errorf("configuration %d twice in the journal", r.Index)
+		}
+		seen[r.Index] = true
+	}
+	if last.Status != StatusOK || len(seen) != len(ns) {
+		t.Errorf("the journal reads back status %s with %d configurations of %d", last.Status, len(seen), len(ns))
 	}
 }

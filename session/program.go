@@ -198,7 +198,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		wd.restart()
 		cancelledFirst = wd.guard(runCtx, ended, pr, stop)
 	}
-	failed, err := s.runProgram(runCtx, sw, sp, pr, out, wd.tick, ready)
+	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.tick, ready)
 	close(ended)
 	stopClock()
 	sw.Elapsed += time.Since(pr.start)
@@ -229,28 +229,27 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 			}
 		}
 	}
-	hung := wd.conclude(sw, cancelledFirst)
-	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: hung})
-	pr.final()
-	return endError(sw, pr.total)
+	return s.endSweep(sw, pr, wd.conclude(sw, cancelledFirst), jerr)
 }
 
 // runProgram runs the sweep's launches, journaling and showing each event;
 // tick sees every event and each launch's start (the deadline). It returns
-// how many selective runs failed (each told of on out).
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event), ready func()) (int, error) {
+// how many selective runs failed (each told of on out), and the journal's
+// first error, which stops the sweep after the event it could not journal.
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event), ready func()) (nfailed int, runErr, journalErr error) {
 	var failed []string // the selective runs that failed
+	last := -1          // the configuration of the last result
 	lib, err := preload.FindFor(s.opts.Binary)
 	if err != nil {
-		return 0, err
+		return 0, err, nil
 	}
 	configs, err := sp.Validate(nil, nil, 1<<30)
 	if err != nil {
-		return 0, err
+		return 0, err, nil
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return 0, err
+		return 0, err, nil
 	}
 	ranks := 0
 	for i, c := range configs {
@@ -260,7 +259,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	}
 	pl, err := s.programLauncher(ctx, ranks, out, pr.note)
 	if err != nil {
-		return 0, err
+		return 0, err, nil
 	}
 	if m, ok := pl.launcher.(programs.Mpirun); ok {
 		if w := launch.Oversubscribed(m.Flavor, ranks, m.Cores); w != "" {
@@ -278,18 +277,22 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		}
 		var head struct{ Type string }
 		_ = json.Unmarshal(line, &head)
-		if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: line}); err != nil {
-			return err
-		}
+		e := Event{Type: head.Type, Raw: line}
+		// The sweep in memory takes the event even when the journal does
+		// not (as an agent's sweep does): its record waits in the
+		// journal's backlog, and resume would run it again otherwise.
+		jerr := s.journalEvent(sw, e, &last)
 		if head.Type == sweep.TypeError {
 			var ev sweep.ErrorEvent
 			_ = json.Unmarshal(line, &ev)
 			failed = append(failed, ev.Message)
 		}
-		e := Event{Type: head.Type, Raw: line}
 		pr.event(e)
 		tick(e)
-		return nil
+		if jerr != nil && journalErr == nil {
+			journalErr = jerr
+		}
+		return jerr
 	}, Warn: pr.note, Started: func(rs sweep.RunStart) {
 		line, err := json.Marshal(rs)
 		if err != nil {
@@ -306,5 +309,5 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	for _, f := range failed {
 		out.Print("a selective run failed and has no result ('resume' tries it again): " + f)
 	}
-	return len(failed), err
+	return len(failed), err, journalErr
 }

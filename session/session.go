@@ -567,7 +567,14 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		s.agent = nil
 	}
 	sw.Status, sw.Message = endStatus(done, err, runCtx.Err() != nil, a.runBy())
-	hung := wd.conclude(sw, cancelledFirst)
+	return s.endSweep(sw, pr, wd.conclude(sw, cancelledFirst), jerr)
+}
+
+// endSweep journals and shows the end of a driven sweep whose status is
+// set, hung naming the configuration that hung (if any), and returns what
+// drive returns. jerr is the journal's first error during the sweep, which
+// makes the sweep failed.
+func (s *Session) endSweep(sw *Sweep, pr *progress, hung *int, jerr error) error {
 	if jerr != nil {
 		// Failed, not cancelled: the user cancelled nothing (a review read
 		// "(cancelled)" after a full disk).
@@ -640,15 +647,7 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 			pr.started(e)
 			return
 		}
-		err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw})
-		if e.Type == sweep.TypeResult && err == nil {
-			var r struct{ Index int }
-			json.Unmarshal(e.Raw, &r)
-			if last >= 0 && r.Index != last {
-				err = s.journal.Sync()
-			}
-			last = r.Index
-		}
+		err := s.journalEvent(sw, e, &last)
 		if err != nil && journalErr == nil {
 			journalErr = err
 			halt()
@@ -657,6 +656,25 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 		tick(e)
 	})
 	return done, runErr, journalErr
+}
+
+// journalEvent journals one of a sweep's events, and syncs the journal at
+// the first result of each configuration after the first (last holds the
+// configuration of the last result, -1 before any).
+func (s *Session) journalEvent(sw *Sweep, e Event, last *int) error {
+	if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil {
+		return err
+	}
+	if e.Type != sweep.TypeResult {
+		return nil
+	}
+	var r struct{ Index int }
+	json.Unmarshal(e.Raw, &r)
+	defer func() { *last = r.Index }()
+	if *last >= 0 && r.Index != *last {
+		return s.journal.Sync()
+	}
+	return nil
 }
 
 // endStatus is how a run of a sweep ended, from the agent's answer done or
