@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -215,7 +216,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload,
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
-		CopyCost: old.CopyCost, runs: old.runs, origin: origin}
+		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
 		return nil, err
 	}
@@ -242,8 +243,11 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		se.Type = sweep.TypeSearch
 		errs = append(errs, event(se))
 	}
+	if len(sw.Skipped) > 0 { // what 'resume skip=N' left out, for good
+		errs = append(errs, s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: sw.Spec, Skip: sw.skippedList()}))
+	}
 	if sw.Status != StatusRunning {
-		errs = append(errs, s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}))
+		errs = append(errs, s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: sw.Hung}))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

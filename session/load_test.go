@@ -339,3 +339,47 @@ func writeCut(t *testing.T, src, dst, cut string) {
 		t.Fatal(err)
 	}
 }
+
+// 'resume SESSION' takes over another session's interrupted sweep with all
+// it had: its kernel statistics and timelines are journaled beside its
+// results, so this session reopened still tabulates and draws them. Only
+// the results had been journaled.
+func TestResumeSessionKeepsKernelsAndTraces(t *testing.T) {
+	bin := testenv.Build(t)
+	testenv.Launcher(t)
+	ctx := context.Background()
+	first := filepath.Join(t.TempDir(), "first")
+	a, err := New(Options{Dir: first, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, a, &textOut{}, "workload synthetic", "space steps=4,5,6,7,8,9 count=2 mean_us=200", "policy conditional", "tolerance 2^-1", "trace on")
+	if err := a.Exec(ctx, "tune", &limitAt{at: 2, set: func() { a.Cancel() }}); err == nil {
+		t.Fatal("tune cancelled after 2 runs ended without an error")
+	}
+	old := a.Last()
+	if len(old.Results) == 0 || len(old.Missing()) == 0 || len(old.Kernels) == 0 || len(old.Traces) == 0 {
+		t.Fatalf("the cancelled sweep: %d results, %d missing, %d kernel records, %d timelines", len(old.Results), len(old.Missing()), len(old.Kernels), len(old.Traces))
+	}
+	a.Close()
+	second := filepath.Join(t.TempDir(), "second")
+	b, err := New(Options{Dir: second, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	execAll(t, b, &textOut{}, "resume "+first)
+	b.Close()
+	sws, err := ReadJournal(filepath.Join(second, JournalName))
+	if err != nil || len(sws) != 1 {
+		t.Fatalf("the second session's journal: %d sweeps, %v", len(sws), err)
+	}
+	sw := sws[0]
+	if sw.Status != StatusOK || len(sw.Missing()) != 0 {
+		t.Errorf("read back: status %s, %d runs missing", sw.Status, len(sw.Missing()))
+	}
+	if len(sw.Kernels) < len(old.Kernels)+1 || len(sw.Traces) < len(old.Traces)+1 {
+		t.Errorf("read back: %d kernel records and %d timelines; want the %d and %d of the first session's runs and those of the resumed ones",
+			len(sw.Kernels), len(sw.Traces), len(old.Kernels), len(old.Traces))
+	}
+}

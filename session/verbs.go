@@ -762,16 +762,12 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err := checkSkip(old, skipConfigs); err != nil {
 		return err
 	}
-	// Adopt the sweep: record it in this session's journal, then resume it.
-	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload, Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Status: old.Status,
-		Hung: old.Hung, Skipped: old.Skipped}
-	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: "adopted from " + path}); err != nil {
+	// Adopt the sweep: record it in this session's journal (its results,
+	// kernel statistics and timelines), then resume it.
+	sw, err := s.adopt(old, "adopted from "+path)
+	if err != nil {
 		return err
 	}
-	for _, r := range sw.Results {
-		s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw(r)})
-	}
-	s.sweeps = append(s.sweeps, sw)
 	err = resume(ctx, sw, out)
 	if len(sw.Results) > 0 {
 		out.Print(tableBest(sw))
