@@ -150,6 +150,9 @@ type watchdog struct {
 	// more than the deadline its timed region gives (mpirun starting on a
 	// busy machine took over 5 s where the program ran for 1 ms).
 	launch time.Duration
+	// watching counts guard's goroutine until it has returned: fired and
+	// hung are read once it has (wait).
+	watching sync.WaitGroup
 }
 
 // newWatchdog starts the clock; rs are the sweep's results known before
@@ -357,6 +360,11 @@ func (w *watchdog) watch(ended <-chan struct{}, hung func()) {
 		case <-ended:
 			return
 		case <-t.C:
+			select {
+			case <-ended: // both ready: the sweep is over, nothing to stop
+				return
+			default:
+			}
 			if w.overdue() {
 				hung()
 				return
@@ -369,20 +377,28 @@ func (w *watchdog) watch(ended <-chan struct{}, hung func()) {
 // says so on pr and calls stop (which stops w.stopping). The flag it
 // returns tells, once ended closed, that the user had cancelled before the
 // deadline passed: the sweep then ends cancelled, not hung (the run was
-// only waited for).
+// only waited for). After ended closes, wait waits for it.
 func (w *watchdog) guard(runCtx context.Context, ended <-chan struct{}, pr *progress, stop func()) *atomic.Bool {
 	cancelledFirst := new(atomic.Bool)
-	go w.watch(ended, func() {
-		cancelledFirst.Store(runCtx.Err() != nil)
-		what := "no run has ended"
-		if w.hung != nil {
-			what = fmt.Sprintf("a run of configuration %d has not ended", w.hung.Index)
-		}
-		pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping %s", what, briefDuration(w.fired), briefDuration(w.limit), w.stopping))
-		stop()
-	})
+	w.watching.Add(1)
+	go func() {
+		defer w.watching.Done()
+		w.watch(ended, func() {
+			cancelledFirst.Store(runCtx.Err() != nil)
+			what := "no run has ended"
+			if w.hung != nil {
+				what = fmt.Sprintf("a run of configuration %d has not ended", w.hung.Index)
+			}
+			pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping %s", what, briefDuration(w.fired), briefDuration(w.limit), w.stopping))
+			stop()
+		})
+	}()
 	return cancelledFirst
 }
+
+// wait returns once guard's watch is over (at once when guard was not
+// called): what it found (fired, hung) is then read without the lock.
+func (w *watchdog) wait() { w.watching.Wait() }
 
 // conclude sets sw's end once its sweep is over, if the deadline passed:
 // cancelled when the user had cancelled first, else hung. It returns the

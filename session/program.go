@@ -200,6 +200,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	}
 	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.tick, ready)
 	close(ended)
+	wd.wait()
 	stopClock()
 	sw.Elapsed += time.Since(pr.start)
 	switch {

@@ -561,6 +561,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		stop()
 	})
 	close(c.ended)
+	wd.wait()
 	stopClock()
 	sw.Elapsed += time.Since(pr.start)
 	if errors.Is(err, ErrAgentDied) || wd.fired > 0 {
