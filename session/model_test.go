@@ -478,6 +478,20 @@ DATA 0.000032768
 	if b, err := os.ReadFile(filepath.Join(dir, "p.txt")); err != nil || string(b) != want["k-potrf.txt"] {
 		t.Errorf("export extrap p.txt potrf: %v\n%s", err, b)
 	}
+	// Exports are to be shared: 0644 (through a temporary file, they had
+	// been 0600), and a file replaced keeps its mode.
+	if fi, err := os.Stat(filepath.Join(dir, "p.txt")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("p.txt: %v, %v; want mode 0644", fi.Mode(), err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "p.txt"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(context.Background(), "export extrap "+filepath.Join(dir, "p.txt")+" potrf", out); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "p.txt")); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("p.txt replaced: %v, %v; want its mode 0640 kept", fi.Mode(), err)
+	}
 }
 
 // model sweeps=all counts a sweep loaded twice once: its second copy would

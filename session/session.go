@@ -35,7 +35,7 @@ type Options struct {
 	// nodes waits without word from the session (a file it touches)
 	// before it ends itself: a session killed outright had left it
 	// running to its time limit. Default $APPROXTUNE_HOLD_QUIET (a
-	// duration, for tests), else 3 minutes.
+	// duration, for tests), else 3 minutes; at least 1 s.
 	HoldQuiet time.Duration
 	// Grace is how long a cancelled sweep may take to reach a run boundary
 	// before mpirun is interrupted (default 15 s).
@@ -155,6 +155,10 @@ func New(o Options) (*Session, error) {
 			o.HoldQuiet = d
 		}
 	}
+	// The session beats every sixth of it, and the job reads whole
+	// seconds: less than a second is a second (5ns had made the
+	// heartbeat's ticker panic).
+	o.HoldQuiet = max(o.HoldQuiet, time.Second)
 	j, err := OpenJournal(o.Dir)
 	if err != nil {
 		return nil, err
@@ -622,8 +626,11 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 	if runCtx.Err() != nil {
 		sw.Status, sw.Message = StatusCancelled, "cancelled before an agent was ready: "+err.Error()
 	}
-	s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
-	return &Error{Msg: fmt.Sprintf("sweep %d %s: %s", sw.ID, sw.Status, sw.Message)}
+	msg := fmt.Sprintf("sweep %d %s: %s", sw.ID, sw.Status, sw.Message)
+	if jerr := s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}); jerr != nil {
+		msg += fmt.Sprintf("\n%v", jerr)
+	}
+	return &Error{Msg: msg}
 }
 
 // runOn runs sp on the agent, journaling every event and applying it to sw

@@ -926,7 +926,17 @@ func writeFile(name string, write func(*os.File) error) (string, error) {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	// The temporary file is 0600: the file gets the mode of the one it
+	// replaces, or 0644 as a notebook does (exports are to be shared).
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
 	if err := write(tmp); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
