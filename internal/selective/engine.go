@@ -247,9 +247,10 @@ const (
 )
 
 // CountingFull counts the kernels on the critical path as Counting does,
-// but executes everything: a counting run for a program whose control flow
-// cannot follow a skeleton's meaningless values, and the reference the
-// skeleton's counts are checked against.
+// but executes everything: the reference the skeleton's counts are checked
+// against (the workloads' skeleton tests). No policy runs it: apriori's
+// counting run is always the skeleton, and a program whose control flow
+// depends on computed values is warned of (docs/programs.md).
 const CountingFull = Counting + 1
 
 // Begin starts a run on the track (nil with Off). Call it on every world rank

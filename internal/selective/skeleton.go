@@ -32,7 +32,8 @@ import (
 // generated again: the runner's next run does that (Instance.Init), and
 // nothing verifies a counting run. A program whose control flow depends on
 // computed values follows the skeleton's values (docs/design.md, "Apriori's
-// counting run"); CountingFull is the counting run that executes everything.
+// counting run"); CountingFull, a counting run that executes everything,
+// is the tests' reference.
 
 // The skeleton's cost model: a computation kernel runs at skeletonFlopRate
 // (a core's dgemm on mid-sized tiles); a message costs skeletonLatency plus
