@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -52,8 +53,10 @@ type CompareOptions struct {
 	// recommends K chosen at random from [5, 10].
 	KMin, KMax int
 	// Threshold is the share of draws one side must win to be called
-	// faster, in [0.5, 1]. At 0.5 Equivalent is impossible; towards 1 it
-	// becomes the usual outcome.
+	// faster, in [0.5, 1). At 0.5 Equivalent is impossible; towards 1 it
+	// becomes the usual outcome. The paper allows 1, where Slower is
+	// impossible (c/M < 0 never holds) and the sort keeps its random
+	// starting order: a configuration twice as slow came out "equivalent".
 	Threshold float64
 }
 
@@ -70,8 +73,8 @@ func (o CompareOptions) Validate() error {
 		return fmt.Errorf("analysis: M = %d bootstrap draws, want M >= 1", o.M)
 	case o.KMin < 1 || o.KMax < o.KMin:
 		return fmt.Errorf("analysis: K range [%d, %d], want 1 <= KMin <= KMax", o.KMin, o.KMax)
-	case !(o.Threshold >= 0.5 && o.Threshold <= 1):
-		return fmt.Errorf("analysis: threshold %g, want a value in [0.5, 1]", o.Threshold)
+	case !(o.Threshold >= 0.5 && o.Threshold < 1):
+		return fmt.Errorf("analysis: threshold %g, want a value in [0.5, 1)", o.Threshold)
 	}
 	return nil
 }
@@ -80,11 +83,16 @@ func (o CompareOptions) Validate() error {
 // Procedure 2). In each of M draws it samples K values from a and K from b
 // (with replacement, K uniform in [KMin, KMax] and shared by both sides of
 // the draw) and compares the minima e_a and e_b. With c the number of draws
-// where e_a <= e_b and t the threshold:
+// where e_a < e_b, plus half of those where e_a = e_b, and t the threshold:
 //
 //	c/M >= t      a is Faster than b
 //	c/M <  1 - t  a is Slower than b
 //	otherwise     a and b are Equivalent
+//
+// The paper counts e_a <= e_b, so that of two identical samples (a tune
+// sweep's predictions with no standard error) each was faster than the
+// other; a tie counts half a win here, and identical samples are
+// Equivalent.
 func Compare(a, b []float64, opt CompareOptions, rng *rand.Rand) (Outcome, error) {
 	if err := opt.Validate(); err != nil {
 		return 0, err
@@ -103,14 +111,17 @@ func Compare(a, b []float64, opt CompareOptions, rng *rand.Rand) (Outcome, error
 
 // compare is Compare without the checks.
 func compare(a, b []float64, opt CompareOptions, rng *rand.Rand) Outcome {
-	c := 0
+	c := 0 // twice the wins: a tie is half of one
 	for range opt.M {
 		k := opt.KMin + rng.IntN(opt.KMax-opt.KMin+1)
-		if bootMin(a, k, rng) <= bootMin(b, k, rng) {
+		switch ea, eb := bootMin(a, k, rng), bootMin(b, k, rng); {
+		case ea < eb:
+			c += 2
+		case ea == eb:
 			c++
 		}
 	}
-	p := float64(c) / float64(opt.M)
+	p := float64(c) / float64(2*opt.M)
 	switch {
 	case p >= opt.Threshold:
 		return Faster
@@ -236,6 +247,12 @@ func (r Ranking) ClassOf(name string) int {
 // the configurations and compares a pair at most once (later comparisons of
 // the same pair reuse the result).
 func Rank(samples []Sample, opt RankOptions, rng *rand.Rand) (Ranking, error) {
+	return RankContext(context.Background(), samples, opt, rng)
+}
+
+// RankContext is Rank, stopped with ctx's error when ctx ends: the sort's
+// cost grows with the square of the configurations (a minute for 1200).
+func RankContext(ctx context.Context, samples []Sample, opt RankOptions, rng *rand.Rand) (Ranking, error) {
 	if err := opt.Validate(); err != nil {
 		return Ranking{}, err
 	}
@@ -260,6 +277,9 @@ func Rank(samples []Sample, opt RankOptions, rng *rand.Rand) (Ranking, error) {
 	counts := make(map[string]int)
 	outcomes := make(map[string][]int)
 	for range opt.Rep {
+		if err := ctx.Err(); err != nil {
+			return Ranking{}, fmt.Errorf("analysis: rank: %w", err)
+		}
 		ranks := sortOnce(samples, opt.CompareOptions, rng)
 		for i, r := range ranks {
 			if r == 1 {

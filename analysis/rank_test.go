@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -28,9 +30,10 @@ func TestCompareOptionsValidate(t *testing.T) {
 		{CompareOptions{M: 0, KMin: 5, KMax: 10, Threshold: 0.9}, "M >= 1"},
 		{CompareOptions{M: 30, KMin: 0, KMax: 10, Threshold: 0.9}, "1 <= KMin <= KMax"},
 		{CompareOptions{M: 30, KMin: 6, KMax: 5, Threshold: 0.9}, "1 <= KMin <= KMax"},
-		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: 0.4}, "[0.5, 1]"},
-		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: 1.1}, "[0.5, 1]"},
-		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: math.NaN()}, "[0.5, 1]"},
+		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: 0.4}, "[0.5, 1)"},
+		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: 1}, "[0.5, 1)"},
+		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: 1.1}, "[0.5, 1)"},
+		{CompareOptions{M: 30, KMin: 5, KMax: 10, Threshold: math.NaN()}, "[0.5, 1)"},
 	} {
 		err := c.opt.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -70,10 +73,22 @@ func TestCompare(t *testing.T) {
 			t.Errorf("Compare = %v, %v; want %v", got, err, c.want)
 		}
 	}
-	// Ties count for a (e_a <= e_b): a single equal timing on both sides is
-	// "faster", exactly as Procedure 2 counts.
-	if got, _ := Compare([]float64{1}, []float64{1}, opt, rng); got != Faster {
-		t.Errorf("Compare(tie) = %v, want %v", got, Faster)
+	// A tie counts half a win: equal timings on both sides are
+	// equivalent. Procedure 2 counts e_a <= e_b, which made each of two
+	// identical samples faster than the other (a tune sweep's predictions
+	// with no standard error: 50 copies of the mean).
+	if got, _ := Compare([]float64{1}, []float64{1}, opt, rng); got != Equivalent {
+		t.Errorf("Compare(tie) = %v, want %v", got, Equivalent)
+	}
+	five := []float64{1.00, 1.01, 1.02, 1.03, 1.04}
+	faster := 0
+	for range 1000 {
+		if o, _ := Compare(five, slices.Clone(five), opt, rng); o != Equivalent {
+			faster++
+		}
+	}
+	if faster > 10 {
+		t.Errorf("two identical samples of 5 compared other than equivalent in %d of 1000 comparisons", faster)
 	}
 	if _, err := Compare(nil, slow, opt, rng); err == nil {
 		t.Error("Compare(empty) succeeded")
@@ -221,6 +236,32 @@ func TestRankSeparatedAlwaysSeparated(t *testing.T) {
 		if len(r.Classes) != 2 || r.ClassOf("fast") != 1 || r.Scores()["fast"] != 1 || r.Scores()["slow"] != 0 {
 			t.Fatalf("trial %d: %+v, want fast alone in class 1 with score 1", trial, r)
 		}
+	}
+}
+
+// Configurations with identical times (predictions with no standard
+// error, drawn as copies of their mean) are one class: they had been
+// ranked 1, 2, 3, each tie a win for the configuration compared first.
+func TestRankIdenticalConstantsOneClass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	c := []float64{0.0072, 0.0072, 0.0072}
+	r, err := Rank([]Sample{{"a", c}, {"b", slices.Clone(c)}, {"c", slices.Clone(c)}}, DefaultRankOptions(), rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Classes) != 1 || r.Support != 1 {
+		t.Errorf("identical constants: %+v, want one class in every sort", r)
+	}
+}
+
+// RankContext stops with the context's error.
+func TestRankContextCancelled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := RankContext(ctx, []Sample{{"a", []float64{1, 2}}, {"b", []float64{1, 2}}}, DefaultRankOptions(), rng)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }
 

@@ -205,7 +205,7 @@ func TestRankReferenceSweep(t *testing.T) {
 		r := &sw.Results[i]
 		r.Policy, r.Tolerance, r.PredictedS, r.PredictedSE, r.SelectiveS = "", nil, nil, nil, nil
 	}
-	k, err := rankSweep(sw, defaultRankSettings())
+	k, err := rankSweep(context.Background(), sw, defaultRankSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,24 +231,28 @@ func TestRankErrors(t *testing.T) {
 	one := plantedEvaluate(5)
 	one.Results = one.Results[:1]
 	s.sweeps = append(s.sweeps, one)
-	if err := s.Exec(ctx, "rank", &textOut{}); err == nil || err.Error() != "column 1: rank compares two or more configurations; sweep 2 has reference runs for 1" {
+	if err := s.Exec(ctx, "rank", &textOut{}); err == nil || err.Error() != "column 1: rank compares two or more configurations; sweep 2 has reference runs for only 1 configuration" {
 		t.Errorf("one configuration: %v", err)
 	}
 	s.sweeps = append(s.sweeps, plantedEvaluate(5))
 	for line, want := range map[string]string{
-		"rank threshold=0.3":        `column 16: "0.3" is not a threshold: want a number from 0.5 to 1 (default 0.9)`,
-		"rank threshold=x":          `column 16: "x" is not a threshold`,
-		"rank threshold=1.5":        `column 16: "1.5" is not a threshold`,
-		"rank reps=0":               `column 11: "0" is not valid for reps=: want the number of sorts (default 100), an integer from 1 to 100000`,
-		"rank draws=many":           `column 12: "many" is not valid for draws=: want the number of bootstrap draws per comparison (default 30)`,
-		"rank k=10..5":              `column 8: "10..5" is not valid for k=: want the runs each bootstrap draw takes, an integer or a range A..B`,
-		"rank seed=-1":              `column 11: "-1" is not a seed`,
-		"rank bins=3":               `column 6: rank has no option "bins": want threshold=, reps=, draws=, k=, seed=, policy= or tolerance=`,
-		"rank 0.8":                  `column 6: rank takes options as KEY=VALUE`,
-		"rank policy=lazy":          `column 13: unknown policy "lazy"`,
-		"rank tolerance=2^-1,2^-2":  `column 16: one tolerance only`,
-		"rank policy=eager":         `column 6: policy= and tolerance= choose the predictions of a tune sweep to rank; sweep 2 is evaluate, ranked on its reference runs`,
-		"rank threshold=0.9 reps=3": "",
+		"rank threshold=0.3": `column 16: "0.3" is not a threshold: want a number from 0.5 up to, but not, 1 (default 0.9)`,
+		// At 1 no configuration is ever slower: the sort kept its random
+		// order, and a configuration twice as slow was "equivalent".
+		"rank threshold=1":                 `column 16: "1" is not a threshold: want a number from 0.5 up to, but not, 1`,
+		"rank threshold=0.9 threshold=0.8": `column 20: threshold= is given twice: give each option once`,
+		"rank threshold=x":                 `column 16: "x" is not a threshold`,
+		"rank threshold=1.5":               `column 16: "1.5" is not a threshold`,
+		"rank reps=0":                      `column 11: "0" is not valid for reps=: want the number of sorts (default 100), an integer from 1 to 100000`,
+		"rank draws=many":                  `column 12: "many" is not valid for draws=: want the number of bootstrap draws per comparison (default 30)`,
+		"rank k=10..5":                     `column 8: "10..5" is not valid for k=: want the runs each bootstrap draw takes, an integer or a range A..B`,
+		"rank seed=-1":                     `column 11: "-1" is not a seed`,
+		"rank bins=3":                      `column 6: rank has no option "bins": want threshold=, reps=, draws=, k=, seed=, policy= or tolerance=`,
+		"rank 0.8":                         `column 6: rank takes options as KEY=VALUE`,
+		"rank policy=lazy":                 `column 13: unknown policy "lazy"`,
+		"rank tolerance=2^-1,2^-2":         `column 16: one tolerance only`,
+		"rank policy=eager":                `column 6: policy= and tolerance= choose the predictions of a tune sweep to rank; sweep 2 is evaluate, ranked on its reference runs`,
+		"rank threshold=0.9 reps=3":        "",
 	} {
 		err := s.Exec(ctx, line, &textOut{})
 		if want == "" {
@@ -498,7 +502,7 @@ func TestBestClassLineOfALargeSweep(t *testing.T) {
 	}
 	st := defaultRankSettings()
 	st.top = bestLineTop
-	k, err := rankSweep(sw, st)
+	k, err := rankSweep(context.Background(), sw, st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1016,11 +1016,15 @@ func (p Progress) Line() string {
 	return s
 }
 
-// FormatDuration writes a duration to the second: "42s", "3m05s".
+// FormatDuration writes a duration to the second: "42s", "3m05s", or from
+// 10 hours to the minute: "11h00m".
 func FormatDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	if d < time.Minute {
 		return fmt.Sprintf("%ds", int(d.Seconds()))
 	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	if d < 10*time.Hour {
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }

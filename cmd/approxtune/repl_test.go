@@ -280,3 +280,42 @@ func TestREPLTerminatedStopsSweepAtOnce(t *testing.T) {
 		t.Errorf("journal after SIGTERM (%v): want the runs made\n%.2000s", err, journal)
 	}
 }
+
+// An interrupt during a command other than a sweep stops it: a 'rank' of
+// hours (reps= and draws= at their most) had ignored Ctrl-C, which said
+// "(nothing to cancel)", and SIGTERM, and only SIGKILL ended the REPL. It
+// says first how long it would take.
+func TestREPLInterruptStopsRank(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(t.TempDir(), "session"))
+	repl.Stdin = strings.NewReader("workload synthetic steps=1,2,3,4,5,6,7,8,9,10,11,12 count=1 mean_us=10\npolicy conditional\ntolerance 2^-1\nreps 2\nevaluate\nrank reps=100000 draws=100000\n")
+	var out testenv.SyncBuffer
+	repl.Stdout, repl.Stderr = &out, &out
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "an interrupt stops it"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			repl.Process.Kill()
+			repl.Wait()
+			t.Fatalf("no rank under way within a minute:\n%s", out.String())
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	sent := time.Now()
+	repl.Process.Signal(os.Interrupt)
+	err := repl.Wait()
+	if took := time.Since(sent); took > 10*time.Second {
+		t.Errorf("the REPL ended %v after the interrupt", took)
+	}
+	got := out.String()
+	for _, want := range []string{"ranking 12 configurations takes about", "rank: interrupted"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q (exit %v):\n%s", want, err, got)
+		}
+	}
+}

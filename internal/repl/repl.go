@@ -94,6 +94,10 @@ type hangups struct {
 	exit    func(int)
 	restore func() // puts the terminal back as it was
 	hung    atomic.Bool
+	// stopCmd cancels the running command's context (nil between
+	// commands): a hangup ends a long 'rank' too, not only a sweep.
+	mu      sync.Mutex
+	stopCmd context.CancelFunc
 }
 
 // ending blocks for good once a hangup is ending the session (its watch
@@ -110,6 +114,11 @@ func (h *hangups) watch(sigs <-chan os.Signal, done <-chan struct{}, errw io.Wri
 	case sig := <-sigs:
 		h.hung.Store(true)
 		h.s.Stop()
+		h.mu.Lock()
+		if h.stopCmd != nil {
+			h.stopCmd()
+		}
+		h.mu.Unlock()
 		h.busy.Lock()
 		if h.restore != nil {
 			h.restore()
@@ -130,15 +139,26 @@ func (h *hangups) watch(sigs <-chan os.Signal, done <-chan struct{}, errw io.Wri
 // exec runs one command while holding busy.
 func (h *hangups) exec(ctx context.Context, line string, out *termOutput) error {
 	h.busy.Lock()
+	ctx, cancel := context.WithCancel(ctx)
+	h.mu.Lock()
+	h.stopCmd = cancel
+	h.mu.Unlock()
 	err := execCancelable(ctx, h.s, line, out)
+	h.mu.Lock()
+	h.stopCmd = nil
+	h.mu.Unlock()
+	cancel()
 	h.busy.Unlock()
 	h.ending()
 	return err
 }
 
 // execCancelable runs one command; SIGINT (Ctrl-C) during it cancels the
-// running sweep (twice: interrupts mpirun) instead of killing the session.
+// running sweep (twice: interrupts mpirun), or outside a sweep the
+// command's context (a long 'rank'), instead of killing the session.
 func execCancelable(ctx context.Context, s *session.Session, line string, out *termOutput) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt)
 	defer signal.Stop(sig)
@@ -151,7 +171,7 @@ func execCancelable(ctx context.Context, s *session.Session, line string, out *t
 			select {
 			case <-sig:
 				if s.Cancel() == "" {
-					out.Print("(nothing to cancel)")
+					cancel()
 				}
 			case <-stop:
 				return
