@@ -192,6 +192,17 @@ func TestRankEvaluatePlantedClasses(t *testing.T) {
 	if a, b := rows[plantedLabel(t, "A")], rows[plantedLabel(t, "B")]; a[0] == b[0] {
 		t.Errorf("threshold 0.5: A and B both in class %s:\n%s", a[0], out.b.String())
 	}
+	// The best class is the most frequent outcome; the one of A and B it
+	// leaves out was first in other sorts, and the best class line names
+	// it with its score (paper 004's set of the fastest: scores above 0).
+	other := "B"
+	if rows[plantedLabel(t, "B")][0] == "1" {
+		other = "A"
+	}
+	line := strings.SplitN(out.b.String(), "\n", 3)[1]
+	if want := "other sorts put in class 1 also " + plantedLabel(t, other) + " (" + rows[plantedLabel(t, other)][1] + ")"; !strings.Contains(line, want) {
+		t.Errorf("best class line %q lacks %q", line, want)
+	}
 	if !strings.Contains(out.b.String(), "threshold 0.5, 20 bootstrap draws of K in [4, 8] runs' minimum per comparison, 200 sorts (seed 7)") {
 		t.Errorf("options not applied:\n%s", out.b.String())
 	}
