@@ -30,6 +30,15 @@ type Cut struct {
 	Threshold float64
 }
 
+// Allowance is the relative error to grant a prediction made at tolerance
+// tol beyond its standard error (Eliminate's rel): what sampling does not
+// cover, the run-to-run noise of the executed part and the bias of
+// predicting a skipped kernel by its mean elsewhere. It is half the
+// tolerance, and never under 5%, the noise floor of a quiet machine: at
+// 2^-1, a configuration is dropped when its prediction is about 1.7 times
+// the best's; at 2^-5, when about 15% above it.
+func Allowance(tol float64) float64 { return max(tol/2, 0.05) }
+
 // Eliminate decides a round of successive halving (Jamieson and Talwalkar's
 // non-stochastic best-arm identification, with the prediction's uncertainty
 // in place of a fixed halving): a configuration is dropped when it is slower

@@ -71,6 +71,7 @@ type rankSource struct {
 	// eager at 2^-5".
 	from      string
 	predicted bool
+	tol       float64  // predicted: the tolerance of the predictions
 	index     []int    // each sample's configuration index
 	labels    []string // each sample's configuration label
 	samples   []analysis.Sample
@@ -100,7 +101,11 @@ func rankWhich(sw *Sweep, st rankSettings) (string, float64) {
 // rankSources gathers the times of sw's configurations: an evaluate or
 // reference sweep's reference runs (two or more per configuration), or a
 // tune sweep's predictions of one policy at one tolerance, each the source
-// of rankDraws times drawn from N(predicted, standard error²).
+// of rankDraws times drawn from N(predicted, standard error² + (a ×
+// predicted)²), a the allowance a search grants the tolerance's
+// predictions (analysis.Allowance): a standard error of 0 (every kernel
+// skipped at its own mean) is no certainty, and 0.7% apart had made two
+// classes in every sort.
 func rankSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error) {
 	var src rankSource
 	if sw == nil || sw.Spec == nil || len(sw.Results) == 0 {
@@ -140,7 +145,7 @@ func rankSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error)
 // predictionSources is rankSources for a tune sweep.
 func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error) {
 	pol, tol := rankWhich(sw, st)
-	src := rankSource{predicted: true, from: fmt.Sprintf("predictions of %s at %s", pol, format.Tolerance(tol))}
+	src := rankSource{predicted: true, tol: tol, from: fmt.Sprintf("predictions of %s at %s", pol, format.Tolerance(tol))}
 	byIndex := map[int]sweep.Result{}
 	for _, r := range sw.Results {
 		if r.Policy == pol && r.Tolerance != nil && *r.Tolerance == tol && r.PredictedS != nil {
@@ -159,7 +164,8 @@ func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, 
 			noSE = append(noSE, label(r.Config))
 			continue
 		}
-		x, err := analysis.SampleNormal(*r.PredictedS, *r.PredictedSE, rankDraws, rng)
+		a := analysis.Allowance(tol) * *r.PredictedS
+		x, err := analysis.SampleNormal(*r.PredictedS, math.Hypot(*r.PredictedSE, a), rankDraws, rng)
 		if err != nil {
 			return src, fmt.Errorf("prediction of %s: %w", label(r.Config), err)
 		}
@@ -348,7 +354,8 @@ func (k *ranked) table(sw *Sweep) string {
 	fmt.Fprintf(&b, "sweep %d (%s %s): %d configurations ranked on their %s", sw.ID, sw.Spec.Mode, sw.Workload, len(src.samples), src.from)
 	switch {
 	case src.predicted:
-		fmt.Fprintf(&b, ": %d times drawn from each prediction's normal distribution N(predicted, standard error²), not measured", rankDraws)
+		fmt.Fprintf(&b, ": %d times drawn from each prediction's normal distribution N(predicted, standard error² + (%s × predicted)²), not measured (%s: the run-to-run noise and bias the standard error leaves out, as a search's rounds allow at %s)",
+			rankDraws, format.Percent(analysis.Allowance(src.tol)), format.Percent(analysis.Allowance(src.tol)), format.Tolerance(src.tol))
 	case src.runs[0] == src.runs[1]:
 		fmt.Fprintf(&b, " (%d each)", src.runs[0])
 	default:

@@ -18,15 +18,6 @@ import (
 	"github.com/approxtune/approxtune/sweep"
 )
 
-// allowance is the relative error a round's elimination grants every
-// prediction beyond its standard error (analysis.Eliminate's rel): what
-// sampling does not cover, the run-to-run noise of the executed part and
-// the bias of predicting a skipped kernel by its mean elsewhere. It is
-// half the round's tolerance, and never under 5%, the noise floor of a
-// quiet machine: at 2^-1, a configuration is dropped when its prediction
-// is about 1.7 times the best's; at 2^-5, when about 15% above it.
-func allowance(tol float64) float64 { return max(tol/2, 0.05) }
-
 // search runs a searching sweep (spec.Search): successive halving over
 // the space, or over Budget configurations drawn at random. Each round
 // runs every surviving configuration once selectively under the spec's
@@ -397,7 +388,7 @@ func (s *searchRun) decide(ests []analysis.Estimate, tol float64, ran int, short
 			whole = append(whole, e)
 		}
 	}
-	cut, err := analysis.Eliminate(whole, allowance(tol), s.spec.Confidence)
+	cut, err := analysis.Eliminate(whole, analysis.Allowance(tol), s.spec.Confidence)
 	if err != nil {
 		return cut, err
 	}
