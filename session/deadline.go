@@ -150,6 +150,10 @@ type watchdog struct {
 	// more than the deadline its timed region gives (mpirun starting on a
 	// busy machine took over 5 s where the program ran for 1 ms).
 	launch time.Duration
+	// busy counts the events the session is handling (journaling,
+	// drawing): that time is the session's, not the run's, and a slow
+	// fsync had made a run of microseconds hang.
+	busy int
 	// watching counts guard's goroutine until it has returned: fired and
 	// hung are read once it has (wait).
 	watching sync.WaitGroup
@@ -233,6 +237,21 @@ func longestRun(rs []sweep.Result) time.Duration {
 // agent's start and the lines that follow a result only restart the
 // clock. (Counting the wait for the agent's start as a run gave a fresh
 // sweep a deadline of 5 s before any run had ended.)
+// seen is tick for an event the session goes on to handle: until done is
+// called the deadline cannot pass, and the clock restarts then.
+func (w *watchdog) seen(e Event) (done func()) {
+	w.tick(e)
+	w.mu.Lock()
+	w.busy++
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		w.busy--
+		w.last = time.Now()
+		w.mu.Unlock()
+	}
+}
+
 func (w *watchdog) tick(e Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -338,6 +357,9 @@ func briefDuration(d time.Duration) string {
 func (w *watchdog) overdue() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.busy > 0 {
+		return false
+	}
 	limit, basis := w.limitNow()
 	if waited := time.Since(w.last); limit > 0 && waited > limit {
 		w.fired, w.limit, w.basis = waited, limit, basis

@@ -156,6 +156,30 @@ func TestWatchdogScalesWithRunsOnly(t *testing.T) {
 	}
 }
 
+// The time the session spends handling an event (journal, display) is not
+// the run's: a slow fsync (6 s, on a loaded machine's disk) had made the
+// next run of microseconds "hang" past the 5 s floor, and stopped a
+// healthy sweep. The clock restarts once the event is handled.
+func TestWatchdogLeavesOutTheSessionsTime(t *testing.T) {
+	w := newWatchdog(Deadline{Factor: 10}, nil)
+	w.tick(Event{Type: sweep.TypeStart})
+	w.last = time.Now().Add(-time.Millisecond)
+	w.tick(Event{Type: sweep.TypeResult}) // a run of 1 ms: the floor, 5 s, rules
+	done := w.seen(Event{Type: sweep.TypeKernels})
+	w.last = time.Now().Add(-6 * time.Second) // the journal's fsync takes 6 s
+	if w.overdue() {
+		t.Fatal("called hung while the session was handling an event")
+	}
+	done()
+	if w.overdue() {
+		t.Fatal("called hung right after the session handled an event")
+	}
+	w.last = time.Now().Add(-6 * time.Second) // the next run takes 6 s
+	if !w.overdue() {
+		t.Fatalf("a run past the deadline (%v) was not called hung", limit(w))
+	}
+}
+
 func limit(w *watchdog) time.Duration {
 	l, _ := w.limitNow()
 	return l

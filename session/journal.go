@@ -42,8 +42,9 @@ type record struct {
 
 // Journal appends records to results.jsonl, one write per line as they
 // arrive, so a crash of the session, the agent or the machine's processes
-// loses no finished result; Sync makes them durable (the session syncs at
-// each configuration's end and each sweep's). Lines are whole or absent: a
+// loses no finished result; Sync makes them durable against the machine's
+// own crash (the session syncs at each sweep's end, and at a
+// configuration's end when Options.SyncEvery has passed since the last). Lines are whole or absent: a
 // write that fails (a full disk, a file-size limit, an I/O error) is cut
 // back off the file, and its record waits in memory, written before the
 // next one as soon as writing works again.
@@ -53,7 +54,8 @@ type Journal struct {
 	path    string   // the file f is: JournalName in Dir, unless Recover moved it
 	size    int64    // the file's length up to its last whole line
 	backlog [][]byte // lines not written yet, oldest first
-	syncs   int      // syncs made
+	syncs   int       // syncs made
+	synced  time.Time // the last sync
 	lock    *os.File // LockName, held (flock) while the journal is open
 }
 
@@ -358,6 +360,7 @@ func (j *Journal) Sync() error {
 		return fmt.Errorf("journal %s: sync: %w", j.f.Name(), err)
 	}
 	j.syncs++
+	j.synced = time.Now()
 	return nil
 }
 

@@ -198,7 +198,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		wd.restart()
 		cancelledFirst = wd.guard(runCtx, ended, pr, stop)
 	}
-	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.tick, ready)
+	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.seen, ready)
 	close(ended)
 	wd.wait()
 	stopClock()
@@ -234,10 +234,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 }
 
 // runProgram runs the sweep's launches, journaling and showing each event;
-// tick sees every event and each launch's start (the deadline). It returns
+// seen sees every event and each launch's start (the deadline) before the
+// session handles it, and is told when it is done. It returns
 // how many selective runs failed (each told of on out), and the journal's
 // first error, which stops the sweep after the event it could not journal.
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, tick func(Event), ready func()) (nfailed int, runErr, journalErr error) {
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func()) (nfailed int, runErr, journalErr error) {
 	var failed []string // the selective runs that failed
 	last := -1          // the configuration of the last result
 	lib, err := preload.FindFor(s.opts.Binary)
@@ -279,6 +280,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		var head struct{ Type string }
 		_ = json.Unmarshal(line, &head)
 		e := Event{Type: head.Type, Raw: line}
+		defer seen(e)()
 		// The sweep in memory takes the event even when the journal does
 		// not (as an agent's sweep does): its record waits in the
 		// journal's backlog, and resume would run it again otherwise.
@@ -289,7 +291,6 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 			failed = append(failed, ev.Message)
 		}
 		pr.event(e)
-		tick(e)
 		if jerr != nil && journalErr == nil {
 			journalErr = jerr
 		}
@@ -300,7 +301,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 			return
 		}
 		e := Event{Type: rs.Type, Raw: line}
-		tick(e)
+		defer seen(e)()
 		pr.started(e)
 	}}
 	err = r.Sweep(ctx, sp, configs)
