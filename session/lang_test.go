@@ -101,11 +101,14 @@ func TestCommandErrorsChangeNothing(t *testing.T) {
 	}
 	before := s.State()
 	cases := map[string]string{
-		"frobnicate":                 "column 1: unknown command \"frobnicate\": the commands are help, status",
-		"workload lu":                "column 10: unknown workload \"lu\": the workloads are ",
-		"space q=1":                  "column 7: summa has no parameter \"q\": its parameters are n, grid, b",
-		"space b=64,0":               "column 12: b: 0 is out of range: want an integer from 1 to 65536",
-		"space b=64 grid=2by2":       "column 17: grid: \"2by2\" is not a grid",
+		"frobnicate":           "column 1: unknown command \"frobnicate\": the commands are help, status",
+		"workload lu":          "column 10: unknown workload \"lu\": the workloads are ",
+		"space q=1":            "column 7: summa has no parameter \"q\": its parameters are n, grid, b",
+		"space b=64,0":         "column 12: b: 0 is out of range: want an integer from 1 to 65536",
+		"space b=64 grid=2by2": "column 17: grid: \"2by2\" is not a grid",
+		// A value twice ran its configurations twice.
+		"space b=64,128,64":          "column 16: b: \"64\" repeats 64, already in the list: give each value once",
+		"space grid=2x2,1x4,2x2":     "column 20: grid: \"2x2\" repeats 2x2, already in the list",
 		"policy eager,greedy":        "column 14: unknown policy \"greedy\": want one of conditional, local, online, apriori, eager",
 		"tolerance 2^-1,-3":          "column 16: \"-3\" is not a tolerance",
 		"tolerance 2^-1,0.5":         "column 16: \"0.5\" repeats 2^-1, already in the list",

@@ -133,10 +133,18 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 			return err
 		}
 		var vals []any
+		seen := map[string]bool{}
 		for i, it := range items {
 			v, err := p.Convert(it)
 			if err != nil {
 				return errAt(cols[i], "%s: %v", p.Name, err)
+			}
+			// A value twice runs its configurations twice, and the best
+			// class line compared a configuration with its own copies.
+			if k := fmtValue(v); seen[k] {
+				return errAt(cols[i], "%s: %q repeats %s, already in the list: give each value once", p.Name, it, k)
+			} else {
+				seen[k] = true
 			}
 			vals = append(vals, v)
 		}

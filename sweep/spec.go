@@ -441,10 +441,16 @@ func parseList(p Param, raw json.RawMessage) ([]any, error) {
 		return nil, fmt.Errorf("empty list: want at least one value, %s", p.Valid())
 	}
 	out := make([]any, 0, len(items))
+	seen := map[string]bool{}
 	for _, it := range items {
 		v, err := p.parse(it)
 		if err != nil {
 			return nil, err
+		}
+		if k := fmt.Sprint(v); seen[k] {
+			return nil, fmt.Errorf("%s repeats, already in the list: give each value once", it)
+		} else {
+			seen[k] = true
 		}
 		out = append(out, v)
 	}

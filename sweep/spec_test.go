@@ -117,6 +117,7 @@ func TestValidationErrors(t *testing.T) {
 		{"grid malformed", `{"workload":"toy","space":{"grid":["2by2"]}}`, `space.grid: "2by2" is not a grid`},
 		{"grid dims", `{"workload":"toy","space":{"grid":["1x2x2"]}}`, `has 3 dimensions: want a grid "PRxPC"`},
 		{"empty list", `{"workload":"toy","space":{"b":[]}}`, "space.b: empty list"},
+		{"repeated value", `{"workload":"toy","space":{"b":[8,16,8]}}`, "space.b: 8 repeats, already in the list: give each value once"},
 		{"choice", `{"workload":"toy","space":{"strategy":[4]}}`, `space.strategy: "4" is not valid: want one of 1, 2, 3`},
 		{"check", `{"workload":"toy","space":{"b":[24]}}`, "configuration n=64 grid=2x2 b=24 strategy=1: b=24 must divide n/pr"},
 		{"mode", `{"workload":"toy","mode":"fast"}`, `mode "fast" is unknown: want one of reference, evaluate, tune`},
