@@ -470,7 +470,9 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 	if err == nil {
 		label := ""
 		if k.Index >= 0 && k.Index < len(sw.Configs) {
-			label = sw.Configs[k.Index].Label()
+			// The sweep's short label: the whole one ran off both
+			// sides of the figure (synthetic has a dozen parameters).
+			label = sw.Labeler()(sw.Configs[k.Index])
 		}
 		p.Title.Text = fmt.Sprintf("Kernels of %s, %s at %s (rank %d)", label, k.Policy, format.Tolerance(k.Tolerance), k.Rank)
 	}

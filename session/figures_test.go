@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -205,5 +206,32 @@ func TestPlotIntoMissingFolder(t *testing.T) {
 	err := s.Exec(context.Background(), "plot speedup "+filepath.Join(missing, "a.png"), &textOut{})
 	if err == nil || !strings.Contains(err.Error(), "the folder "+missing+" does not exist") || strings.Contains(err.Error(), ".approxtune-") {
 		t.Errorf("plot into a missing folder: %v", err)
+	}
+}
+
+// The kernels figure's title names the configuration by the sweep's short
+// label: with the whole one (every parameter of a workload, a dozen for
+// synthetic) the title ran off both sides of the figure.
+func TestKernelsFigureTitleShortLabel(t *testing.T) {
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
+	for _, name := range []string{"spread", "slow_rank", "slow_pct", "slow_every", "hang_rank", "hang_step"} {
+		params = append(params, sweep.Param{Name: name, Kind: sweep.Int, Default: 1, Min: 0, Max: 1000})
+	}
+	sw := &Sweep{ID: 1, Status: "ok", Workload: "synthetic",
+		Spec: &sweep.Spec{Mode: sweep.ModeTune, Space: map[string]json.RawMessage{"b": json.RawMessage("[64,128]")}, Policies: []string{"conditional"}, Tolerances: []sweep.Tolerance{0.125}}}
+	for _, b := range []int{64, 128} {
+		sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"b": b}))
+	}
+	sw.Kernels = append(sw.Kernels, sweep.KernelsEvent{Type: sweep.TypeKernels, Index: 1, Policy: "conditional", Tolerance: 0.125,
+		Kernels: []sweep.KernelStat{{Key: "gemm[NN] 64x64x64", Count: 5, MeanS: 1e-4, HalfS: 1e-6, Calls: 10, Skipped: 5}}})
+	f := 0.01
+	tol := 0.125
+	sw.Results = append(sw.Results, sweep.Result{Index: 1, Config: sw.Configs[1], Policy: "conditional", Tolerance: &tol, PredictedS: &f})
+	p, _, err := buildFigure(sw, "kernels", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Kernels of b=128, conditional at 2^-3 (rank 0)"; p.Title.Text != want {
+		t.Errorf("title %q, want %q", p.Title.Text, want)
 	}
 }
