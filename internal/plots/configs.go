@@ -102,6 +102,7 @@ func Configs(cs []Config, series []string) (*plot.Plot, error) {
 // configPoints is Configs for many configurations.
 func configPoints(cs []Config, series []string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Time per configuration (%d)", len(cs)), "configuration (index, as in 'table configs')", "time (s)")
+	p.X.Tick.Marker = indexTicks{}
 	p.Legend.Top, p.Legend.Left = true, false
 	ymax := 0.0
 	line := func(ys func(c Config) float64, col color.Color, name string) error {
@@ -303,7 +304,8 @@ type PathBar struct {
 
 // Path draws, per configuration, the predicted critical path stacked by part
 // (computation, communication, idle and other), with the reference time as a
-// marker.
+// marker. Past MaxBars configurations, whose labels would overlap into a
+// black band, the axis numbers them by index as 'table configs' does.
 func Path(bs []PathBar, title string) (*plot.Plot, error) {
 	p := newPlot(title, "", "time (s)")
 	var names []string
@@ -319,7 +321,11 @@ func Path(bs []PathBar, title string) (*plot.Plot, error) {
 			ymax = math.Max(ymax, b.Ref)
 		}
 	}
+	many := len(bs) > MaxBars
 	w := vg.Points(math.Max(6, math.Min(40, 500/float64(len(bs)+1))))
+	if many { // bars of 6 points overlapped into a grey field
+		w = vg.Points(math.Max(0.5, 500/float64(len(bs)+1)))
+	}
 	var below *plotter.BarChart
 	for _, part := range []struct {
 		v    plotter.Values
@@ -351,7 +357,13 @@ func Path(bs []PathBar, title string) (*plot.Plot, error) {
 		p.Add(s)
 		p.Legend.Add("reference (full runs)", s)
 	}
-	p.NominalX(names...)
+	if many {
+		p.X.Label.Text = "configuration (index, as in 'table configs')"
+		p.X.Tick.Marker = indexTicks{}
+		p.X.Min, p.X.Max = -0.5, float64(len(bs))-0.5
+	} else {
+		p.NominalX(names...)
+	}
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.45, 1e-9)
 	return p, nil
 }

@@ -137,6 +137,31 @@ func (speedupTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
+// indexTicks labels an axis of configuration indices with whole numbers
+// at a 1-2-5 step that gives 4 to 10 ticks: gonum's default had written
+// "0.00", "250.00".
+type indexTicks struct{}
+
+func (indexTicks) Ticks(min, max float64) []plot.Tick {
+	var ts []plot.Tick
+	lo, hi := math.Ceil(math.Max(min, 0)), math.Floor(max)
+	if hi < lo {
+		return ts
+	}
+	step := 1.0
+	for e := 0.0; (hi-lo)/step > 10; e++ {
+		for _, m := range []float64{1, 2, 5} {
+			if step = m * math.Pow(10, e); (hi-lo)/step <= 10 {
+				break
+			}
+		}
+	}
+	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.Itoa(int(v))})
+	}
+	return ts
+}
+
 // countTicks labels a log axis of counts at 1-2-5 steps.
 type countTicks struct{}
 

@@ -7,6 +7,9 @@ import (
 	"image"
 	"image/png"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -262,5 +265,40 @@ func TestSpeedupTicks(t *testing.T) {
 		if len(ts) < 4 || len(ts) > 11 || !one {
 			t.Errorf("0..%g: %d ticks %v, want 4 to 11 with 1 labelled", max, len(ts), ts)
 		}
+	}
+}
+
+// Configuration indices are labelled as whole numbers, 4 to 11 of them
+// ("0.00", "250.00" before); a path of hundreds of configurations numbers
+// its axis so (its labels had overlapped into a black band).
+func TestIndexTicks(t *testing.T) {
+	for _, max := range []float64{3, 14, 299.5, 2999.5} {
+		ts := indexTicks{}.Ticks(-0.5, max)
+		if len(ts) < 3 || len(ts) > 11 {
+			t.Errorf("max %v: %d ticks", max, len(ts))
+		}
+		for _, tk := range ts {
+			if tk.Label != strconv.Itoa(int(tk.Value)) || tk.Value != math.Trunc(tk.Value) || tk.Value < 0 {
+				t.Errorf("max %v: tick %+v", max, tk)
+			}
+		}
+	}
+	bs := make([]PathBar, 300)
+	for i := range bs {
+		bs[i] = PathBar{Label: fmt.Sprintf("count=%d kinds=%d", i%30, i/30), Comp: 1, Comm: 0.5, Ref: math.NaN()}
+	}
+	p, err := Path(bs, "path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Tick.Marker.(indexTicks); !ok || !strings.Contains(p.X.Label.Text, "index") {
+		t.Errorf("a path of 300 configurations: axis %q with %T", p.X.Label.Text, p.X.Tick.Marker)
+	}
+	b, err := Encode(p, "png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("APPROXTUNE_FIGURES"); dir != "" { // to look at
+		os.WriteFile(filepath.Join(dir, "path300.png"), b, 0o644)
 	}
 }
