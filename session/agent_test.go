@@ -154,7 +154,7 @@ func killDuringSweep(t *testing.T, kill func(*Agent)) (*Agent, time.Duration, er
 	t.Cleanup(func() { a.Interrupt(time.Second) })
 	var killedAt time.Time
 	results := 0
-	_, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":40,"slow_rank":[-1,0,1,2,3,-1,0,1,2,3]},"mode":"reference","reference_reps":1}`),
+	_, err = a.Run(ctx, spec(t, `{"workload":"synthetic","space":{"steps":40,"slow_rank":[-1,0,1,2,3],"slow_pct":[200,300]},"mode":"reference","reference_reps":1}`),
 		func(e Event) {
 			if e.Type == "result" {
 				results++

@@ -406,7 +406,7 @@ func TestProgramJournalWriteFailure(t *testing.T) {
 	}
 	fs, fill, free := smallFS(t, "256k")
 	dir := filepath.Join(fs, "session")
-	s, err := New(Options{Dir: dir, Binary: bin})
+	s, err := New(Options{Dir: dir, Binary: bin, SyncEvery: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,7 @@ var faultKinds = []string{"rank", "rank0", "mpirun", "session"}
 // 12 selective runs of tens of milliseconds, with 2 full runs each.
 var faultSetup = []string{
 	"workload synthetic steps=4 count=4",
-	"space slow_rank=-1,0,1,2,3,-1",
+	"space slow_rank=-1,0,1 slow_pct=200,300",
 	"policy conditional,eager",
 	"tolerance 2^-2",
 	"reps 2",

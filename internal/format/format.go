@@ -44,12 +44,20 @@ func Fixed(x float64, prec int) string {
 	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
-// Seconds writes a time in seconds with four decimals, or "-" for NaN.
-func Seconds(x float64) string { return Fixed(x, 4) }
+// Seconds writes a time in seconds with four decimals, or "-" for NaN;
+// under a millisecond, to three significant digits ("0.000123"), where four
+// decimals wrote the runs of a small sweep as 0.0000 and 0.0001.
+func Seconds(x float64) string {
+	if x != 0 && math.Abs(x) < 1e-3 && !math.IsNaN(x) {
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+		return strconv.FormatFloat(r, 'f', -1, 64)
+	}
+	return Fixed(x, 4)
+}
 
 // SmallSeconds is Seconds for an uncertainty, which may be far below a
-// tenth of a millisecond: there three significant digits ("2.94e-05"),
-// where Seconds would write 0.0000.
+// tenth of a millisecond: there three significant digits in exponent form
+// ("2.94e-05").
 func SmallSeconds(x float64) string {
 	if x != 0 && math.Abs(x) < 1e-3 && !math.IsNaN(x) {
 		return strconv.FormatFloat(x, 'g', 3, 64)
