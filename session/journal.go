@@ -51,12 +51,12 @@ type record struct {
 type Journal struct {
 	Dir     string
 	f       *os.File
-	path    string   // the file f is: JournalName in Dir, unless Recover moved it
-	size    int64    // the file's length up to its last whole line
-	backlog [][]byte // lines not written yet, oldest first
+	path    string    // the file f is: JournalName in Dir, unless Recover moved it
+	size    int64     // the file's length up to its last whole line
+	backlog [][]byte  // lines not written yet, oldest first
 	syncs   int       // syncs made
 	synced  time.Time // the last sync
-	lock    *os.File // LockName, held (flock) while the journal is open
+	lock    *os.File  // LockName, held (flock) while the journal is open
 }
 
 // LockName is the file in a session directory that a session holds locked
