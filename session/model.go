@@ -724,8 +724,7 @@ func modelDetail(b *strings.Builder, km *kernelModel, d *kernelData) {
 			if z.half >= 0 {
 				half = "±" + plots.Duration(z.half)
 			}
-			pred := m.Predict(p.x)
-			lo, hi := m.Band(p.x, 0.95)
+			pred, lo, hi := timeBand(m, p.x)
 			fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s .. %s\t%+.1f%%\t\n", row, z.count, plots.Duration(z.mean), half,
 				plots.Duration(pred), plots.Duration(lo), plots.Duration(hi), 100*(pred/z.mean-1))
 		}
@@ -798,13 +797,18 @@ func modelPrediction(b *strings.Builder, km *kernelModel, given []Arg) error {
 		}
 	}
 	x := km.coords(params)
-	pred := km.model.Predict(x)
-	lo, hi := km.model.Band(x, 0.95)
+	pred, lo, hi := timeBand(km.model, x)
 	fmt.Fprintf(b, "%s at %s", f.name, strings.Join(words, " "))
 	if km.via != "" {
 		fmt.Fprintf(b, " (%s %s)", km.via, num(x[0]))
 	}
-	fmt.Fprintf(b, ": %s, 95%% prediction band %s .. %s   [%s]\n", plots.Duration(pred), plots.Duration(lo), plots.Duration(hi), km.formula())
+	if !(pred > 0) {
+		// A time is positive: the model does not hold here (it had
+		// printed -2.86 µs, band -7.31 µs .. 1.6 µs).
+		fmt.Fprintf(b, ": no time: the model gives %s, at or below zero, so it does not hold at this size   [%s]\n", plots.Duration(km.model.Predict(x)), km.formula())
+	} else {
+		fmt.Fprintf(b, ": %s, 95%% prediction band %s .. %s   [%s]\n", plots.Duration(pred), plots.Duration(lo), plots.Duration(hi), km.formula())
+	}
 	for _, p := range km.points {
 		if slices.Equal(p.x, x) {
 			half := ""
@@ -902,8 +906,11 @@ func modelSeries(km *kernelModel) (plots.ModelSeries, string) {
 		const n = 80
 		for i := range n + 1 {
 			x := lo / 1.25 * math.Pow(1.25*1.25*hi/lo, float64(i)/n)
-			bl, bh := m.Band([]float64{x}, 0.95)
-			s.Curve = append(s.Curve, plots.ModelValue{X: x, Y: m.Predict([]float64{x}), Lo: bl, Hi: bh})
+			y, bl, bh := timeBand(m, []float64{x})
+			if !(y > 0) { // no time: the curve stops where the model does not hold
+				continue
+			}
+			s.Curve = append(s.Curve, plots.ModelValue{X: x, Y: y, Lo: bl, Hi: bh})
 		}
 		label := km.vars[0]
 		switch km.via {
@@ -930,8 +937,8 @@ func modelSeries(km *kernelModel) (plots.ModelSeries, string) {
 		}
 		l, h := interval(p.mean, p.half)
 		s.Points = append(s.Points, plots.ModelPoint{X: x, Mean: p.mean, Lo: l, Hi: h})
-		bl, bh := m.Band(p.x, 0.95)
-		s.AtPoints = append(s.AtPoints, plots.ModelValue{X: x, Y: m.Predict(p.x), Lo: bl, Hi: bh})
+		y, bl, bh := timeBand(m, p.x)
+		s.AtPoints = append(s.AtPoints, plots.ModelValue{X: x, Y: y, Lo: bl, Hi: bh})
 	}
 	if km.fam.comm {
 		return s, fmt.Sprintf("message bytes (the model is of %s: drawn at the measured sizes)", strings.Join(km.vars, ", "))
@@ -1075,4 +1082,15 @@ func extrapFiles(fs []*kernelFamily, d *kernelData, hint string) []extrapFile {
 			what: fmt.Sprintf("%s (%d points in %s)", strings.Join(names, ", "), len(km0.points), strings.Join(km0.vars, ", "))})
 	}
 	return out
+}
+
+// timeBand is m's prediction at x with its 95% band, the band's ends
+// clamped at zero: a time is not negative, and the band of a small kernel
+// near the bottom of the measured sizes had reached below it. A
+// prediction at or below zero is returned as it is: the model does not
+// hold there.
+func timeBand(m *analysis.Model, x []float64) (pred, lo, hi float64) {
+	pred = m.Predict(x)
+	lo, hi = m.Band(x, 0.95)
+	return pred, math.Max(lo, 0), math.Max(hi, 0)
 }

@@ -540,3 +540,33 @@ func TestModelRefusesAFixedSizeMoved(t *testing.T) {
 		t.Errorf("model gemm m=512 n=512 k=512: %v, want %q", err, want)
 	}
 }
+
+// A time is not negative: a model whose constant is below zero gives no
+// time where it falls under zero (it had printed -2.86 µs with a band of
+// -7.31 µs .. 1.6 µs), and no band reaches below zero.
+func TestModelNoNegativeTimes(t *testing.T) {
+	var ks []sweep.KernelStat
+	for _, n := range []int{32, 64, 128, 256, 512} {
+		x := float64(n)
+		ks = append(ks, kstat(fmt.Sprintf("potrf[L] %d", n), 8, 1e-9*x*x*x/3-2e-6, 1e-8))
+	}
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, kernelSweep(sweep.KernelsEvent{Kernels: ks}))
+	for line, want := range map[string]string{
+		"model potrf n=8":  "no time: the model gives -",
+		"model potrf n=64": "95% prediction band",
+		"model potrf":      "potrf",
+	} {
+		out := &textOut{}
+		if err := s.Exec(context.Background(), line, out); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		got := out.b.String()
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: output lacks %q:\n%s", line, want, got)
+		}
+		if line != "model potrf n=8" && regexp.MustCompile(`-[\d.]+ (ns|µs|ms|s)\b`).MatchString(got) {
+			t.Errorf("%s: a negative time:\n%s", line, got)
+		}
+	}
+}
