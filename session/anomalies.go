@@ -177,17 +177,44 @@ func (a *traceAnomalies) table(sw *Sweep) string {
 	label, _ := traceLabels(sw, a.trace)
 	fmt.Fprintf(&b, "anomalies of config %d (%s), %s at %s, %d ranks: %d of %d kernel executions above the %s prediction interval of their routine\n",
 		a.trace.Index, label, a.trace.Policy, format.Tolerance(a.trace.Tolerance), len(a.trace.Ranks), len(a.report.Anomalies), len(a.execs), levelText(a.level))
-	if len(a.report.Anomalies) > 0 {
+	// Computation first: a communication's time includes the wait for its
+	// partners, so a late sender makes a receive hundreds of times its
+	// expected length, and those rows had filled the list ahead of slow
+	// kernels.
+	var comp, comm []analysis.Anomaly
+	for _, x := range a.report.Anomalies {
+		if a.comm[x.Routine] {
+			comm = append(comm, x)
+		} else {
+			comp = append(comp, x)
+		}
+	}
+	for _, part := range []struct {
+		xs   []analysis.Anomaly
+		head string
+	}{
+		{comp, "computation:"},
+		{comm, "communication (a call's time includes the wait for its partners: a late sender counts here as much as a slow transfer):"},
+	} {
+		if len(part.xs) == 0 {
+			continue
+		}
+		if len(comp) > 0 && len(comm) > 0 {
+			b.WriteString(part.head + "\n")
+		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "rank\troutine\tstart s\tduration\texpected\tupper bound\tx expected\t")
-		for _, x := range a.report.Anomalies[:min(anomalyRows, len(a.report.Anomalies))] {
+		for _, x := range part.xs[:min(anomalyRows, len(part.xs))] {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2fx\t\n", x.Rank, x.Routine, format.Seconds(a.start[x.Index]),
 				duration(x.Duration), duration(x.Expected), duration(x.Upper), x.Ratio)
 		}
 		tw.Flush()
-		if n := len(a.report.Anomalies) - anomalyRows; n > 0 {
+		if n := len(part.xs) - anomalyRows; n > 0 {
 			fmt.Fprintf(&b, "(and %d more)\n", n)
 		}
+	}
+	if len(comm) > 0 && len(comp) == 0 {
+		b.WriteString("these are communications: a call's time includes the wait for its partners, so a late sender counts as much as a slow transfer\n")
 	}
 	b.WriteString("fits of log duration on log size, per routine:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

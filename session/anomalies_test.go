@@ -391,3 +391,30 @@ func TestAnomaliesCommunicatorSizesApart(t *testing.T) {
 		t.Errorf("fits of %v, %d anomalies; want bcast p=1 and p=4 fitted apart, none flagged", routines, len(an.report.Anomalies))
 	}
 }
+
+// Computation's anomalies come first, the communication's after them under
+// a heading that says a call's time includes the wait for its partners: a
+// receive waiting for a late sender, hundreds of times its expected time,
+// had filled the list ahead of slow kernels.
+func TestAnomaliesComputationFirst(t *testing.T) {
+	tr, _ := plantedTrace(4)
+	for i, e := range tr.Ranks[0].Events {
+		if e.Routine == "bcast" {
+			tr.Ranks[0].Events[i].EndS = e.StartS + 1000*(e.EndS-e.StartS) // a late root
+			break
+		}
+	}
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, plantedSweep(t, tr))
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "anomalies", out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.b.String()
+	comp, comm := strings.Index(got, "computation:\n"), strings.Index(got, "communication (a call's time includes the wait for its partners")
+	bcast := regexp.MustCompile(`(?m)^ +0 +bcast `).FindStringIndex(got)
+	gemm := regexp.MustCompile(`(?m)^ +1 +gemm `).FindStringIndex(got)
+	if comp < 0 || comm < comp || bcast == nil || gemm == nil || bcast[0] < comm || gemm[0] > comm {
+		t.Errorf("want the gemms under computation, then the bcast under communication:\n%s", got)
+	}
+}
