@@ -453,3 +453,25 @@ func TestProgramJournalWriteFailure(t *testing.T) {
 		t.Errorf("the journal reads back status %s with %d configurations of %d", last.Status, len(seen), len(ns))
 	}
 }
+
+// The configurations are journaled once, in the sweep's record: the
+// agent's start event, which carries them too, is journaled without them
+// (a random search over 100,000 configurations had added 30 MB a sweep),
+// and the journal read back has them.
+func TestJournalConfigsOnce(t *testing.T) {
+	s := agentSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic steps=1 mean_us=1 msg=1", "space count=1,2,3,4", "policy conditional", "tolerance 2^-1", "tune")
+	b, err := os.ReadFile(filepath.Join(s.Dir(), JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, `"type":"start"`) && strings.Contains(line, `"count":3`) {
+			t.Errorf("the start event was journaled with the configurations: %.300s", line)
+		}
+	}
+	sws, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
+	if err != nil || len(sws) != 1 || len(sws[0].Configs) != 4 || len(sws[0].Results) != 4 {
+		t.Fatalf("read back: %v, %d sweeps", err, len(sws))
+	}
+}

@@ -682,7 +682,20 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 // passed since the last sync (last holds the configuration of the last
 // result, -1 before any).
 func (s *Session) journalEvent(sw *Sweep, e Event, last *int) error {
-	if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: e.Raw}); err != nil {
+	raw := e.Raw
+	if e.Type == sweep.TypeStart && len(sw.Configs) > 0 {
+		// The sweep's record holds the configurations: written twice,
+		// a random search of 20 runs over 100,000 configurations added
+		// 30 MB to the journal, and a reopen read them both.
+		var st sweep.Start
+		if json.Unmarshal(raw, &st) == nil && len(st.Configs) > 0 {
+			st.Configs = nil
+			if b, err := json.Marshal(st); err == nil {
+				raw = b
+			}
+		}
+	}
+	if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw}); err != nil {
 		return err
 	}
 	if e.Type != sweep.TypeResult {
