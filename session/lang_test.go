@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -398,6 +399,30 @@ func TestPolicyToleranceAloneShow(t *testing.T) {
 	}
 	for _, want := range []string{"policies eager, online (the policies are conditional, local, online, apriori, eager)", "tolerances 2^-1, 2^-3",
 		"confidence 0.99\n", "reps 5 (", "ranks 2 (", "grid 2x2 (default)", "grid 1x2,2x1\n"} {
+		if !strings.Contains(out.b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.b.String())
+		}
+	}
+}
+
+// A space of more configurations than a sweep may have is said at once,
+// with its count; status and evaluate say the count and the lists' lengths
+// (only the bound was said, and only at evaluate).
+func TestSpaceTooLargeSaid(t *testing.T) {
+	s := newSession(t)
+	list := func(n int) string {
+		var vs []string
+		for i := 1; i <= n; i++ {
+			vs = append(vs, strconv.Itoa(i))
+		}
+		return strings.Join(vs, ",")
+	}
+	out := &textOut{}
+	execAll(t, s, out, "workload synthetic", "space count="+list(10)+" steps="+list(50)+" kinds="+list(10)+" mean_us="+list(21), "status")
+	for _, want := range []string{
+		"note: this space has 105000 configurations, more than the 100000 a sweep may have",
+		"105000 configurations (steps 50 x count 10 x kinds 10 x mean_us 21 values), more than 100000: want fewer values",
+	} {
 		if !strings.Contains(out.b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.b.String())
 		}

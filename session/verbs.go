@@ -398,6 +398,13 @@ func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
 		return err
 	}
 	s.st = next
+	n := 1.0
+	for _, vs := range s.st.Space {
+		n *= float64(len(vs))
+	}
+	if n > sweep.MaxConfigs {
+		out.Print(fmt.Sprintf("note: this space has %.0f configurations, more than the %d a sweep may have: evaluate and tune will refuse it until it has fewer values", n, sweep.MaxConfigs))
+	}
 	return nil
 }
 

@@ -330,7 +330,16 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	total := 1
 	for _, l := range lists {
 		if total > MaxConfigs/len(l) {
-			return nil, fmt.Errorf("sweep spec: space: more than %d configurations (the product of its lists' lengths): want fewer values", MaxConfigs)
+			// The count itself, in floating point (10^8 overflows nothing).
+			n := 1.0
+			var lens []string
+			for i, l := range lists {
+				n *= float64(len(l))
+				if len(l) > 1 {
+					lens = append(lens, fmt.Sprintf("%s %d", params[i].Name, len(l)))
+				}
+			}
+			return nil, fmt.Errorf("sweep spec: space: %.0f configurations (%s values), more than %d: want fewer values", n, strings.Join(lens, " x "), MaxConfigs)
 		}
 		total *= len(l)
 	}
