@@ -130,7 +130,9 @@ type Model struct {
 	CVSMAPE float64
 	// AR2 is the adjusted coefficient of determination,
 	// 1 - (RSS/TSS)·(n-1)/(n-p) with p coefficients, on plain (unweighted)
-	// residuals: 0 for a constant, 1 for a perfect fit.
+	// residuals: 1 for a perfect fit, 0 for the mean; below 0 when the fit
+	// is worse than the mean, as a constant fitted on relative residuals
+	// (closer to the small values than their mean) is.
 	AR2 float64
 	// N is the number of points fitted.
 	N int

@@ -654,13 +654,48 @@ func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
 		}
 	}
 	if b.Len() == 0 {
-		return errAt(word.Col, "%s", strings.Join(errs, "; "))
+		return errAt(word.Col, "%s", joinNotModelled(errs, hint))
 	}
-	for _, e := range errs {
-		b.WriteString("not modelled: " + e + "\n")
-	}
+	writeNotModelled(&b, errs, hint)
 	out.Print(strings.TrimRight(b.String(), "\n"))
 	return nil
+}
+
+// joinNotModelled is errs on one line, the hint they end with once, at
+// the end (one error keeps its own).
+func joinNotModelled(errs []string, hint string) string {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	var rs []string
+	hinted := false
+	for _, e := range errs {
+		if t, ok := strings.CutSuffix(e, ": "+hint); ok && hint != "" {
+			e, hinted = t, true
+		}
+		rs = append(rs, e)
+	}
+	if hinted {
+		return strings.Join(rs, "; ") + "; to model them: " + hint
+	}
+	return strings.Join(rs, "; ")
+}
+
+// writeNotModelled lists the families that could not be modelled, each
+// one's reason without the hint it ends with, then the hint once: it had
+// been repeated on every line ("sweep more block sizes, e.g. ..." six
+// times).
+func writeNotModelled(b *strings.Builder, errs []string, hint string) {
+	hinted := false
+	for _, e := range errs {
+		if t, ok := strings.CutSuffix(e, ": "+hint); ok && hint != "" && len(errs) > 1 {
+			e, hinted = t, true
+		}
+		b.WriteString("not modelled: " + e + "\n")
+	}
+	if hinted {
+		b.WriteString("to model them: " + hint + "\n")
+	}
 }
 
 // modelTable is 'model' alone: a line per family.
@@ -687,14 +722,12 @@ func modelTable(d *kernelData, hint string) (string, error) {
 	for _, n := range notes {
 		b.WriteString(n + "\n")
 	}
-	for _, e := range fails {
-		b.WriteString("not modelled: " + e + "\n")
-	}
+	writeNotModelled(&b, fails, hint)
 	if d.spins {
 		b.WriteString("left out: spin, the synthetic workload's kernel, has no size\n")
 	}
 	if fitted == 0 {
-		return "", errors.New(strings.Join(fails, "; "))
+		return "", errors.New(joinNotModelled(fails, hint))
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }
@@ -850,8 +883,9 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 	var series []plots.ModelSeries
 	var errs []string
 	xLabel := ""
+	hint := sizeHint(sw)
 	for _, f := range fs {
-		km := fitFamily(f, sizeHint(sw))
+		km := fitFamily(f, hint)
 		if km.err != nil {
 			errs = append(errs, km.err.Error())
 			continue
@@ -871,11 +905,9 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 			fmt.Fprintf(sum, "  %s\n", n)
 		}
 	}
-	for _, e := range errs {
-		fmt.Fprintf(sum, "not modelled: %s\n", e)
-	}
+	writeNotModelled(sum, errs, hint)
 	if len(series) == 0 {
-		return nil, errors.New(strings.Join(errs, "; "))
+		return nil, errors.New(joinNotModelled(errs, hint))
 	}
 	name := fs[0].name
 	if len(fs) > 1 {
@@ -1046,7 +1078,7 @@ func extrapFiles(fs []*kernelFamily, d *kernelData, hint string) []extrapFile {
 	for _, g := range groups {
 		km0 := g.models[0]
 		var b strings.Builder
-		fmt.Fprintf(&b, "# approxtune kernel times of %s (rank 0): seconds per call, one DATA value per selective run pooled\n", d.source())
+		fmt.Fprintf(&b, "# approxtune kernel times of %s (rank 0): seconds per call; a DATA value is the mean of one part pooled at its point (a selective run's kernel, or kernels of that size on other communicators); approxtune's model fits their mean weighted by their calls, Extra-P weighs them alike\n", d.source())
 		var names []string
 		for _, km := range g.models {
 			names = append(names, km.fam.name)

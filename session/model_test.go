@@ -409,7 +409,7 @@ func TestExportExtrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"k-potrf.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call, one DATA value per selective run pooled
+		"k-potrf.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call; a DATA value is the mean of one part pooled at its point (a selective run's kernel, or kernels of that size on other communicators); approxtune's model fits their mean weighted by their calls, Extra-P weighs them alike
 PARAMETER n
 POINTS (32) (64) (128) (256) (512)
 METRIC time
@@ -420,7 +420,7 @@ DATA 0.00003 0.000031
 DATA 0.00004 0.000041
 DATA 0.00005 0.000051
 `,
-		"k-isend.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call, one DATA value per selective run pooled
+		"k-isend.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call; a DATA value is the mean of one part pooled at its point (a selective run's kernel, or kernels of that size on other communicators); approxtune's model fits their mean weighted by their calls, Extra-P weighs them alike
 # isend: constant at every measured size, so no parameter of the model: p = 2
 PARAMETER bytes
 POINTS (1024) (4096) (16384) (65536) (262144)
@@ -432,7 +432,7 @@ DATA 0.000004 0.000004
 DATA 0.000005 0.000005
 DATA 0.000006 0.000006
 `,
-		"k-trsm.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call, one DATA value per selective run pooled
+		"k-trsm.txt": `# approxtune kernel times of sweep 1 (rank 0): seconds per call; a DATA value is the mean of one part pooled at its point (a selective run's kernel, or kernels of that size on other communicators); approxtune's model fits their mean weighted by their calls, Extra-P weighs them alike
 PARAMETER m n
 POINTS (8 8) (8 16) (8 32) (16 8) (16 16) (16 32) (32 8) (32 16) (32 32)
 METRIC time
@@ -568,5 +568,24 @@ func TestModelNoNegativeTimes(t *testing.T) {
 		if line != "model potrf n=8" && regexp.MustCompile(`-[\d.]+ (ns|µs|ms|s)\b`).MatchString(got) {
 			t.Errorf("%s: a negative time:\n%s", line, got)
 		}
+	}
+}
+
+// The families not modelled are listed with the hint to sweep more sizes
+// once, at the end: it had been repeated on every line.
+func TestNotModelledHintOnce(t *testing.T) {
+	hint := "sweep more block sizes, e.g. space b=32,64,128,256,512"
+	errs := []string{"gemm[NT] has 2 sizes; a fit needs at least 5: " + hint, "trsm[RLTN] has 3 sizes; a fit needs at least 5: " + hint, "bcast has no size"}
+	var b strings.Builder
+	writeNotModelled(&b, errs, hint)
+	want := "not modelled: gemm[NT] has 2 sizes; a fit needs at least 5\nnot modelled: trsm[RLTN] has 3 sizes; a fit needs at least 5\nnot modelled: bcast has no size\nto model them: " + hint + "\n"
+	if b.String() != want {
+		t.Errorf("listed:\n%s\nwant\n%s", b.String(), want)
+	}
+	if got := joinNotModelled(errs, hint); strings.Count(got, hint) != 1 {
+		t.Errorf("joined: %s", got)
+	}
+	if got := joinNotModelled(errs[:1], hint); got != errs[0] {
+		t.Errorf("one error: %s", got)
 	}
 }
