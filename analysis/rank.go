@@ -85,7 +85,7 @@ func (o CompareOptions) Validate() error {
 // the draw) and compares the minima e_a and e_b. With c the number of draws
 // where e_a < e_b, plus half of those where e_a = e_b, and t the threshold:
 //
-//	c/M >= t      a is Faster than b
+//	c/M >= t      a is Faster than b (c/M = 1/2 is not, even at t = 1/2)
 //	c/M <  1 - t  a is Slower than b
 //	otherwise     a and b are Equivalent
 //
@@ -123,7 +123,7 @@ func compare(a, b []float64, opt CompareOptions, rng *rand.Rand) Outcome {
 	}
 	p := float64(c) / float64(2*opt.M)
 	switch {
-	case p >= opt.Threshold:
+	case p >= opt.Threshold && p > 0.5: // an even share is no win, at threshold 0.5 too
 		return Faster
 	case p < 1-opt.Threshold:
 		return Slower

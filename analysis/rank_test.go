@@ -80,6 +80,12 @@ func TestCompare(t *testing.T) {
 	if got, _ := Compare([]float64{1}, []float64{1}, opt, rng); got != Equivalent {
 		t.Errorf("Compare(tie) = %v, want %v", got, Equivalent)
 	}
+	// At threshold 0.5 too, where any other share is a win one way.
+	half := opt
+	half.Threshold = 0.5
+	if got, _ := Compare([]float64{1}, []float64{1}, half, rng); got != Equivalent {
+		t.Errorf("Compare(tie) at threshold 0.5 = %v, want %v", got, Equivalent)
+	}
 	five := []float64{1.00, 1.01, 1.02, 1.03, 1.04}
 	faster := 0
 	for range 1000 {
@@ -141,10 +147,12 @@ func TestBubbleRankFigure2(t *testing.T) {
 // equivalent fastest configurations (A, B), one noticeably slower (C) and
 // one much slower (D). With the paper's settings the equivalent pair shares
 // class 1 with relative scores near 1 (Table II, M=30, thr=0.9: 0.95-0.99),
-// and the slower ones score 0. Without bootstrapping (M=1) or with
-// threshold 0.5 equivalence is impossible and the pair splits the first
-// place between them (Table II: 0.45/0.44 at M=1; 0.53/0.47 and 0.76/0.24
-// at thr=0.5): their scores sum to 1.
+// and the slower ones score 0. Without bootstrapping (M=1) equivalence is
+// impossible and the pair splits the first place between them (Table II:
+// 0.45/0.44 at M=1): their scores sum to 1. At threshold 0.5 (Table II:
+// 0.53/0.47 and 0.76/0.24) it is possible only at an exactly even share
+// of the draws, which is no win either way here (the paper's count made
+// each side the winner): the scores sum to 1 or a little more.
 func TestRankTableII(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2004, 4))
 	samples := []Sample{
@@ -191,7 +199,7 @@ func TestRankTableII(t *testing.T) {
 		sc := r.Scores()
 		t.Logf("M=%d thr=%.1f: scores %v", opt.M, opt.Threshold, sc)
 		// No equivalence: every sort has exactly one configuration at rank 1.
-		if math.Abs(sc["A"]+sc["B"]-1) > 1e-12 || sc["C"] != 0 || sc["D"] != 0 {
+		if sum := sc["A"] + sc["B"]; sum < 1-1e-12 || opt.M == 1 && sum > 1+1e-12 || sum > 1.15 || sc["C"] != 0 || sc["D"] != 0 {
 			t.Errorf("M=%d thr=%.1f: scores %v, want A and B to share first place (sum 1), C = D = 0",
 				opt.M, opt.Threshold, sc)
 		}

@@ -20,7 +20,8 @@ import (
 // anomalyLevel is the prediction interval's default level (paper 002's).
 const anomalyLevel = 0.95
 
-// anomalyRows is how many anomalies 'anomalies' lists; the rest are counted.
+// anomalyRows is how many anomalies of each kind (computation, communication)
+// 'anomalies' lists; the rest are counted.
 const anomalyRows = 20
 
 // anomalyPanels is how many routines 'plot anomalies' draws.
@@ -170,8 +171,9 @@ func levelText(level float64) string {
 	return strconv.FormatFloat(100*level, 'f', -1, 64) + "%"
 }
 
-// table is what 'anomalies' prints: the flagged executions, most above
-// expectation first, at most anomalyRows of them, then a line per routine.
+// table is what 'anomalies' prints: the flagged executions, computation's
+// then communication's, each most above expectation first and at most
+// anomalyRows of them, then a line per routine.
 func (a *traceAnomalies) table(sw *Sweep) string {
 	var b strings.Builder
 	label, _ := traceLabels(sw, a.trace)
@@ -199,7 +201,7 @@ func (a *traceAnomalies) table(sw *Sweep) string {
 		if len(part.xs) == 0 {
 			continue
 		}
-		if len(comp) > 0 && len(comm) > 0 {
+		if len(comm) > 0 { // computation alone needs no heading
 			b.WriteString(part.head + "\n")
 		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -212,9 +214,6 @@ func (a *traceAnomalies) table(sw *Sweep) string {
 		if n := len(part.xs) - anomalyRows; n > 0 {
 			fmt.Fprintf(&b, "(and %d more)\n", n)
 		}
-	}
-	if len(comm) > 0 && len(comp) == 0 {
-		b.WriteString("these are communications: a call's time includes the wait for its partners, so a late sender counts as much as a slow transfer\n")
 	}
 	b.WriteString("fits of log duration on log size, per routine:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

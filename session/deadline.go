@@ -229,14 +229,6 @@ func longestRun(rs []sweep.Result) time.Duration {
 	return seconds(m)
 }
 
-// tick is called at every event of the sweep. The wait since an announced
-// run's start ends at the next event: the first such wait is the sweep's
-// first run. Without announcements, only an event that ends a run (a
-// result, or the progress of a selective run whose result waits for its
-// references) gives a run's length, the time since the event before; the
-// agent's start and the lines that follow a result only restart the
-// clock. (Counting the wait for the agent's start as a run gave a fresh
-// sweep a deadline of 5 s before any run had ended.)
 // seen is tick for an event the session goes on to handle: until done is
 // called the deadline cannot pass, and the clock restarts then.
 func (w *watchdog) seen(e Event) (done func()) {
@@ -252,6 +244,14 @@ func (w *watchdog) seen(e Event) (done func()) {
 	}
 }
 
+// tick is called at every event of the sweep. The wait since an announced
+// run's start ends at the next event: the first such wait is the sweep's
+// first run. Without announcements, only an event that ends a run (a
+// result, or the progress of a selective run whose result waits for its
+// references) gives a run's length, the time since the event before; the
+// agent's start and the lines that follow a result only restart the
+// clock. (Counting the wait for the agent's start as a run gave a fresh
+// sweep a deadline of 5 s before any run had ended.)
 func (w *watchdog) tick(e Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

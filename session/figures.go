@@ -50,7 +50,13 @@ type FigureOptions struct {
 	// everyPolicy: no policy was given (defaults), so configs draws
 	// every policy's predictions, the first's choice marked.
 	everyPolicy bool
+	// zeroTol: tolerance=0 was given (a Tolerance of 0 otherwise means
+	// none was; the full trace at 0 had been passed over for the latest).
+	zeroTol bool
 }
+
+// tolGiven reports whether a tolerance was given.
+func (o FigureOptions) tolGiven() bool { return o.Tolerance != 0 || o.zeroTol }
 
 // policyPoints converts a sweep's summaries.
 func policyPoints(sw *Sweep) []plots.PolicyPoint {
@@ -67,7 +73,7 @@ func (o FigureOptions) defaults(sw *Sweep) FigureOptions {
 	if o.Policy == "" && sw.Spec != nil && len(sw.Spec.Policies) > 0 {
 		o.Policy = sw.Spec.Policies[0]
 	}
-	if o.Tolerance == 0 && sw.Spec != nil {
+	if !o.tolGiven() && sw.Spec != nil {
 		o.Tolerance = math.Inf(1)
 		for _, t := range sw.Spec.Tolerances {
 			o.Tolerance = math.Min(o.Tolerance, float64(t))
@@ -192,7 +198,7 @@ var (
 // configs policy=online' on a sweep without online drew the references
 // alone, without a word.
 func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
-	given := map[string]bool{"policy": o.Policy != "", "tolerance": o.Tolerance != 0, "config": o.Config != nil}
+	given := map[string]bool{"policy": o.Policy != "", "tolerance": o.tolGiven(), "config": o.Config != nil}
 	reads := figureReads[name]
 	for _, opt := range []string{"policy", "tolerance", "config"} {
 		if !given[opt] || slices.Contains(reads, opt) {
@@ -209,7 +215,7 @@ func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
 	if o.Policy != "" && !slices.Contains(sw.Spec.Policies, o.Policy) {
 		return fmt.Errorf("sweep %d has no %s results: policy= one of %s", sw.ID, o.Policy, strings.Join(sw.Spec.Policies, ", "))
 	}
-	if o.Tolerance != 0 && sw.Spec.Search == sweep.SearchNone { // a search's rounds run tolerances of their own
+	if o.tolGiven() && sw.Spec.Search == sweep.SearchNone { // a search's rounds run tolerances of their own
 		var ts []string
 		found := false
 		for _, t := range sw.Spec.Tolerances {
@@ -529,7 +535,7 @@ func runOption(a Arg, o *FigureOptions) error {
 		if len(ts) != 1 {
 			return errAt(a.ValueCol, "one tolerance only")
 		}
-		o.Tolerance = ts[0]
+		o.Tolerance, o.zeroTol = ts[0], ts[0] == 0
 	case "config":
 		n, err := strconv.Atoi(a.Value)
 		if err != nil || n < 0 {
@@ -554,7 +560,7 @@ func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 	var tr *sweep.TraceEvent
 	for i := len(sw.Traces) - 1; i >= 0 && tr == nil; i-- {
 		t := &sw.Traces[i]
-		if (o.Config == nil || t.Index == *o.Config) && (o.Policy == "" || t.Policy == o.Policy) && (o.Tolerance == 0 || t.Tolerance == o.Tolerance) {
+		if (o.Config == nil || t.Index == *o.Config) && (o.Policy == "" || t.Policy == o.Policy) && (!o.tolGiven() || t.Tolerance == o.Tolerance) {
 			tr = t
 		}
 	}
@@ -574,7 +580,7 @@ func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 		if o.Policy != "" {
 			want = append(want, "policy="+o.Policy)
 		}
-		if o.Tolerance != 0 {
+		if o.tolGiven() {
 			want = append(want, "tolerance="+format.Tolerance(o.Tolerance))
 		}
 		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), strings.Join(runs, ", "))

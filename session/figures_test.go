@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -233,5 +234,25 @@ func TestKernelsFigureTitleShortLabel(t *testing.T) {
 	}
 	if want := "Kernels of b=128, conditional at 2^-3 (rank 0)"; p.Title.Text != want {
 		t.Errorf("title %q, want %q", p.Title.Text, want)
+	}
+}
+
+// tolerance=0 chooses the traced run at 0, the one with every kernel: a
+// Tolerance of 0 had meant no tolerance given, and the latest traced run,
+// at another tolerance, was drawn and analysed instead.
+func TestTraceAtToleranceZeroChosen(t *testing.T) {
+	sw := tracedSweep(t)
+	zero := sw.Traces[0]
+	zero.Tolerance = 0
+	sw.Traces = append([]sweep.TraceEvent{zero}, sw.Traces...)
+	var o FigureOptions
+	for _, a := range []Arg{{Key: "tolerance", Value: "0"}, {Key: "config", Value: strconv.Itoa(zero.Index)}, {Key: "policy", Value: zero.Policy}} {
+		if err := runOption(a, &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := pickTrace(sw, o)
+	if err != nil || tr.Tolerance != 0 {
+		t.Fatalf("tolerance=0: %+v, %v; want the run at 0", tr, err)
 	}
 }

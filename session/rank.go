@@ -48,6 +48,9 @@ type rankSettings struct {
 	// take the sweep's first policy and its smallest tolerance.
 	policy    string
 	tolerance *float64
+	// announce, when set, is told how many configurations are about to be
+	// ranked and about how long that takes (rankDuration).
+	announce func(n int, d time.Duration)
 	// top, when above 0, ranks only the top configurations of least mean
 	// time: the bubble sort's cost grows with the square of the
 	// configurations (seconds for a few hundred), and the best class of a
@@ -56,8 +59,12 @@ type rankSettings struct {
 }
 
 // bestLineTop is how many of the fastest configurations by mean the best
-// class line at the end of a sweep and in 'table best' ranks.
-const bestLineTop = 40
+// class line at the end of a sweep and in 'table best' ranks;
+// figureRankTop how many 'plot rank' draws, a row each.
+const (
+	bestLineTop   = 40
+	figureRankTop = 25
+)
 
 // defaultRankSettings are the paper's options and the fixed seed.
 func defaultRankSettings() rankSettings {
@@ -250,6 +257,9 @@ func rankSweep(ctx context.Context, sw *Sweep, st rankSettings) (*ranked, error)
 	if st.top > 0 && len(src.samples) > st.top {
 		cut = len(src.samples) - st.top
 		src = src.fastest(st.top)
+	}
+	if st.announce != nil {
+		st.announce(len(src.samples), rankDuration(len(src.samples), st.opt))
 	}
 	r, err := analysis.RankContext(ctx, src.samples, st.opt, rng)
 	if errors.Is(err, context.Canceled) {
@@ -504,8 +514,10 @@ func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err := rankChoice(sw, st, polArg, tolArg); err != nil {
 		return err
 	}
-	if d := rankDuration(sw, st); d > 5*time.Second {
-		out.Print(fmt.Sprintf("ranking %d configurations takes about %s (the sorts' cost grows with the square of the configurations; fewer reps= or draws= take less); an interrupt stops it", len(sw.Configs), FormatDuration(d)))
+	st.announce = func(n int, d time.Duration) {
+		if d > 5*time.Second {
+			out.Print(fmt.Sprintf("ranking %d configurations takes about %s (the sorts' cost grows with the square of the configurations; fewer reps= or draws= take less); an interrupt stops it", n, FormatDuration(d)))
+		}
 	}
 	k, err := rankSweep(ctx, sw, st)
 	if err != nil {
@@ -515,20 +527,14 @@ func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
 	return nil
 }
 
-// rankDuration estimates how long ranking sw with st takes: each sort
-// compares every pair of configurations once, each comparison draws M
-// pairs of K runs; about 2.5e8 runs drawn a second here (8 configurations,
+// rankDuration estimates how long ranking n configurations with opt
+// takes: each sort compares every pair once, each comparison draws M pairs
+// of K runs; about 2.5e8 runs drawn a second here (8 configurations,
 // reps=1000 draws=1000: 0.9 s).
-func rankDuration(sw *Sweep, st rankSettings) time.Duration {
-	p := float64(len(sw.Configs))
-	if st.top > 0 {
-		p = min(p, float64(st.top))
-	}
-	k := float64(st.opt.KMin+st.opt.KMax) / 2
-	if sw.Spec != nil && sw.Spec.Mode == sweep.ModeTune && !st.kSet {
-		k = 1
-	}
-	draws := float64(st.opt.Rep) * p * (p - 1) / 2 * float64(st.opt.M) * 2 * k
+func rankDuration(n int, opt analysis.RankOptions) time.Duration {
+	p := float64(n)
+	k := float64(opt.KMin+opt.KMax) / 2
+	draws := float64(opt.Rep) * p * (p - 1) / 2 * float64(opt.M) * 2 * k
 	return time.Duration(draws / 2.5e8 * float64(time.Second))
 }
 
@@ -578,10 +584,10 @@ func rankChoice(sw *Sweep, st rankSettings, polArg, tolArg *Arg) error {
 func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
 	st := defaultRankSettings()
 	st.policy, st.tolerance = o.Policy, &o.Tolerance
-	// A row per configuration: past a few dozen the labels overlap (and
-	// the sort's cost grows with their square), so the figure ranks the
-	// fastest by mean, as the best class line does, and says so.
-	st.top = bestLineTop
+	// A row per configuration: past a couple of dozen the labels overlap
+	// (40 did) and the sort's cost grows with their square, so the figure
+	// ranks the fastest by mean, as the best class line does, and says so.
+	st.top = figureRankTop
 	k, err := rankSweep(context.Background(), sw, st)
 	if err != nil {
 		return nil, err
@@ -607,7 +613,10 @@ func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 			row := plots.RankRow{Label: short[i], Class: c.Rank, Score: m.Score}
 			if k.src.predicted {
 				row.Mean, row.Min = k.src.pred[i], math.NaN()
-				row.Lo, row.Hi = row.Mean-1.96*k.src.se[i], row.Mean+1.96*k.src.se[i]
+				// The spread the ranking drew from: the standard error
+				// widened by the tolerance's allowance.
+				sd := math.Hypot(k.src.se[i], analysis.Allowance(k.src.tol)*row.Mean)
+				row.Lo, row.Hi = row.Mean-1.96*sd, row.Mean+1.96*sd
 			} else {
 				row.Mean, row.Lo, row.Hi = interval(k.src.samples[i].Times)
 				row.Min = m.Min
@@ -634,7 +643,7 @@ func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 	title := "Performance classes, " + k.src.from
 	xlabel := "time (s): ● mean with its 95% interval, ▲ minimum"
 	if k.src.predicted {
-		xlabel = "predicted time (s): ● prediction with its 95% interval (±1.96 standard errors)"
+		xlabel = fmt.Sprintf("predicted time (s): ● prediction with its 95%% interval (±1.96 × its standard error widened by %s of it)", format.Percent(analysis.Allowance(k.src.tol)))
 	}
 	return plots.Rank(rows, title, xlabel)
 }

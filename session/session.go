@@ -645,11 +645,12 @@ func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) 
 
 // runOn runs sp on the agent, journaling every event and applying it to sw
 // with progress reports (which may draw figures), gated when asked (see
-// LiveOutput); a run's start goes to tick only. It returns the agent's answer and the run's error, and the
-// first error writing the journal.
-// The first failure to write the journal calls halt (the sweep stops at
-// the next run boundary); the journal is synced as each configuration
-// ends (a result of another one comes).
+// LiveOutput); seen (the deadline's) sees every event first and is told
+// when the session has handled it, and a run's start goes to it and the
+// display only. It returns the agent's answer, the run's error, and the
+// first error writing the journal, which calls halt (the sweep stops at
+// the next run boundary). The journal is synced at configurations' ends
+// (journalEvent).
 func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec, pr *progress, gated bool, seen func(Event) func(), halt func()) (done protocol.Done, runErr, journalErr error) {
 	run := a.Run
 	if gated {

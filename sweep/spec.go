@@ -316,7 +316,10 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 			lists[i] = []any{p.Default}
 			continue
 		}
-		vals, err := parseList(p, raw)
+		// A resume (Runs set) takes its space as it was: a journal of
+		// an older build may repeat a value, and its configurations are
+		// numbered with the repeat.
+		vals, err := parseList(p, raw, len(s.Runs) == 0)
 		if err != nil {
 			return nil, fmt.Errorf("sweep spec: space.%s: %w", p.Name, err)
 		}
@@ -440,8 +443,10 @@ func (s *Spec) schema(lookup Lookup, workloads []string) (Schema, error) {
 	return w, nil
 }
 
-// parseList reads a space entry: a list of values or a single value.
-func parseList(p Param, raw json.RawMessage) ([]any, error) {
+// parseList reads a space entry: a list of values or a single value,
+// each value once when unique (a value twice ran its configurations
+// twice).
+func parseList(p Param, raw json.RawMessage, unique bool) ([]any, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		items = []json.RawMessage{raw}
@@ -456,7 +461,7 @@ func parseList(p Param, raw json.RawMessage) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if k := fmt.Sprint(v); seen[k] {
+		if k := fmt.Sprint(v); seen[k] && unique {
 			return nil, fmt.Errorf("%s repeats, already in the list: give each value once", it)
 		} else {
 			seen[k] = true

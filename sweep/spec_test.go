@@ -146,6 +146,15 @@ func TestValidationErrors(t *testing.T) {
 	}
 }
 
+// A resume (runs set) takes its space as it was journaled: an older build
+// allowed a value twice, and its configurations are numbered with it.
+func TestRepeatedValueResumed(t *testing.T) {
+	cs, err := validate(t, `{"workload":"toy","space":{"b":[8,16,8]},"policies":["eager"],"tolerances":[0.5],"runs":[{"config":2,"policy":"eager","tolerance":0.5}]}`, 4)
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("%d configurations, %v; want 3 and no error", len(cs), err)
+	}
+}
+
 func TestSingleValueSpace(t *testing.T) {
 	cs, err := validate(t, `{"workload":"toy","space":{"n":128,"grid":"4x1"}}`, 4)
 	if err != nil {

@@ -138,11 +138,13 @@ func (h *hangups) watch(sigs <-chan os.Signal, done <-chan struct{}, errw io.Wri
 
 // exec runs one command while holding busy.
 func (h *hangups) exec(ctx context.Context, line string, out *termOutput) error {
-	h.busy.Lock()
+	// stopCmd is set before busy is taken: a hangup between the two
+	// would otherwise find none and wait for the whole command.
 	ctx, cancel := context.WithCancel(ctx)
 	h.mu.Lock()
 	h.stopCmd = cancel
 	h.mu.Unlock()
+	h.busy.Lock()
 	err := execCancelable(ctx, h.s, line, out)
 	h.mu.Lock()
 	h.stopCmd = nil
