@@ -362,14 +362,14 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		cs[runs[f.Chosen].Config].Chosen = true
 	}
 	for i, c := range cs {
-		fmt.Fprintf(sum, "%d %s: reference %.4fs", i, c.Label, c.Ref)
+		fmt.Fprintf(sum, "%d %s: reference %ss", i, c.Label, format.Seconds(c.Ref))
 		keys := make([]string, 0, len(c.Predicted))
 		for k := range c.Predicted {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			fmt.Fprintf(sum, ", %s %.4fs", k, c.Predicted[k])
+			fmt.Fprintf(sum, ", %s %ss", k, format.Seconds(c.Predicted[k]))
 		}
 		if c.Best {
 			sum.WriteString(" [best]")
@@ -501,7 +501,7 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		if len(r.ReferenceS) > 0 {
 			b.Ref = stat.Mean(r.ReferenceS, nil)
 		}
-		fmt.Fprintf(sum, "%s: computation %.4fs, communication %.4fs, idle %.4fs, reference %.4fs\n", b.Label, b.Comp, b.Comm, b.Idle, b.Ref)
+		fmt.Fprintf(sum, "%s: computation %ss, communication %ss, idle %ss, reference %ss\n", b.Label, format.Seconds(b.Comp), format.Seconds(b.Comm), format.Seconds(b.Idle), format.Seconds(b.Ref))
 	}
 	if !found {
 		return nil, fmt.Errorf("no results for %s at %s: choose policy= and tolerance= from the sweep", o.Policy, format.Tolerance(o.Tolerance))
@@ -650,13 +650,13 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		}
 		lanes[i] = l
 		sort.SliceStable(names, func(a, b int) bool { return by[names[a]].busy > by[names[b]].busy })
-		fmt.Fprintf(sum, "rank %d: busy %.4fs of %.4fs", rt.Rank, busy, end)
+		fmt.Fprintf(sum, "rank %d: busy %ss of %ss", rt.Rank, format.Seconds(busy), format.Seconds(end))
 		for k, n := range names {
 			sep := ", "
 			if k == 0 {
 				sep = ": "
 			}
-			fmt.Fprintf(sum, "%s%s %.4fs (%d run, %d skipped)", sep, n, by[n].busy, by[n].run, by[n].skips)
+			fmt.Fprintf(sum, "%s%s %ss (%d run, %d skipped)", sep, n, format.Seconds(by[n].busy), by[n].run, by[n].skips)
 		}
 		if rt.Dropped > 0 {
 			fmt.Fprintf(sum, "; %d kernels past the cap not recorded", rt.Dropped)

@@ -50,7 +50,9 @@ func Fixed(x float64, prec int) string {
 func Seconds(x float64) string {
 	if x != 0 && math.Abs(x) < 1e-3 && !math.IsNaN(x) {
 		r, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
-		return strconv.FormatFloat(r, 'f', -1, 64)
+		// Decimals for three significant digits, trailing zeros kept
+		// (0.0000400, not 0.00004).
+		return strconv.FormatFloat(r, 'f', 2-int(math.Floor(math.Log10(math.Abs(r)))), 64)
 	}
 	return Fixed(x, 4)
 }

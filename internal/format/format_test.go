@@ -26,6 +26,9 @@ func TestFigures(t *testing.T) {
 		{Fixed(0.98765, 3), "0.988"}, {Fixed(math.NaN(), 3), "-"},
 		{Percent(0.125), "12.5%"}, {Percent(math.NaN()), "-"},
 		{Seconds(1.5), "1.5000"}, {Seconds(math.NaN()), "-"}, {Seconds(0), "0.0000"},
+		// Under a millisecond, three significant digits, trailing zeros
+		// kept (four decimals wrote 0.0000).
+		{Seconds(0.000123456), "0.000123"}, {Seconds(3.99795e-05), "0.0000400"}, {Seconds(0.00099999), "0.00100"}, {Seconds(-4.4967e-05), "-0.0000450"},
 		{SecondsOrNone(0), "-"}, {SecondsOrNone(math.NaN()), "-"}, {SecondsOrNone(0.25), "0.2500"},
 		{Speedup(2.5), "2.50x"}, {Speedup(math.NaN()), "-"}, {Speedup(math.Inf(1)), "-"},
 	} {

@@ -153,7 +153,7 @@ func fmtSecs(x float64) string {
 	if math.IsNaN(x) {
 		return "-"
 	}
-	return fmt.Sprintf("%.4fs", x)
+	return format.Seconds(x) + "s"
 }
 
 // fitWidth cuts line to its first n visible characters, keeping its ANSI
