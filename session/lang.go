@@ -27,6 +27,24 @@ type Arg struct {
 	ValueCol   int // 1-based column of the value
 }
 
+// onceEach refuses a command that gives an option (KEY=VALUE) twice: the
+// last had silently won ('space b=64,128 b=32' swept b=32 alone). A
+// program's words are its own, and left alone.
+func onceEach(c *Command) error {
+	if c.Verb == "program" {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, a := range c.Args {
+		k := strings.ToLower(a.Key)
+		if k != "" && seen[k] {
+			return errAt(a.Col, "%s= is given twice: give each option once", a.Key)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
 // String gives the argument as typed.
 func (a Arg) String() string {
 	if a.Key != "" {

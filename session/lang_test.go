@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -426,5 +427,21 @@ func TestSpaceTooLargeSaid(t *testing.T) {
 		if !strings.Contains(out.b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.b.String())
 		}
+	}
+}
+
+// An option given twice is refused in every command but program (whose
+// words are the program's): the last had silently won.
+func TestOptionTwiceRefused(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	for line, col := range map[string]int{"space b=64,128 b=32": 16, "workload summa b=32 B=64": 21, "plot gantt g.png config=0 config=1": 27, "anomalies level=0.9 level=0.99": 21} {
+		want := fmt.Sprintf("column %d: ", col)
+		if err := s.Exec(ctx, line, &textOut{}); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "is given twice: give each option once") {
+			t.Errorf("%s: %v, want %s...is given twice", line, err, want)
+		}
+	}
+	if err := s.Exec(ctx, "program ./solver n=1 n=2", &textOut{}); err != nil && strings.Contains(err.Error(), "twice") {
+		t.Errorf("program's own words refused: %v", err)
 	}
 }

@@ -768,15 +768,10 @@ func modelDetail(b *strings.Builder, km *kernelModel, d *kernelData) {
 // checkModelParams checks the PARAM=SIZE words against the family's
 // parameters.
 func checkModelParams(f *kernelFamily, word string, given []Arg) error {
-	seen := map[string]bool{}
-	for _, a := range given {
+	for _, a := range given { // each once: onceEach
 		if !slices.Contains(f.params, a.Key) {
 			return errAt(a.Col, "%s has no parameter %q: its parameters are %s", word, a.Key, strings.Join(f.params, ", "))
 		}
-		if seen[a.Key] {
-			return errAt(a.Col, "%s= given twice", a.Key)
-		}
-		seen[a.Key] = true
 		if v, err := strconv.ParseFloat(a.Value, 64); err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return errAt(a.ValueCol, "%s=%s: want a positive number", a.Key, a.Value)
 		}

@@ -295,7 +295,7 @@ func TestModelErrors(t *testing.T) {
 		"model potrf m=4":             `column 13: potrf has no parameter "m": its parameters are n`,
 		"model potrf n=x":             "column 15: n=x: want a positive number",
 		"model potrf n=-3":            "column 15: n=-3: want a positive number",
-		"model potrf n=3 n=4":         "column 17: n= given twice",
+		"model potrf n=3 n=4":         "column 17: n= is given twice: give each option once",
 		"model n=3":                   "column 7: name the routine first",
 		"model potrf gemm":            "column 13: one routine only",
 		"model sweeps=some":           `column 14: sweeps= takes all or last, not "some"`,

@@ -453,13 +453,8 @@ func bestClassLine(sw *Sweep) string {
 func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
 	st := defaultRankSettings()
 	var polArg, tolArg *Arg
-	given := map[string]bool{}
 	for i := range c.Args {
 		a := c.Args[i]
-		if a.Key != "" && given[a.Key] {
-			return errAt(a.Col, "%s= is given twice: give each option once", a.Key)
-		}
-		given[a.Key] = true
 		count := func(what string) (int, error) {
 			v, err := strconv.Atoi(a.Value)
 			if err != nil || v < 1 || v > maxRankCount {

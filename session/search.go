@@ -31,13 +31,8 @@ type Search struct {
 func searchArgs(s *Session, c *Command) (Search, error) {
 	var se Search
 	var budget *Arg
-	seen := map[string]bool{}
 	for i := range c.Args {
 		a := c.Args[i]
-		if a.Key != "" && seen[a.Key] {
-			return se, errAt(a.Col, "%s= is given twice: give each option once", a.Key)
-		}
-		seen[a.Key] = true
 		switch a.Key {
 		case "search":
 			switch m := sweep.Search(strings.ToLower(a.Value)); m {

@@ -269,6 +269,9 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		}
 		return errAt(c.VerbCol, "unknown command %q: the commands are %s (try 'help')", c.Verb, verbList())
 	}
+	if err := onceEach(c); err != nil {
+		return err
+	}
 	rec, rout := newRecorder(out)
 	prev := s.Last()
 	before := s.st.clone()
