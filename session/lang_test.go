@@ -420,6 +420,12 @@ func TestSpaceTooLargeSaid(t *testing.T) {
 	}
 	out := &textOut{}
 	execAll(t, s, out, "workload synthetic", "space count="+list(10)+" steps="+list(50)+" kinds="+list(10)+" mean_us="+list(21), "status")
+	// 'workload NAME KEY=VALUES' sets the space as 'space' does, and says so too.
+	w := &textOut{}
+	execAll(t, s, w, "workload synthetic count="+list(10)+" steps="+list(50)+" kinds="+list(10)+" mean_us="+list(21))
+	if !strings.Contains(w.b.String(), "note: this space has 105000 configurations") {
+		t.Errorf("workload with a space too large:\n%s", w.b.String())
+	}
 	for _, want := range []string{
 		"note: this space has 105000 configurations, more than the 100000 a sweep may have",
 		"105000 configurations (steps 50 x count 10 x kinds 10 x mean_us 21 values), more than 100000: want fewer values",

@@ -492,6 +492,21 @@ DATA 0.000032768
 	if fi, err := os.Stat(filepath.Join(dir, "p.txt")); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("p.txt replaced: %v, %v; want its mode 0640 kept", fi.Mode(), err)
 	}
+	// A symbolic link is written through: it had been replaced by a file,
+	// its target left as it was.
+	if err := os.Symlink("p.txt", filepath.Join(dir, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "p.txt"), nil, 0o640)
+	if err := s.Exec(context.Background(), "export extrap "+filepath.Join(dir, "link.txt")+" potrf", out); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "link.txt")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("link.txt after the export: %v, %v; want the link kept", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "p.txt")); string(b) != want["k-potrf.txt"] {
+		t.Errorf("the link's target was not written:\n%s", b)
+	}
 }
 
 // model sweeps=all counts a sweep loaded twice once: its second copy would

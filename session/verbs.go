@@ -356,7 +356,20 @@ func cmdWorkload(s *Session, ctx context.Context, c *Command, out Output) error 
 	}
 	s.st = next
 	out.Print(msg)
+	noteSpaceSize(s.st, out)
 	return nil
+}
+
+// noteSpaceSize says when st's space has more configurations than a sweep
+// may have, as soon as it is set: evaluate and tune would refuse it.
+func noteSpaceSize(st State, out Output) {
+	n := 1.0
+	for _, vs := range st.Space {
+		n *= float64(len(vs))
+	}
+	if n > sweep.MaxConfigs {
+		out.Print(fmt.Sprintf("note: this space has %.0f configurations, more than the %d a sweep may have: evaluate and tune will refuse it until it has fewer values", n, sweep.MaxConfigs))
+	}
 }
 
 // droppedSpace lists, as KEY=VALUES, the parameters old sets that next
@@ -398,13 +411,7 @@ func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
 		return err
 	}
 	s.st = next
-	n := 1.0
-	for _, vs := range s.st.Space {
-		n *= float64(len(vs))
-	}
-	if n > sweep.MaxConfigs {
-		out.Print(fmt.Sprintf("note: this space has %.0f configurations, more than the %d a sweep may have: evaluate and tune will refuse it until it has fewer values", n, sweep.MaxConfigs))
-	}
+	noteSpaceSize(s.st, out)
 	return nil
 }
 
@@ -922,6 +929,10 @@ func writeFile(name string, write func(*os.File) error) (string, error) {
 	path, err := filepath.Abs(name)
 	if err != nil {
 		return "", err
+	}
+	// A symbolic link is written through, not replaced by a file.
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		path = t
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".approxtune-*")
 	switch {

@@ -282,6 +282,21 @@ func TestWriteFile(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
 	}
+	// Through a symbolic link, its target is written and the link kept.
+	link := filepath.Join(filepath.Dir(path), "link.ipynb")
+	if err := os.Symlink("a.ipynb", link); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, []byte("old"), 0o600)
+	if err := WriteFile(link, small()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link after the write: %v, %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != smallJSON {
+		t.Errorf("the link's target not written: %s", b)
+	}
 }
 
 // nbformatPython is a Python with nbformat: jupyter's, or python3.

@@ -52,6 +52,10 @@ func WriteFile(path string, nb *Notebook) error {
 	if err != nil {
 		return err
 	}
+	// A symbolic link is written through, not replaced by a file.
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		path = t
+	}
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
