@@ -331,6 +331,9 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	for k := math.Ceil(lo / step * 2); k/2*step <= hi+step*1e-9; k++ {
 		v := k / 2 * step
+		if v == 0 {
+			v = 0 // not -0, which was labelled "-0"
+		}
 		t := plot.Tick{Value: v}
 		if int(k)%2 == 0 {
 			t.Label = strconv.FormatFloat(v, 'f', prec, 64)

@@ -302,3 +302,12 @@ func TestIndexTicks(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "path300.png"), b, 0o644)
 	}
 }
+
+// A linear axis from just below zero labels zero "0", not "-0".
+func TestLinearTicksNoNegativeZero(t *testing.T) {
+	for _, tk := range (linearTicks{}).Ticks(-0.0004, 0.01) {
+		if strings.HasPrefix(tk.Label, "-") {
+			t.Errorf("tick %+v", tk)
+		}
+	}
+}
