@@ -43,8 +43,8 @@ type record struct {
 // Journal appends records to results.jsonl, one write per line as they
 // arrive, so a crash of the session, the agent or the machine's processes
 // loses no finished result; Sync makes them durable against the machine's
-// own crash (the session syncs at each sweep's end, and at a
-// configuration's end when Options.SyncEvery has passed since the last). Lines are whole or absent: a
+// own crash (the session syncs at each sweep's end, and at an event when
+// Options.SyncEvery has passed since the last sync). Lines are whole or absent: a
 // write that fails (a full disk, a file-size limit, an I/O error) is cut
 // back off the file, and its record waits in memory, written before the
 // next one as soon as writing works again.

@@ -240,7 +240,6 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 // first error, which stops the sweep after the event it could not journal.
 func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func()) (nfailed int, runErr, journalErr error) {
 	var failed []string // the selective runs that failed
-	last := -1          // the configuration of the last result
 	lib, err := preload.FindFor(s.opts.Binary)
 	if err != nil {
 		return 0, err, nil
@@ -284,7 +283,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		// The sweep in memory takes the event even when the journal does
 		// not (as an agent's sweep does): its record waits in the
 		// journal's backlog, and resume would run it again otherwise.
-		jerr := s.journalEvent(sw, e, &last)
+		jerr := s.journalEvent(sw, e)
 		if head.Type == sweep.TypeError {
 			var ev sweep.ErrorEvent
 			_ = json.Unmarshal(line, &ev)

@@ -511,7 +511,7 @@ func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	st.announce = func(n int, d time.Duration) {
 		if d > 5*time.Second {
-			out.Print(fmt.Sprintf("ranking %d configurations takes about %s (the sorts' cost grows with the square of the configurations; fewer reps= or draws= take less); an interrupt stops it", n, FormatDuration(d)))
+			out.Print(fmt.Sprintf("ranking %d configurations takes up to about %s (the sorts' cost grows with the square of the configurations; fewer reps= or draws= take less); an interrupt stops it", n, FormatDuration(d)))
 		}
 	}
 	k, err := rankSweep(ctx, sw, st)

@@ -37,12 +37,13 @@ type Options struct {
 	// running to its time limit. Default $APPROXTUNE_HOLD_QUIET (a
 	// duration, for tests), else 3 minutes; at least 1 s.
 	HoldQuiet time.Duration
-	// SyncEvery is the least time between two syncs of the journal at
-	// configurations' ends (default 1 s; a sweep's end always syncs).
-	// Every record is written to the file as it comes, so only a crash
-	// of the machine itself loses what was not synced; a sync per
-	// configuration made a sweep of 3000 configurations of microseconds
-	// spend 32 s in fsync.
+	// SyncEvery is the least time between two syncs of the journal
+	// during a sweep (default 1 s): an event syncs it when that much has
+	// passed since the last sync, and a sweep's end always does. Every
+	// record is written to the file as it comes, so only a crash of the
+	// machine itself loses what was not synced; a sync per configuration
+	// made a sweep of 3000 configurations of microseconds spend 32 s in
+	// fsync.
 	SyncEvery time.Duration
 	// Grace is how long a cancelled sweep may take to reach a run boundary
 	// before mpirun is interrupted (default 15 s).
@@ -659,7 +660,6 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 	if gated {
 		run = a.RunGated
 	}
-	last := -1 // the configuration of the last result
 	done, runErr = run(ctx, sp, func(e Event) {
 		// The deadline's clock stops while the session handles the
 		// event (journal, display): see watchdog.seen.
@@ -671,7 +671,7 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 			pr.started(e)
 			return
 		}
-		err := s.journalEvent(sw, e, &last)
+		err := s.journalEvent(sw, e)
 		if err != nil && journalErr == nil {
 			journalErr = err
 			halt()
@@ -681,11 +681,9 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 	return done, runErr, journalErr
 }
 
-// journalEvent journals one of a sweep's events, and syncs the journal at
-// the first result of a configuration after the first, when SyncEvery has
-// passed since the last sync (last holds the configuration of the last
-// result, -1 before any).
-func (s *Session) journalEvent(sw *Sweep, e Event, last *int) error {
+// journalEvent journals one of a sweep's events, and syncs the journal
+// when SyncEvery has passed since the last sync.
+func (s *Session) journalEvent(sw *Sweep, e Event) error {
 	raw := e.Raw
 	if e.Type == sweep.TypeStart && len(sw.Configs) > 0 {
 		// The sweep's record holds the configurations: written twice,
@@ -702,13 +700,7 @@ func (s *Session) journalEvent(sw *Sweep, e Event, last *int) error {
 	if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw}); err != nil {
 		return err
 	}
-	if e.Type != sweep.TypeResult {
-		return nil
-	}
-	var r struct{ Index int }
-	json.Unmarshal(e.Raw, &r)
-	defer func() { *last = r.Index }()
-	if *last >= 0 && r.Index != *last && time.Since(s.journal.synced) >= s.opts.SyncEvery {
+	if time.Since(s.journal.synced) >= s.opts.SyncEvery {
 		return s.journal.Sync()
 	}
 	return nil
