@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/approxtune/approxtune/sweep"
@@ -136,5 +137,45 @@ func TestSearchEndErrorSaysRunAgain(t *testing.T) {
 		if msg := endError(sw, 9).Error(); !strings.Contains(msg, "'resume'") {
 			t.Errorf("%s sweep: %q, want it to offer resume", st, msg)
 		}
+	}
+}
+
+// An evaluate search interrupted while it takes its references (in passes,
+// a run of every configuration per pass) keeps every reference taken: each
+// configuration the first pass ran comes back with what it has. Before,
+// only those the last pass had reached were reported, and an interrupt in
+// the second pass threw the first pass's runs of the others away.
+func TestSearchReferencesKeptOnInterrupt(t *testing.T) {
+	s := agentSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic grid=2x2 steps=10 count=4", "space mean_us=4000,5000,6000,7000,8000", "policy conditional", "reps 2")
+	// The 7th reference run to start is the second pass's second.
+	err := s.Exec(context.Background(), "evaluate search=halving", &cancelAtRef{s: s, at: 7})
+	sw := s.Last()
+	if err == nil || sw.Status != StatusCancelled {
+		t.Fatalf("interrupted search: %v, status %s", err, sw.Status)
+	}
+	have := map[int]int{}
+	for _, r := range sw.Results {
+		if r.Round == 0 {
+			have[r.Index] += len(r.ReferenceS)
+		}
+	}
+	if len(have) != 5 {
+		t.Errorf("references of %d configurations kept, want all 5 the first pass ran: %v", len(have), have)
+	}
+}
+
+// cancelAtRef cancels an evaluate search once its at-th reference run has
+// started.
+type cancelAtRef struct {
+	textOut
+	s    *Session
+	at   int
+	once sync.Once
+}
+
+func (o *cancelAtRef) Update(p Progress) {
+	if p.Sweep.refRuns >= o.at {
+		o.once.Do(func() { o.s.Cancel() })
 	}
 }
