@@ -101,8 +101,11 @@ func validateSearch(ss schemaSet, st State, mode sweep.Mode, se Search, ranks in
 	if se.Method == sweep.SearchRandom && se.Budget > len(configs) {
 		return nil, nil, &Error{Msg: fmt.Sprintf("budget=%d is more than the space's %d configurations: use search=halving to search them all", se.Budget, len(configs))}
 	}
-	if len(configs) == 1 || se.Budget == 1 {
+	if len(configs) == 1 {
 		return nil, nil, &Error{Msg: fmt.Sprintf("search=%s over 1 configuration has nothing to choose from: give 'space' more values, or '%s' without search= runs it", se.Method, mode)}
+	}
+	if se.Budget == 1 {
+		return nil, nil, &Error{Msg: "search=random budget=1 draws 1 configuration, and has nothing to choose from: give budget=2 or more"}
 	}
 	return sp, configs, nil
 }

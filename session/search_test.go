@@ -49,7 +49,7 @@ func TestSearchFromTheSession(t *testing.T) {
 		"evaluate search=halving foo=1":              "KEY=VALUE",
 		"tune policy=eager":                          "policy= goes with search=",
 		"tune search=halving search=random budget=2": "search= is given twice",
-		"tune search=random budget=1":                "over 1 configuration has nothing to choose from",
+		"tune search=random budget=1":                "budget=1 draws 1 configuration, and has nothing to choose from: give budget=2 or more",
 	} {
 		if err := s.Exec(context.Background(), line, out); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want an error saying %q", line, err, want)

@@ -114,7 +114,7 @@ func (o *termOutput) scriptUpdate(p session.Progress) {
 		o.seen = len(sw.Results)
 		if sw.Spec.Search != sweep.SearchNone {
 			// A search's runs are known only as its rounds end.
-			fmt.Fprintf(o.w, "sweep %d: %s search=%s %s\n", sw.ID, sw.Spec.Mode, sw.Spec.Search, sw.Workload)
+			fmt.Fprintf(o.w, "sweep %d: %s search=%s %s, policy %s\n", sw.ID, sw.Spec.Mode, sw.Spec.Search, sw.Workload, strings.Join(sw.Spec.Policies, ","))
 		} else {
 			runs := "runs"
 			if p.Total == 1 {
