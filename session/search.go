@@ -267,8 +267,16 @@ func tableSearch(sw *Sweep) string {
 		if j.InBestClass {
 			in = "in it"
 		}
-		fmt.Fprintf(&b, "judged by the references: best %s (%s s); best class (within the noise floor, %s, of the best): %d configuration%s, the chosen one %s; quality %s\n",
-			sw.label(j.Best), format.Seconds(j.BestS), format.Percent(j.NoiseFloor), len(j.BestClass), plural(len(j.BestClass)), in, format.Fixed(j.Quality, 3))
+		floor := fmt.Sprintf("within the noise floor, %s, of the best", format.Percent(j.NoiseFloor))
+		if !slices.ContainsFunc(slices.Collect(maps.Values(sw.references())), func(ts []float64) bool { return len(ts) > 1 }) {
+			floor = "no noise floor with 1 reference run each ('reps 3'): the best alone"
+		}
+		var members []string
+		for _, i := range j.BestClass {
+			members = append(members, sw.label(i))
+		}
+		fmt.Fprintf(&b, "judged by the references (their medians): best %s (%s s), the chosen one %s s; best class (%s): %s, the chosen one %s; quality %s (best over chosen)\n",
+			sw.label(j.Best), format.Seconds(j.BestS), format.Seconds(j.ChosenS), floor, listSome(members, 5), in, format.Fixed(j.Quality, 3))
 		fmt.Fprintf(&b, "one full run of every configuration: %s s, %s the search's time\n", format.Seconds(j.FullS), format.Speedup(j.Ratio))
 	}
 	return b.String()

@@ -34,7 +34,7 @@ func TestSearchFromTheSession(t *testing.T) {
 	}
 	out.b.Reset()
 	execAll(t, s, out, "evaluate search=halving")
-	if text := out.b.String(); !strings.Contains(text, "judged by the references: best") || !strings.Contains(text, "one full run of every configuration:") {
+	if text := out.b.String(); !strings.Contains(text, "judged by the references (their medians): best") || !strings.Contains(text, "one full run of every configuration:") {
 		t.Errorf("evaluate search=halving output:\n%s", text)
 	}
 	if err := s.Exec(context.Background(), "resume", out); err == nil || !strings.Contains(err.Error(), "cannot be resumed") {
