@@ -321,14 +321,15 @@ func searchFigure(sw *Sweep, sum *strings.Builder) (*plot.Plot, error) {
 				t, full = stat.Mean(r.ReferenceS, nil), true
 			}
 			kept := ended == nil || slices.Contains(ended.Kept, r.Index)
-			if full && ended != nil {
-				kept = r.Index == ended.Best
+			if full { // the chosen one, once the round has ended
+				kept = ended != nil && r.Index == ended.Best
 			}
 			col.Points = append(col.Points, plots.SearchPoint{Time: t, Kept: kept})
 		}
 		if len(col.Points) == 0 {
 			break
 		}
+		col.Full = full
 		switch {
 		case full:
 			col.Label = fmt.Sprintf("%d: full", n)

@@ -311,3 +311,27 @@ func TestLinearTicksNoNegativeZero(t *testing.T) {
 		}
 	}
 }
+
+// Only the round marked Full draws a chosen configuration: a selective
+// round under way, with no threshold yet, had been taken for the full one
+// and its points drawn as chosen.
+func TestSearchChosenOnlyInTheFullRound(t *testing.T) {
+	under := []SearchRound{{Label: "1: 2^-1", Points: []SearchPoint{{Time: 1, Kept: true}, {Time: 2, Kept: true}}}}
+	full := append(under[:1:1], SearchRound{Label: "2: full", Full: true, Points: []SearchPoint{{Time: 1.1, Kept: true}, {Time: 1.3}}})
+	for _, c := range []struct {
+		rounds []SearchRound
+		chosen bool
+	}{{under, false}, {full, true}} {
+		p, err := Search(c.rounds, 0, "search")
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Encode(p, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(svg, []byte(">chosen<")); got != c.chosen {
+			t.Errorf("rounds %+v: a chosen one drawn %v, want %v", c.rounds, got, c.chosen)
+		}
+	}
+}

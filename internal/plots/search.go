@@ -27,6 +27,10 @@ type SearchRound struct {
 	Points    []SearchPoint
 	Threshold float64
 	Reference bool
+	// Full marks the round of full runs, whose Kept point is the chosen
+	// one: a selective round under way (no threshold yet) had been taken
+	// for it, and its points drawn as chosen.
+	Full bool
 }
 
 // Search colors: survivors, the dropped, the chosen one, the threshold,
@@ -73,7 +77,7 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 			}
 			lo, hi = math.Min(lo, pt.Time), math.Max(hi, pt.Time)
 		}
-		full := k == len(rounds)-1 && r.Threshold == 0 && !r.Reference
+		full := r.Full && !r.Reference
 		sets := []struct {
 			xy    plotter.XYs
 			c     color.Color
