@@ -179,3 +179,15 @@ func (o *cancelAtRef) Update(p Progress) {
 		o.once.Do(func() { o.s.Cancel() })
 	}
 }
+
+// After a search that went to its full runs at its first round, rank and
+// the figures default to the tightest tolerance that has predictions, not
+// the spec's tightest, which it never reached.
+func TestSearchDefaultsToReachedTolerance(t *testing.T) {
+	half, p := 0.5, 0.1
+	sw := &Sweep{Spec: &sweep.Spec{Search: sweep.SearchHalving, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5, 0.125, 0.03125}},
+		Results: []sweep.Result{{Index: 0, Policy: "eager", Tolerance: &half, PredictedS: &p, Round: 1}, {Index: 0, ReferenceS: []float64{0.1}, Round: 2}}}
+	if o := (FigureOptions{}).defaults(sw); o.Tolerance != 0.5 || o.Policy != "eager" {
+		t.Errorf("defaults %+v: want eager at 2^-1", o)
+	}
+}
