@@ -85,6 +85,7 @@ type rankSource struct {
 	pred, se  []float64 // predicted: each configuration's prediction and its standard error
 	runs      [2]int    // reference runs: the fewest and the most of a configuration
 	left      int       // configurations of the sweep without results, left out
+	cutShort  int       // of those, a search's runs cut short: lower bounds, not predictions
 }
 
 // ranked is a sweep's ranking.
@@ -154,8 +155,13 @@ func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, 
 	pol, tol := rankWhich(sw, st)
 	src := rankSource{predicted: true, tol: tol, from: fmt.Sprintf("predictions of %s at %s", pol, format.Tolerance(tol))}
 	byIndex := map[int]sweep.Result{}
+	cut := 0
 	for _, r := range sw.Results {
 		if r.Policy == pol && r.Tolerance != nil && *r.Tolerance == tol && r.PredictedS != nil {
+			if r.CutShort { // a lower bound, not a prediction: left out (src.left)
+				cut++
+				continue
+			}
 			byIndex[r.Index] = r
 		}
 	}
@@ -183,7 +189,7 @@ func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, 
 		return src, fmt.Errorf("rank draws times from each prediction's distribution, N(predicted, standard error²), and %d of the %d predictions of %s at %s in sweep %d carry no standard error (predicted_se_s), among them %s: run tune again with this version of approxtune, or rank an evaluate sweep's reference runs",
 			len(noSE), len(byIndex), pol, format.Tolerance(tol), sw.ID, listSome(noSE, 3))
 	}
-	src.left = max(0, len(sw.Configs)-len(src.index))
+	src.left, src.cutShort = max(0, len(sw.Configs)-len(src.index)), cut
 	return src, nil
 }
 
@@ -373,6 +379,9 @@ func (k *ranked) table(sw *Sweep) string {
 	}
 	if src.left > 0 {
 		fmt.Fprintf(&b, "; %d without results left out", src.left)
+		if src.cutShort > 0 {
+			fmt.Fprintf(&b, " (%d of them cut short by the search: their times are lower bounds)", src.cutShort)
+		}
 	}
 	fmt.Fprintf(&b, "\nbest class: %s — %s%s\n", strings.Join(k.best(), ", "), k.relation(), k.alsoFirst())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -191,3 +191,31 @@ func TestSearchDefaultsToReachedTolerance(t *testing.T) {
 		t.Errorf("defaults %+v: want eager at 2^-1", o)
 	}
 }
+
+// A run a search cut short carries a lower bound, not a prediction: rank
+// leaves it out and says so, and the CSV marks it (with the round).
+func TestSearchCutShortNotRanked(t *testing.T) {
+	half, se := 0.5, 0.001
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
+	sw := &Sweep{ID: 1, Spec: &sweep.Spec{Mode: sweep.ModeTune, Search: sweep.SearchHalving, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	for i, t := range []float64{0.10, 0.11, 0.12} {
+		sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"b": 32 << i}))
+		pred := t
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: sw.Configs[i], Policy: "eager", Tolerance: &half, PredictedS: &pred, PredictedSE: &se, Round: 1, CutShort: i == 2})
+	}
+	k, err := rankSweep(context.Background(), sw, defaultRankSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k.src.index) != 2 || !strings.Contains(k.table(sw), "1 without results left out (1 of them cut short by the search: their times are lower bounds)") {
+		t.Errorf("ranked %v:\n%s", k.src.index, k.table(sw))
+	}
+	var b strings.Builder
+	if err := writeCSV(&b, sw); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if !strings.HasSuffix(lines[0], ",residual,round,cut_short") || !strings.HasSuffix(lines[3], ",1,true") || !strings.HasSuffix(lines[1], ",1,") {
+		t.Errorf("csv:\n%s", b.String())
+	}
+}

@@ -243,7 +243,10 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 	head := []string{"sweep", "index"}
 	head = append(head, keys...)
 	head = append(head, "policy", "tolerance", "reference_mean_s", "reference_s", "predicted_s", "predicted_se_s", "selective_s", "error",
-		"executed", "skipped", "comp_s", "comm_s", "idle_s", "residual")
+		"executed", "skipped", "comp_s", "comm_s", "idle_s", "residual",
+		// A search's round (0: an evaluate search's references), and
+		// whether a run was cut short (its prediction a lower bound).
+		"round", "cut_short")
 	cw.Write(head)
 	num := func(p *float64) string {
 		if p == nil {
@@ -271,12 +274,19 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 			}
 			return strconv.FormatInt(*p, 10)
 		}
+		round, cut := "", ""
+		if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+			round = strconv.Itoa(r.Round)
+		}
+		if r.CutShort {
+			cut = "true"
+		}
 		var comp, comm, idle string
 		if r.Path != nil {
 			comp, comm, idle = num(&r.Path.CompS), num(&r.Path.CommS), num(&r.Path.IdleS)
 		}
 		row = append(row, r.Policy, num(r.Tolerance), ref, strings.Join(refs, ";"), num(r.PredictedS), num(r.PredictedSE), num(r.SelectiveS),
-			num(r.Error), ints(r.Executed), ints(r.Skipped), comp, comm, idle, num(r.Residual))
+			num(r.Error), ints(r.Executed), ints(r.Skipped), comp, comm, idle, num(r.Residual), round, cut)
 		cw.Write(row)
 	}
 	cw.Flush()
