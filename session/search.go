@@ -25,12 +25,13 @@ type Search struct {
 	Method sweep.Search // "": every configuration under every policy and tolerance
 	Budget int          // configurations SearchRandom draws
 	Policy string       // the one policy a search runs ("": eager if set, else the first set)
+	Seed   uint64       // SearchRandom's draw (0: the spec's default, 1)
 }
 
 // searchArgs reads tune's and evaluate's options.
 func searchArgs(s *Session, c *Command) (Search, error) {
 	var se Search
-	var budget *Arg
+	var budget, seed *Arg
 	for i := range c.Args {
 		a := c.Args[i]
 		switch a.Key {
@@ -49,17 +50,26 @@ func searchArgs(s *Session, c *Command) (Search, error) {
 				return se, errAt(a.ValueCol, "%q is not a budget: want the number of configurations search=random draws, an integer of at least 1", a.Value)
 			}
 			se.Budget, budget = v, &c.Args[i]
+		case "seed":
+			v, err := strconv.ParseUint(a.Value, 10, 63)
+			if err != nil || v < 1 {
+				return se, errAt(a.ValueCol, "%q is not a seed: want an integer of at least 1 (default 1); each seed draws another sample of the space", a.Value)
+			}
+			se.Seed, seed = v, &c.Args[i]
 		case "policy":
 			if _, err := policy.Lookup(a.Value); err != nil {
 				return se, errAt(a.ValueCol, "%q is not a policy: want one of %s", a.Value, strings.Join(policy.Names(), ", "))
 			}
 			se.Policy = a.Value
 		default:
-			return se, errAt(a.Col, "%s takes options as KEY=VALUE: search=halving|random|none, budget=N (with search=random), policy=P (the search's policy); e.g. %s search=halving", c.Verb, c.Verb)
+			return se, errAt(a.Col, "%s takes options as KEY=VALUE: search=halving|random|none, budget=N and seed=S (with search=random), policy=P (the search's policy); e.g. %s search=halving", c.Verb, c.Verb)
 		}
 	}
 	if budget != nil && se.Method != sweep.SearchRandom {
 		return se, errAt(budget.Col, "budget= goes with search=random: it is how many configurations to draw")
+	}
+	if seed != nil && se.Method != sweep.SearchRandom {
+		return se, errAt(seed.Col, "seed= goes with search=random: it chooses which configurations are drawn")
 	}
 	if se.Method == sweep.SearchRandom && budget == nil {
 		return se, errAt(c.VerbCol, "search=random needs budget=N, the number of configurations to draw (e.g. %s search=random budget=20)", c.Verb)
@@ -98,6 +108,9 @@ func validateSearch(ss schemaSet, st State, mode sweep.Mode, se Search, ranks in
 		return nil, nil, err
 	}
 	sp.Search, sp.Budget = se.Method, se.Budget
+	if se.Seed != 0 {
+		sp.Seed = int64(se.Seed)
+	}
 	if se.Method == sweep.SearchRandom && se.Budget > len(configs) {
 		return nil, nil, &Error{Msg: fmt.Sprintf("budget=%d is more than the space's %d configurations: use search=halving to search them all", se.Budget, len(configs))}
 	}
@@ -261,7 +274,7 @@ func tableSearch(sw *Sweep) string {
 		return b.String() + "the search has not chosen yet\n"
 	}
 	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d round%s on %d configuration%s; the search's runs took %s s\n",
-		se.Config.Label(), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
+		sw.label(se.Chosen), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
 	if j, ok := sweep.Judge(sw.references(), *se); ok {
 		in := "not in it"
 		if j.InBestClass {

@@ -20,7 +20,7 @@ func TestSearchFromTheSession(t *testing.T) {
 	execAll(t, s, out, "workload synthetic grid=2x2 steps=6 count=4", "space mean_us=900,100,300,600", "policy conditional", "reps 2",
 		"tune search=halving")
 	text := out.b.String()
-	for _, want := range []string{"round 1 at 2^-1: 4 configurations,", "chosen: grid=2x2", "mean_us=100", "the search's runs took"} {
+	for _, want := range []string{"round 1 at 2^-1: 4 configurations,", "chosen: mean_us=100 (", "the search's runs took"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("tune search=halving output has no %q:\n%s", want, text)
 		}
@@ -217,5 +217,33 @@ func TestSearchCutShortNotRanked(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if !strings.HasSuffix(lines[0], ",residual,round,cut_short") || !strings.HasSuffix(lines[3], ",1,true") || !strings.HasSuffix(lines[1], ",1,") {
 		t.Errorf("csv:\n%s", b.String())
+	}
+}
+
+// seed= chooses search=random's sample (the same for the same seed), and
+// goes with search=random only.
+func TestSearchRandomSeed(t *testing.T) {
+	s := newSession(t)
+	execAll(t, s, &textOut{}, "workload summa", "space b=16,32,64,128,256")
+	c, err := Parse("tune search=random budget=3 seed=7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	se, err := searchArgs(s, c)
+	if err != nil || se.Seed != 7 {
+		t.Fatalf("%+v, %v", se, err)
+	}
+	sp, _, err := validateSearch(s.schemas(), s.st, sweep.ModeTune, se, 4)
+	if err != nil || sp.Seed != 7 {
+		t.Fatalf("spec seed %v, %v; want 7", sp, err)
+	}
+	for line, want := range map[string]string{
+		"tune search=halving seed=7":           "seed= goes with search=random",
+		"tune search=random budget=3 seed=0":   "is not a seed",
+		"tune search=random budget=3 seed=abc": "is not a seed",
+	} {
+		if err := s.Exec(context.Background(), line, &textOut{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", line, err, want)
+		}
 	}
 }
