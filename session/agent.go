@@ -642,6 +642,9 @@ func startProcess(ctx context.Context, cmd *exec.Cmd, what, how string, ln *List
 			}
 			return nil, fmt.Errorf("%s did not say hello within %v, so it was stopped%s", how, timeout, msgs)
 		}
+		if ctx.Err() != nil { // the user's interrupt, not a timeout
+			return nil, fmt.Errorf("interrupted while %s started: %w", how, ctx.Err())
+		}
 		return nil, fmt.Errorf("%s did not say hello within %v: %w; %s", how, timeout, err, p.describe())
 	}
 	a.proc = p

@@ -15,7 +15,7 @@ func (Synthetic) Name() string { return "synthetic" }
 
 // Doc describes the workload in a line.
 func (Synthetic) Doc() string {
-	return "busy-wait kernels with known time distributions and an optional slow rank, to check the engine"
+	return "busy-wait kernels with known time distributions and an optional slow rank, to check the engine (a spin's signature is its kind alone, so eager and searches pool spins across configurations that differ in their times)"
 }
 
 // Params lists the workload's parameters, in expansion order.
