@@ -258,3 +258,17 @@ func TestStatusShowsCopyCost(t *testing.T) {
 		t.Errorf("status shows %g, the sweep's start carried %g", c, sw.CopyCost)
 	}
 }
+
+// An interrupt while the local agent starts is told as one, not as the
+// hello's timeout ("did not say hello within 1m0s: context canceled").
+func TestInterruptedAgentStartSaysSo(t *testing.T) {
+	s := agentSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic steps=2")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	err := s.Exec(ctx, "tune", &textOut{})
+	if err == nil || strings.Contains(err.Error(), "did not say hello") {
+		t.Errorf("tune interrupted while its agent started: %v", err)
+	}
+	t.Logf("%v", err)
+}
