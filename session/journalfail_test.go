@@ -138,7 +138,14 @@ func journalFailure(t *testing.T, bin, dir string, fail, heal func(), want strin
 	if err := s.Exec(ctx, "resume", &textOut{}); err != nil || sw.Status != StatusOK || len(sw.Results) != 20 {
 		t.Fatalf("resume: %v, status %s, %d results", err, sw.Status, len(sw.Results))
 	}
-	sws, err = ReadJournal(path)
+	checkResumedJournal(t, path, 20)
+}
+
+// checkResumedJournal reads the journal at path back: its last sweep must
+// be complete, with each of its n configurations' results once.
+func checkResumedJournal(t *testing.T, path string, n int) {
+	t.Helper()
+	sws, err := ReadJournal(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +157,8 @@ func journalFailure(t *testing.T, bin, dir string, fail, heal func(), want strin
 		}
 		seen[r.Index] = true
 	}
-	if last.Status != StatusOK || len(seen) != 20 {
-		t.Errorf("the journal reads back status %s with %d configurations", last.Status, len(seen))
+	if last.Status != StatusOK || len(seen) != n {
+		t.Errorf("the journal reads back status %s with %d configurations of %d", last.Status, len(seen), n)
 	}
 }
 
@@ -437,21 +444,7 @@ func TestProgramJournalWriteFailure(t *testing.T) {
 	if err := s.Exec(ctx, "resume", &textOut{}); err != nil || sw.Status != StatusOK || len(sw.Results) != len(ns) {
 		t.Fatalf("resume: %v, status %s, %d results", err, sw.Status, len(sw.Results))
 	}
-	sws, err := ReadJournal(filepath.Join(dir, JournalName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := sws[len(sws)-1]
-	seen := map[int]bool{}
-	for _, r := range last.Results {
-		if seen[r.Index] {
-			t.Errorf("configuration %d twice in the journal", r.Index)
-		}
-		seen[r.Index] = true
-	}
-	if last.Status != StatusOK || len(seen) != len(ns) {
-		t.Errorf("the journal reads back status %s with %d configurations of %d", last.Status, len(seen), len(ns))
-	}
+	checkResumedJournal(t, filepath.Join(dir, JournalName), len(ns))
 }
 
 // The configurations are journaled once, in the sweep's record: the

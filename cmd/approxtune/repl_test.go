@@ -244,22 +244,7 @@ func TestREPLTerminatedStopsSweepAtOnce(t *testing.T) {
 	bin := testenv.Build(t)
 	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(dir, "session"))
-	repl.Stdin = strings.NewReader("workload synthetic steps=10,20,30,40,50,60,70,80\nreps 1\nevaluate\n")
-	var out testenv.SyncBuffer
-	repl.Stdout, repl.Stderr = &out, &out
-	if err := repl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "[2/"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			repl.Process.Kill()
-			repl.Wait()
-			t.Fatalf("no second run within a minute:\n%s", out.String())
-		}
-	}
+	repl, out := startREPLUntil(t, bin, filepath.Join(dir, "session"), "workload synthetic steps=10,20,30,40,50,60,70,80\nreps 1\nevaluate\n", "[2/")
 	repl.Process.Signal(syscall.SIGTERM)
 	err := repl.Wait()
 	got := out.String()
@@ -289,22 +274,9 @@ func TestREPLInterruptStopsRank(t *testing.T) {
 	testenv.Launcher(t)
 	bin := testenv.Build(t)
 	t.Cleanup(func() { testenv.NoneLeft(t, bin, "agent") })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(t.TempDir(), "session"))
-	repl.Stdin = strings.NewReader("workload synthetic steps=1,2,3,4,5,6,7,8,9,10,11,12 count=1 mean_us=10\npolicy conditional\ntolerance 2^-1\nreps 2\nevaluate\nrank reps=100000 draws=100000\n")
-	var out testenv.SyncBuffer
-	repl.Stdout, repl.Stderr = &out, &out
-	if err := repl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "an interrupt stops it"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			repl.Process.Kill()
-			repl.Wait()
-			t.Fatalf("no rank under way within a minute:\n%s", out.String())
-		}
-	}
+	repl, out := startREPLUntil(t, bin, filepath.Join(t.TempDir(), "session"),
+		"workload synthetic steps=1,2,3,4,5,6,7,8,9,10,11,12 count=1 mean_us=10\npolicy conditional\ntolerance 2^-1\nreps 2\nevaluate\nrank reps=100000 draws=100000\n",
+		"an interrupt stops it")
 	time.Sleep(200 * time.Millisecond)
 	sent := time.Now()
 	repl.Process.Signal(os.Interrupt)
@@ -318,4 +290,29 @@ func TestREPLInterruptStopsRank(t *testing.T) {
 			t.Errorf("output lacks %q (exit %v):\n%s", want, err, got)
 		}
 	}
+}
+
+// startREPLUntil starts 'approxtune repl' on session directory dir with
+// script on its standard input, and returns once its output holds marker
+// (failing the test after a minute without it). The REPL is killed when the
+// test ends, at the latest.
+func startREPLUntil(t *testing.T, bin, dir, script, marker string) (*exec.Cmd, *testenv.SyncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", dir)
+	repl.Stdin = strings.NewReader(script)
+	out := &testenv.SyncBuffer{}
+	repl.Stdout, repl.Stderr = out, out
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), marker); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			repl.Process.Kill()
+			repl.Wait()
+			t.Fatalf("no %q within a minute:\n%s", marker, out.String())
+		}
+	}
+	return repl, out
 }
