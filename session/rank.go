@@ -645,6 +645,9 @@ func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		sum.WriteString("\n")
 	}
 	title := "Performance classes, " + k.src.from
+	if k.cut > 0 {
+		title += fmt.Sprintf(" (the %d fastest of %d)", len(rows), len(rows)+k.cut)
+	}
 	xlabel := "time (s): ● mean with its 95% interval, ▲ minimum"
 	if k.src.predicted {
 		xlabel = fmt.Sprintf("predicted time (s): ● prediction with its 95%% interval (±1.96 × its standard error widened by %s of it)", format.Percent(analysis.Allowance(k.src.tol)))
