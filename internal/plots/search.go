@@ -55,6 +55,7 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 		return nil, fmt.Errorf("plots: search: no round has ended")
 	}
 	p := newPlot(title, "round", "time per run")
+	p.Legend.XOffs = -legendMargin // the line samples had run into the edge
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{label: durationLabel}
 	var ticks []plot.Tick
