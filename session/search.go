@@ -271,6 +271,16 @@ func tableSearch(sw *Sweep) string {
 	tw.Flush()
 	se := sw.Search
 	if se == nil {
+		// The full runs a stopped search made are its best information.
+		var full []string
+		for _, r := range sw.Results {
+			if r.Round > len(sw.Rounds) && r.Policy == "" && len(r.ReferenceS) > 0 {
+				full = append(full, fmt.Sprintf("%s (%s s)", sw.label(r.Index), format.Seconds(stat.Mean(r.ReferenceS, nil))))
+			}
+		}
+		if len(full) > 0 {
+			return b.String() + "the search has not chosen yet; its full runs so far: " + strings.Join(full, ", ") + "\n"
+		}
 		return b.String() + "the search has not chosen yet\n"
 	}
 	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d round%s on %d configuration%s; the search's runs took %s s\n",

@@ -247,3 +247,20 @@ func TestSearchRandomSeed(t *testing.T) {
 		}
 	}
 }
+
+// A search stopped in its full runs shows, in 'table best', the full runs
+// it made: its best information (they were shown only by 'table configs').
+func TestSearchStoppedShowsFullRuns(t *testing.T) {
+	half, p := 0.5, 0.1
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
+	sw := &Sweep{ID: 1, Status: StatusCancelled, Spec: &sweep.Spec{Mode: sweep.ModeTune, Search: sweep.SearchHalving, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	for i := range 2 {
+		sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"b": 32 << i}))
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: sw.Configs[i], Policy: "eager", Tolerance: &half, PredictedS: &p, Round: 1})
+	}
+	sw.Rounds = []sweep.Round{{Round: 1, Tolerance: 0.5, Ran: []int{0, 1}, Kept: []int{0, 1}, Best: 0}}
+	sw.Results = append(sw.Results, sweep.Result{Index: 1, Config: sw.Configs[1], ReferenceS: []float64{0.125}, Round: 2})
+	if got := tableSearch(sw); !strings.Contains(got, "the search has not chosen yet; its full runs so far: b=64 (0.1250 s)") {
+		t.Errorf("table best of a stopped search:\n%s", got)
+	}
+}
