@@ -75,17 +75,18 @@ func (o FigureOptions) defaults(sw *Sweep) FigureOptions {
 	}
 	if !o.tolGiven() && sw.Spec != nil {
 		o.Tolerance = math.Inf(1)
-		for _, t := range sw.Spec.Tolerances {
-			o.Tolerance = math.Min(o.Tolerance, float64(t))
-		}
 		if sw.Spec.Search != sweep.SearchNone {
 			// A search that went to its full runs early has no
 			// predictions at its tightest tolerance: the tightest it has.
-			o.Tolerance = math.Inf(1)
 			for _, r := range sw.Results {
 				if r.PredictedS != nil && r.Tolerance != nil {
 					o.Tolerance = math.Min(o.Tolerance, *r.Tolerance)
 				}
+			}
+		}
+		if math.IsInf(o.Tolerance, 1) { // the spec's tightest
+			for _, t := range sw.Spec.Tolerances {
+				o.Tolerance = math.Min(o.Tolerance, float64(t))
 			}
 		}
 		if math.IsInf(o.Tolerance, 1) {

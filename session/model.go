@@ -661,40 +661,44 @@ func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
 	return nil
 }
 
-// joinNotModelled is errs on one line, the hint they end with once, at
-// the end (one error keeps its own).
-func joinNotModelled(errs []string, hint string) string {
-	if len(errs) == 1 {
-		return errs[0]
+// withoutHint is errs, each without the hint it ends with when there are
+// several (one keeps its own), and the hint when any ended with it: said
+// on every line, it had been repeated ("sweep more block sizes, e.g. ..."
+// six times).
+func withoutHint(errs []string, hint string) ([]string, string) {
+	if len(errs) < 2 || hint == "" {
+		return errs, ""
 	}
-	var rs []string
-	hinted := false
-	for _, e := range errs {
-		if t, ok := strings.CutSuffix(e, ": "+hint); ok && hint != "" {
-			e, hinted = t, true
+	rs := make([]string, len(errs))
+	once := ""
+	for i, e := range errs {
+		if t, ok := strings.CutSuffix(e, ": "+hint); ok {
+			e, once = t, hint
 		}
-		rs = append(rs, e)
+		rs[i] = e
 	}
-	if hinted {
-		return strings.Join(rs, "; ") + "; to model them: " + hint
+	return rs, once
+}
+
+// joinNotModelled is errs on one line, the hint they end with once, at
+// the end.
+func joinNotModelled(errs []string, hint string) string {
+	rs, once := withoutHint(errs, hint)
+	if once != "" {
+		return strings.Join(rs, "; ") + "; to model them: " + once
 	}
 	return strings.Join(rs, "; ")
 }
 
-// writeNotModelled lists the families that could not be modelled, each
-// one's reason without the hint it ends with, then the hint once: it had
-// been repeated on every line ("sweep more block sizes, e.g. ..." six
-// times).
+// writeNotModelled lists the families that could not be modelled, a line
+// each, then the hint they end with once.
 func writeNotModelled(b *strings.Builder, errs []string, hint string) {
-	hinted := false
-	for _, e := range errs {
-		if t, ok := strings.CutSuffix(e, ": "+hint); ok && hint != "" && len(errs) > 1 {
-			e, hinted = t, true
-		}
+	rs, once := withoutHint(errs, hint)
+	for _, e := range rs {
 		b.WriteString("not modelled: " + e + "\n")
 	}
-	if hinted {
-		b.WriteString("to model them: " + hint + "\n")
+	if once != "" {
+		b.WriteString("to model them: " + once + "\n")
 	}
 }
 

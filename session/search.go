@@ -285,13 +285,14 @@ func tableSearch(sw *Sweep) string {
 	}
 	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d round%s on %d configuration%s; the search's runs took %s s\n",
 		sw.label(se.Chosen), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
-	if j, ok := sweep.Judge(sw.references(), *se); ok {
+	refs := sw.references()
+	if j, ok := sweep.Judge(refs, *se); ok {
 		in := "not in it"
 		if j.InBestClass {
 			in = "in it"
 		}
 		floor := fmt.Sprintf("within the noise floor, %s, of the best", format.Percent(j.NoiseFloor))
-		if !slices.ContainsFunc(slices.Collect(maps.Values(sw.references())), func(ts []float64) bool { return len(ts) > 1 }) {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(refs)), func(ts []float64) bool { return len(ts) > 1 }) {
 			floor = "no noise floor with 1 reference run each ('reps 3'): the best alone"
 		}
 		var members []string

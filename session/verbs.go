@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/atomicfile"
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/protocol"
 	"github.com/approxtune/approxtune/internal/selective/policy"
@@ -923,48 +924,23 @@ func isExportNotebook(c *Command) bool {
 	return c.Verb == "export" && len(c.Args) > 0 && c.Args[0].Key == "" && c.Args[0].Value == "notebook"
 }
 
-// writeFile writes through a temporary file and renames it, so a failure
-// never leaves half a file.
+// writeFile writes name whole or not at all (atomicfile.Write), and says
+// which folder is missing or not writable.
 func writeFile(name string, write func(*os.File) error) (string, error) {
 	path, err := filepath.Abs(name)
 	if err != nil {
 		return "", err
 	}
-	// A symbolic link is written through, not replaced by a file.
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		path = t
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".approxtune-*")
+	path, err = atomicfile.Write(path, write)
 	switch {
+	case err == nil:
+		return path, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("write %s: the folder %s does not exist", path, filepath.Dir(path))
 	case errors.Is(err, fs.ErrPermission):
 		return "", fmt.Errorf("write %s: the folder %s is not writable", path, filepath.Dir(path))
-	case err != nil:
-		return "", fmt.Errorf("write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	// The temporary file is 0600: the file gets the mode of the one it
-	// replaces, or 0644 as a notebook does (exports are to be shared).
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	return path, nil
+	return "", fmt.Errorf("write %s: %w", path, err)
 }
 
 // paramKeys lists the configuration parameter names of a sweep, in order.

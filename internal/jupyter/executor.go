@@ -70,28 +70,29 @@ func (e *Executor) Execute(c *notebook.Cell) error {
 // waiting for an agent), the second interrupts mpirun. It reports whether
 // a cell was running.
 func (e *Executor) Interrupt() bool {
-	e.mu.Lock()
-	c := e.cell
-	e.mu.Unlock()
-	if c == nil {
-		return false
+	c := e.running()
+	if c != nil {
+		c.interrupt(e.sess)
 	}
-	c.interrupt(e.sess)
-	return true
+	return c != nil
 }
 
 // Stop ends the running cell now, as the kernel's shutdown does (SIGTERM
 // to a notebook run): its sweep stops at once. It reports whether a cell
 // was running.
 func (e *Executor) Stop() bool {
-	e.mu.Lock()
-	c := e.cell
-	e.mu.Unlock()
-	if c == nil {
-		return false
+	c := e.running()
+	if c != nil {
+		c.stop(e.sess)
 	}
-	c.stop(e.sess)
-	return true
+	return c != nil
+}
+
+// running is the cell under way, nil between cells.
+func (e *Executor) running() *cell {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cell
 }
 
 func (e *Executor) setCell(c *cell) {

@@ -7,12 +7,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/approxtune/approxtune/internal/atomicfile"
 )
 
 // Marshal returns the notebook as Jupyter writes it (see the package
@@ -52,31 +53,10 @@ func WriteFile(path string, nb *Notebook) error {
 	if err != nil {
 		return err
 	}
-	// A symbolic link is written through, not replaced by a file.
-	if t, err := filepath.EvalSymlinks(path); err == nil {
-		path = t
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("notebook: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("notebook: write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("notebook: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("notebook: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if path, err := atomicfile.Write(path, func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	}); err != nil {
 		return fmt.Errorf("notebook: write %s: %w", path, err)
 	}
 	return nil
