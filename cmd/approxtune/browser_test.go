@@ -259,11 +259,14 @@ func TestBrowserWidgetsProtocol2(t *testing.T) {
 
 // The classic Notebook shows a running evaluate's speed-up and error
 // figures in the cell, redrawn as results arrive; the last state is what
-// 'plot speedup' and 'plot error' draw.
+// 'plot speedup' and 'plot error' draw. At n=3072 the sweep runs 16-17 s
+// and shows 9-11 states; at n=2048 it had come down to 6 s and 2-6 states
+// once the journal no longer synced at every configuration, and a clean
+// CI run saw 2 of the 3 the test wants.
 func TestBrowserLiveFigures(t *testing.T) {
 	bs := setupBrowser(t, "notebook")
 	bs.classic(t, "live",
-		"workload summa n=2048\nspace b=64,128,256 grid=1x4,2x2,4x1\npolicy conditional,eager\ntolerance 2^-1,2^-3\nreps 1",
+		"workload summa n=3072\nspace b=64,128,256 grid=1x4,2x2,4x1\npolicy conditional,eager\ntolerance 2^-1,2^-3\nreps 1",
 		"evaluate")
 	bs.finished(t)
 }
