@@ -481,6 +481,9 @@ func ReadJournal(path string) ([]*Sweep, error) {
 	}
 	var out []*Sweep
 	for _, s := range byID {
+		if s.Status != StatusOK || len(s.Missing()) > 0 {
+			s.carried = readCarried(filepath.Dir(path), s.ID)
+		}
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

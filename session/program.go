@@ -271,7 +271,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	defer pl.release(out)
 	// The program's own output is left out: a failed launch's error ends
 	// with its last lines.
-	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Emit: func(ev any) error {
+	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Carry: true, Emit: func(ev any) error {
 		line, err := json.Marshal(ev)
 		if err != nil {
 			return err

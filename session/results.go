@@ -39,6 +39,9 @@ type Sweep struct {
 	pending   int // runs made whose results have not come yet (progress events)
 	runs      int // a search's runs as far as known (the agent's latest total)
 	refRuns   int // an evaluate search's reference runs started so far (their results come after the last pass)
+	// carried are the statistics of the sweep's carrying policies after
+	// its last configuration, one per policy and tolerance (carriedName).
+	carried []sweep.Carried
 	// origin is where a loaded sweep came from ('load': "loaded from DIR,
 	// sweep N"); "" for a sweep this session ran.
 	origin string

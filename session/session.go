@@ -504,35 +504,13 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp, Skip: sw.skippedList()}); err != nil {
 		return err
 	}
+	sp.Carried = sw.carriedFor(missing) // to the agent only: the journal's line has none (carriedName)
 	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs have no result", sw.ID, len(missing), sw.Total()))
-	if n := carriedNote(sw, missing); n != "" {
+	if n := carriedNote(sw, missing, sp.Carried); n != "" {
 		out.Print(n)
 	}
 	sw.Status, sw.resumedAt = StatusRunning, len(sw.Results)
 	return s.drive(ctx, sw, &sp, out)
-}
-
-// carriedNote says, when some of the runs to resume are of a policy that
-// keeps its kernels' statistics from one configuration to the next
-// (eager), that the resumed runs start without the statistics of the
-// configurations run before: they execute more than in an uninterrupted
-// sweep, and predict from other samples (a review's resumed synthetic
-// sweep: eager 51.8x where the uninterrupted one had 64x).
-func carriedNote(sw *Sweep, runs []sweep.RunRef) string {
-	ran := map[string]bool{} // policies with results
-	for _, res := range sw.Results {
-		ran[res.Policy] = true
-	}
-	var names []string
-	for _, r := range runs {
-		if ran[r.Policy] && !slices.Contains(names, r.Policy) && carries(r.Policy) {
-			names = append(names, r.Policy)
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("note: %s carries its kernels' statistics from one configuration to the next; the resumed runs start without those of the runs made before the sweep stopped, so they execute more, and predict from other samples, than in a sweep that was not stopped", strings.Join(names, ", "))
 }
 
 // drive sends a spec to the agent and follows the sweep to its end,
@@ -606,6 +584,7 @@ func (s *Session) endSweep(sw *Sweep, pr *progress, hung *int, jerr error) error
 		jerr = e
 	}
 	pr.final()
+	s.dropCarried(sw)
 	switch {
 	case jerr != nil && sw.Status == StatusOK:
 		return &Error{Msg: fmt.Sprintf("sweep %d made every run, but %v", sw.ID, jerr)}
@@ -696,6 +675,10 @@ func (s *Session) journalEvent(sw *Sweep, e Event) error {
 				raw = b
 			}
 		}
+	}
+	if e.Type == sweep.TypeCarried {
+		s.keepCarried(sw, e) // beside the journal: see carriedName
+		return nil
 	}
 	if err := s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw}); err != nil {
 		return err

@@ -140,9 +140,9 @@ func TestKilledRankThenResume(t *testing.T) {
 		t.Errorf("resume did not say what it reruns:\n%s", out.b.String())
 	}
 	// Eager's runs before the death were made with statistics the new
-	// agent does not have: resume says so.
-	if !strings.Contains(out.b.String(), "note: eager carries its kernels' statistics from one configuration to the next") {
-		t.Errorf("resume did not say that eager's resumed runs start afresh:\n%s", out.b.String())
+	// agent starts from (sweep.Carried): resume says so.
+	if !strings.Contains(out.b.String(), "the resumed runs start from the kernel statistics carried from before the stop: eager at 2^-1 (after configuration ") {
+		t.Errorf("resume did not say where eager's resumed runs start:\n%s", out.b.String())
 	}
 	// Progress moved run by run, though evaluate's results come a
 	// configuration at a time (after its last reference run): the updates

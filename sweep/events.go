@@ -1,5 +1,7 @@
 package sweep
 
+import "encoding/json"
+
 // ProtocolVersion is the version of the agent's JSON-lines events and of the
 // session <-> agent protocol. Every event carries it in "v". Version 2 added
 // the gate of a run command and the session's acks (internal/protocol).
@@ -17,6 +19,7 @@ const (
 	TypeRound    = "round"  // a search's round ended (spec search)
 	TypeSearch   = "search" // a search's outcome (spec search)
 	TypeRunStart = "run_start"
+	TypeCarried  = "carried" // a carrying policy's statistics after a configuration
 )
 
 // Start announces a sweep: the normalized spec and the number of runs ahead.
@@ -196,6 +199,31 @@ type Span struct {
 	// Procs is a communication's communicator size (0: a computation, or
 	// a trace from before this field).
 	Procs int `json:"procs,omitempty"`
+}
+
+// Carried is what the tracks of a policy that carries its kernels'
+// statistics from one configuration to the next (policy.Carrier: eager)
+// hold after configuration Index, every rank's (selective.Track.Snapshot;
+// null for a rank that has none). The agent sends it after the
+// configuration's results; the session keeps the latest of each policy and
+// tolerance beside its journal and gives them back in a resumed sweep's
+// spec (Spec.Carried), so that the resumed runs start where the stopped
+// sweep was rather than afresh.
+type Carried struct {
+	Type      string            `json:"type,omitempty"`
+	V         int               `json:"v,omitempty"`
+	Index     int               `json:"index"`
+	Policy    string            `json:"policy"`
+	Tolerance float64           `json:"tolerance"`
+	Ranks     []json.RawMessage `json:"ranks"`
+}
+
+// Rank returns rank r's snapshot, or nil when it has none.
+func (c *Carried) Rank(r int) []byte {
+	if r < 0 || r >= len(c.Ranks) || len(c.Ranks[r]) == 0 || string(c.Ranks[r]) == "null" {
+		return nil
+	}
+	return c.Ranks[r]
 }
 
 // ProgressEvent says that a selective run ended whose result line waits for

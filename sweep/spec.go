@@ -115,6 +115,21 @@ type Spec struct {
 	// and judges its runs against these, so that every run of a
 	// configuration has the same references.
 	References map[int][]float64 `json:"references,omitempty"`
+	// Carried are the statistics that policies carrying them from one
+	// configuration to the next had when the sweep stopped (resuming it):
+	// the agent starts each such policy and tolerance from them.
+	Carried []Carried `json:"carried,omitempty"`
+}
+
+// CarriedFor returns the statistics Carried holds for policy at tolerance,
+// or nil.
+func (s *Spec) CarriedFor(policy string, tolerance float64) *Carried {
+	for i := range s.Carried {
+		if c := &s.Carried[i]; c.Policy == policy && c.Tolerance == tolerance {
+			return c
+		}
+	}
+	return nil
 }
 
 // RunRef names one run of a sweep: a configuration (its index in the full
@@ -379,6 +394,11 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 		}
 		if !found {
 			return nil, fmt.Errorf("sweep spec: runs[%d]: tolerance %v is not one of the sweep's tolerances", i, r.Tolerance)
+		}
+	}
+	for i, c := range s.Carried {
+		if !slices.Contains(s.Policies, c.Policy) || !slices.Contains(s.Tolerances, Tolerance(c.Tolerance)) {
+			return nil, fmt.Errorf("sweep spec: carried[%d]: %s at %v is not one of the sweep's policies and tolerances", i, c.Policy, c.Tolerance)
 		}
 	}
 	return configs, nil

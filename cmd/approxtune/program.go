@@ -97,6 +97,9 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	if err != nil {
 		return nil, err
 	}
+	if err := preload.CheckMPI(path, lib); err != nil {
+		return nil, err
+	}
 	l, err := launch.Find()
 	if err != nil {
 		return nil, err

@@ -452,6 +452,22 @@ func TestProgramF08Refused(t *testing.T) {
 	}
 }
 
+// A program built with MPICH's mpicc, tuned with the library built for Open
+// MPI (the default), is refused before it is launched, with both MPI
+// libraries named and the two ways out: launched, it had failed inside
+// MPICH with "Invalid communicator" (a review's program).
+func TestProgramOtherMPIRefused(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc.mpich")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "exchange.c"), "-lopenblas")
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "2", prog, "2", "64")
+	if code == 0 || !strings.Contains(stderr, "links MPICH (libmpi") || !strings.Contains(stderr, "was built for Open MPI (libmpi.so.40)") ||
+		!strings.Contains(stderr, "-tags mpich,noopenblas") || strings.Contains(stdout, "integers intact") {
+		t.Errorf("program --check of an MPICH program with the Open MPI library: exit %d; want a refusal before launching that names both MPIs\n%s%s", code, stdout, stderr)
+	}
+}
+
 // In the REPL, 'program' makes the user's program the workload: evaluate
 // launches it for every run, journals the results and prints the same
 // tables as for a built-in workload, its kernels' statistics too.
@@ -699,6 +715,49 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 	a, b := sws[0].Results[0], sws[0].Results[1]
 	if len(a.ReferenceS) != 2 || !slices.Equal(a.ReferenceS, b.ReferenceS) {
 		t.Errorf("%s judged against %v, %s against %v; want the same 2 references", a.Policy, a.ReferenceS, b.Policy, b.ReferenceS)
+	}
+}
+
+// A program sweep's eager run that failed at its last configuration is
+// resumed with the kernel statistics eager carried from the launches
+// before it (sweep.Carried, kept beside the journal), as an uninterrupted
+// sweep would have it: its kernels have samples from before it, which the
+// sweep's first launch, started with none, had not.
+func TestProgramResumeCarriesEager(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	flags := t.TempDir()
+	if err := os.WriteFile(filepath.Join(flags, "fail-3"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "session")
+	repl := func(script string) (string, int) { return replIn(t, bin, dir, script) }
+	if out, code := repl(fmt.Sprintf("program %s 20 64 0 %s\nspace x=1,2,3 ranks=2\npolicy eager\ntolerance 2^-1\ntune\n", prog, filepath.Join(flags, "fail-{x}"))); code == 0 || !strings.Contains(out, "1 selective run failed") {
+		t.Fatalf("the sweep with eager failing at x=3: exit %d\n%s", code, out)
+	}
+	os.Remove(filepath.Join(flags, "fail-3"))
+	out, code := repl("resume\n")
+	if code != 0 || !strings.Contains(out, "3 of 3 runs (ok)") ||
+		!strings.Contains(out, "the resumed runs start from the kernel statistics carried from before the stop: eager at 2^-1 (after configuration 2)") {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	sws, err := session.ReadJournal(filepath.Join(dir, session.JournalName))
+	if err != nil || len(sws) != 1 || len(sws[0].Results) != 3 {
+		t.Fatalf("journal: %v, %d sweeps", err, len(sws))
+	}
+	// As TestProgramEagerCarries reads it: a launch whose kernels have
+	// more samples than it executed had samples from before it.
+	before := map[int]bool{}
+	for _, k := range sws[0].Kernels {
+		for _, st := range k.Kernels {
+			before[k.Index] = before[k.Index] || st.Count > st.Calls-st.Skipped
+		}
+	}
+	if !before[2] || before[0] {
+		t.Errorf("launches with samples from before them, by configuration: %v; want the resumed x=3's and not the first's", before)
 	}
 }
 

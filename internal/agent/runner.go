@@ -333,6 +333,12 @@ func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []swee
 	if err != nil {
 		return err
 	}
+	warnings := r.warnings
+	if w, err := r.restoreCarried(spec, tallies); err != nil {
+		return err
+	} else if w != "" {
+		warnings = append(slices.Clip(warnings), w)
+	}
 	sw := &sweepRun{r: r, spec: spec, w: w, tallies: tallies, total: len(configs),
 		refMeans: make([]float64, len(configs)), refRuns: make([][]float64, len(configs))}
 	if len(tallies) > 0 {
@@ -342,7 +348,7 @@ func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []swee
 		sw.total = len(spec.Runs)
 	}
 	if err := r.send(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs,
-		Runs: sw.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: r.warnings, CopyCostSPerB: r.copyCost()}); err != nil {
+		Runs: sw.total, Ranks: r.world.Size(), BLAS: r.backend.Name(), Warnings: warnings, CopyCostSPerB: r.copyCost()}); err != nil {
 		return err
 	}
 	for i := range sw.refMeans {
@@ -371,6 +377,9 @@ func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []swee
 			return err
 		}
 		if err != nil {
+			return fmt.Errorf("configuration %s: %w", c.Label(), err)
+		}
+		if err := sw.carry(i); err != nil {
 			return fmt.Errorf("configuration %s: %w", c.Label(), err)
 		}
 	}

@@ -151,6 +151,50 @@ func CheckLinkage(path string) error {
 	return fmt.Errorf("%s is statically linked: approxtune intercepts MPI, BLAS and LAPACK through the dynamic linker (LD_PRELOAD), so link them dynamically (mpicc without -static, -lopenblas or -lblas -llapack)", path)
 }
 
+// CheckMPI reports why the executable at path cannot be tuned with the
+// preload library at lib, or nil: the two link different MPI libraries
+// (Open MPI's libmpi.so.40, MPICH's libmpich.so.12), so the library's
+// interposers would hand the program's handles to an MPI that does not
+// know them, and the launch fail with an error such as "Invalid
+// communicator". Either one not ELF, or linking no MPI it can name, passes.
+func CheckMPI(path, lib string) error {
+	prog, progLib := linkedMPI(path)
+	ours, ourLib := linkedMPI(lib)
+	if prog == "" || ours == "" || prog == ours {
+		return nil
+	}
+	build := "go build -tags mpich,noopenblas -buildmode=c-shared -o libapproxtune-mpich.so ./cmd/libapproxtune"
+	if ours == "MPICH" {
+		build = "go build -tags noopenblas -buildmode=c-shared -o libapproxtune.so ./cmd/libapproxtune"
+	}
+	launcher := ""
+	if prog == "MPICH" {
+		launcher = ", and APPROXTUNE_MPIRUN=mpiexec.mpich its launcher"
+	}
+	return fmt.Errorf("%s links %s (%s), and approxtune's library %s was built for %s (%s): build the program with %s's mpicc, or build the library for %s (%s, then APPROXTUNE_LIB names it%s)",
+		path, prog, progLib, lib, ours, ourLib, ours, prog, build, launcher)
+}
+
+// linkedMPI names the MPI implementation the ELF file at path links, and
+// the library that says so; "" when it links none it can name.
+func linkedMPI(path string) (impl, soname string) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", ""
+	}
+	defer f.Close()
+	libs, _ := f.ImportedLibraries()
+	for _, l := range libs {
+		switch {
+		case strings.HasPrefix(l, "libmpich"), strings.HasPrefix(l, "libmpi.so.12"):
+			return "MPICH", l
+		case strings.HasPrefix(l, "libmpi.so."), strings.HasPrefix(l, "libmpi_mpifh"), strings.HasPrefix(l, "libmpi_usempi"), strings.HasPrefix(l, "libmpi_cxx"):
+			return "Open MPI", l
+		}
+	}
+	return "", ""
+}
+
 // checkF08 refuses a program that calls MPI through Fortran's mpi_f08
 // module (it imports mpi_init_f08_, mpi_bcast_f08ts_ ...): those routines
 // reach the MPI library past the preload library's, MPI_Init and

@@ -166,6 +166,11 @@ type Runner struct {
 	// nodes it must be on a file system they share. Empty means
 	// os.TempDir().
 	Scratch string
+	// Carry, when set, emits after each configuration the statistics of
+	// the policies that carry them from one configuration to the next
+	// (sweep.Carried), for a session that can resume the sweep; the
+	// spec's sweep.Spec.Carried are taken in either way.
+	Carry bool
 }
 
 // tally is one policy x tolerance over the configurations.
@@ -199,6 +204,9 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 				tl := &tally{policy: p, tol: float64(t)}
 				if _, ok := pol.(policy.Carrier); ok {
 					tl.state = filepath.Join(state, fmt.Sprintf("%s-%d", p, k))
+					if err := restoreCarried(spec.CarriedFor(p, float64(t)), tl.state); err != nil {
+						return err
+					}
 				}
 				_, tl.counts = pol.(policy.Rehearser)
 				tallies = append(tallies, tl)
@@ -246,6 +254,9 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 					return err
 				}
 			}
+		}
+		if err := r.carry(spec, i, tallies, spec.Program.Ranks(c)); err != nil {
+			return err
 		}
 	}
 	return r.summaries(spec, configs, tallies, refMeans, refRuns, time.Since(t0).Seconds())
@@ -410,6 +421,9 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 		return nil, fmt.Errorf("program: %w", err)
 	}
 	if err := preload.CheckLinkage(path); err != nil {
+		return nil, err
+	}
+	if err := preload.CheckMPI(path, r.Lib); err != nil {
 		return nil, err
 	}
 	argv[0] = path
@@ -643,4 +657,53 @@ func (t *Tail) Lines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return "\n    " + strings.Join(lines, "\n    ")
+}
+
+// restoreCarried writes the statistics a resumed sweep's spec brought for a
+// carrying tally (nil: none) to the files, prefix.RANK, that its launches
+// read (preload.Run.State), so that the resumed runs start where the
+// stopped sweep was.
+func restoreCarried(c *sweep.Carried, prefix string) error {
+	if c == nil {
+		return nil
+	}
+	for rank := range c.Ranks {
+		if data := c.Rank(rank); data != nil {
+			if err := os.WriteFile(fmt.Sprintf("%s.%d", prefix, rank), data, 0o600); err != nil {
+				return fmt.Errorf("carried statistics: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// carry emits, after configuration i (run on ranks ranks), the statistics
+// of each carrying tally that ran there, as its launches left them in their
+// files: one sweep.Carried event each, null for a rank with no file.
+func (r *Runner) carry(spec *sweep.Spec, i int, tallies []*tally, ranks int) error {
+	if !r.Carry {
+		return nil
+	}
+	for _, t := range tallies {
+		if t.state == "" || !spec.Wants(i, t.policy, t.tol) {
+			continue
+		}
+		ev := sweep.Carried{Type: sweep.TypeCarried, V: sweep.ProtocolVersion, Index: i, Policy: t.policy, Tolerance: t.tol}
+		found := false
+		for rank := range ranks {
+			data, err := os.ReadFile(fmt.Sprintf("%s.%d", t.state, rank))
+			if err != nil || !json.Valid(data) {
+				data = nil
+			}
+			found = found || data != nil
+			ev.Ranks = append(ev.Ranks, data)
+		}
+		if !found {
+			continue
+		}
+		if err := r.Emit(ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,139 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/approxtune/approxtune/internal/atomicfile"
+	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// carriedName is the file, beside the journal, that holds the statistics a
+// sweep's carrying policies (eager) had after its last configuration
+// (sweep.Carried): the latest of each policy and tolerance, rewritten
+// whole at each configuration's end, rather than a journal line each (a
+// grid's kernel statistics, every rank's, at every configuration). A
+// resume gives them back to the agent; a sweep that ends with every run
+// made has no more use for them, and its file is removed.
+func carriedName(id int) string { return fmt.Sprintf("carried-%d.json", id) }
+
+// keepCarried records a sweep.Carried event of sw: in the sweep and in its
+// file. A file that cannot be written costs a resume its head start only,
+// and stops nothing.
+func (s *Session) keepCarried(sw *Sweep, e Event) {
+	var c sweep.Carried
+	if e.Decode(&c) != nil {
+		return
+	}
+	sw.setCarried(c)
+	_ = writeCarried(filepath.Join(s.opts.Dir, carriedName(sw.ID)), sw.carried)
+}
+
+// setCarried replaces the statistics sw keeps for c's policy and tolerance
+// with c's.
+func (sw *Sweep) setCarried(c sweep.Carried) {
+	c.Type, c.V = "", 0
+	i := slices.IndexFunc(sw.carried, func(k sweep.Carried) bool { return k.Policy == c.Policy && k.Tolerance == c.Tolerance })
+	if i < 0 {
+		sw.carried = append(sw.carried, c)
+		return
+	}
+	sw.carried[i] = c
+}
+
+// writeCarried writes cs to path, whole or not at all.
+func writeCarried(path string, cs []sweep.Carried) error {
+	b, err := json.Marshal(cs)
+	if err != nil {
+		return err
+	}
+	_, err = atomicfile.Write(path, func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	})
+	return err
+}
+
+// readCarried reads the statistics of sweep id of the session whose
+// journal is in dir: none when there is no such file or it does not read
+// (a resume then starts those policies afresh, and says so).
+func readCarried(dir string, id int) []sweep.Carried {
+	b, err := os.ReadFile(filepath.Join(dir, carriedName(id)))
+	if err != nil {
+		return nil
+	}
+	var cs []sweep.Carried
+	if json.Unmarshal(b, &cs) != nil {
+		return nil
+	}
+	return cs
+}
+
+// dropCarried forgets sw's carried statistics once it has every run: no
+// resume will want them.
+func (s *Session) dropCarried(sw *Sweep) {
+	if sw.Status != StatusOK || len(sw.carried) == 0 || len(sw.Missing()) > 0 {
+		return
+	}
+	sw.carried = nil
+	_ = os.Remove(filepath.Join(s.opts.Dir, carriedName(sw.ID)))
+}
+
+// carriedFor returns the statistics sw keeps for the carrying policies of
+// runs, to start a resume from.
+func (sw *Sweep) carriedFor(runs []sweep.RunRef) []sweep.Carried {
+	var cs []sweep.Carried
+	for _, c := range sw.carried {
+		if slices.ContainsFunc(runs, func(r sweep.RunRef) bool { return r.Policy == c.Policy && r.Tolerance == c.Tolerance }) {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// carriedNote says, when some of the runs to resume are of a policy that
+// keeps its kernels' statistics from one configuration to the next
+// (eager), where they start: from the statistics the sweep had after the
+// configuration it last finished (carried), or, where those were not kept
+// (a journal from before they were, a file lost), afresh: they then
+// execute more than in an uninterrupted sweep, and predict from other
+// samples (a review's resumed synthetic sweep: eager 51.8x where the
+// uninterrupted one had 64x).
+func carriedNote(sw *Sweep, runs []sweep.RunRef, carried []sweep.Carried) string {
+	ran := map[string]bool{} // policies with results
+	for _, res := range sw.Results {
+		ran[res.Policy] = true
+	}
+	var from, fresh []string
+	for _, p := range sw.Spec.Policies { // in the spec's order
+		if !ran[p] || !carries(p) {
+			continue
+		}
+		for _, tol := range sw.Spec.Tolerances {
+			t := float64(tol)
+			if !slices.ContainsFunc(runs, func(r sweep.RunRef) bool { return r.Policy == p && r.Tolerance == t }) {
+				continue
+			}
+			i := slices.IndexFunc(carried, func(c sweep.Carried) bool { return c.Policy == p && c.Tolerance == t })
+			switch {
+			case i >= 0:
+				from = append(from, fmt.Sprintf("%s at %s (after configuration %d)", p, format.Tolerance(t), carried[i].Index))
+			case !slices.Contains(fresh, p):
+				fresh = append(fresh, p)
+			}
+		}
+	}
+	var lines []string
+	if len(from) > 0 {
+		lines = append(lines, "the resumed runs start from the kernel statistics carried from before the stop: "+strings.Join(from, ", "))
+	}
+	if len(fresh) > 0 {
+		lines = append(lines, fmt.Sprintf("note: %s carries its kernels' statistics from one configuration to the next, and those of the runs made before the sweep stopped were not kept: the resumed runs start without them, so they execute more, and predict from other samples, than in a sweep that was not stopped", strings.Join(fresh, ", ")))
+	}
+	return strings.Join(lines, "\n")
+}
