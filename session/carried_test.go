@@ -42,7 +42,7 @@ func TestResumeCarriesEagerStatistics(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(first, carriedName(1))); err != nil {
 		t.Fatalf("the stopped sweep's carried statistics: %v", err)
 	}
-	if b, err := os.ReadFile(filepath.Join(first, JournalName)); err != nil || strings.Contains(string(b), `"type":"carried"`) {
+	if b, err := os.ReadFile(filepath.Join(first, JournalName)); err != nil || strings.Contains(string(b), `"carried"`) {
 		t.Fatalf("the journal holds the carried statistics (or did not read: %v)", err)
 	}
 	lost := filepath.Join(t.TempDir(), "lost")
@@ -65,6 +65,9 @@ func TestResumeCarriesEagerStatistics(t *testing.T) {
 		sw := b.Last()
 		if sw.Status != StatusOK || len(sw.Missing()) != 0 {
 			t.Fatalf("resume of %s: status %s, %d runs missing", from, sw.Status, len(sw.Missing()))
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, JournalName)); err != nil || strings.Contains(string(b), `"carried"`) {
+			t.Errorf("the resuming session's journal holds carried statistics (or did not read: %v)", err)
 		}
 		return executed(t, sw, done), out.b.String(), dir
 	}
