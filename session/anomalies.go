@@ -268,7 +268,7 @@ func cmdAnomalies(s *Session, ctx context.Context, c *Command, out Output) error
 			return errAt(a.Col, "anomalies takes config=, policy=, tolerance= and level=, not %q", a.String())
 		}
 	}
-	sw, err := lastSweep(s, c)
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err
 	}

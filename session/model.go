@@ -527,8 +527,8 @@ func plural(n int) string {
 
 // modelSweeps are the sweeps a model command reads: the last one, or with
 // sweeps=all every sweep of the session with kernel statistics.
-func modelSweeps(s *Session, c *Command, all bool) ([]*Sweep, error) {
-	sw, err := lastSweep(s, c)
+func modelSweeps(s *Session, c *Command, all bool, out Output) ([]*Sweep, error) {
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return nil, err
 	}
@@ -541,7 +541,7 @@ func modelSweeps(s *Session, c *Command, all bool) ([]*Sweep, error) {
 	// A sweep loaded more than once ('load ... sweep=N' makes it the last
 	// again) counts once: its copies would add the same samples twice and
 	// narrow the intervals with no new data.
-	var out []*Sweep
+	var sws []*Sweep
 	origins := map[string]bool{}
 	for _, x := range s.sweeps {
 		if len(x.Kernels) == 0 || origins[x.origin] {
@@ -550,12 +550,12 @@ func modelSweeps(s *Session, c *Command, all bool) ([]*Sweep, error) {
 		if x.origin != "" {
 			origins[x.origin] = true
 		}
-		out = append(out, x)
+		sws = append(sws, x)
 	}
-	if len(out) == 0 {
+	if len(sws) == 0 {
 		return nil, errAt(c.VerbCol, "no sweep of this session has kernel statistics: kernel models need the selective runs of evaluate or tune")
 	}
-	return out, nil
+	return sws, nil
 }
 
 // selectFamilies are the families a word names: a family ("gemm[NT]") or
@@ -604,7 +604,7 @@ func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
 			given = append(given, a)
 		}
 	}
-	sws, err := modelSweeps(s, c, all)
+	sws, err := modelSweeps(s, c, all, out)
 	if err != nil {
 		return err
 	}
@@ -1007,7 +1007,7 @@ func exportExtrap(s *Session, c *Command, out Output) error {
 	if file == nil {
 		return errAt(c.Args[0].Col, "export extrap takes a file: export extrap FILE [ROUTINE] [sweeps=all]")
 	}
-	sws, err := modelSweeps(s, c, all)
+	sws, err := modelSweeps(s, c, all, out)
 	if err != nil {
 		return err
 	}

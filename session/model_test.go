@@ -521,7 +521,7 @@ func TestModelSweepsLoadedTwice(t *testing.T) {
 		{ID: 4, Kernels: ks, origin: "loaded from /a, sweep 1"},
 		{ID: 5},
 	}
-	got, err := modelSweeps(s, &Command{Verb: "model"}, true)
+	got, err := modelSweeps(s, &Command{Verb: "model"}, true, nil)
 	var ids []int
 	for _, sw := range got {
 		ids = append(ids, sw.ID)

@@ -511,7 +511,7 @@ func cmdRank(s *Session, ctx context.Context, c *Command, out Output) error {
 			return err
 		}
 	}
-	sw, err := lastSweep(s, c)
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err
 	}

@@ -570,3 +570,36 @@ func tunedSession(t *testing.T, dir string) (*Session, *textOut) {
 	}
 	return s, out
 }
+
+// A sweep cancelled before its first result does not hide the results of
+// the sweep before it: table, plot and rank read the last sweep that has
+// results and say so (a notebook review: an interrupted second evaluate
+// left 'plot speedup' saying "no results to plot yet", and nothing brought
+// the first sweep's back).
+func TestEmptySweepKeepsEarlierResults(t *testing.T) {
+	s, out := tunedSession(t, t.TempDir())
+	defer s.Close()
+	first := s.Last()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Exec(ctx, "tune", out); err == nil {
+		t.Fatal("a tune whose context was cancelled ended without an error")
+	}
+	if last := s.Last(); last == first || len(last.Results) != 0 {
+		t.Fatalf("the cancelled sweep: %d of sweeps, %d results", len(s.sweeps), len(last.Results))
+	}
+	out.b.Reset()
+	png := filepath.Join(t.TempDir(), "configs.png")
+	for _, l := range []string{"table best", "plot configs " + png} {
+		if err := s.Exec(context.Background(), l, out); err != nil {
+			t.Fatalf("%s after an empty sweep: %v", l, err)
+		}
+	}
+	said := out.b.String()
+	if strings.Count(said, "sweep 2 has no results (cancelled): reading sweep 1, the last that has") != 2 || !strings.Contains(said, "eager") {
+		t.Errorf("table and plot after an empty sweep:\n%s", said)
+	}
+	if fi, err := os.Stat(png); err != nil || fi.Size() == 0 {
+		t.Errorf("plot configs after an empty sweep wrote nothing: %v", err)
+	}
+}

@@ -790,10 +790,26 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	return err
 }
 
-func lastSweep(s *Session, c *Command) (*Sweep, error) {
+// lastSweep is the sweep table, plot, save, export, rank, model and
+// anomalies read: the session's last, or, when that one ended with no
+// result (cancelled, or dead, before its first), the last that has one,
+// which out (when not nil) is told of: an interrupted second sweep had
+// hidden the first's results, and nothing brought them back.
+func lastSweep(s *Session, c *Command, out Output) (*Sweep, error) {
 	sw := s.Last()
 	if sw == nil {
 		return nil, errAt(c.VerbCol, "no results yet: run evaluate or tune first")
+	}
+	if len(sw.Results) > 0 || sw.Status == StatusRunning {
+		return sw, nil
+	}
+	for i := len(s.sweeps) - 2; i >= 0; i-- {
+		if prev := s.sweeps[i]; len(prev.Results) > 0 {
+			if out != nil {
+				out.Print(fmt.Sprintf("sweep %d has no results (%s): reading sweep %d, the last that has", sw.ID, sw.Status, prev.ID))
+			}
+			return prev, nil
+		}
 	}
 	return sw, nil
 }
@@ -803,7 +819,7 @@ func cmdTable(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err != nil {
 		return err
 	}
-	sw, err := lastSweep(s, c)
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err
 	}
@@ -825,7 +841,7 @@ func cmdSave(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err != nil {
 		return err
 	}
-	sw, err := lastSweep(s, c)
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err
 	}
@@ -852,7 +868,7 @@ func cmdExport(s *Session, ctx context.Context, c *Command, out Output) error {
 	if c.Args[0].Value == "notebook" {
 		return exportNotebook(s, c, out)
 	}
-	sw, err := lastSweep(s, c)
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err
 	}
@@ -991,7 +1007,7 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 			return errAt(a.Col, "plot has no option %q: want policy=, tolerance= or config=", a.Key)
 		}
 	}
-	sw, err := lastSweep(s, c)
+	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err
 	}
