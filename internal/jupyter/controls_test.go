@@ -642,6 +642,23 @@ func TestKernelControlsSweep(t *testing.T) {
 	if h := areaHTML(busy("tune"), area); !strings.Contains(h, "» tune: a sweep is running; wait for its end, or cancel it") {
 		t.Errorf("tune while a sweep runs: %s", h)
 	}
+	// A cell sent meanwhile waits for the controls' sweep, and says so at
+	// once: it had sat busy and silent until the sweep ended.
+	cell := c.send(c.shell, "execute_request", map[string]any{"code": "status", "silent": false, "store_history": true,
+		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true})
+	for said, wait := false, time.After(10*time.Second); !said; {
+		select {
+		case m := <-c.iopubC:
+			switch m.parentID() {
+			case ev:
+				evOuts = append(evOuts, m)
+			case cell:
+				said = m.Header.MsgType == "stream" && strings.Contains(fmt.Sprint(m.content()["text"]), "» waiting for the sweep the controls started: this cell runs when it ends")
+			}
+		case <-wait:
+			t.Fatal("a cell sent while the controls' sweep runs: no note that it waits")
+		}
+	}
 	if h := areaHTML(busy("cancel"), area); !strings.Contains(h, "» cancel") {
 		t.Errorf("cancel: %s", h)
 	}
@@ -659,7 +676,10 @@ func TestKernelControlsSweep(t *testing.T) {
 	if sw := sess.Last(); sw == nil || sw.ID != 2 || sw.Status != session.StatusCancelled {
 		t.Errorf("last sweep %+v", sw)
 	}
-	// The kernel goes on.
+	// The cell that waited runs, and the kernel goes on.
+	if r := c.reply(c.shellC, cell, time.Minute); r.content()["status"] != "ok" {
+		t.Errorf("the cell that waited for the sweep: %s", r.Content)
+	}
 	if r, _ := c.execute("status", nil); r.content()["status"] != "ok" {
 		t.Errorf("after the cancel: %s", r.Content)
 	}

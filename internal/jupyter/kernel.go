@@ -262,6 +262,7 @@ func (k *Kernel) Serve(ctx context.Context) error {
 			if k.commFast(r) {
 				return
 			}
+			k.noteWaiting(r)
 			select {
 			case k.shellQ <- r:
 			case <-k.done:
