@@ -70,6 +70,9 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	if _, err := os.Stat(p.Command[0]); err != nil && strings.ContainsRune(p.Command[0], '/') {
 		return errAt(c.Args[0].Col, "program: %v", err)
 	}
+	if err := p.CheckBraces(); err != nil {
+		return &Error{Msg: err.Error()}
+	}
 	next := s.st.clone()
 	next.Workload, next.Program, next.Space = sweep.ProgramWorkload, p, map[string][]any{}
 	dropped := droppedSpace(s.st.Space, next.Space)

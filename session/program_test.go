@@ -54,6 +54,30 @@ func TestProgramVerb(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", bad.line, err, bad.want)
 		}
 	}
+	// A placeholder without its closing brace is refused at once: it had
+	// reached the program as it was.
+	if err := s.Exec(ctx, "program "+solver+" -nb {b -p {grid_r}", out); err == nil || !strings.Contains(err.Error(), `argument "{b" has {b without its closing brace: want {b}`) {
+		t.Errorf("an unclosed placeholder: %v", err)
+	}
+	if err := s.Exec(ctx, "program "+solver+" -nb {b} -p {grid_r} \"--q={grid_c}\" --Mode=fast deck Solver.dat="+tmpl, out); err != nil {
+		t.Fatal(err)
+	}
+	// A parameter nothing reads is told of: its configurations repeat
+	// each other's runs.
+	out.b.Reset()
+	if err := s.Exec(ctx, "space b=32 grid=2x2 c=1,2", out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "note: c appears in no argument or deck of the program") {
+		t.Errorf("space with a parameter nothing reads:\n%s", out.b.String())
+	}
+	if err := s.Exec(ctx, "program "+solver+" -nb {b} -p {grid_r} \"--q={grid_c}\" --Mode=fast deck Solver.dat="+tmpl, out); err != nil {
+		t.Fatal(err)
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "space b=32,64 grid=2x2,1x4", out); err != nil || strings.Contains(out.b.String(), "appears in no argument") {
+		t.Errorf("space whose parameters the program reads: %v\n%s", err, out.b.String())
+	}
 	if err := s.Exec(ctx, "space c=1", out); err != nil {
 		t.Fatal(err)
 	}

@@ -617,7 +617,13 @@ func (s *Session) closeCancels() {
 func (s *Session) endWithoutAgent(sw *Sweep, runCtx context.Context, err error) error {
 	sw.Status, sw.Message = StatusFailed, err.Error()
 	if runCtx.Err() != nil {
-		sw.Status, sw.Message = StatusCancelled, "cancelled before an agent was ready: "+err.Error()
+		// The user stopped the wait: Go's "context canceled" says nothing
+		// more to them.
+		why := strings.TrimSuffix(strings.TrimSuffix(err.Error(), context.Canceled.Error()), ": ")
+		sw.Status, sw.Message = StatusCancelled, "cancelled before an agent was ready"
+		if why != "" {
+			sw.Message += " (" + why + ")"
+		}
 	}
 	msg := fmt.Sprintf("sweep %d %s: %s", sw.ID, sw.Status, sw.Message)
 	if jerr := s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}); jerr != nil {

@@ -281,8 +281,11 @@ func TestCancelWhileWaitingForAgent(t *testing.T) {
 	}()
 	start := time.Now()
 	err := s.Exec(ctx, "tune", out)
-	if err == nil || !strings.Contains(err.Error(), "cancelled before an agent was ready") || time.Since(start) > 10*time.Second {
+	if err == nil || !strings.Contains(err.Error(), "cancelled before an agent was ready (no agent dialed in)") || time.Since(start) > 10*time.Second {
 		t.Fatalf("tune while waiting, cancelled: %v after %v", err, time.Since(start))
+	}
+	if strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("the cancel's message speaks Go: %v", err)
 	}
 	if err := s.Exec(ctx, "status", out); err != nil {
 		t.Fatalf("the session is unusable after the cancel: %v", err)

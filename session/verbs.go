@@ -371,6 +371,12 @@ func noteSpaceSize(st State, out Output) {
 	if n > sweep.MaxConfigs {
 		out.Print(fmt.Sprintf("note: this space has %.0f configurations, more than the %d a sweep may have: evaluate and tune will refuse it until it has fewer values", n, sweep.MaxConfigs))
 	}
+	if st.Program != nil {
+		if unused := st.Program.Unused(st.Space); len(unused) > 0 {
+			out.Print(fmt.Sprintf("note: %s appears in no argument or deck of the program: its configurations differ in nothing the program sees and repeat each other's runs (put {%s} where the program should read it)",
+				strings.Join(unused, ", "), unused[0]))
+		}
+	}
 }
 
 // droppedSpace lists, as KEY=VALUES, the parameters old sets that next

@@ -64,6 +64,9 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 		return nil, fmt.Errorf("program: ranks %s: want rank counts, like [1, 2, 4]", shown(space["ranks"]))
 	}
 	known := s.placeholders()
+	if err := p.CheckBraces(); err != nil {
+		return nil, err
+	}
 	texts := slices.Clone(p.Command)
 	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
 		b, err := os.ReadFile(p.Decks[file])
@@ -80,6 +83,57 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 		}
 	}
 	return s, nil
+}
+
+// unclosed finds a placeholder that lacks its closing brace ("{b" of
+// "-nb {b"): such an argument reached the program as it was.
+var unclosed = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)(?:[^A-Za-z0-9_}]|$)`)
+
+// CheckBraces refuses an argument of the command with a placeholder that
+// lacks its closing brace ("-nb {b"): it would reach the program as it is.
+func (p *Program) CheckBraces() error {
+	for _, a := range p.Command[min(1, len(p.Command)):] {
+		if m := unclosed.FindStringSubmatch(a); m != nil {
+			return fmt.Errorf("program: argument %q has {%s without its closing brace: want {%s}", a, m[1], m[1])
+		}
+	}
+	return nil
+}
+
+// Unused lists, sorted, the parameters of space that no placeholder of the
+// command or the decks names: the program sees nothing of them, and their
+// configurations repeat each other's runs. The rank count and a grid,
+// which set the launch's ranks, are never unused; a deck that does not
+// read counts as using every parameter.
+func (p *Program) Unused(space map[string][]any) []string {
+	texts := slices.Clone(p.Command)
+	for _, file := range p.Decks {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil
+		}
+		texts = append(texts, string(b))
+	}
+	used := map[string]bool{}
+	for _, t := range texts {
+		for _, m := range placeholder.FindAllStringSubmatch(t, -1) {
+			used[m[1]] = true
+		}
+	}
+	var out []string
+	for name, vs := range space {
+		if name == "ranks" || used[name] {
+			continue
+		}
+		if len(vs) > 0 {
+			if _, ok := vs[0].(GridShape); ok {
+				continue
+			}
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // ProgramParam is the parameter NAME of a program's space whose values are
