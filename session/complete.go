@@ -54,7 +54,9 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 	case "policy":
 		return match(policy.Names(), item), itemStart
 	case "table":
-		return match([]string{"configs", "kernels", "best"}, word), start
+		if len(fields) == 1 {
+			return match([]string{"configs", "kernels", "best"}, word), start
+		}
 	case "export":
 		if len(fields) == 1 {
 			return match([]string{"csv", "notebook", "extrap"}, word), start
@@ -72,23 +74,33 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 				}
 				return match(ks, word), start
 			}
-			if sw := s.Last(); sw != nil && sw.Spec != nil {
-				switch key {
-				case "policy":
-					return match(sw.Spec.Policies, item), itemStart
-				case "tolerance":
-					var ts []string
-					for _, t := range sw.Spec.Tolerances {
-						ts = append(ts, format.Tolerance(float64(t)))
-					}
-					return match(ts, item), itemStart
-				}
-			}
+			return s.completeRead(key, item, itemStart)
 		}
 	case "evaluate", "tune":
-		return match([]string{"search=halving", "search=random", "budget="}, word), start
+		switch key {
+		case "policy":
+			return match(policy.Names(), item), itemStart
+		case "search":
+			return match([]string{"halving", "random", "none"}, item), itemStart
+		}
+		return match([]string{"search=halving", "search=random", "budget=", "seed=", "policy="}, word), start
 	case "rank":
+		if key != "" {
+			return s.completeRead(key, item, itemStart)
+		}
 		return match([]string{"threshold=", "reps=", "draws=", "k=", "seed=", "policy=", "tolerance="}, word), start
+	case "anomalies":
+		if key != "" {
+			return s.completeRead(key, item, itemStart)
+		}
+		return match([]string{"policy=", "tolerance=", "config=", "level="}, word), start
+	case "model":
+		if key == "sweeps" {
+			return match([]string{"all", "last"}, item), itemStart
+		}
+		if len(fields) == 1 && key == "" {
+			return match([]string{"sweeps=all", "gemm", "syrk", "trsm", "trmm", "potrf", "trtri", "geqrf", "larfb", "larft", "isend"}, word), start
+		}
 	case "models":
 		return match([]string{"on", "off"}, word), start
 	case "grid":
@@ -113,14 +125,35 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 	case "deadline":
 		return match([]string{"off", "10x", "30s", "5m"}, word), start
 	case "load", "resume":
-		if fields[0] == "resume" && strings.HasPrefix(word, "h") {
-			return match([]string{"hung=retry", "hung=skip"}, word), start
+		if fields[0] == "resume" && (strings.HasPrefix(word, "h") || strings.HasPrefix(word, "s")) {
+			return match([]string{"hung=retry", "hung=skip", "skip="}, word), start
 		}
 		if len(fields) == 1 {
 			return matchInOrder(recentSessions(s.Dir()), word), start
 		}
 	}
 	return nil, start
+}
+
+// completeRead completes the value of a key that picks runs of the last
+// sweep (plot, rank and anomalies read policy= and tolerance= the same
+// way): its policies and tolerances.
+func (s *Session) completeRead(key, item string, itemStart int) ([]string, int) {
+	sw := s.Last()
+	if sw == nil || sw.Spec == nil {
+		return nil, itemStart
+	}
+	switch key {
+	case "policy":
+		return match(sw.Spec.Policies, item), itemStart
+	case "tolerance":
+		var ts []string
+		for _, t := range sw.Spec.Tolerances {
+			ts = append(ts, format.Tolerance(float64(t)))
+		}
+		return match(ts, item), itemStart
+	}
+	return nil, itemStart
 }
 
 // completeParam completes "key=" names, or the values of a choice or grid parameter.
