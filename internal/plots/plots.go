@@ -132,6 +132,13 @@ func (speedupTicks) Ticks(min, max float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
 	}
 	if !one && min <= 1 && 1 <= max {
+		// A label closer to 1 than a quarter step (0 when the step is 5)
+		// would print over its: that tick keeps its mark, unlabelled.
+		for i := range ts {
+			if math.Abs(ts[i].Value-1) < step/4 {
+				ts[i].Label = ""
+			}
+		}
 		ts = append(ts, plot.Tick{Value: 1, Label: "1"})
 	}
 	return ts

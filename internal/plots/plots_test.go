@@ -256,7 +256,7 @@ func TestConfigsWithoutReferences(t *testing.T) {
 // The speed-up axis is labelled at a 1-2-5 step, 4 to 10 labels, and 1
 // (full execution's line) is always labelled.
 func TestSpeedupTicks(t *testing.T) {
-	for _, max := range []float64{1.15, 1.8, 6.9, 14.7, 120} {
+	for _, max := range []float64{1.15, 1.8, 6.9, 14.7, 21, 120} {
 		ts := speedupTicks{}.Ticks(0, max)
 		one := false
 		for _, tk := range ts {
@@ -264,6 +264,12 @@ func TestSpeedupTicks(t *testing.T) {
 		}
 		if len(ts) < 4 || len(ts) > 11 || !one {
 			t.Errorf("0..%g: %d ticks %v, want 4 to 11 with 1 labelled", max, len(ts), ts)
+		}
+		// No label prints over 1's (0 did, a notebook review's 0..20 axis).
+		for _, tk := range ts {
+			if tk.Label != "" && tk.Value != 1 && math.Abs(tk.Value-1) < max/20 {
+				t.Errorf("0..%g: label %q at %g, over 1's", max, tk.Label, tk.Value)
+			}
 		}
 	}
 }
