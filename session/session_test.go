@@ -605,4 +605,14 @@ func TestEmptySweepKeepsEarlierResults(t *testing.T) {
 	if fi, err := os.Stat(png); err != nil || fi.Size() == 0 {
 		t.Errorf("plot configs after an empty sweep wrote nothing: %v", err)
 	}
+	// In a notebook (an Output that shows figures), plot with a file
+	// writes it and shows the figure too.
+	fo := &figOut{}
+	other := filepath.Join(t.TempDir(), "configs2.png")
+	if err := s.Exec(context.Background(), "plot configs "+other, fo); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(other); err != nil || fi.Size() == 0 || fo.figs != 1 || !strings.Contains(fo.b.String(), "wrote "+other) {
+		t.Errorf("plot configs FILE in a notebook: %d figures shown, %q, file %v", fo.figs, fo.b.String(), err)
+	}
 }

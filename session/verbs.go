@@ -1021,7 +1021,18 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err != nil {
 		return errAt(c.Args[0].Col, "%v", err)
 	}
-	if fo, ok := out.(FigureOutput); ok && file == "" {
+	if fo, ok := out.(FigureOutput); ok {
+		// A notebook shows the figure; with a file, it writes it too (it
+		// had only written it, and the cell showed no figure).
+		if file != "" {
+			path, err := writeFigure(f, file)
+			if err != nil {
+				return errAt(c.Args[len(c.Args)-1].Col, "%v", err)
+			}
+			fo.Figure(f)
+			out.Print("wrote " + path)
+			return nil
+		}
 		fo.Figure(f)
 		return nil
 	}
