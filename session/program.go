@@ -217,6 +217,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		sw.Status, sw.Message = StatusOK, ""
 	case runCtx.Err() != nil:
 		sw.Status, sw.Message = StatusCancelled, "interrupted: "+err.Error()
+		if ce := (*programs.ConfigError)(nil); errors.As(err, &ce) {
+			// The launch's end (its exit status) followed from the
+			// stop: it had read as if the program had failed.
+			sw.Message = fmt.Sprintf("interrupted: the launch of configuration %s was stopped", ce.Label)
+		}
 	default:
 		sw.Status, sw.Message = StatusFailed, err.Error()
 		var ce *programs.ConfigError
