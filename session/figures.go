@@ -209,6 +209,24 @@ var (
 // configs policy=online' on a sweep without online drew the references
 // alone, without a word.
 func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
+	if err := figureOptionsErr(sw, name, o); err != nil {
+		return err
+	}
+	return nil
+}
+
+// optionError is an error of a figure's option Key=: the option itself
+// (the figure reads none such), or its value (Value).
+type optionError struct {
+	Key   string
+	Value bool
+	err   error
+}
+
+func (e *optionError) Error() string { return e.err.Error() }
+
+// figureOptionsErr is checkFigureOptions' check, its errors *optionError.
+func figureOptionsErr(sw *Sweep, name string, o FigureOptions) *optionError {
 	given := map[string]bool{"policy": o.Policy != "", "tolerance": o.tolGiven(), "config": o.Config != nil}
 	reads := figureReads[name]
 	for _, opt := range []string{"policy", "tolerance", "config"} {
@@ -216,15 +234,15 @@ func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
 			continue
 		}
 		if len(reads) == 0 {
-			return fmt.Errorf("plot %s takes no %s=: it draws %s", name, opt, figureDraws[name])
+			return &optionError{Key: opt, err: fmt.Errorf("plot %s takes no %s=: it draws %s", name, opt, figureDraws[name])}
 		}
-		return fmt.Errorf("plot %s takes no %s=: it reads %s=", name, opt, strings.Join(reads, "=, "))
+		return &optionError{Key: opt, err: fmt.Errorf("plot %s takes no %s=: it reads %s=", name, opt, strings.Join(reads, "=, "))}
 	}
 	if sw.Spec == nil || slices.Contains(reads, "config") {
 		return nil // gantt, anomalies: pickTrace names the traced runs there are
 	}
 	if o.Policy != "" && !slices.Contains(sw.Spec.Policies, o.Policy) {
-		return fmt.Errorf("sweep %d has no %s results: policy= one of %s", sw.ID, o.Policy, strings.Join(sw.Spec.Policies, ", "))
+		return &optionError{Key: "policy", Value: true, err: fmt.Errorf("sweep %d has no %s results: policy= one of %s", sw.ID, o.Policy, strings.Join(sw.Spec.Policies, ", "))}
 	}
 	if o.tolGiven() && sw.Spec.Search == sweep.SearchNone { // a search's rounds run tolerances of their own
 		var ts []string
@@ -234,7 +252,7 @@ func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
 			found = found || float64(t) == o.Tolerance
 		}
 		if !found && len(ts) > 0 {
-			return fmt.Errorf("sweep %d ran no tolerance %s: tolerance= one of %s", sw.ID, format.Tolerance(o.Tolerance), strings.Join(ts, ", "))
+			return &optionError{Key: "tolerance", Value: true, err: fmt.Errorf("sweep %d ran no tolerance %s: tolerance= one of %s", sw.ID, format.Tolerance(o.Tolerance), strings.Join(ts, ", "))}
 		}
 	}
 	return nil

@@ -102,10 +102,13 @@ func TestTraceVerbAndPlotGantt(t *testing.T) {
 	before := s.State()
 	for line, want := range map[string]string{
 		"trace maybe":                "column 7: \"maybe\" is not on or off",
-		"trace on off":               "column 7: trace takes on or off",
+		"trace on off":               "column 10: trace takes on or off",
 		"plot gantt config=x":        "column 19: \"x\" is not a configuration index",
 		"plot gantt config=-1":       "column 19: \"-1\" is not a configuration index",
-		"plot gantt frames=3":        "column 12: plot has no option \"frames\": want policy=, tolerance= or config=",
+		"plot gantt frames=3":        "column 12: plot gantt has no option \"frames\": want policy=, tolerance=, config=",
+		"plot speedup nosuch=3":      "column 14: plot speedup takes no options: it draws every policy and tolerance",
+		"ranks 2 3":                  "column 9: ranks takes the number of ranks",
+		"help tolerance extra":       "column 16: help takes a command name",
 		"plot gantt g.png config=0 ": "column 1: no results yet",
 	} {
 		if err := s.Exec(ctx, line, out); err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -119,6 +122,10 @@ func TestTraceVerbAndPlotGantt(t *testing.T) {
 		t.Fatalf("trace off: %v, trace %v", err, s.State().Trace)
 	}
 	s.sweeps = append(s.sweeps, tracedSweep(t))
+	// A value the sweep does not have is pointed at, not the figure's name.
+	if err := s.Exec(ctx, "plot configs tolerance=2^-7", out); err == nil || !strings.HasPrefix(err.Error(), "column 24: sweep ") {
+		t.Errorf("plot configs tolerance=2^-7: %v", err)
+	}
 	file := filepath.Join(t.TempDir(), "g.png")
 	out.b.Reset()
 	if err := s.Exec(ctx, "plot gantt "+file+" config=0 policy=eager tolerance=2^-1", out); err != nil {

@@ -192,8 +192,11 @@ func noArgs(c *Command) error {
 func oneArg(c *Command, what string) (Arg, error) {
 	if len(c.Args) != 1 || c.Args[0].Key != "" {
 		col := c.VerbCol
-		if len(c.Args) > 0 {
+		switch {
+		case len(c.Args) > 0 && c.Args[0].Key != "":
 			col = c.Args[0].Col
+		case len(c.Args) > 1:
+			col = c.Args[1].Col // the first word too many
 		}
 		v, _ := findVerb(c.Verb)
 		return Arg{}, errAt(col, "%s takes %s: %s (e.g. %s)", c.Verb, what, v.syntax, v.example)
@@ -1010,7 +1013,13 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 				return err
 			}
 		default:
-			return errAt(a.Col, "plot has no option %q: want policy=, tolerance= or config=", a.Key)
+			if reads := figureReads[name]; len(reads) > 0 {
+				return errAt(a.Col, "plot %s has no option %q: want %s=", name, a.Key, strings.Join(reads, "=, "))
+			}
+			if draws, ok := figureDraws[name]; ok {
+				return errAt(a.Col, "plot %s takes no options: it draws %s", name, draws)
+			}
+			return errAt(a.Col, "plot has no option %q: want policy=, tolerance= or config= (as the figure reads them)", a.Key)
 		}
 	}
 	sw, err := lastSweep(s, c, out)
@@ -1019,7 +1028,19 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	f, err := MakeFigure(sw, name, o)
 	if err != nil {
-		return errAt(c.Args[0].Col, "%v", err)
+		col := c.Args[0].Col
+		if oe := (*optionError)(nil); errors.As(err, &oe) {
+			// At the option, or its value, that is wrong.
+			for _, a := range c.Args[1:] {
+				if a.Key == oe.Key {
+					col = a.Col
+					if oe.Value {
+						col = a.ValueCol
+					}
+				}
+			}
+		}
+		return errAt(col, "%v", err)
 	}
 	if fo, ok := out.(FigureOutput); ok {
 		// A notebook shows the figure; with a file, it writes it too (it
