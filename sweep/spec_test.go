@@ -214,6 +214,7 @@ func TestWrongTypeErrors(t *testing.T) {
 		"search":         {`true`, `search: want "halving" or "random", a string, got true`},
 		"budget":         {`"` + strings.Repeat("many ", 20) + `"`, `budget: want a whole number, got "many many many many many many many m...`},
 		"runs":           {`[{"config": "first"}]`, `runs: want a list of runs ([{"config": 0, "policy": "eager", "tolerance": 0.125}]), got [{"config":"first"}]`},
+		"carried":        {`{"policy": "eager"}`, `carried: want a list of statistics carried from a stopped sweep ([{"policy": "eager", "tolerance": 0.5, "ranks": [...]}]), got {"policy":"eager"}`},
 		"references":     {`{"0": "fast"}`, `references: want an object of configuration indexes and their reference times in seconds ({"0": [1.2, 1.3]}), got {"0":"fast"}`},
 	}
 	for _, f := range specFields() {

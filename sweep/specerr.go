@@ -91,6 +91,8 @@ func wantOf(name string) string {
 		return `a list of runs ([{"config": 0, "policy": "eager", "tolerance": 0.125}])`
 	case "references":
 		return `an object of configuration indexes and their reference times in seconds ({"0": [1.2, 1.3]})`
+	case "carried":
+		return `a list of statistics carried from a stopped sweep ([{"policy": "eager", "tolerance": 0.5, "ranks": [...]}])`
 	case "reference_reps", "n_min", "seed", "budget":
 		return "a whole number"
 	}
