@@ -458,3 +458,40 @@ func TestOptionTwiceRefused(t *testing.T) {
 		t.Errorf("program's own words refused: %v", err)
 	}
 }
+
+// The csv carries a program run's launch time and apriori's counting pass
+// beside the timed region's (a program review missed launch_s there).
+func TestCSVLaunchAndCounting(t *testing.T) {
+	sw := knownSweep(t)
+	launch, counting := 0.5, 0.125
+	sw.Results[0].LaunchS, sw.Results[0].CountingS = &launch, &counting
+	var b strings.Builder
+	if err := writeCSV(&b, sw); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[0], ",launch_s,counting_s") {
+		t.Fatalf("csv:\n%s", b.String())
+	}
+	rows := map[bool]string{true: lines[1], false: lines[2]}
+	if !strings.HasSuffix(rows[strings.HasPrefix(lines[1], "1,0,")], ",0.5,0.125") {
+		t.Errorf("configuration 0's row lacks its launch and counting times:\n%s", b.String())
+	}
+}
+
+// A tolerance above 1 is taken, with a note of what it means (a notebook
+// review's 'tolerance 3' ran at a 21.8% mean error without a word).
+func TestToleranceAboveOneNoted(t *testing.T) {
+	s := newSession(t)
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "tolerance 2^-1,3", out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "note: tolerance 3 lets a kernel's 95% interval be wider than its mean") {
+		t.Errorf("tolerance 3: %q", out.b.String())
+	}
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "tolerance 2^0,2^-3", out); err != nil || out.b.Len() != 0 {
+		t.Errorf("tolerance 2^0,2^-3: %v %q", err, out.b.String())
+	}
+}

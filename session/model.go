@@ -53,7 +53,7 @@ const minModelSizes = 5
 
 var (
 	compKeyRe = regexp.MustCompile(`^([a-z]+)(?:\[([A-Z]+)\])? ([0-9]+(?:x[0-9]+)*)$`)
-	commKeyRe = regexp.MustCompile(`^([a-z]+) ([0-9]+) doubles on ([0-9]+) ranks \[[0-9a-f]+\](?: partner [+-][0-9]+)?$`)
+	commKeyRe = regexp.MustCompile(`^([a-z]+)(?: ([0-9]+) doubles)? on ([0-9]+) ranks \[[0-9a-f]+\](?: partner [+-][0-9]+)?$`)
 )
 
 // routineParams are a computation routine's size parameters in its key's
@@ -319,7 +319,10 @@ func collectKernels(sws []*Sweep) *kernelData {
 // and sizes; false for a key without sizes (a spin) or one it does not know.
 func parseKernelKey(key string) (*kernelFamily, []float64, bool) {
 	if m := commKeyRe.FindStringSubmatch(key); m != nil {
-		doubles, err1 := strconv.ParseFloat(m[2], 64)
+		doubles, err1 := 0.0, error(nil) // a barrier moves none (it once said "0 doubles")
+		if m[2] != "" {
+			doubles, err1 = strconv.ParseFloat(m[2], 64)
+		}
 		p, err2 := strconv.ParseFloat(m[3], 64)
 		if err1 != nil || err2 != nil {
 			return nil, nil, false

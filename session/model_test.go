@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/approxtune/approxtune/internal/selective"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -602,5 +603,21 @@ func TestNotModelledHintOnce(t *testing.T) {
 	}
 	if got := joinNotModelled(errs[:1], hint); got != errs[0] {
 		t.Errorf("one error: %s", got)
+	}
+}
+
+// A barrier's key names no doubles (it moves none: it had read "barrier 0
+// doubles"); its family and size are read from the new label and from
+// the old one, which older journals hold.
+func TestBarrierKey(t *testing.T) {
+	k := selective.Key{Op: selective.OpBarrier, Shape: selective.Shape{Size: 4, Hash: 0xabcd}}
+	if got := k.String(); got != "barrier on 4 ranks [0000abcd]" {
+		t.Errorf("barrier key %q", got)
+	}
+	for _, key := range []string{k.String(), "barrier 0 doubles on 4 ranks [0000abcd]"} {
+		f, sizes, ok := parseKernelKey(key)
+		if !ok || f.name != "barrier" || !f.comm || len(sizes) != 2 || sizes[0] != 0 || sizes[1] != 4 {
+			t.Errorf("%q: %+v %v %v", key, f, sizes, ok)
+		}
 	}
 }

@@ -215,7 +215,7 @@ func TestSearchCutShortNotRanked(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if !strings.HasSuffix(lines[0], ",residual,round,cut_short") || !strings.HasSuffix(lines[3], ",1,true") || !strings.HasSuffix(lines[1], ",1,") {
+	if !strings.HasSuffix(lines[0], ",residual,round,cut_short,launch_s,counting_s") || !strings.HasSuffix(lines[3], ",1,true,,") || !strings.HasSuffix(lines[1], ",1,,,") {
 		t.Errorf("csv:\n%s", b.String())
 	}
 }

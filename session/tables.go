@@ -246,7 +246,10 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 		"executed", "skipped", "comp_s", "comm_s", "idle_s", "residual",
 		// A search's round (0: an evaluate search's references), and
 		// whether a run was cut short (its prediction a lower bound).
-		"round", "cut_short")
+		"round", "cut_short",
+		// A program's launches beyond their timed regions, and
+		// apriori's counting pass, each a part of real tuning time.
+		"launch_s", "counting_s")
 	cw.Write(head)
 	num := func(p *float64) string {
 		if p == nil {
@@ -286,7 +289,7 @@ func writeCSV(w io.Writer, sw *Sweep) error {
 			comp, comm, idle = num(&r.Path.CompS), num(&r.Path.CommS), num(&r.Path.IdleS)
 		}
 		row = append(row, r.Policy, num(r.Tolerance), ref, strings.Join(refs, ";"), num(r.PredictedS), num(r.PredictedSE), num(r.SelectiveS),
-			num(r.Error), ints(r.Executed), ints(r.Skipped), comp, comm, idle, num(r.Residual), round, cut)
+			num(r.Error), ints(r.Executed), ints(r.Skipped), comp, comm, idle, num(r.Residual), round, cut, num(r.LaunchS), num(r.CountingS))
 		cw.Write(row)
 	}
 	cw.Flush()

@@ -286,11 +286,11 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	case s.agent != nil:
 		fmt.Fprintf(&b, "agent       %s; run by %s\n", describeAgent(s.agent), s.agent.runBy())
 	case s.ln != nil:
-		fmt.Fprintf(&b, "agent       none yet: listening at %s for a cluster agent\n", s.ln.Addr())
+		fmt.Fprintf(&b, "agent       none: listening at %s for a cluster agent\n", s.ln.Addr())
 	case st.Launcher.Slurm():
-		fmt.Fprintf(&b, "agent       none yet: the first sweep submits one (%d ranks) to Slurm ('launcher')\n", st.Ranks)
+		fmt.Fprintf(&b, "agent       none: the next sweep submits one (%d ranks) to Slurm ('launcher')\n", st.Ranks)
 	default:
-		fmt.Fprintf(&b, "agent       none yet: a local one (%d ranks) starts with the first sweep\n", st.Ranks)
+		fmt.Fprintf(&b, "agent       none: a local one (%d ranks) starts with the next sweep\n", st.Ranks)
 	}
 	if c := lastCopyCost(s.sweeps); c > 0 {
 		fmt.Fprintf(&b, "copy cost   %.2g s/B: core time per byte of a large transfer where processes share cores, measured by the agent at its start (the last sweep's)\n", c)
@@ -506,6 +506,11 @@ func cmdTolerance(s *Session, ctx context.Context, c *Command, out Output) error
 		return err
 	}
 	s.st.Tolerances = ts
+	if slices.Max(ts) > 1 {
+		// Allowed (the rule is a half-width relative to the mean), but
+		// most likely a typo for 2^-3: say what it means.
+		out.Print(fmt.Sprintf("note: tolerance %s lets a kernel's 95%% interval be wider than its mean: it is skipped after its first samples, whatever their spread (the controls' slider stops at 2^0)", format.Tolerance(slices.Max(ts))))
+	}
 	return nil
 }
 

@@ -290,7 +290,7 @@ func TestJupyterConsole(t *testing.T) {
 	secretIn(t, "the console's output and the kernel's log", out, tokens)
 	secretInFiles(t, session, tokens)
 	for _, want := range []string{
-		"approxtune", "Out[1]:", "workload    summa", "agent       none yet",
+		"approxtune", "Out[1]:", "workload    summa", "agent       none: a local one",
 		"starting a local agent: 4 ranks under mpirun", "sweep 1 evaluate synthetic: 0/1 runs", // the display, as first shown
 		"Out[6]:", "policy  tolerance  speed-up", "best configuration (least reference time)", // the result
 		`CommandError: column 1: unknown command "bogus"`, "Shutting down kernel",

@@ -157,7 +157,7 @@ func TestKernelExecute(t *testing.T) {
 	res, _ := find(outs, "execute_result")
 	data, _ := res.content()["data"].(map[string]any)
 	plain, _ := data["text/plain"].(string)
-	if !strings.Contains(plain, "workload    summa") || !strings.Contains(plain, "agent       none yet") ||
+	if !strings.Contains(plain, "workload    summa") || !strings.Contains(plain, "agent       none: a local one") ||
 		!strings.HasPrefix(fmt.Sprint(data["text/html"]), "<pre>") || res.content()["execution_count"] != 1.0 {
 		t.Errorf("execute_result %s", res.Content)
 	}

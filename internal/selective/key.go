@@ -72,6 +72,9 @@ func (k Key) String() string {
 		return kernels.Signature{Routine: kernels.Routine(k.Op), Flags: k.Flags, M: k.M, N: k.N, K: k.K}.String()
 	}
 	s := fmt.Sprintf("%s %d doubles on %d ranks [%08x]", k.Op, k.M, k.Shape.Size, k.Shape.Hash)
+	if k.Op == OpBarrier { // it moves nothing
+		s = fmt.Sprintf("%s on %d ranks [%08x]", k.Op, k.Shape.Size, k.Shape.Hash)
+	}
 	if k.Op == OpSend || k.Op == OpRecv || k.Op == OpIsend || k.Op == OpIrecv {
 		s += fmt.Sprintf(" partner %+d", k.Partner)
 	}
