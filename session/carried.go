@@ -84,14 +84,36 @@ func (s *Session) dropCarried(sw *Sweep) {
 	_ = os.Remove(filepath.Join(s.opts.Dir, carriedName(sw.ID)))
 }
 
+// maxCarriedSpec is the most carried statistics a resumed sweep's spec
+// takes, all policies and tolerances together: the command that sends it
+// to the agent is one protocol line, at most 64 MiB.
+const maxCarriedSpec = 48 << 20
+
 // carriedFor returns the statistics sw keeps for the carrying policies of
-// runs, to start a resume from.
+// runs, to start a resume from: those that follow a run the journal has (a
+// file written ahead of a journal that then failed, or was not synced
+// before a crash, would hand the rerun of a configuration its own samples),
+// within maxCarriedSpec.
 func (sw *Sweep) carriedFor(runs []sweep.RunRef) []sweep.Carried {
 	var cs []sweep.Carried
+	size := 0
 	for _, c := range sw.carried {
-		if slices.ContainsFunc(runs, func(r sweep.RunRef) bool { return r.Policy == c.Policy && r.Tolerance == c.Tolerance }) {
-			cs = append(cs, c)
+		if !slices.ContainsFunc(runs, func(r sweep.RunRef) bool { return r.Policy == c.Policy && r.Tolerance == c.Tolerance }) {
+			continue
 		}
+		if !slices.ContainsFunc(sw.Results, func(r sweep.Result) bool {
+			return r.Index == c.Index && r.Policy == c.Policy && r.Tolerance != nil && *r.Tolerance == c.Tolerance
+		}) {
+			continue
+		}
+		n := 0
+		for _, r := range c.Ranks {
+			n += len(r)
+		}
+		if size += n; size > maxCarriedSpec {
+			break
+		}
+		cs = append(cs, c)
 	}
 	return cs
 }

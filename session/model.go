@@ -531,6 +531,9 @@ func plural(n int) string {
 // modelSweeps are the sweeps a model command reads: the last one, or with
 // sweeps=all every sweep of the session with kernel statistics.
 func modelSweeps(s *Session, c *Command, all bool, out Output) ([]*Sweep, error) {
+	if all {
+		out = nil // every sweep is read: no word of which is the last
+	}
 	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return nil, err

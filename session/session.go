@@ -492,6 +492,7 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 		err := errors.Join(s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: sw.Spec, Skip: sw.skippedList()}),
 			s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message}))
 		out.Print(fmt.Sprintf("sweep %d is complete without the configurations skipped: nothing else to run", sw.ID))
+		s.dropCarried(sw)
 		return err
 	}
 	if len(missing) == 0 {
@@ -670,16 +671,14 @@ func (s *Session) runOn(ctx context.Context, a *Agent, sw *Sweep, sp *sweep.Spec
 // when SyncEvery has passed since the last sync.
 func (s *Session) journalEvent(sw *Sweep, e Event) error {
 	raw := e.Raw
-	if e.Type == sweep.TypeStart {
+	if e.Type == sweep.TypeStart && len(sw.Configs) > 0 {
 		// The sweep's record holds the configurations: written twice,
 		// a random search of 20 runs over 100,000 configurations added
 		// 30 MB to the journal, and a reopen read them both. A resumed
 		// sweep's carried statistics stay out of it too (carriedName).
 		var st sweep.Start
-		if json.Unmarshal(raw, &st) == nil && (len(st.Configs) > 0 && len(sw.Configs) > 0 || st.Spec != nil && len(st.Spec.Carried) > 0) {
-			if len(sw.Configs) > 0 {
-				st.Configs = nil
-			}
+		if json.Unmarshal(raw, &st) == nil && (len(st.Configs) > 0 || st.Spec != nil && len(st.Spec.Carried) > 0) {
+			st.Configs = nil
 			if st.Spec != nil {
 				sp := *st.Spec
 				sp.Carried = nil

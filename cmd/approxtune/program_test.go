@@ -720,8 +720,8 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 
 // A program sweep's eager run that failed at its last configuration is
 // resumed with the kernel statistics eager carried from the launches
-// before it (sweep.Carried, kept beside the journal), as an uninterrupted
-// sweep would have it: its kernels have samples from before it, which the
+// before it (sweep.Carried, kept beside the journal, after the last
+// configuration with a result: the failed launch's carry none): its kernels have samples from before it, which the
 // sweep's first launch, started with none, had not.
 func TestProgramResumeCarriesEager(t *testing.T) {
 	mpicc := testenv.Tool(t, "mpicc")
@@ -741,7 +741,7 @@ func TestProgramResumeCarriesEager(t *testing.T) {
 	os.Remove(filepath.Join(flags, "fail-3"))
 	out, code := repl("resume\n")
 	if code != 0 || !strings.Contains(out, "3 of 3 runs (ok)") ||
-		!strings.Contains(out, "the resumed runs start from the kernel statistics carried from before the stop: eager at 2^-1 (after configuration 2)") {
+		!strings.Contains(out, "the resumed runs start from the kernel statistics carried from before the stop: eager at 2^-1 (after configuration 1)") {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
 	sws, err := session.ReadJournal(filepath.Join(dir, session.JournalName))

@@ -374,6 +374,11 @@ func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []swee
 		err = sw.configuration(ctx, i, c, pc)
 		pc.grid.Free()
 		if errors.Is(err, errCancelled) {
+			// Every rank stopped here (a boundary's verdict): the runs
+			// reported before the stop carry their statistics too.
+			if cerr := sw.carry(i); cerr != nil {
+				return fmt.Errorf("configuration %s: %w", c.Label(), cerr)
+			}
 			return err
 		}
 		if err != nil {
@@ -415,6 +420,7 @@ type sweepRun struct {
 	total    int         // results the sweep is made of
 	refMeans []float64   // each configuration's mean reference time (NaN: none)
 	refRuns  [][]float64 // each configuration's reference times
+	reported []*tally    // the tallies whose run of the current configuration was reported
 }
 
 // summaries sends the sweep's summary events.
@@ -446,6 +452,7 @@ func (sw *sweepRun) summaries(configs []sweep.Config, elapsed float64) error {
 // references taken so far, if any.
 func (sw *sweepRun) configuration(ctx context.Context, i int, c sweep.Config, pc *config) (err error) {
 	cr := &configRun{sweepRun: sw, i: i, c: c, pc: pc}
+	sw.reported = sw.reported[:0]
 	for _, t := range sw.tallies {
 		if sw.spec.Wants(i, t.tr.Policy().Name(), t.tr.Tolerance) {
 			cr.wanted = append(cr.wanted, t)
@@ -621,6 +628,7 @@ func (cr *configRun) report() error {
 		cr.refMeans[cr.i], cr.refRuns[cr.i] = m, cr.refs
 	}
 	for _, p := range cr.pending {
+		cr.reported = append(cr.reported, p.t)
 		cr.done++
 		p.ev.Done = cr.done
 		run := p.t.record(cr.i, p.o, m)

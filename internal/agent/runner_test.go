@@ -20,6 +20,7 @@ func TestMain(m *testing.M) {
 		"search-cut":    searchCut,
 		"run-starts":    runStarts,
 		"lost-events":   lostEvents,
+		"carried":       carriedEvents,
 	})
 }
 

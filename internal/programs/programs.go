@@ -255,7 +255,13 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 				}
 			}
 		}
-		if err := r.carry(spec, i, tallies, spec.Program.Ranks(c)); err != nil {
+		var ran []*tally // with a result: a failed launch's tally carries nothing
+		for _, res := range results {
+			if res.tally != nil {
+				ran = append(ran, res.tally)
+			}
+		}
+		if err := r.carry(i, ran, spec.Program.Ranks(c)); err != nil {
 			return err
 		}
 	}
@@ -678,14 +684,15 @@ func restoreCarried(c *sweep.Carried, prefix string) error {
 }
 
 // carry emits, after configuration i (run on ranks ranks), the statistics
-// of each carrying tally that ran there, as its launches left them in their
-// files: one sweep.Carried event each, null for a rank with no file.
-func (r *Runner) carry(spec *sweep.Spec, i int, tallies []*tally, ranks int) error {
+// of each carrying tally whose run there has a result (ran), as its
+// launches left them in their files: one sweep.Carried event each, null
+// for a rank with no file.
+func (r *Runner) carry(i int, ran []*tally, ranks int) error {
 	if !r.Carry {
 		return nil
 	}
-	for _, t := range tallies {
-		if t.state == "" || !spec.Wants(i, t.policy, t.tol) {
+	for _, t := range ran {
+		if t.state == "" {
 			continue
 		}
 		ev := sweep.Carried{Type: sweep.TypeCarried, V: sweep.ProtocolVersion, Index: i, Policy: t.policy, Tolerance: t.tol}
