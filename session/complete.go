@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +100,15 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 			return match([]string{"all", "last"}, item), itemStart
 		}
 		if len(fields) == 1 && key == "" {
-			return match([]string{"sweeps=all", "gemm", "syrk", "trsm", "trmm", "potrf", "trtri", "geqrf", "larfb", "larft", "isend"}, word), start
+			// The routines and families the last sweep's kernels have.
+			names := []string{"sweeps=all"}
+			if sw := s.Last(); sw != nil && len(sw.Kernels) > 0 {
+				for _, f := range collectKernels([]*Sweep{sw}).families {
+					names = append(names, f.routine, f.name)
+				}
+			}
+			slices.Sort(names[1:])
+			return match(slices.Compact(names), word), start
 		}
 	case "models":
 		return match([]string{"on", "off"}, word), start

@@ -221,7 +221,7 @@ func TestComplete(t *testing.T) {
 		{"table configs ", nil, 14},
 		{"anomalies le", []string{"level="}, 10},
 		{"model sweeps=a", []string{"all"}, 13},
-		{"model sy", []string{"syrk"}, 6},
+		{"model sw", []string{"sweeps=all"}, 6},
 		{"resume sk", []string{"skip="}, 7},
 		{"models o", []string{"off", "on"}, 7},
 		{"policy conditional,ea", []string{"eager"}, 19},

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -619,5 +620,19 @@ func TestBarrierKey(t *testing.T) {
 		if !ok || f.name != "barrier" || !f.comm || len(sizes) != 2 || sizes[0] != 0 || sizes[1] != 4 {
 			t.Errorf("%q: %+v %v %v", key, f, sizes, ok)
 		}
+	}
+}
+
+// 'model' completes the routines and families the last sweep's kernels
+// have.
+func TestCompleteModelRoutines(t *testing.T) {
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, kernelSweep(sweep.KernelsEvent{Policy: "eager", Kernels: []sweep.KernelStat{kstat("potrf[L] 64", 40, 3e-5, 1e-6),
+		kstat("isend 128 doubles on 2 ranks [0000aaaa] partner +1", 10, 1e-6, 1e-7)}}))
+	if got, start := s.Complete("model po", 8); !reflect.DeepEqual(got, []string{"potrf", "potrf[L]"}) || start != 6 {
+		t.Errorf("model po: %v at %d", got, start)
+	}
+	if got, _ := s.Complete("model i", 7); !reflect.DeepEqual(got, []string{"isend"}) {
+		t.Errorf("model i: %v", got)
 	}
 }
