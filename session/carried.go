@@ -2,7 +2,9 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,7 +54,7 @@ func writeCarried(path string, cs []sweep.Carried) error {
 	if err != nil {
 		return err
 	}
-	_, err = atomicfile.Write(path, func(f *os.File) error {
+	_, err = atomicfile.WritePerm(path, 0o600, func(f *os.File) error { // as private as the journal
 		_, err := f.Write(b)
 		return err
 	})
@@ -60,18 +62,22 @@ func writeCarried(path string, cs []sweep.Carried) error {
 }
 
 // readCarried reads the statistics of sweep id of the session whose
-// journal is in dir: none when there is no such file or it does not read
-// (a resume then starts those policies afresh, and says so).
-func readCarried(dir string, id int) []sweep.Carried {
-	b, err := os.ReadFile(filepath.Join(dir, carriedName(id)))
+// journal is in dir: none when there is no such file, and none with why
+// when it does not read (a resume then starts those policies afresh, and
+// says so).
+func readCarried(dir string, id int) (cs []sweep.Carried, why string) {
+	path := filepath.Join(dir, carriedName(id))
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ""
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &cs)
+	}
 	if err != nil {
-		return nil
+		return nil, fmt.Sprintf("%s does not read, and was left aside: %v", path, err)
 	}
-	var cs []sweep.Carried
-	if json.Unmarshal(b, &cs) != nil {
-		return nil
-	}
-	return cs
+	return cs, ""
 }
 
 // dropCarried forgets sw's carried statistics once it has every run: no
@@ -94,16 +100,21 @@ const maxCarriedSpec = 48 << 20
 // file written ahead of a journal that then failed, or was not synced
 // before a crash, would hand the rerun of a configuration its own samples),
 // within maxCarriedSpec.
-func (sw *Sweep) carriedFor(runs []sweep.RunRef) []sweep.Carried {
-	var cs []sweep.Carried
+// within maxCarriedSpec; why says what it left aside, and why.
+func (sw *Sweep) carriedFor(runs []sweep.RunRef) (cs []sweep.Carried, why []string) {
+	if sw.carriedBad != "" {
+		why = append(why, sw.carriedBad)
+	}
 	size := 0
 	for _, c := range sw.carried {
 		if !slices.ContainsFunc(runs, func(r sweep.RunRef) bool { return r.Policy == c.Policy && r.Tolerance == c.Tolerance }) {
 			continue
 		}
+		what := c.Policy + " at " + format.Tolerance(c.Tolerance)
 		if !slices.ContainsFunc(sw.Results, func(r sweep.Result) bool {
 			return r.Index == c.Index && r.Policy == c.Policy && r.Tolerance != nil && *r.Tolerance == c.Tolerance
 		}) {
+			why = append(why, fmt.Sprintf("%s's follow configuration %d, which has no result of it in the journal", what, c.Index))
 			continue
 		}
 		n := 0
@@ -111,11 +122,12 @@ func (sw *Sweep) carriedFor(runs []sweep.RunRef) []sweep.Carried {
 			n += len(r)
 		}
 		if size += n; size > maxCarriedSpec {
-			break
+			why = append(why, fmt.Sprintf("%s's are more than a resume takes (%d MiB in all)", what, maxCarriedSpec>>20))
+			continue
 		}
 		cs = append(cs, c)
 	}
-	return cs
+	return cs, why
 }
 
 // carriedNote says, when some of the runs to resume are of a policy that
@@ -126,7 +138,7 @@ func (sw *Sweep) carriedFor(runs []sweep.RunRef) []sweep.Carried {
 // execute more than in an uninterrupted sweep, and predict from other
 // samples (a review's resumed synthetic sweep: eager 51.8x where the
 // uninterrupted one had 64x).
-func carriedNote(sw *Sweep, runs []sweep.RunRef, carried []sweep.Carried) string {
+func carriedNote(sw *Sweep, runs []sweep.RunRef, carried []sweep.Carried, why []string) string {
 	ran := map[string]bool{} // policies with results
 	for _, res := range sw.Results {
 		ran[res.Policy] = true
@@ -156,6 +168,9 @@ func carriedNote(sw *Sweep, runs []sweep.RunRef, carried []sweep.Carried) string
 	}
 	if len(fresh) > 0 {
 		lines = append(lines, fmt.Sprintf("note: %s carries its kernels' statistics from one configuration to the next, and those of the runs made before the sweep stopped were not kept: the resumed runs start without them, so they execute more, and predict from other samples, than in a sweep that was not stopped", strings.Join(fresh, ", ")))
+		for _, w := range why {
+			lines = append(lines, "  ("+w+")")
+		}
 	}
 	return strings.Join(lines, "\n")
 }

@@ -15,9 +15,10 @@ import (
 // starts its resumed runs from the kernel statistics eager had when the
 // sweep stopped, as an uninterrupted sweep would: the first resumed
 // configuration executes fewer kernels than the sweep's first, which began
-// with none. The same resume from a copy of the session without the
-// carried statistics' file starts afresh, executes as many as the first,
-// and says so. The statistics stay out of the journal, and the file goes
+// with none. The same resume from a copy of the session whose carried
+// statistics' file is cut short starts afresh, executes as many as the
+// first, and says so. Each resume runs on the sweep's 4 ranks, whatever
+// ranks says. The statistics stay out of the journal, and the file goes
 // once the sweep has every run.
 func TestResumeCarriesEagerStatistics(t *testing.T) {
 	bin := testenv.Build(t)
@@ -49,7 +50,11 @@ func TestResumeCarriesEagerStatistics(t *testing.T) {
 	if out, err := exec.Command("cp", "-a", first, lost).CombinedOutput(); err != nil {
 		t.Fatalf("copy the session: %v %s", err, out)
 	}
-	if err := os.Remove(filepath.Join(lost, carriedName(1))); err != nil {
+	if fi, err := os.Stat(filepath.Join(first, carriedName(1))); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the carried statistics' file: %v, mode %v; want 0600, as the journal", err, fi.Mode().Perm())
+	}
+	// A file cut short (a crash mid-write of a copy): it does not read.
+	if err := os.WriteFile(filepath.Join(lost, carriedName(1)), []byte(`[{"index":1,"pol`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -61,7 +66,11 @@ func TestResumeCarriesEagerStatistics(t *testing.T) {
 		}
 		defer b.Close()
 		out := &textOut{}
-		execAll(t, b, out, "resume "+from)
+		// Another rank count set: resume takes the sweep's, and says so.
+		execAll(t, b, out, "ranks 2", "resume "+from)
+		if !strings.Contains(out.b.String(), "ranks 4, as sweep 1 ran (they were 2)") {
+			t.Errorf("resume with ranks 2 of a sweep run on 4:\n%s", out.b.String())
+		}
 		sw := b.Last()
 		if sw.Status != StatusOK || len(sw.Missing()) != 0 {
 			t.Fatalf("resume of %s: status %s, %d runs missing", from, sw.Status, len(sw.Missing()))
@@ -79,7 +88,8 @@ func TestResumeCarriesEagerStatistics(t *testing.T) {
 		t.Errorf("the complete sweep's carried statistics are still there: %v", err)
 	}
 	afresh, said, _ := resumed(lost)
-	if !strings.Contains(said, "note: eager carries its kernels' statistics from one configuration to the next, and those of the runs made before the sweep stopped were not kept") {
+	if !strings.Contains(said, "note: eager carries its kernels' statistics from one configuration to the next, and those of the runs made before the sweep stopped were not kept") ||
+		!strings.Contains(said, carriedName(1)+" does not read, and was left aside") {
 		t.Errorf("resume without the statistics did not say it starts afresh:\n%s", said)
 	}
 	t.Logf("kernels executed: configuration 0 %d, 1 %d; configuration %d resumed with the statistics %d, without %d", first0, second, done, carried, afresh)

@@ -482,7 +482,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 	var out []*Sweep
 	for _, s := range byID {
 		if s.Status != StatusOK || len(s.Missing()) > 0 {
-			s.carried = readCarried(filepath.Dir(path), s.ID)
+			s.carried, s.carriedBad = readCarried(filepath.Dir(path), s.ID)
 		}
 		out = append(out, s)
 	}

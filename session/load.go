@@ -249,6 +249,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	if sw.Status != StatusRunning {
 		errs = append(errs, s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message, Hung: sw.Hung}))
 	}
+	sw.carriedBad = old.carriedBad
 	if sw.carried = old.carried; len(sw.carried) > 0 {
 		// Not needed to rebuild the sweep: a failure costs a resume of a
 		// later session its head start only.

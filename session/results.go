@@ -41,7 +41,8 @@ type Sweep struct {
 	refRuns   int // an evaluate search's reference runs started so far (their results come after the last pass)
 	// carried are the statistics of the sweep's carrying policies after
 	// its last configuration, one per policy and tolerance (carriedName).
-	carried []sweep.Carried
+	carried    []sweep.Carried
+	carriedBad string // why the carried statistics' file was left aside ("": it was not)
 	// origin is where a loaded sweep came from ('load': "loaded from DIR,
 	// sweep N"); "" for a sweep this session ran.
 	origin string
@@ -80,7 +81,12 @@ func (s *Sweep) apply(e Event) {
 	case sweep.TypeStart:
 		var st sweep.Start
 		if e.Decode(&st) == nil && len(s.Configs) == 0 {
-			s.Configs, s.Ranks, s.BLAS = st.Configs, st.Ranks, st.BLAS
+			s.Configs = st.Configs
+		}
+		if st.Ranks > 0 {
+			// Also when the sweep's record brought the configurations
+			// (a journal read back): a resume runs on these ranks.
+			s.Ranks, s.BLAS = st.Ranks, st.BLAS
 		}
 		if st.CopyCostSPerB != nil {
 			s.CopyCost = *st.CopyCostSPerB

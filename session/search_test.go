@@ -37,9 +37,17 @@ func TestSearchFromTheSession(t *testing.T) {
 	if text := out.b.String(); !strings.Contains(text, "judged by the references (their medians): best") || !strings.Contains(text, "one full run of every configuration:") {
 		t.Errorf("evaluate search=halving output:\n%s", text)
 	}
-	if err := s.Exec(context.Background(), "resume", out); err == nil || !strings.Contains(err.Error(), "cannot be resumed") {
-		t.Errorf("resume of a search: %v", err)
+	// A search that ended has nothing to resume (it had said to run it
+	// again); one stopped cannot be resumed run by run.
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "resume", out); err != nil || !strings.Contains(out.b.String(), "sweep 2 is complete: nothing to resume") {
+		t.Errorf("resume of a complete search: %v\n%s", err, out.b.String())
 	}
+	s.Last().Status = StatusCancelled
+	if err := s.Exec(context.Background(), "resume", out); err == nil || !strings.Contains(err.Error(), "cannot be resumed") {
+		t.Errorf("resume of a stopped search: %v", err)
+	}
+	s.Last().Status = StatusOK
 	for line, want := range map[string]string{
 		"tune search=random":                         "needs budget=N",
 		"tune search=random budget=0":                "not a budget",

@@ -472,7 +472,19 @@ func checkSkip(sw *Sweep, configs []int) error {
 // good.
 func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output) error {
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		if sw.Status == StatusOK {
+			out.Print(fmt.Sprintf("sweep %d is complete: nothing to resume", sw.ID))
+			return nil
+		}
 		return &Error{Msg: fmt.Sprintf("sweep %d is a search (search=%s): its rounds depend on each other, so it cannot be resumed run by run; run it again", sw.ID, sw.Spec.Search)}
+	}
+	if sw.Spec != nil && sw.Spec.Program == nil && s.ln == nil && sw.Ranks > 0 && sw.Ranks != s.st.Ranks {
+		// The rest of a sweep runs on the ranks its first runs had: its
+		// grids were checked against them, and its runs are compared.
+		// Another count had failed on a grid that no longer fit, or run
+		// the rest on another machine than the first.
+		out.Print(fmt.Sprintf("ranks %d, as sweep %d ran (they were %d)", sw.Ranks, sw.ID, s.st.Ranks))
+		s.setRanks(sw.Ranks, out)
 	}
 	for _, i := range skip {
 		if sw.Skipped == nil {
@@ -505,9 +517,10 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp, Skip: sw.skippedList()}); err != nil {
 		return err
 	}
-	sp.Carried = sw.carriedFor(missing) // to the agent only: the journal's line has none (carriedName)
+	var aside []string
+	sp.Carried, aside = sw.carriedFor(missing) // to the agent only: the journal's line has none (carriedName)
 	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs have no result", sw.ID, len(missing), sw.Total()))
-	if n := carriedNote(sw, missing, sp.Carried); n != "" {
+	if n := carriedNote(sw, missing, sp.Carried, aside); n != "" {
 		out.Print(n)
 	}
 	sw.Status, sw.resumedAt = StatusRunning, len(sw.Results)

@@ -556,15 +556,9 @@ func cmdReps(s *Session, ctx context.Context, c *Command, out Output) error {
 	return nil
 }
 
-func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
-	if len(c.Args) == 0 {
-		out.Print(fmt.Sprintf("ranks %d (the local agent's)", s.st.Ranks))
-		return nil
-	}
-	v, err := intArg(c, 1, 4096, "the number of ranks")
-	if err != nil {
-		return err
-	}
+// setRanks sets the agent's rank count to v, stopping an agent this
+// session started with another.
+func (s *Session) setRanks(v int, out Output) {
 	if v != s.st.Ranks && s.agent != nil && s.agent.proc != nil {
 		what := "the local agent"
 		if by := s.agent.runBy(); by != "mpirun" {
@@ -574,6 +568,18 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 		out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
 	}
 	s.st.Ranks = v
+}
+
+func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		out.Print(fmt.Sprintf("ranks %d (the local agent's)", s.st.Ranks))
+		return nil
+	}
+	v, err := intArg(c, 1, 4096, "the number of ranks")
+	if err != nil {
+		return err
+	}
+	s.setRanks(v, out)
 	// Local ranks share this machine's CPUs: far more of them than CPUs
 	// and a run's times say more of the scheduler than of its kernels.
 	if cpus := runtime.NumCPU(); !s.st.Launcher.Slurm() && v > 8*cpus {

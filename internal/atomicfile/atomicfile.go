@@ -14,10 +14,16 @@ import (
 // written, a link's target for a link, and the first error of the
 // temporary file's creation, write (write's), close or rename.
 func Write(path string, write func(*os.File) error) (string, error) {
+	return WritePerm(path, 0o644, write)
+}
+
+// WritePerm is Write with perm as the mode of a file it makes (a file it
+// replaces keeps its own).
+func WritePerm(path string, perm os.FileMode, write func(*os.File) error) (string, error) {
 	if t, err := filepath.EvalSymlinks(path); err == nil {
 		path = t
 	}
-	mode := os.FileMode(0o644)
+	mode := perm
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
