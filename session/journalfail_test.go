@@ -402,15 +402,7 @@ func TestSweepNotStartedOnFullDisk(t *testing.T) {
 // synced, ignored the end record's error, and left a run it could not
 // journal out of the sweep, for resume to run twice.
 func TestProgramJournalWriteFailure(t *testing.T) {
-	mpicc := testenv.Tool(t, "mpicc")
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
-	t.Setenv(preload.EnvLib, testenv.Preload(t))
-	prog := filepath.Join(t.TempDir(), "iterate")
-	src := filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "program", "iterate.c")
-	if out, err := exec.Command(mpicc, "-O2", "-o", prog, src, "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas").CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", mpicc, err, out)
-	}
+	bin, prog := iterateProgram(t)
 	fs, fill, free := smallFS(t, "256k")
 	dir := filepath.Join(fs, "session")
 	s, err := New(Options{Dir: dir, Binary: bin, SyncEvery: time.Nanosecond})
@@ -467,4 +459,21 @@ func TestJournalConfigsOnce(t *testing.T) {
 	if err != nil || len(sws) != 1 || len(sws[0].Configs) != 4 || len(sws[0].Results) != 4 {
 		t.Fatalf("read back: %v, %d sweeps", err, len(sws))
 	}
+}
+
+// iterateProgram builds approxtune and the test program iterate.c
+// (cmd/approxtune/testdata/program) and sets the preload library for the
+// session's launches: it returns both binaries.
+func iterateProgram(t *testing.T) (bin, prog string) {
+	t.Helper()
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin = testenv.Build(t)
+	t.Setenv(preload.EnvLib, testenv.Preload(t))
+	prog = filepath.Join(t.TempDir(), "iterate")
+	src := filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "program", "iterate.c")
+	if out, err := exec.Command(mpicc, "-O2", "-o", prog, src, "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", mpicc, err, out)
+	}
+	return bin, prog
 }

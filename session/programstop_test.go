@@ -2,14 +2,9 @@ package session
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/approxtune/approxtune/internal/preload"
-	"github.com/approxtune/approxtune/internal/testenv"
 )
 
 // A program sweep stopped at once (Stop: the REPL's SIGTERM) ends
@@ -18,15 +13,7 @@ import (
 // (a review's "interrupted: configuration b=128 ranks=2: eager at 2^-1:
 // gemmloop exited: exit status 1").
 func TestProgramStopNamesTheStop(t *testing.T) {
-	mpicc := testenv.Tool(t, "mpicc")
-	testenv.Launcher(t)
-	bin := testenv.Build(t)
-	t.Setenv(preload.EnvLib, testenv.Preload(t))
-	prog := filepath.Join(t.TempDir(), "iterate")
-	src := filepath.Join(testenv.Root(t), "cmd", "approxtune", "testdata", "program", "iterate.c")
-	if out, err := exec.Command(mpicc, "-O2", "-o", prog, src, "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas").CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", mpicc, err, out)
-	}
+	bin, prog := iterateProgram(t)
 	s, err := New(Options{Dir: t.TempDir(), Binary: bin})
 	if err != nil {
 		t.Fatal(err)
