@@ -108,7 +108,7 @@ def main():
             while True:
                 m = kc.get_iopub_msg(timeout=30)
                 if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] == "execute_result":
-                    if "agent       none yet" not in m["content"]["data"]["text/plain"]:
+                    if "agent       none: " not in m["content"]["data"]["text/plain"]:
                         raise SystemExit("an agent was started:\n" + m["content"]["data"]["text/plain"])
                     break
         finally:
