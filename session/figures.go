@@ -203,18 +203,6 @@ var (
 	}
 )
 
-// checkFigureOptions refuses an option the figure does not read, and a
-// policy, tolerance or configuration the sweep does not have, naming what
-// it has: 'plot speedup policy=conditional' drew every policy, and 'plot
-// configs policy=online' on a sweep without online drew the references
-// alone, without a word.
-func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
-	if err := figureOptionsErr(sw, name, o); err != nil {
-		return err
-	}
-	return nil
-}
-
 // optionError is an error of a figure's option Key=: the option itself
 // (the figure reads none such), or its value (Value).
 type optionError struct {
@@ -225,8 +213,12 @@ type optionError struct {
 
 func (e *optionError) Error() string { return e.err.Error() }
 
-// figureOptionsErr is checkFigureOptions' check, its errors *optionError.
-func figureOptionsErr(sw *Sweep, name string, o FigureOptions) *optionError {
+// checkFigureOptions refuses an option the figure does not read, and a
+// policy, tolerance or configuration the sweep does not have, naming what
+// it has: 'plot speedup policy=conditional' drew every policy, and 'plot
+// configs policy=online' on a sweep without online drew the references
+// alone, without a word. Its errors are *optionError.
+func checkFigureOptions(sw *Sweep, name string, o FigureOptions) error {
 	given := map[string]bool{"policy": o.Policy != "", "tolerance": o.tolGiven(), "config": o.Config != nil}
 	reads := figureReads[name]
 	for _, opt := range []string{"policy", "tolerance", "config"} {
