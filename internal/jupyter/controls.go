@@ -275,7 +275,17 @@ const areaStyle = `<style>` +
 	`.approxtune-controls-output table{border-collapse:collapse;margin:0.3em 0}` +
 	`.approxtune-controls-output th,.approxtune-controls-output td{padding:0.15em 0.7em;text-align:right}` +
 	`.widget-select-multiple select option:checked{background:#c8daf0 none;color:#000}` +
+	rowsStyle +
 	`</style>`
+
+// rowsClass is the class of a legacy list showing n rows (2 to 6, as
+// setChoice bounds them).
+func rowsClass(n int) string { return fmt.Sprintf("approxtune-rows-%d", n) }
+
+// rowsStyle sizes the lists of the rowsClass classes to their rows: the
+// classic Notebook's widgets (ipywidgets 6) neither take rows nor set
+// the list's size, which leaves a browser's default of 4.
+const rowsStyle = `.approxtune-rows-2 select{height:calc(2 * 1.3em + 6px)}.approxtune-rows-3 select{height:calc(3 * 1.3em + 6px)}.approxtune-rows-4 select{height:calc(4 * 1.3em + 6px)}.approxtune-rows-5 select{height:calc(5 * 1.3em + 6px)}.approxtune-rows-6 select{height:calc(6 * 1.3em + 6px)}`
 
 // displayID is a display message's transient display_id, or "".
 func displayID(content map[string]any) string {

@@ -243,6 +243,18 @@ func TestKernelControlsLegacy(t *testing.T) {
 	if got := fmt.Sprint(w["grid"].state["_options_labels"], w["grid"].state["value"]); got != "[1x4 2x2 4x1] [2x2]" {
 		t.Errorf("grid %s", got)
 	}
+	// ipywidgets 6 ignores rows: a class the output area's style sheet
+	// sizes each list by (TestBrowserControlsClassic sees them fit).
+	for name, n := range map[string]int{"policy": 5, "grid": 3} {
+		if got := fmt.Sprint(w[name].state["_dom_classes"]); got != fmt.Sprintf("[approxtune-rows-%d]", n) {
+			t.Errorf("%s: _dom_classes %s, want [approxtune-rows-%d]", name, got, n)
+		}
+	}
+	for n := 2; n <= 6; n++ {
+		if !strings.Contains(areaStyle, "."+rowsClass(n)+" select{height:") {
+			t.Errorf("the area's style sheet does not size %s", rowsClass(n))
+		}
+	}
 	if w["n"].state["value"] != "1024" || w["b"].state["value"] != "128" {
 		t.Errorf("n %v b %v", w["n"].state["value"], w["b"].state["value"])
 	}

@@ -161,6 +161,10 @@ func (g generation) state(w *widget) map[string]any {
 		s["_options_labels"], s["rows"] = w.options, w.rows
 		if g.legacy {
 			s["value"] = w.labels()
+			// ipywidgets 6's view ignores rows (its list shows 4): a
+			// class the controls' style sheet sizes the list by
+			// (rowsStyle).
+			s["_dom_classes"] = []string{rowsClass(w.rows)}
 		} else {
 			s["index"] = append([]int{}, w.selected...)
 		}

@@ -120,12 +120,27 @@ def change_controls(drv):
     return tols, pols, ["128"]
 
 
+_LIST_FIT = """
+var sel = arguments[0].querySelector('select');
+var opt = sel.options[0].getBoundingClientRect().height;
+return [sel.options.length, sel.clientHeight, sel.scrollHeight, opt];
+"""
+
+
 def check_rendered(drv):
-    """Waits for every control of 'controls', found by its description."""
+    """Waits for every control of 'controls', found by its description;
+    the lists (policy, grid) show every option without a scroll bar and
+    without more than a row to spare."""
     wait("the controls' widgets", lambda: all(by_label(drv, n) for n in NAMES["labels"]), timeout=30)
     for b in NAMES["buttons"]:
         check(button(drv, b) is not None, "no %s button" % b)
     check(drv.find_elements(By.CSS_SELECTOR, ".widget-html"), "no HTML output area")
+    for name in ("policy", "grid"):
+        fit = lambda: drv.execute_script(_LIST_FIT, by_label(drv, name))
+        wait("the %s list to fit its options" % name, lambda: fit()[2] <= fit()[1] + 1, timeout=10)
+        n, client, _, opt = fit()
+        log("%s list: %d options, %d px high, an option %.1f px" % (name, n, client, opt))
+        check(client <= (n + 1) * opt + 8, "the %s list is %d px high for %d options of %.1f px" % (name, client, n, opt))
 
 
 def until_status(run_status, tols, pols, b, timeout=20):
