@@ -67,6 +67,10 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 			return match(append(FigureNames(), "live"), word), start
 		}
 		name := strings.ToLower(fields[1])
+		if name == "model" {
+			// plot model ROUTINE [FILE] [sweeps=all]: as model completes.
+			return s.completeModel(fields[1:], key, word, item, start, itemStart)
+		}
 		if reads := figureReads[name]; len(reads) > 0 {
 			if key == "" {
 				var ks []string
@@ -96,20 +100,7 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		}
 		return match([]string{"policy=", "tolerance=", "config=", "level="}, word), start
 	case "model":
-		if key == "sweeps" {
-			return match([]string{"all", "last"}, item), itemStart
-		}
-		if len(fields) == 1 && key == "" {
-			// The routines and families the last sweep's kernels have.
-			names := []string{"sweeps=all"}
-			if sw := s.Last(); sw != nil && len(sw.Kernels) > 0 {
-				for _, f := range collectKernels([]*Sweep{sw}).families {
-					names = append(names, f.routine, f.name)
-				}
-			}
-			slices.Sort(names[1:])
-			return match(slices.Compact(names), word), start
-		}
+		return s.completeModel(fields, key, word, item, start, itemStart)
 	case "models":
 		return match([]string{"on", "off"}, word), start
 	case "grid":
@@ -234,4 +225,26 @@ func match(cands []string, prefix string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// completeModel completes model's words (fields from "model" on): the
+// routines and families of the last sweep's kernels, then sweeps=.
+func (s *Session) completeModel(fields []string, key, word, item string, start, itemStart int) ([]string, int) {
+	if key == "sweeps" {
+		return match([]string{"all", "last"}, item), itemStart
+	}
+	if len(fields) == 1 && key == "" {
+		names := []string{"sweeps=all"}
+		if sw := s.Last(); sw != nil && len(sw.Kernels) > 0 {
+			for _, f := range collectKernels([]*Sweep{sw}).families {
+				names = append(names, f.routine, f.name)
+			}
+		}
+		slices.Sort(names[1:])
+		return match(slices.Compact(names), word), start
+	}
+	if key == "" {
+		return match([]string{"sweeps=all"}, word), start
+	}
+	return nil, start
 }

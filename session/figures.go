@@ -47,6 +47,9 @@ type FigureOptions struct {
 	Tolerance float64 // configs/path: the tolerance (default the sweep's smallest); kernels: the line; gantt: the run's
 	Config    *int    // gantt: the run's configuration index (nil: any; gantt draws the last traced run that matches)
 	Routine   string  // model: the kernel routine ("gemm") or family ("gemm[NT]")
+	// modelSweeps are the sweeps whose kernels plot model fits (sweeps=all);
+	// nil: the figure's sweep.
+	modelSweeps []*Sweep
 	// everyPolicy: no policy was given (defaults), so configs draws
 	// every policy's predictions, the first's choice marked.
 	everyPolicy bool
@@ -199,7 +202,7 @@ var (
 	}
 	figureDraws = map[string]string{
 		"speedup": "every policy and tolerance", "error": "every policy and tolerance", "search": "the search's rounds",
-		"kernels": "the kernel statistics of the sweep's last selective run", "model": "a routine's model (plot model ROUTINE)",
+		"kernels": "the kernel statistics of the sweep's last selective run", "model": "a routine's model (plot model ROUTINE [sweeps=all])",
 	}
 )
 

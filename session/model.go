@@ -871,12 +871,16 @@ func modelPrediction(b *strings.Builder, km *kernelModel, given []Arg) error {
 // modelFigure draws 'plot model ROUTINE': each family's measured means
 // with their intervals against size, its model and prediction band.
 func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, error) {
-	d := collectKernels([]*Sweep{sw})
-	if len(sw.Kernels) == 0 {
-		return nil, fmt.Errorf("sweep %d has no kernel statistics: kernel models need the selective runs of evaluate or tune", sw.ID)
+	sws := o.modelSweeps
+	if sws == nil {
+		if len(sw.Kernels) == 0 {
+			return nil, fmt.Errorf("sweep %d has no kernel statistics: kernel models need the selective runs of evaluate or tune", sw.ID)
+		}
+		sws = []*Sweep{sw}
 	}
+	d := collectKernels(sws)
 	if len(d.families) == 0 {
-		return nil, fmt.Errorf("no kernel to model in sweep %d: its kernels have no sizes", sw.ID)
+		return nil, fmt.Errorf("no kernel to model in %s: its kernels have no sizes", d.source())
 	}
 	if o.Routine == "" {
 		return nil, fmt.Errorf("plot model takes a routine: plot model ROUTINE [FILE], ROUTINE one of %s", strings.Join(d.routines(), ", "))
@@ -888,7 +892,7 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 	var series []plots.ModelSeries
 	var errs []string
 	xLabel := ""
-	hint := sizeHint(sw)
+	hint := sizeHint(sws[len(sws)-1])
 	for _, f := range fs {
 		km := fitFamily(f, hint)
 		if km.err != nil {
@@ -918,7 +922,7 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 	if len(fs) > 1 {
 		name = fs[0].routine
 	}
-	return plots.Model(fmt.Sprintf("Performance model of %s, sweep %d", name, sw.ID), xLabel, series)
+	return plots.Model(fmt.Sprintf("Performance model of %s, %s", name, d.source()), xLabel, series)
 }
 
 // modelSeries is a fitted family's series of a model figure and its x

@@ -377,6 +377,29 @@ func TestPlotModel(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "model-gemm-NT-sweep1.png")); err != nil {
 		t.Errorf("default file: %v\n%s", err, out.b.String())
 	}
+
+	// sweeps=all fits every sweep's kernels, as model sweeps=all does:
+	// the last sweep alone has too few sizes.
+	s.sweeps = append(s.sweeps, kernelSweep(tileRun(1, []int{16, 32})))
+	s.sweeps[1].ID = 2
+	out.b.Reset()
+	if err := s.Exec(ctx, "plot model gemm", out); err == nil || !strings.Contains(err.Error(), "gemm[NT] has 2 sizes") {
+		t.Errorf("plot model gemm on the last sweep: %v", err)
+	}
+	if err := s.Exec(ctx, "plot model gemm sweeps=all", out); err != nil {
+		t.Fatalf("plot model gemm sweeps=all: %v", err)
+	}
+	if got := out.b.String(); !strings.HasPrefix(got, "gemm[NT]: t(flops) = ") || !strings.Contains(got, "/model-gemm-sweeps-all.png\n") {
+		t.Errorf("plot model gemm sweeps=all printed:\n%s", got)
+	}
+	for line, want := range map[string]string{
+		"plot model gemm sweeps=some": `column 24: sweeps= takes all or last, not "some"`,
+		"plot rank sweeps=all":        "column 11: sweeps= is plot model's",
+	} {
+		if err := s.Exec(ctx, line, out); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %s", line, err, want)
+		}
+	}
 }
 
 // export extrap writes Extra-P's text format: a file per routine (the
@@ -634,5 +657,12 @@ func TestCompleteModelRoutines(t *testing.T) {
 	}
 	if got, _ := s.Complete("model i", 7); !reflect.DeepEqual(got, []string{"isend"}) {
 		t.Errorf("model i: %v", got)
+	}
+	// plot model completes as model does.
+	if got, start := s.Complete("plot model po", 13); !reflect.DeepEqual(got, []string{"potrf", "potrf[L]"}) || start != 11 {
+		t.Errorf("plot model po: %v at %d", got, start)
+	}
+	if got, _ := s.Complete("plot model potrf sw", 19); !reflect.DeepEqual(got, []string{"sweeps=all"}) {
+		t.Errorf("plot model potrf sw: %v", got)
 	}
 }
