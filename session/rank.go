@@ -274,7 +274,14 @@ func rankSweep(ctx context.Context, sw *Sweep, st rankSettings) (*ranked, error)
 	if err != nil {
 		return nil, fmt.Errorf("rank: %w", err)
 	}
-	return &ranked{st: st, src: src, r: r, cut: cut}, nil
+	k := &ranked{st: st, src: src, r: r, cut: cut}
+	// Within a class, fastest first by the time shown (a tune sweep's
+	// prediction, not the mean of the times drawn from it), so the best
+	// class line, the table and the figure agree.
+	for _, c := range k.r.Classes {
+		slices.SortStableFunc(c.Members, func(x, y analysis.Member) int { return cmp.Compare(k.shown(x), k.shown(y)) })
+	}
+	return k, nil
 }
 
 // fastest is the source cut to its n configurations of least mean time,
@@ -300,6 +307,15 @@ func (src rankSource) fastest(n int) rankSource {
 		}
 	}
 	return out
+}
+
+// shown is the time shown for a ranking member: the mean of its runs, or
+// a tune sweep's prediction.
+func (k *ranked) shown(m analysis.Member) float64 {
+	if k.src.predicted {
+		return k.src.pred[k.pos(m)]
+	}
+	return m.Mean
 }
 
 // pos is the position in k.src of a ranking member.
@@ -610,9 +626,7 @@ func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 	}
 	var rows []plots.RankRow
 	for _, c := range k.r.Classes {
-		members := slices.Clone(c.Members)
-		slices.SortStableFunc(members, func(x, y analysis.Member) int { return cmp.Compare(x.Mean, y.Mean) })
-		for _, m := range members {
+		for _, m := range c.Members { // fastest first (rankSweep)
 			i := k.pos(m)
 			row := plots.RankRow{Label: short[i], Class: c.Rank, Score: m.Score}
 			if k.src.predicted {
@@ -638,7 +652,11 @@ func rankFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 	fmt.Fprintf(sum, "performance classes of %d configurations on their %s: best class %s — %s\n",
 		len(rows), k.src.from, strings.Join(best, ", "), k.relation())
 	for _, r := range rows {
-		fmt.Fprintf(sum, "class %d  %s: score %.2f, mean %ss (95%% %s..%s)", r.Class, r.Label, r.Score, format.Seconds(r.Mean), format.Seconds(r.Lo), format.Seconds(r.Hi))
+		what := "mean"
+		if k.src.predicted {
+			what = "predicted"
+		}
+		fmt.Fprintf(sum, "class %d  %s: score %.2f, %s %ss (95%% %s..%s)", r.Class, r.Label, r.Score, what, format.Seconds(r.Mean), format.Seconds(r.Lo), format.Seconds(r.Hi))
 		if !math.IsNaN(r.Min) {
 			fmt.Fprintf(sum, ", min %ss", format.Seconds(r.Min))
 		}

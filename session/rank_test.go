@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,6 +361,49 @@ func TestRankTuneWidePrediction(t *testing.T) {
 	}
 	if !strings.Contains(text, "30 bootstrap draws of one drawn time a side per comparison") {
 		t.Errorf("the table does not say a comparison draws one time a side:\n%s", text)
+	}
+}
+
+// Within a class, rank's table, its best class line and plot rank list
+// the configurations fastest first by the time they show: a tune sweep's
+// prediction (a review saw them in the order of the mean of the times
+// drawn from each prediction, and plot rank in yet another).
+func TestRankClassFastestFirst(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	sw := &Sweep{ID: 4, Status: "ok", Workload: "summa", Configs: plantedConfigs(),
+		Spec: &sweep.Spec{Space: plantedSpace(), Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	preds := []float64{0.00103, 0.00100, 0.00102, 0.00101} // one class: a standard error of 0.3 ms each
+	for i, p := range preds {
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: sw.Configs[i], Policy: "eager", Tolerance: f(0.5),
+			PredictedS: f(p), PredictedSE: f(0.0003), SelectiveS: f(p / 4)})
+	}
+	want := []string{sw.Configs[1].Label(), sw.Configs[3].Label(), sw.Configs[2].Label(), sw.Configs[0].Label()}
+	s := sessionWith(t, sw)
+	for seed := 1; seed <= 5; seed++ {
+		out := &textOut{}
+		if err := s.Exec(context.Background(), fmt.Sprintf("rank seed=%d", seed), out); err != nil {
+			t.Fatal(err)
+		}
+		text := out.b.String()
+		var got []string
+		for _, line := range strings.Split(text, "\n") {
+			for _, l := range want {
+				if strings.Contains(line, " "+l+" ") && regexp.MustCompile(`^\s*1\s`).MatchString(line) {
+					got = append(got, l)
+				}
+			}
+		}
+		if !slices.Equal(got, want) || !strings.Contains(text, "best class: "+strings.Join(want, ", ")+" — ") {
+			t.Fatalf("seed %d: class 1 listed as %q, want %q (ascending predictions):\n%s", seed, got, want, text)
+		}
+	}
+	fig, err := MakeFigure(sw, "rank", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := strings.ReplaceAll(strings.Join(want, ", "), "n=2048 ", "") // only what varies
+	if !strings.Contains(fig.Summary, "best class "+short+" — ") || !strings.Contains(fig.Summary, "score 1.00, predicted 0.0010s") {
+		t.Errorf("plot rank's best class is not fastest first, want %q:\n%s", want, fig.Summary)
 	}
 }
 
