@@ -309,7 +309,11 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		if err := launcherDefaults(next); err != nil {
 			return &Error{Msg: err.Error()}
 		}
-		if cur := s.st.Launcher; cur.Slurm() {
+		cur := s.st.Launcher
+		if !cur.Slurm() {
+			cur = s.slurmSet // the options set before 'launcher local'
+		}
+		if cur.Slurm() {
 			// The options commands set before stay (KEY=default clears
 			// one): a reviewer's 'launcher slurm account=proj42' dropped
 			// the time= set a command before.
@@ -346,8 +350,11 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		return errAt(kind.Col, "no launcher %q: want local (this machine's mpirun) or slurm (a batch job; see help launcher)", kind.Value)
 	}
 	if s.agent != nil && s.agent.proc != nil && s.st.Launcher.Command() != next.Command() {
-		s.stopAgent()
+		s.stopAgent(out)
 		out.Print("stopped the agent the session had started; the next sweep starts one with the new launcher")
+	}
+	if s.st.Launcher.Slurm() && !next.Slurm() {
+		s.slurmSet = s.st.Launcher
 	}
 	s.st.Launcher = next
 	if next.Slurm() && next.Nodes > 0 && next.TasksPerNode > 0 && s.st.Ranks != next.Nodes*next.TasksPerNode {
@@ -367,6 +374,9 @@ func (s *Session) describeLauncher() string {
 	b.WriteString(l.Command() + "\n")
 	if !l.Slurm() {
 		fmt.Fprintf(&b, "  agents run under this machine's mpirun, %d ranks ('ranks')\n", s.st.Ranks)
+		if s.slurmSet.Slurm() {
+			b.WriteString("  'launcher slurm' takes back the options set before 'launcher local'\n")
+		}
 		if f := LauncherFile(); f != "" {
 			if _, err := os.Stat(f); err == nil {
 				fmt.Fprintf(&b, "  'launcher slurm' takes its defaults from %s\n", f)

@@ -89,6 +89,26 @@ func TestLauncherVerb(t *testing.T) {
 	if l := s.st.Launcher; l.Account != "proj42" || l.Time != "00:30:00" || l.Nodes != 2 || l.Partition != "" || len(l.Extra) != 2 {
 		t.Errorf("after account=proj42: %+v; want it added to the options set before", l)
 	}
+	// ranks must agree with nodes x tasks-per-node (sbatch refused the
+	// job with "Requested node configuration is not available").
+	if err := s.Exec(ctx, "ranks 4", out); err == nil || !strings.Contains(err.Error(), "ranks 4, but the Slurm job is 2 node(s) x 3 tasks-per-node = 6 ranks") || s.st.Ranks != 6 {
+		t.Errorf("ranks 4 under nodes=2 tasks-per-node=3: %v, ranks %d", err, s.st.Ranks)
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "ranks", out); err != nil || out.b.String() != "ranks 6 (the agent's Slurm job's)\n" {
+		t.Errorf("ranks under Slurm: %v %q", err, out.b.String())
+	}
+	// The options set stay across 'launcher local' (a review's went).
+	out.b.Reset()
+	if err := s.Exec(ctx, "launcher local", out); err != nil || !strings.Contains(out.b.String(), "'launcher slurm' takes back the options") {
+		t.Fatalf("launcher local: %v\n%s", err, out.b.String())
+	}
+	if err := s.Exec(ctx, "launcher slurm", out); err != nil {
+		t.Fatal(err)
+	}
+	if l := s.st.Launcher; l.Account != "proj42" || l.Nodes != 2 || l.TasksPerNode != 3 {
+		t.Errorf("launcher slurm after launcher local: %+v; want the options set before", l)
+	}
 
 	// A defaults file with a mistake says where, and what is valid.
 	os.WriteFile(file, []byte(`{"slurm": {"partiton": "debug"}}`), 0o644)
@@ -119,6 +139,10 @@ func TestSubmitErrorWithoutConfiguration(t *testing.T) {
 	err := submitError("the agent", &slurm.CommandError{Command: "sbatch", Message: "error: fetch_config: DNS SRV lookup failed; fatal: Could not establish a configuration source"})
 	if !strings.Contains(err.Error(), "set SLURM_CONF") || strings.Contains(err.Error(), "'launcher' shows its options") {
 		t.Errorf("no configuration: %v", err)
+	}
+	err = submitError("the agent", &slurm.CommandError{Command: "sbatch", Message: "error: Batch job submission failed: Unable to contact slurm controller (connect failure)"})
+	if !strings.Contains(err.Error(), "sbatch could not submit") || !strings.Contains(err.Error(), "'sinfo' checks it") || strings.Contains(err.Error(), "refused") {
+		t.Errorf("no controller: %v", err)
 	}
 	err = submitError("the agent", &slurm.CommandError{Command: "sbatch", Message: "error: invalid partition specified: nope"})
 	if !strings.Contains(err.Error(), "'launcher' shows its options") {

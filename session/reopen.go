@@ -81,7 +81,14 @@ func describeReopen(dir string, sws []*Sweep) string {
 		// The message's first line: mpirun's banner, which follows it,
 		// had filled the line's parentheses.
 		why, _, _ := strings.Cut(last.Message, "\n")
-		why = strings.TrimSuffix(strings.TrimSpace(why), "; its last messages:")
+		why = strings.TrimSpace(why)
+		// What introduced the lines left out: mpirun's messages, a Slurm
+		// job's output.
+		for _, cut := range []string{"; its last messages:", "; the end of its output ("} {
+			if i := strings.LastIndex(why, cut); i >= 0 && strings.HasSuffix(why, ":") {
+				why = why[:i]
+			}
+		}
 		resume := fmt.Sprintf("'resume' runs the %d missing", missing)
 		if last.Status == StatusHung && last.Hung != nil {
 			resume += fmt.Sprintf(", 'resume hung=skip' all but configuration %d, which hung", *last.Hung)

@@ -269,4 +269,11 @@ func TestReopenedLineIsOneLine(t *testing.T) {
 		!strings.HasSuffix(l, "'resume' runs the 2 missing, 'resume hung=skip' all but configuration 1, which hung") {
 		t.Errorf("reopened line %q", l)
 	}
+	// A Slurm job's output after its state (the line had ended at a
+	// dangling "(FILE):").
+	sw.Status, sw.Hung = StatusFailed, nil
+	sw.Message = "the agent died: Slurm job 5 CANCELLED; the end of its output (/home/u/.local/state/approxtune/slurm/approxtune-5.out):\n  srun: Job step aborted"
+	if l := describeReopen("/d", []*Sweep{sw}); !strings.Contains(l, "(failed: the agent died: Slurm job 5 CANCELLED): 'resume' runs the 2 missing") {
+		t.Errorf("reopened line %q", l)
+	}
 }

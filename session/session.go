@@ -114,10 +114,13 @@ type Session struct {
 	journal *Journal
 	lastOut Output // the last command's, for what Close has to say
 	agent   *Agent
-	ln      *Listener
-	sweeps  []*Sweep
-	closed  bool   // Close ran
-	live    string // 'plot live FILE': the file each sweep's figures are drawn to ("": none)
+	// slurmSet is the Slurm launcher's options while 'launcher local' is
+	// on: a later 'launcher slurm' takes them back.
+	slurmSet *Launcher
+	ln       *Listener
+	sweeps   []*Sweep
+	closed   bool   // Close ran
+	live     string // 'plot live FILE': the file each sweep's figures are drawn to ("": none)
 	// reopened says what the directory's journal held when the session
 	// opened ("" for a new session): see reopen.
 	reopened string
@@ -205,8 +208,9 @@ func (s *Session) Close() error {
 		return nil
 	}
 	s.closed = true
+	var stopErr error // an agent's job or mpirun that may outlive the session
 	if s.agent != nil {
-		s.agent.Shutdown(5 * time.Second)
+		stopErr = s.agent.Shutdown(5 * time.Second)
 		s.agent = nil
 	}
 	if s.ln != nil {
@@ -218,7 +222,7 @@ func (s *Session) Close() error {
 	if n != "" && s.lastOut != nil {
 		s.lastOut.Print("warning: " + n)
 	}
-	return errors.Join(err, s.journal.Close())
+	return errors.Join(stopErr, err, s.journal.Close())
 }
 
 // recoverJournal puts the journal back when its file went away
@@ -387,10 +391,13 @@ func printWarnings(a *Agent, out Output) {
 	}
 }
 
-// stopAgent shuts the current agent down (ranks changed, or the session ends).
-func (s *Session) stopAgent() {
+// stopAgent shuts the current agent down (ranks or the launcher changed),
+// with a warning on out when its job or mpirun may still run.
+func (s *Session) stopAgent(out Output) {
 	if s.agent != nil {
-		s.agent.Shutdown(5 * time.Second)
+		if err := s.agent.Shutdown(5 * time.Second); err != nil {
+			out.Print("warning: " + err.Error())
+		}
 		s.agent = nil
 	}
 }

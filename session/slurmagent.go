@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,6 +93,12 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 	b := watchJob(job, dial, s.opts.JobPoll, note)
 	a, err := b.waitHello(ctx, ln, s.opts.HelloTimeout)
 	if err != nil {
+		if strings.Contains(err.Error(), "PMI") && l.MPI != "pmix" {
+			// Open MPI's banner about Slurm's PMI is longer than the
+			// output's end shown, and its first line, the one that says
+			// what failed, is cut off.
+			err = fmt.Errorf("%w\nthe agent's MPI could not start under srun's --mpi=%s: Open MPI needs 'launcher slurm mpi=pmix' ('srun --mpi=list' shows what the cluster offers)", err, cmp.Or(l.MPI, "default"))
+		}
 		return nil, err
 	}
 	a.proc = b
@@ -107,9 +114,47 @@ func submitError(what string, err error) error {
 			// Not the job's options: the client found no slurm.conf.
 			return fmt.Errorf("sbatch could not submit %s: %s (Slurm's commands find no configuration here: set SLURM_CONF to the cluster's slurm.conf, or run on a node where sbatch works)", what, ce.Message)
 		}
-		return fmt.Errorf("sbatch refused %s: %s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", what, ce.Message)
+		if strings.Contains(ce.Message, "Unable to contact slurm controller") {
+			// Not the job's options either: Slurm itself is not there.
+			return fmt.Errorf("sbatch could not submit %s: %s (Slurm's controller does not answer: 'sinfo' checks it; once it answers, the sweep can run again)", what, ce.Message)
+		}
+		why := ""
+		if strings.Contains(strings.ToLower(ce.Message), "invalid partition") {
+			why = partitionsNote()
+		}
+		return fmt.Errorf("sbatch refused %s: %s%s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", what, ce.Message, why)
 	}
 	return fmt.Errorf("submitting %s: %w", what, err)
+}
+
+// partitionsNote lists the cluster's partitions for an error about the
+// one a job asked for ("" when sinfo does not answer).
+func partitionsNote() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ps, err := slurm.Partitions(ctx)
+	if err != nil || len(ps) == 0 {
+		return ""
+	}
+	var ls []string
+	for _, p := range ps {
+		ls = append(ls, p.String())
+	}
+	return "; the partitions: " + strings.Join(ls, ", ")
+}
+
+// neverStarts are the reasons a pending job will not start as it is:
+// it asks for more than its partition has or allows. The session cancels
+// such a job rather than wait for it without end (a script or a stored
+// notebook has no one to interrupt it).
+var neverStarts = map[string]bool{"PartitionConfig": true, "PartitionNodeLimit": true, "PartitionTimeLimit": true}
+
+// cannotStart is the error of a job cancelled for a pending reason of
+// neverStarts.
+func (b *batchJob) cannotStart(st slurm.State) error {
+	b.stop(5 * time.Second)
+	return fmt.Errorf("Slurm job %s cannot start: %s: %s; the session cancelled it%s ('launcher' shows the job's options, 'launcher slurm KEY=VALUE' and 'ranks' change them)",
+		b.job.ID, st.String(), pendingWhy[st.Reason], partitionsNote())
 }
 
 // describeJob says what a job asks for, as sbatch options.
@@ -235,7 +280,9 @@ func jobLine(id string, st slurm.State) string {
 		if why := pendingWhy[st.Reason]; why != "" {
 			s += ": " + why
 		}
-		s += "; interrupt to cancel it"
+		if !neverStarts[st.Reason] { // those the session cancels itself
+			s += "; interrupt to cancel it"
+		}
 	}
 	return s
 }
@@ -291,14 +338,15 @@ func (b *batchJob) stop(grace time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	err := slurm.Cancel(ctx, b.job.ID)
 	cancel()
+	check := fmt.Sprintf("it may still hold its nodes: check 'squeue -j %s', and cancel it with 'scancel %s'", b.job.ID, b.job.ID)
 	if err != nil {
-		return err
+		return fmt.Errorf("could not cancel Slurm job %s (%v): %s", b.job.ID, err, check)
 	}
 	select {
 	case <-b.done:
 	case <-time.After(grace + 3*b.poll):
 		b.stopW()
-		return fmt.Errorf("Slurm job %s not over %v after scancel", b.job.ID, grace+3*b.poll)
+		return fmt.Errorf("Slurm job %s was not over %v after scancel: %s", b.job.ID, grace+3*b.poll, check)
 	}
 	return nil
 }
@@ -355,7 +403,8 @@ func lastLines(s string, n int) string {
 // up when the job ends first (an error that says how it ended, with the
 // end of its output), when its agent says nothing within timeout of the
 // job's start, or when ctx ends; the job is then cancelled. A pending job
-// is waited for as long as ctx lasts: the display shows why it waits.
+// is waited for as long as ctx lasts (the display shows why it waits),
+// unless Slurm says it will never start as it is (neverStarts).
 func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Duration) (*Agent, error) {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -389,8 +438,15 @@ func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Dur
 			}
 			return nil, fmt.Errorf("waiting for the agent of Slurm job %s: %w; the job is cancelled", b.job.ID, r.err)
 		case <-b.changed:
-			if st, _ := b.current(); st.Name == "RUNNING" && hello == nil {
+			st, _ := b.current()
+			if st.Name == "RUNNING" && hello == nil {
 				hello = time.After(timeout)
+			}
+			if st.Name == "PENDING" && neverStarts[st.Reason] {
+				if a := stopWaiting(); a != nil {
+					return a, nil
+				}
+				return nil, b.cannotStart(st)
 			}
 		case <-b.done:
 			if a := stopWaiting(); a != nil {
@@ -604,11 +660,16 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 // waitRunning waits for the job to run. It gives up when the job ends
 // first (an error that says how, with the end of its output) or when ctx
 // ends (the job is then cancelled). A pending job is waited for as long as
-// ctx lasts: the display shows why it waits.
+// ctx lasts (the display shows why it waits), unless Slurm says it will
+// never start as it is (neverStarts).
 func (b *batchJob) waitRunning(ctx context.Context) error {
 	for {
-		if st, _ := b.current(); st.Name == "RUNNING" {
+		st, _ := b.current()
+		if st.Name == "RUNNING" {
 			return nil
+		}
+		if st.Name == "PENDING" && neverStarts[st.Reason] {
+			return b.cannotStart(st)
 		}
 		select {
 		case <-b.changed:

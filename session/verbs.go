@@ -63,7 +63,7 @@ func verbs() []verb {
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system; the token the agent presents in APPROXTUNE_TOKEN is written to the session directory's agent-token file, readable by you only, never printed (so it stays out of notebooks and logs). Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"launcher", "launcher [local | slurm [KEY=VALUE ...]]", "start agents on this machine or through Slurm",
-			"local (the default) runs each agent under this machine's mpirun. slurm submits it as a Slurm batch job (sbatch) whose srun runs the agent's ranks, or, when the session itself runs inside an allocation (SLURM_JOB_ID is set), runs it as a job step with srun. The agent dials back to the session; its token travels in the job's environment, never on a command line or in a file. The sweep's display shows the job: pending with Slurm's reason, running on which nodes, finished; interrupting cancels it (scancel), as closing the session does. A job that fails, runs out of time or is cancelled by Slurm is reported with its state, exit code and the end of its output, and 'resume' runs the rest with a new job. A program sweep ('program') holds its nodes with a batch job that only waits, shown as the agent's is, and runs each launch of the program in it as a job step (srun --jobid; inside an allocation, a step of it), the preload library loaded into the ranks (env LD_PRELOAD=...), its settings in srun's environment; the job is cancelled when the sweep ends, and ends itself when a killed session has not been heard from for 3 minutes. The job runs 'ranks' ranks (a program's: the most its space asks for); its options: nodes=N, tasks-per-node=N (with nodes, sets ranks to their product), partition=NAME, time=LIMIT (Slurm's: 00:30:00), account=NAME, extra=\"SBATCH OPTIONS\" (passed as they are), mpi=PLUGIN (srun's --mpi; Open MPI needs pmix where the site's default differs), address=HOST[:PORT] (what the compute nodes dial to reach this session; default this machine's name and a free port), output=DIR (the jobs' output files and program sweeps' run directories, on a file system the nodes share; default ~/.local/state/approxtune/slurm). An option a command set stays when a later 'launcher slurm' sets others; KEY=default clears it. Defaults come from ~/.config/approxtune/launcher.json ({\"slurm\": {\"partition\": \"debug\", \"time\": \"00:30:00\"}}), then the command. Alone, shows the launcher and where its options came from. The agent stays up between sweeps, its job holding its nodes, until the session ends, the launcher or the ranks change, or its time limit.",
+			"local (the default) runs each agent under this machine's mpirun. slurm submits it as a Slurm batch job (sbatch) whose srun runs the agent's ranks, or, when the session itself runs inside an allocation (SLURM_JOB_ID is set), runs it as a job step with srun. The agent dials back to the session; its token travels in the job's environment, never on a command line or in a file. The sweep's display shows the job: pending with Slurm's reason, running on which nodes, finished; interrupting cancels it (scancel), as closing the session does. A job Slurm says will never start as it is (more than its partition has or allows: PartitionConfig, PartitionNodeLimit, PartitionTimeLimit) is cancelled at once, and the error lists the partitions with their nodes, CPUs and time limits. A job that fails, runs out of time or is cancelled by Slurm is reported with its state, exit code and the end of its output, and 'resume' runs the rest with a new job. A program sweep ('program') holds its nodes with a batch job that only waits, shown as the agent's is, and runs each launch of the program in it as a job step (srun --jobid; inside an allocation, a step of it), the preload library loaded into the ranks (env LD_PRELOAD=...), its settings in srun's environment; the job is cancelled when the sweep ends, and ends itself when a killed session has not been heard from for 3 minutes. The job runs 'ranks' ranks (a program's: the most its space asks for); its options: nodes=N, tasks-per-node=N (with nodes, sets ranks to their product), partition=NAME, time=LIMIT (Slurm's: 00:30:00), account=NAME, extra=\"SBATCH OPTIONS\" (passed as they are), mpi=PLUGIN (srun's --mpi; Open MPI needs pmix where the site's default differs), address=HOST[:PORT] (what the compute nodes dial to reach this session; default this machine's name and a free port), output=DIR (the jobs' output files and program sweeps' run directories, on a file system the nodes share; default ~/.local/state/approxtune/slurm). An option a command set stays when a later 'launcher slurm' sets others, and across 'launcher local'; KEY=default clears it. Defaults come from ~/.config/approxtune/launcher.json ({\"slurm\": {\"partition\": \"debug\", \"time\": \"00:30:00\"}}), then the command. Alone, shows the launcher and where its options came from. The agent stays up between sweeps, its job holding its nodes, until the session ends, the launcher or the ranks change, or its time limit.",
 			"launcher slurm nodes=2 tasks-per-node=8 partition=debug time=00:30:00", cmdLauncher},
 		{"connect", "connect", "(agents dial in: see listen)",
 			"approxtune's agents always dial the session, which works through firewalls that allow outbound connections from compute nodes. Use 'listen' and run the command it prints.", "listen", cmdConnect},
@@ -564,20 +564,29 @@ func (s *Session) setRanks(v int, out Output) {
 		if by := s.agent.runBy(); by != "mpirun" {
 			what = "the agent (" + by + ")"
 		}
-		s.stopAgent()
+		s.stopAgent(out)
 		out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
 	}
 	s.st.Ranks = v
 }
 
 func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
+	l := s.st.Launcher
 	if len(c.Args) == 0 {
-		out.Print(fmt.Sprintf("ranks %d (the local agent's)", s.st.Ranks))
+		whose := "the local agent's"
+		if l.Slurm() {
+			whose = "the agent's Slurm job's"
+		}
+		out.Print(fmt.Sprintf("ranks %d (%s)", s.st.Ranks, whose))
 		return nil
 	}
 	v, err := intArg(c, 1, 4096, "the number of ranks")
 	if err != nil {
 		return err
+	}
+	if l.Slurm() && l.Nodes > 0 && l.TasksPerNode > 0 && v != l.Nodes*l.TasksPerNode {
+		return errAt(c.Args[0].Col, "ranks %d, but the Slurm job is %d node(s) x %d tasks-per-node = %d ranks: change those ('launcher slurm nodes=N tasks-per-node=M' sets ranks to their product), or clear one ('launcher slurm tasks-per-node=default')",
+			v, l.Nodes, l.TasksPerNode, l.Nodes*l.TasksPerNode)
 	}
 	s.setRanks(v, out)
 	// Local ranks share this machine's CPUs: far more of them than CPUs

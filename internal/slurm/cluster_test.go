@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +33,13 @@ func TestCluster(t *testing.T) {
 			got, err := MPIPlugins(context.Background())
 			if err != nil || !slices.Contains(got, "pmix") || !slices.Contains(got, "none") {
 				t.Errorf("MPIPlugins: %q, %v; want pmix and none among them", got, err)
+			}
+		})
+		t.Run("Partitions", func(t *testing.T) {
+			t.Parallel()
+			got, err := Partitions(context.Background())
+			if err != nil || len(got) != 1 || !got[0].Default || got[0].Nodes != 1 || got[0].CPUs != fmt.Sprint(c.CPUs) || got[0].TimeLimit != "infinite" {
+				t.Errorf("Partitions: %+v, %v; want the one default partition of 1 node of %d CPUs, no time limit", got, err, c.CPUs)
 			}
 		})
 		t.Run("SrunInAllocation", func(t *testing.T) { t.Parallel(); testSrunInAllocation(t) })
@@ -153,8 +161,8 @@ func testCompleted(t *testing.T) {
 	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("output directory: %v, mode %v, want 0700", err, st.Mode().Perm())
 	}
-	if want := filepath.Join(dir, "approxtune-"+job.ID+".out"); job.Output != want {
-		t.Errorf("Output %q, want %q", job.Output, want)
+	if want := regexp.MustCompile(`^` + regexp.QuoteMeta(filepath.Join(dir, "approxtune-"+job.ID+"-")) + `\d{8}T\d{6}\.out$`); !want.MatchString(job.Output) {
+		t.Errorf("Output %q, want %s", job.Output, want)
 	}
 	ups := watch(t, job.ID, 30*time.Second)
 	s := last(t, ups)

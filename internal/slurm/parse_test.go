@@ -165,3 +165,20 @@ func TestParseMPIList(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// sinfo lists a partition once per group of nodes alike: the groups'
+// nodes are summed, and CPUs that differ read as the least with a "+".
+func TestParsePartitions(t *testing.T) {
+	got := parsePartitions("debug*|1|8|infinite\nbig|4|64|2-00:00:00\nbig|2|32|2-00:00:00\n\n")
+	want := []string{
+		"debug (the default: 1 node of 8 CPUs, time limit infinite)",
+		"big (6 nodes of 32+ CPUs, time limit 2-00:00:00)",
+	}
+	var s []string
+	for _, p := range got {
+		s = append(s, p.String())
+	}
+	if !slices.Equal(s, want) {
+		t.Errorf("parsePartitions: %q\nwant %q", s, want)
+	}
+}

@@ -98,7 +98,9 @@ func (s State) String() string {
 	if s.Reason != "" && s.Reason != "None" {
 		why = append(why, s.Reason)
 	}
-	if s.Failed() && s.ExitCode != "" {
+	if s.Failed() && s.ExitCode != "" && s.Name != "CANCELLED" {
+		// A cancelled job's code says only how scancel ended it (0:0
+		// pending, 143:0 for its SIGTERM).
 		why = append(why, "exit "+s.ExitCode)
 	}
 	if len(why) > 0 {
@@ -175,7 +177,10 @@ func sbatchCommand(ctx context.Context, opts Options, env []string) (*exec.Cmd, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("slurm: output directory: %w", err)
 	}
-	pattern := filepath.Join(dir, "approxtune-%j.out")
+	// The submission's time beside the job ID: a home shared by clusters,
+	// or private clusters on one machine, see the same IDs again, and
+	// one job's output must not overwrite another's.
+	pattern := filepath.Join(dir, "approxtune-%j-"+time.Now().Format("20060102T150405")+".out")
 	args := []string{"--parsable"}
 	// Extra first: sbatch takes an option's last value (measured with
 	// --output, --export and --ntasks), so the options below, which Submit
@@ -535,4 +540,67 @@ func parseMPIList(out string) []string {
 		}
 	}
 	return plugins
+}
+
+// Partition is one of the cluster's partitions, as sinfo lists it.
+type Partition struct {
+	Name    string
+	Default bool // jobs that name no partition go to it
+	Nodes   int
+	// CPUs is the CPUs of a node: "8", or "4+" where the nodes differ.
+	CPUs string
+	// TimeLimit is the longest time a job may ask for: "infinite",
+	// "1-00:00:00".
+	TimeLimit string
+}
+
+// String is the partition as a person reads it: "debug (the default: 1
+// node of 8 CPUs, time limit infinite)".
+func (p Partition) String() string {
+	def := ""
+	if p.Default {
+		def = "the default: "
+	}
+	nodes := "nodes"
+	if p.Nodes == 1 {
+		nodes = "node"
+	}
+	return fmt.Sprintf("%s (%s%d %s of %s CPUs, time limit %s)", p.Name, def, p.Nodes, nodes, p.CPUs, p.TimeLimit)
+}
+
+// Partitions lists the cluster's partitions (sinfo).
+func Partitions(ctx context.Context) ([]Partition, error) {
+	out, err := run(exec.CommandContext(ctx, "sinfo", "-h", "-o", "%P|%D|%c|%l"))
+	if err != nil {
+		return nil, fmt.Errorf("listing partitions: %w", err)
+	}
+	return parsePartitions(out), nil
+}
+
+// parsePartitions reads sinfo's "%P|%D|%c|%l" lines: a partition's nodes
+// may come on several lines (nodes of different states or sizes), which
+// are summed.
+func parsePartitions(out string) []Partition {
+	var ps []Partition
+	at := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(l), "|")
+		if len(f) != 4 || f[0] == "" {
+			continue
+		}
+		name, def := strings.CutSuffix(f[0], "*")
+		nodes, _ := strconv.Atoi(f[1])
+		i, seen := at[name]
+		if !seen {
+			at[name] = len(ps)
+			ps = append(ps, Partition{Name: name, Default: def, CPUs: f[2], TimeLimit: f[3]})
+			i = len(ps) - 1
+		} else if ps[i].CPUs != f[2] && !strings.HasSuffix(ps[i].CPUs, "+") {
+			a, _ := strconv.Atoi(strings.TrimSuffix(ps[i].CPUs, "+"))
+			b, _ := strconv.Atoi(strings.TrimSuffix(f[2], "+"))
+			ps[i].CPUs = strconv.Itoa(min(a, b)) + "+"
+		}
+		ps[i].Nodes += nodes
+	}
+	return ps
 }
