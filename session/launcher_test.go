@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approxtune/approxtune/internal/slurm"
 )
@@ -147,5 +148,17 @@ func TestSubmitErrorWithoutConfiguration(t *testing.T) {
 	err = submitError("the agent", &slurm.CommandError{Command: "sbatch", Message: "error: invalid partition specified: nope"})
 	if !strings.Contains(err.Error(), "'launcher' shows its options") {
 		t.Errorf("a refused option: %v", err)
+	}
+}
+
+// A job the session could not cancel is reported with what to run (the
+// session had ended quietly, the job holding its nodes). Here scancel is
+// not on PATH.
+func TestBatchJobStopFailureSaysWhatToRun(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	b := &batchJob{job: &slurm.Job{ID: "424242"}, done: make(chan struct{}), poll: time.Millisecond, stopW: func() {}}
+	err := b.stop(time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "could not cancel Slurm job 424242") || !strings.Contains(err.Error(), "check 'squeue -j 424242', and cancel it with 'scancel 424242'") {
+		t.Errorf("stop without scancel: %v", err)
 	}
 }
