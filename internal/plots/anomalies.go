@@ -60,6 +60,14 @@ func Anomalies(panels []AnomalyPanel, title string, level float64) (*plot.Plot, 
 		if err != nil {
 			return nil, err
 		}
+		if len(panels) > 1 {
+			// Side by side, a panel has room for about four labels
+			// (eight overlapped in the middle one of three).
+			if lt, ok := p.X.Tick.Marker.(linearTicks); ok {
+				lt.labels = 4
+				p.X.Tick.Marker = lt
+			}
+		}
 		f.ps = append(f.ps, p)
 	}
 	// The legend, in gray: it stands for every routine's color.
@@ -311,9 +319,11 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 			ts[i].Label = t.label(ts[i].Value)
 		}
 	}
-	if len(ts) < 2 {
-		// A range within one step of 1-9 (18 to 27 ms: only 20 ms) reads
-		// better with plain ticks, labelled alike.
+	if len(ts) < 2 || uncovered(ts, lo, hi) {
+		// A range within one step of 1-9 (18 to 27 ms: only 20 ms), or
+		// one whose ticks leave a third of it bare (0.85 to 1.7 ms:
+		// 0.9 and 1 ms, then nothing up to 2 ms), reads better with
+		// plain ticks, labelled alike.
 		ts = plot.DefaultTicks{}.Ticks(lo, hi)
 		for i := range ts {
 			if ts[i].Label != "" {
@@ -322,6 +332,13 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// uncovered reports whether ts, ascending, leave more than a third of the
+// log axis lo..hi without a tick at one end.
+func uncovered(ts []plot.Tick, lo, hi float64) bool {
+	span := math.Log(hi / lo)
+	return math.Log(ts[0].Value/lo) > span/3 || math.Log(hi/ts[len(ts)-1].Value) > span/3
 }
 
 // durationLabel writes seconds with a unit: "2 ms", "500 µs", "1 s".

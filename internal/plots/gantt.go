@@ -309,16 +309,20 @@ func fitTitle(p *plot.Plot) {
 	}
 }
 
-// linearTicks labels a linear axis at 1-2-5 steps, about eight of them,
-// with as few decimals as the step needs.
-type linearTicks struct{}
+// linearTicks labels a linear axis at 1-2-5 steps, about labels of them
+// (0: eight), with as few decimals as the step needs.
+type linearTicks struct{ labels int }
 
 // Ticks implements plot.Ticker.
-func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+func (t linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return nil
 	}
-	raw := (hi - lo) / 8
+	n := t.labels
+	if n <= 0 {
+		n = 8
+	}
+	raw := (hi - lo) / float64(n)
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := 10 * mag
 	for _, m := range []float64{1, 2, 5} {
@@ -334,11 +338,11 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 		if v == 0 {
 			v = 0 // not -0, which was labelled "-0"
 		}
-		t := plot.Tick{Value: v}
+		tk := plot.Tick{Value: v}
 		if int(k)%2 == 0 {
-			t.Label = strconv.FormatFloat(v, 'f', prec, 64)
+			tk.Label = strconv.FormatFloat(v, 'f', prec, 64)
 		}
-		ts = append(ts, t)
+		ts = append(ts, tk)
 	}
 	return ts
 }

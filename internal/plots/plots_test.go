@@ -217,6 +217,36 @@ func TestLogTicksNarrowRange(t *testing.T) {
 	if wide := (logTicks{label: durationLabel}).Ticks(1e-4, 1); len(wide) < 10 {
 		t.Errorf("ticks over four decades: %d", len(wide))
 	}
+	// Across a power of ten, the ticks reach the top of the range: 0.85
+	// to 1.7 ms had 0.9 and 1 ms only, the data above them unlabelled.
+	labels = nil
+	top := 0.0
+	for _, tk := range (logTicks{label: durationLabel}).Ticks(0.85e-3, 1.7e-3) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+			top = tk.Value
+		}
+	}
+	if top < 1.4e-3 || len(labels) < 2 {
+		t.Errorf("ticks from 0.85 to 1.7 ms labelled %q: want two or more, up to 1.4 ms or more", labels)
+	}
+}
+
+// A narrow panel asks for fewer labels: 4, not 8 (the middle panel of
+// three had its labels run together).
+func TestLinearTicksFewer(t *testing.T) {
+	count := func(lt linearTicks) int {
+		n := 0
+		for _, tk := range lt.Ticks(0, 0.0036) {
+			if tk.Label != "" {
+				n++
+			}
+		}
+		return n
+	}
+	if few, many := count(linearTicks{labels: 4}), count(linearTicks{}); few < 3 || few > 5 || many < 7 {
+		t.Errorf("labels over 0 to 3.6 ms: %d asking for 4, %d asking for 8", few, many)
+	}
 }
 
 // A reference interval that reaches below 0 (two or three runs, a wide
