@@ -120,7 +120,11 @@ type kernelSize struct {
 // 4 ranks".
 func (z *kernelSize) label(f *kernelFamily) string {
 	if f.comm {
-		return num(z.params[0]) + " bytes on " + num(z.params[1]) + " ranks"
+		ranks := " ranks"
+		if z.params[1] == 1 {
+			ranks = " rank"
+		}
+		return num(z.params[0]) + " bytes on " + num(z.params[1]) + ranks
 	}
 	var ds []string
 	for _, v := range z.params {
@@ -1120,7 +1124,7 @@ func extrapFiles(fs []*kernelFamily, d *kernelData, hint string) []extrapFile {
 			suffix = strings.NewReplacer("[", "-", "]", "").Replace(km0.fam.name)
 		}
 		out = append(out, extrapFile{suffix: suffix, text: b.String(),
-			what: fmt.Sprintf("%s (%d points in %s)", strings.Join(names, ", "), len(km0.points), strings.Join(km0.vars, ", "))})
+			what: fmt.Sprintf("%s (%d point%s in %s)", strings.Join(names, ", "), len(km0.points), plural(len(km0.points)), strings.Join(km0.vars, ", "))})
 	}
 	return out
 }

@@ -59,9 +59,12 @@ func Seconds(x float64) string {
 
 // SmallSeconds is Seconds for an uncertainty, which may be far below a
 // tenth of a millisecond: there three significant digits in exponent form
-// ("2.94e-05").
+// ("2.94e-05"), and 0 as "0".
 func SmallSeconds(x float64) string {
-	if x != 0 && math.Abs(x) < 1e-3 && !math.IsNaN(x) {
+	if x == 0 {
+		return "0" // a standard error of 0 (nothing skipped); "0.0000" read as rounded
+	}
+	if math.Abs(x) < 1e-3 && !math.IsNaN(x) {
 		return strconv.FormatFloat(x, 'g', 3, 64)
 	}
 	return Seconds(x)

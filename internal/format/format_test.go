@@ -41,7 +41,7 @@ func TestFigures(t *testing.T) {
 // An uncertainty below a tenth of a millisecond keeps three significant
 // digits; larger ones read as Seconds.
 func TestSmallSeconds(t *testing.T) {
-	for x, want := range map[float64]string{2.94e-5: "2.94e-05", 0: "0.0000", 0.0123: "0.0123", math.NaN(): "-"} {
+	for x, want := range map[float64]string{2.94e-5: "2.94e-05", 0: "0", 0.0123: "0.0123", math.NaN(): "-"} {
 		if got := SmallSeconds(x); got != want {
 			t.Errorf("SmallSeconds(%v) = %q, want %q", x, got, want)
 		}

@@ -290,6 +290,9 @@ func Duration(s float64) string {
 	if math.IsNaN(s) {
 		return "-"
 	}
+	if s == 0 {
+		return "0" // a band clamped at zero: "0 µs" named a unit for nothing
+	}
 	a := math.Abs(s)
 	unit, scale := timeUnit(a)
 	if a > 0 && a < 1e-6 {
