@@ -274,7 +274,14 @@ func cmdAnomalies(s *Session, ctx context.Context, c *Command, out Output) error
 	}
 	tr, err := pickTrace(sw, o)
 	if err != nil {
-		return errAt(c.VerbCol, "%v", err)
+		col := c.VerbCol // no run traced at all
+		for _, a := range c.Args {
+			if a.Key == "config" || a.Key == "policy" || a.Key == "tolerance" {
+				col = a.Col // the run asked for: at its first option
+				break
+			}
+		}
+		return errAt(col, "%v", err)
 	}
 	an, err := findAnomalies(tr, level)
 	if err != nil {

@@ -139,7 +139,7 @@ func (f *Figure) encode(p *plot.Plot) error {
 // figure without its images (name and summary).
 func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, error) {
 	if sw == nil || len(sw.Results) == 0 {
-		return nil, nil, fmt.Errorf("no results to plot yet: run evaluate or tune first")
+		return nil, nil, fmt.Errorf("no results to plot yet: run evaluate or tune first, or read another session's with 'load SESSION'")
 	}
 	if err := checkFigureOptions(sw, name, o); err != nil {
 		return nil, nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ const recentShown = 5
 // runs nothing.
 func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 	var arg *Arg
-	only := 0 // sweep=N: that sweep alone
+	only, onlyCol := 0, 0 // sweep=N: that sweep alone, and where it was given
 	for i := range c.Args {
 		a := c.Args[i]
 		switch a.Key {
@@ -36,7 +37,7 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 			if err != nil || n < 1 {
 				return errAt(a.ValueCol, "%q is not a sweep number: want an integer from 1, as the session numbered its sweeps", a.Value)
 			}
-			only = n
+			only, onlyCol = n, a.ValueCol
 		default:
 			return errAt(a.Col, "load has no option %q: want sweep=N", a.Key)
 		}
@@ -64,7 +65,7 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 			}
 		}
 		if pick == nil {
-			return errAt(c.VerbCol, "session %s has no sweep %d: its sweeps are %s", filepath.Base(dir), only, sweepIDs(sws))
+			return errAt(onlyCol, "session %s has no sweep %d: its sweeps are %s", filepath.Base(dir), only, sweepIDs(sws))
 		}
 		sws = pick
 	}
@@ -125,6 +126,9 @@ func findSession(s *Session, a Arg) (string, error) {
 		}
 	}
 	if len(cands) == 1 {
+		if _, err := os.Stat(a.Value); errors.Is(err, fs.ErrNotExist) {
+			return "", errAt(a.Col, "no session in %s: there is no such directory%s", a.Value, recentList(s.Dir()))
+		}
 		return "", errAt(a.Col, "no session in %s: it holds no journal (%s)%s", a.Value, JournalName, recentList(s.Dir()))
 	}
 	return "", errAt(a.Col, "no session %q under %s, nor a session directory of that name here%s", a.Value, DefaultSessionsDir(), recentList(s.Dir()))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -288,10 +289,14 @@ func TestLoadRealSession(t *testing.T) {
 			t.Errorf("load %s (this session): %v", self, err)
 		}
 	}
+	os.MkdirAll(filepath.Join(home, "nothing"), 0o755)
 	if err := b.Exec(ctx, "load "+filepath.Join(home, "nothing"), out); err == nil || !strings.Contains(err.Error(), "no session in "+home+"/nothing: it holds no journal (results.jsonl); the most recent") {
 		t.Errorf("load of a directory with no journal: %v", err)
 	}
-	if err := b.Exec(ctx, "load "+aID+" sweep=3", out); err == nil || !strings.Contains(err.Error(), "has no sweep 3: its sweeps are 1, 2") {
+	if err := b.Exec(ctx, "load "+filepath.Join(home, "never-made"), out); err == nil || !strings.Contains(err.Error(), "no session in "+home+"/never-made: there is no such directory") {
+		t.Errorf("load of a directory that does not exist: %v", err)
+	}
+	if err := b.Exec(ctx, "load "+aID+" sweep=3", out); err == nil || !strings.Contains(err.Error(), "has no sweep 3: its sweeps are 1, 2") || !strings.HasPrefix(err.Error(), fmt.Sprintf("column %d:", len("load "+aID+" sweep=")+1)) {
 		t.Errorf("load sweep=3: %v", err)
 	}
 	empty := filepath.Join(home, "20261125-000000-empty0")

@@ -117,7 +117,7 @@ func rankWhich(sw *Sweep, st rankSettings) (string, float64) {
 func rankSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, error) {
 	var src rankSource
 	if sw == nil || sw.Spec == nil || len(sw.Results) == 0 {
-		return src, fmt.Errorf("no results yet: run evaluate or tune first")
+		return src, fmt.Errorf("no results yet: run evaluate or tune first, or read another session's with 'load SESSION'")
 	}
 	if sw.Spec.Mode == sweep.ModeTune {
 		return predictionSources(sw, st, rng)
@@ -432,6 +432,12 @@ func (k *ranked) table(sw *Sweep) string {
 	fmt.Fprintf(&b, "threshold %g, %d bootstrap draws of %s per comparison, %d sorts (seed %d); %d of the %d sorts gave these classes\n",
 		o.Threshold, o.M, per, o.Rep, k.st.seed, int(math.Round(k.r.Support*float64(o.Rep))), o.Rep)
 	fmt.Fprintf(&b, "score: the share of the %d sorts that put the configuration in class 1\n", o.Rep)
+	if k.r.Support < 0.2 {
+		// The most frequent outcome of many: the classes above are one of
+		// several about as likely.
+		fmt.Fprintf(&b, "note: only %d of the %d sorts gave these classes, so other sorts drew them otherwise: read the scores rather than the classes (a score near 1: reliably among the fastest)\n",
+			int(math.Round(k.r.Support*float64(o.Rep))), o.Rep)
+	}
 	if !src.predicted && src.runs[0] <= o.KMax {
 		fmt.Fprintf(&b, "note: with %d runs of a configuration and draws of up to %d, most draws hold its fastest run, so a comparison is nearly one of minima and equivalence is rare; more runs (reps 20, then evaluate) or fewer per draw (k=2..3) let it weigh the spread\n",
 			src.runs[0], o.KMax)
@@ -465,9 +471,9 @@ func bestClassLine(sw *Sweep) string {
 			}
 		}
 		if !slices.Contains(k.best(), least) {
-			few = fmt.Sprintf("; it leaves out %s, the least mean time, because with %d runs of a configuration the ranking compares their fastest runs, which here disagree with the means ('rank' tells more; more runs: reps 10, then evaluate)", least, k.src.runs[0])
+			few = fmt.Sprintf("; it leaves out %s, the least mean time, because with %d runs of a configuration the ranking compares their fastest runs, which here disagree with the means ('rank' tells more; more runs: reps 20, then evaluate)", least, k.src.runs[0])
 		} else {
-			few = fmt.Sprintf("; with %d runs of a configuration this compares their fastest runs, which may disagree with the means ('rank' tells more; more runs: reps 10, then evaluate)", k.src.runs[0])
+			few = fmt.Sprintf("; with %d runs of a configuration this compares their fastest runs, which may disagree with the means ('rank' tells more; more runs: reps 20, then evaluate)", k.src.runs[0])
 		}
 	}
 	return fmt.Sprintf("best class (rank, %s): %s — %s%s%s\n", k.src.from, strings.Join(k.best(), ", "), k.relation(), k.alsoFirst(), few)

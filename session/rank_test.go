@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -233,7 +234,7 @@ func TestRankReferenceSweep(t *testing.T) {
 func TestRankErrors(t *testing.T) {
 	ctx := context.Background()
 	s := newSession(t)
-	if err := s.Exec(ctx, "rank", &textOut{}); err == nil || err.Error() != "column 1: no results yet: run evaluate or tune first" {
+	if err := s.Exec(ctx, "rank", &textOut{}); err == nil || err.Error() != "column 1: no results yet: run evaluate or tune first, or read another session's with 'load SESSION'" {
 		t.Errorf("no sweep: %v", err)
 	}
 	s.sweeps = append(s.sweeps, plantedEvaluate(1))
@@ -626,5 +627,37 @@ func TestRankZeroStandardErrorNotCertain(t *testing.T) {
 	}
 	if got := k.best(); !sameTwo(got, plantedLabel(t, "A"), plantedLabel(t, "B")) {
 		t.Errorf("best class %v, want A and B", got)
+	}
+}
+
+// When few sorts agree on the classes (configurations in a chain, each
+// near its neighbours), rank says to read the scores.
+func TestRankRareClassesNoted(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	var configs []sweep.Config
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 8, Min: 1, Max: 1 << 20}}
+	sw := &Sweep{ID: 4, Status: "ok", Workload: "toy",
+		Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	for i := range 12 {
+		configs = append(configs, sweep.NewConfig(params, map[string]any{"b": 8 * (i + 1)}))
+		p := 0.001 * (1 + 0.15*float64(i)) // each 15% of the first from the next: at 2^-1 a search allows 25%
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: configs[i], Policy: "eager", Tolerance: f(0.5),
+			PredictedS: f(p), PredictedSE: f(0.03 * p), SelectiveS: f(p / 4)})
+	}
+	sw.Configs = configs
+	out := &textOut{}
+	if err := sessionWith(t, sw).Exec(context.Background(), "rank", out); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(\d+) of the 100 sorts gave these classes`).FindStringSubmatch(out.b.String())
+	if m == nil {
+		t.Fatalf("no support line:\n%s", out.b.String())
+	}
+	n, _ := strconv.Atoi(m[1])
+	if noted := strings.Contains(out.b.String(), "note: only "+m[1]+" of the 100 sorts gave these classes"); noted != (n < 20) {
+		t.Errorf("%d of 100 sorts, noted %v:\n%s", n, noted, out.b.String())
+	}
+	if n >= 20 {
+		t.Errorf("a chain of 12 configurations 15%% apart gave the same classes in %d of 100 sorts: the test wants a rare outcome", n)
 	}
 }

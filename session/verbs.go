@@ -827,7 +827,7 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 func lastSweep(s *Session, c *Command, out Output) (*Sweep, error) {
 	sw := s.Last()
 	if sw == nil {
-		return nil, errAt(c.VerbCol, "no results yet: run evaluate or tune first")
+		return nil, errAt(c.VerbCol, "no results yet: run evaluate or tune first, or read another session's with 'load SESSION'")
 	}
 	if len(sw.Results) > 0 || sw.Status == StatusRunning {
 		return sw, nil
