@@ -274,7 +274,7 @@ func Gantt(lanes []GanttLane, title string) (*plot.Plot, error) {
 		p.Legend.Add(l.routine, ganttThumb{fill: l.color})
 	}
 	if ly.skipped > 0 {
-		p.Legend.Add("skipped", ganttThumb{fill: paleOf(color.RGBA{110, 110, 110, 255}), line: color.Gray{90}, low: true})
+		p.Legend.Add("skipped (pale, below)", ganttThumb{fill: paleOf(color.RGBA{110, 110, 110, 255}), line: color.Gray{90}, low: true})
 	}
 	if ly.flagged > 0 {
 		p.Legend.Add("anomalous", ganttThumb{fill: color.White, line: flagColor, width: 1.5})
