@@ -274,10 +274,10 @@ func cmdAnomalies(s *Session, ctx context.Context, c *Command, out Output) error
 	}
 	tr, err := pickTrace(sw, o)
 	if err != nil {
-		col := c.VerbCol // no run traced at all
+		col := c.VerbCol // the sweep traced no run
 		for _, a := range c.Args {
-			if a.Key == "config" || a.Key == "policy" || a.Key == "tolerance" {
-				col = a.Col // the run asked for: at its first option
+			if strings.HasPrefix(err.Error(), "no traced run with") && (a.Key == "config" || a.Key == "policy" || a.Key == "tolerance") {
+				col = a.Col // none is the run asked for: at its first option
 				break
 			}
 		}

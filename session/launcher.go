@@ -350,8 +350,9 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		return errAt(kind.Col, "no launcher %q: want local (this machine's mpirun) or slurm (a batch job; see help launcher)", kind.Value)
 	}
 	if s.agent != nil && s.agent.proc != nil && s.st.Launcher.Command() != next.Command() {
-		s.stopAgent(out)
-		out.Print("stopped the agent the session had started; the next sweep starts one with the new launcher")
+		if s.stopAgent(out) {
+			out.Print("stopped the agent the session had started; the next sweep starts one with the new launcher")
+		}
 	}
 	if s.st.Launcher.Slurm() && !next.Slurm() {
 		s.slurmSet = s.st.Launcher

@@ -96,7 +96,7 @@ func TestLauncherVerb(t *testing.T) {
 		t.Errorf("ranks 4 under nodes=2 tasks-per-node=3: %v, ranks %d", err, s.st.Ranks)
 	}
 	out.b.Reset()
-	if err := s.Exec(ctx, "ranks", out); err != nil || out.b.String() != "ranks 6 (the agent's Slurm job's)\n" {
+	if err := s.Exec(ctx, "ranks", out); err != nil || out.b.String() != "ranks 6 (the Slurm agent's)\n" {
 		t.Errorf("ranks under Slurm: %v %q", err, out.b.String())
 	}
 	// The options set stay across 'launcher local' (a review's went).

@@ -284,10 +284,15 @@ func rankSweep(ctx context.Context, sw *Sweep, st rankSettings) (*ranked, error)
 	return k, nil
 }
 
-// fastest is the source cut to its n configurations of least mean time,
-// in their order.
+// fastest is the source cut to its n configurations of least time shown
+// (the mean of their runs, or their predictions), in their order.
 func (src rankSource) fastest(n int) rankSource {
-	mean := func(i int) float64 { return stat.Mean(src.samples[i].Times, nil) }
+	mean := func(i int) float64 {
+		if src.predicted {
+			return src.pred[i]
+		}
+		return stat.Mean(src.samples[i].Times, nil)
+	}
 	order := make([]int, len(src.samples))
 	for i := range order {
 		order[i] = i

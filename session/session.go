@@ -201,8 +201,9 @@ func (s *Session) Last() *Sweep {
 // Agent is the connected agent, or nil.
 func (s *Session) Agent() *Agent { return s.agent }
 
-// Close shuts the agent down cleanly and closes the journal. Calls after
-// the first do nothing.
+// Close shuts the agent down cleanly and closes the journal. Its error
+// also says when the agent's job or mpirun could not be stopped (it may
+// still hold its nodes). Calls after the first do nothing.
 func (s *Session) Close() error {
 	if s.closed {
 		return nil
@@ -391,15 +392,19 @@ func printWarnings(a *Agent, out Output) {
 	}
 }
 
-// stopAgent shuts the current agent down (ranks or the launcher changed),
-// with a warning on out when its job or mpirun may still run.
-func (s *Session) stopAgent(out Output) {
-	if s.agent != nil {
-		if err := s.agent.Shutdown(5 * time.Second); err != nil {
-			out.Print("warning: " + err.Error())
-		}
-		s.agent = nil
+// stopAgent shuts the current agent down (ranks or the launcher changed,
+// a program's job needs its nodes). It reports whether the agent's job or
+// mpirun is over; when not, it says so on out as a warning.
+func (s *Session) stopAgent(out Output) bool {
+	if s.agent == nil {
+		return true
 	}
+	err := s.agent.Shutdown(5 * time.Second)
+	s.agent = nil
+	if err != nil {
+		out.Print("warning: " + err.Error())
+	}
+	return err == nil
 }
 
 // Run runs a sweep of the current state in mode ("evaluate", "tune" or

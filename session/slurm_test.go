@@ -110,7 +110,7 @@ func TestSlurmLauncher(t *testing.T) {
 			// why: the error says what to set.
 			s, out := slurmSession(t, bin, append([]string{"launcher slurm mpi=pmi2 output=" + t.TempDir()}, tinySweep...)...)
 			err := s.Exec(context.Background(), "evaluate", out)
-			if err == nil || !strings.Contains(err.Error(), "could not start under srun's --mpi=pmi2: Open MPI needs 'launcher slurm mpi=pmix'") {
+			if err == nil || !strings.Contains(err.Error(), "Open MPI could not start the agent's ranks under srun's --mpi=pmi2: set 'launcher slurm mpi=pmix'") {
 				t.Errorf("evaluate with mpi=pmi2: %v", err)
 			}
 		})
@@ -127,6 +127,8 @@ func TestSlurmLauncher(t *testing.T) {
 		}
 		return built
 	}
+	// Holds every CPU of the node: after the parallel ones.
+	t.Run("PendingInterrupted", func(t *testing.T) { testSlurmPendingInterrupted(t, bin, c) })
 	// Set PATH, APPROXTUNE_LIB and SLURM_JOB_ID: after the parallel ones.
 	t.Run("ProgramSweep", func(t *testing.T) { testSlurmProgram(t, bin, c, program(t)) })
 	t.Run("SrunInAllocation", func(t *testing.T) { testSlurmSrun(t, bin, program(t)) })
@@ -269,18 +271,48 @@ func testSlurmPending(t *testing.T, bin string, c *slurmtest.Cluster) {
 			t.Errorf("evaluate: %v\nwant %q in it", err, want)
 		}
 	}
-	if sw := s.Last(); sw.Status == StatusOK {
-		t.Errorf("sweep %s, want it not ok", sw.Status)
+	if sw := s.Last(); sw.Status != StatusFailed {
+		t.Errorf("sweep %s, want failed", sw.Status)
 	}
 	m := regexp.MustCompile(`Slurm job (\d+): PENDING \(PartitionConfig\): the job asks for more`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no pending line with its explanation:\n%s", out)
 	}
-	if strings.Contains(out.String(), "interrupt to cancel it") {
-		t.Errorf("the pending line asks for an interrupt the session does not need:\n%s", out)
-	}
 	if st, err := slurm.Query(context.Background(), m[1]); err != nil || st.Name != "CANCELLED" {
 		t.Errorf("job %s after the sweep: %+v, %v; want CANCELLED", m[1], st, err)
+	}
+}
+
+// A job that waits for nodes another job holds (PENDING, Resources) is
+// waited for, and an interrupt cancels it.
+func testSlurmPendingInterrupted(t *testing.T, bin string, c *slurmtest.Cluster) {
+	hold, err := slurm.Submit(context.Background(), slurm.Options{Tasks: c.CPUs, OutputDir: t.TempDir()}, "#!/bin/sh\nexec sleep 300\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slurm.Cancel(context.Background(), hold.ID) })
+	s, out := slurmSession(t, bin, append([]string{"launcher slurm output=" + t.TempDir()}, tinySweep...)...)
+	var once sync.Once
+	out.onNote = func(note string) {
+		if strings.Contains(note, "PENDING (Resources)") && strings.Contains(note, "interrupt to cancel it") {
+			once.Do(func() { go func() { time.Sleep(2 * time.Second); s.Cancel() }() }) // a few polls: not given up meanwhile
+		}
+	}
+	ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	err = s.Exec(ctx, "evaluate", out)
+	if ctx.Err() != nil {
+		t.Fatalf("the interrupt did not end the wait\n%s", out)
+	}
+	if err == nil || !strings.Contains(err.Error(), "cancelled while PENDING (Resources)") {
+		t.Fatalf("evaluate interrupted while pending: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`submitted the agent as Slurm job (\d+)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no job submitted:\n%s", out)
+	}
+	if st, err := slurm.Query(context.Background(), m[1]); err != nil || st.Name != "CANCELLED" {
+		t.Errorf("job %s after the interrupt: %+v, %v; want CANCELLED", m[1], st, err)
 	}
 }
 
@@ -483,7 +515,7 @@ func testSlurmProgram(t *testing.T, bin string, c *slurmtest.Cluster, p *testPro
 	err := s.Exec(ctx, "tune", out)
 	cancel()
 	m := regexp.MustCompile(`Slurm job (\d+): PENDING \(PartitionConfig\): the job asks for more`).FindStringSubmatch(out.String())
-	if err == nil || !strings.Contains(err.Error(), "cannot start: PENDING (PartitionConfig)") || m == nil || s.Last().Status == StatusOK {
+	if err == nil || !strings.Contains(err.Error(), "cannot start: PENDING (PartitionConfig)") || m == nil || s.Last().Status != StatusFailed {
 		t.Fatalf("tune of a program whose job cannot start: %v\n%s", err, out)
 	}
 	if st, err := slurm.Query(context.Background(), m[1]); err != nil || st.Name != "CANCELLED" {

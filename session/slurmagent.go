@@ -1,7 +1,6 @@
 package session
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,14 +89,18 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 		return nil, submitError("the agent's job", err)
 	}
 	out.Print(fmt.Sprintf("submitted the agent as Slurm job %s: %s; it dials %s; its output goes to %s", job.ID, describeJob(opts), dial, job.Output))
-	b := watchJob(job, dial, s.opts.JobPoll, note)
+	b := watchJob(job, opts, dial, s.opts.JobPoll, note)
 	a, err := b.waitHello(ctx, ln, s.opts.HelloTimeout)
 	if err != nil {
-		if strings.Contains(err.Error(), "PMI") && l.MPI != "pmix" {
+		if msg := err.Error(); l.MPI != "pmix" && strings.Contains(msg, "PMI") && strings.Contains(msg, "MPI_Init") && strings.Contains(msg, "Open MPI") {
 			// Open MPI's banner about Slurm's PMI is longer than the
 			// output's end shown, and its first line, the one that says
 			// what failed, is cut off.
-			err = fmt.Errorf("%w\nthe agent's MPI could not start under srun's --mpi=%s: Open MPI needs 'launcher slurm mpi=pmix' ('srun --mpi=list' shows what the cluster offers)", err, cmp.Or(l.MPI, "default"))
+			with := "the site's default --mpi"
+			if l.MPI != "" {
+				with = "--mpi=" + l.MPI
+			}
+			err = fmt.Errorf("%w\nOpen MPI could not start the agent's ranks under srun's %s: set 'launcher slurm mpi=pmix' ('srun --mpi=list' shows what the cluster offers)", err, with)
 		}
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func submitError(what string, err error) error {
 		}
 		why := ""
 		if strings.Contains(strings.ToLower(ce.Message), "invalid partition") {
-			why = partitionsNote()
+			why = partitionsNote(context.Background())
 		}
 		return fmt.Errorf("sbatch refused %s: %s%s ('launcher' shows its options, 'launcher slurm KEY=VALUE' changes them)", what, ce.Message, why)
 	}
@@ -128,9 +131,9 @@ func submitError(what string, err error) error {
 }
 
 // partitionsNote lists the cluster's partitions for an error about the
-// one a job asked for ("" when sinfo does not answer).
-func partitionsNote() string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// one a job asked for ("" when sinfo does not answer within 10 s or ctx).
+func partitionsNote(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ps, err := slurm.Partitions(ctx)
 	if err != nil || len(ps) == 0 {
@@ -143,18 +146,50 @@ func partitionsNote() string {
 	return "; the partitions: " + strings.Join(ls, ", ")
 }
 
-// neverStarts are the reasons a pending job will not start as it is:
-// it asks for more than its partition has or allows. The session cancels
-// such a job rather than wait for it without end (a script or a stored
-// notebook has no one to interrupt it).
-var neverStarts = map[string]bool{"PartitionConfig": true, "PartitionNodeLimit": true, "PartitionTimeLimit": true}
+// neverStarts reports whether Slurm says the pending job will not start
+// as it is: it asks for more than its partition has or allows. The
+// session cancels such a job rather than wait for it without end (a
+// script or a stored notebook has no one to interrupt it). Slurm also
+// gives PartitionNodeLimit when nodes of the partition are down or
+// drained, so that reason counts only when the job asks for more nodes
+// than the partition has at all; and a job that may run in several
+// partitions (partition=a,b) shows the reason of the last one tried, so
+// none counts for it.
+func (b *batchJob) neverStarts(ctx context.Context, st slurm.State) bool {
+	if st.Name != "PENDING" || strings.Contains(b.opts.Partition, ",") {
+		return false
+	}
+	switch st.Reason {
+	case "PartitionConfig", "PartitionTimeLimit":
+		return true
+	case "PartitionNodeLimit":
+		if b.opts.Nodes == 0 {
+			return false
+		}
+		qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		ps, err := slurm.Partitions(qctx)
+		if err != nil {
+			return false
+		}
+		for _, p := range ps {
+			if p.Name == b.opts.Partition || b.opts.Partition == "" && p.Default {
+				return b.opts.Nodes > p.Nodes
+			}
+		}
+	}
+	return false
+}
 
-// cannotStart is the error of a job cancelled for a pending reason of
-// neverStarts.
-func (b *batchJob) cannotStart(st slurm.State) error {
-	b.stop(5 * time.Second)
-	return fmt.Errorf("Slurm job %s cannot start: %s: %s; the session cancelled it%s ('launcher' shows the job's options, 'launcher slurm KEY=VALUE' and 'ranks' change them)",
-		b.job.ID, st.String(), pendingWhy[st.Reason], partitionsNote())
+// cannotStart cancels a job that neverStarts, and is the error that says
+// so (or that it could not be cancelled).
+func (b *batchJob) cannotStart(ctx context.Context, st slurm.State) error {
+	cancelled := "the session cancelled it"
+	if err := b.stop(5 * time.Second); err != nil {
+		cancelled = err.Error()
+	}
+	return fmt.Errorf("Slurm job %s cannot start: %s: %s; %s%s ('launcher' shows the job's options, 'launcher slurm KEY=VALUE' and 'ranks' change them)",
+		b.job.ID, st.String(), pendingWhy[st.Reason], cancelled, partitionsNote(ctx))
 }
 
 // describeJob says what a job asks for, as sbatch options.
@@ -212,6 +247,7 @@ func ownAddresses() string {
 // it from its submission to its end, and cancels it to stop the agent.
 type batchJob struct {
 	job     *slurm.Job
+	opts    slurm.Options // what it asked for
 	dial    string        // the address its agent dials
 	poll    time.Duration // how often its state is asked
 	done    chan struct{} // closed when the job ended (or the watch stopped)
@@ -226,9 +262,9 @@ type batchJob struct {
 
 // watchJob starts watching job every poll, each change of state sent to
 // notes.
-func watchJob(job *slurm.Job, dial string, poll time.Duration, notes func(string)) *batchJob {
+func watchJob(job *slurm.Job, opts slurm.Options, dial string, poll time.Duration, notes func(string)) *batchJob {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &batchJob{job: job, dial: dial, poll: poll, done: make(chan struct{}), changed: make(chan struct{}, 1), stopW: cancel, notes: notes}
+	b := &batchJob{job: job, opts: opts, dial: dial, poll: poll, done: make(chan struct{}), changed: make(chan struct{}, 1), stopW: cancel, notes: notes}
 	go func() {
 		defer close(b.done)
 		defer cancel()
@@ -263,7 +299,7 @@ var pendingWhy = map[string]string{
 	"Resources":              "waiting for nodes to free up",
 	"Priority":               "jobs of higher priority go first",
 	"PartitionConfig":        "the job asks for more than the partition has or allows (nodes, CPUs, time): it will never start as it is",
-	"PartitionNodeLimit":     "the job asks for more nodes than the partition has or allows (nodes=): it will never start as it is",
+	"PartitionNodeLimit":     "the job asks for more nodes than the partition has or allows (nodes=), or nodes of it are down or drained",
 	"PartitionTimeLimit":     "the job's time limit is above the partition's (time=): it will never start as it is",
 	"ReqNodeNotAvail":        "a node it needs is down or reserved",
 	"JobHeldUser":            "held: 'scontrol release' lets it go",
@@ -280,9 +316,7 @@ func jobLine(id string, st slurm.State) string {
 		if why := pendingWhy[st.Reason]; why != "" {
 			s += ": " + why
 		}
-		if !neverStarts[st.Reason] { // those the session cancels itself
-			s += "; interrupt to cancel it"
-		}
+		s += "; interrupt to cancel it"
 	}
 	return s
 }
@@ -323,6 +357,10 @@ func (b *batchJob) ended() <-chan struct{} { return b.done }
 
 func (b *batchJob) name() string { return "Slurm job " + b.job.ID }
 
+// confirm is how long a pending reason that neverStarts must hold before
+// the job is given up: a few polls.
+func (b *batchJob) confirm() time.Duration { return 3*b.poll + time.Second }
+
 // settle allows the watch a few polls to see the job's end once the
 // agent's connection is lost.
 func (b *batchJob) settle() time.Duration { return 3*b.poll + 10*time.Second }
@@ -345,6 +383,11 @@ func (b *batchJob) stop(grace time.Duration) error {
 	select {
 	case <-b.done:
 	case <-time.After(grace + 3*b.poll):
+		if st, _ := b.current(); st.Name == "COMPLETING" {
+			// Its processes are gone; the epilog frees the nodes.
+			b.stopW()
+			return nil
+		}
 		b.stopW()
 		return fmt.Errorf("Slurm job %s was not over %v after scancel: %s", b.job.ID, grace+3*b.poll, check)
 	}
@@ -423,7 +466,7 @@ func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Dur
 		cancel()
 		return (<-got).a
 	}
-	var hello <-chan time.Time
+	var hello, giveUp <-chan time.Time
 	for {
 		select {
 		case r := <-got:
@@ -442,11 +485,18 @@ func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Dur
 			if st.Name == "RUNNING" && hello == nil {
 				hello = time.After(timeout)
 			}
-			if st.Name == "PENDING" && neverStarts[st.Reason] {
+			if giveUp == nil && b.neverStarts(ctx, st) {
+				giveUp = time.After(b.confirm())
+			}
+		case <-giveUp:
+			// Still so a few polls later: not a passing state.
+			giveUp = nil
+			b.refresh(ctx)
+			if st, _ := b.current(); b.neverStarts(ctx, st) {
 				if a := stopWaiting(); a != nil {
 					return a, nil
 				}
-				return nil, b.cannotStart(st)
+				return nil, b.cannotStart(ctx, st)
 			}
 		case <-b.done:
 			if a := stopWaiting(); a != nil {
@@ -494,8 +544,7 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 		// wait for them, or its steps never start (a reviewer's sweep
 		// waited on its own agent's job until interrupted).
 		out.Print(fmt.Sprintf("stopping the agent (%s) to free its nodes for the program's launches; a workload's next sweep starts another", s.agent.runBy()))
-		s.agent.Shutdown(5 * time.Second)
-		s.agent = nil
+		s.stopAgent(out)
 	}
 	// The ranks write the runs' results and read their decks: the
 	// directories are on the file system the jobs' output goes to, which
@@ -536,7 +585,7 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 		return nil, submitError("the job for the program's launches", err)
 	}
 	out.Print(fmt.Sprintf("submitted Slurm job %s to hold the nodes of the program's launches: %s; each launch is a job step of it (srun); its output goes to %s", job.ID, describeJob(opts), job.Output))
-	b := watchJob(job, "", s.opts.JobPoll, note)
+	b := watchJob(job, opts, "", s.opts.JobPoll, note)
 	pl := &programLaunch{scratch: scratch, hold: b, stopBeat: stopBeat}
 	if err := b.waitRunning(ctx); err != nil {
 		pl.release(nil)
@@ -663,15 +712,23 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 // ctx lasts (the display shows why it waits), unless Slurm says it will
 // never start as it is (neverStarts).
 func (b *batchJob) waitRunning(ctx context.Context) error {
+	var giveUp <-chan time.Time
 	for {
 		st, _ := b.current()
 		if st.Name == "RUNNING" {
 			return nil
 		}
-		if st.Name == "PENDING" && neverStarts[st.Reason] {
-			return b.cannotStart(st)
+		if giveUp == nil && b.neverStarts(ctx, st) {
+			giveUp = time.After(b.confirm())
 		}
 		select {
+		case <-giveUp:
+			// Still so a few polls later: not a passing state.
+			giveUp = nil
+			b.refresh(ctx)
+			if st, _ := b.current(); b.neverStarts(ctx, st) {
+				return b.cannotStart(ctx, st)
+			}
 		case <-b.changed:
 		case <-b.done:
 			return fmt.Errorf("the job for the program's launches ended before they ran: %s", b.describe())

@@ -564,8 +564,9 @@ func (s *Session) setRanks(v int, out Output) {
 		if by := s.agent.runBy(); by != "mpirun" {
 			what = "the agent (" + by + ")"
 		}
-		s.stopAgent(out)
-		out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
+		if s.stopAgent(out) {
+			out.Print(fmt.Sprintf("stopped %s; the next sweep starts one with %d ranks", what, v))
+		}
 	}
 	s.st.Ranks = v
 }
@@ -575,7 +576,7 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 	if len(c.Args) == 0 {
 		whose := "the local agent's"
 		if l.Slurm() {
-			whose = "the agent's Slurm job's"
+			whose = "the Slurm agent's"
 		}
 		out.Print(fmt.Sprintf("ranks %d (%s)", s.st.Ranks, whose))
 		return nil

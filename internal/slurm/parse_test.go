@@ -169,10 +169,10 @@ func TestParseMPIList(t *testing.T) {
 // sinfo lists a partition once per group of nodes alike: the groups'
 // nodes are summed, and CPUs that differ read as the least with a "+".
 func TestParsePartitions(t *testing.T) {
-	got := parsePartitions("debug*|1|8|infinite\nbig|4|64|2-00:00:00\nbig|2|32|2-00:00:00\n\n")
+	got := parsePartitions("debug*|1|8|infinite\nbig|4|64|2-00:00:00\nbig|2|32|2-00:00:00\nbig|1|16|2-00:00:00\n\n")
 	want := []string{
 		"debug (the default: 1 node of 8 CPUs, time limit infinite)",
-		"big (6 nodes of 32+ CPUs, time limit 2-00:00:00)",
+		"big (7 nodes of 16+ CPUs, time limit 2-00:00:00)",
 	}
 	var s []string
 	for _, p := range got {

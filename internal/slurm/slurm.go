@@ -595,7 +595,7 @@ func parsePartitions(out string) []Partition {
 			at[name] = len(ps)
 			ps = append(ps, Partition{Name: name, Default: def, CPUs: f[2], TimeLimit: f[3]})
 			i = len(ps) - 1
-		} else if ps[i].CPUs != f[2] && !strings.HasSuffix(ps[i].CPUs, "+") {
+		} else if ps[i].CPUs != f[2] {
 			a, _ := strconv.Atoi(strings.TrimSuffix(ps[i].CPUs, "+"))
 			b, _ := strconv.Atoi(strings.TrimSuffix(f[2], "+"))
 			ps[i].CPUs = strconv.Itoa(min(a, b)) + "+"
