@@ -128,6 +128,10 @@ type Model struct {
 	// predicted by the fit without it): the criterion the model was chosen
 	// by.
 	CVSMAPE float64
+	// LOO are the leave-one-out predictions, in the points' order: each
+	// point's value as the same model fitted without it predicts it. One
+	// far from its point says the model rests on that point.
+	LOO []float64
 	// AR2 is the adjusted coefficient of determination,
 	// 1 - (RSS/TSS)·(n-1)/(n-p) with p coefficients, on plain (unweighted)
 	// residuals: 1 for a perfect fit, 0 for the mean; below 0 when the fit
@@ -535,7 +539,8 @@ type hypothesis struct {
 	smape    float64
 	cvsmape  float64
 	cvse     float64 // standard error of cvsmape: sd of the points' errors / sqrt(n)
-	relative bool    // weights 1/|yᵢ| (else 1)
+	loo      []float64
+	relative bool // weights 1/|yᵢ| (else 1)
 	scale    []float64
 	rinv     *mat.TriDense
 }
@@ -665,6 +670,7 @@ func (d *design) fit(terms [][]Factor) *hypothesis {
 	}
 	h.smape = smape(pred, y)
 	h.cvsmape, h.cvse = smapeSE(loo, y)
+	h.loo = loo
 	return h
 }
 
@@ -708,6 +714,7 @@ func (h *hypothesis) model(params []string, y []float64) *Model {
 		Constant: h.coef[0],
 		SMAPE:    h.smape,
 		CVSMAPE:  h.cvsmape,
+		LOO:      slices.Clone(h.loo),
 		AR2:      ar2,
 		N:        n,
 		s2:       h.rss / float64(n-p),

@@ -666,3 +666,31 @@ func TestCompleteModelRoutines(t *testing.T) {
 		t.Errorf("plot model potrf sw: %v", got)
 	}
 }
+
+// A model whose terms rest on one size (fitted without it, it misses it by
+// more than half) says so; one that follows every size does not.
+func TestModelRestsOnOneSize(t *testing.T) {
+	run := func(odd float64) string {
+		var ks []sweep.KernelStat
+		for i, n := range []int{16, 32, 64, 128, 256, 512} {
+			v := 1e-6 + 1e-10*float64(n*n*n)*(1+0.02*float64(i%2))
+			if n == 512 {
+				v *= odd
+			}
+			ks = append(ks, kstat(fmt.Sprintf("potrf[L] %d", n), 40, v, v/20))
+		}
+		s := newSession(t)
+		s.sweeps = []*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: ks})}
+		out := &textOut{}
+		if err := s.Exec(context.Background(), "model", out); err != nil {
+			t.Fatal(err)
+		}
+		return out.b.String()
+	}
+	if got := run(1); strings.Contains(got, "rests on one size") {
+		t.Errorf("a clean n³ family is said to rest on one size:\n%s", got)
+	}
+	if got := run(8); !strings.Contains(got, "potrf[L]: the model rests on one size, n=512: fitted without it, it predicts ") {
+		t.Errorf("a family whose largest size is 8 times its trend does not say the model rests on it:\n%s", got)
+	}
+}
