@@ -724,10 +724,47 @@ func withoutHint(errs []string, hint string) ([]string, string) {
 // the end.
 func joinNotModelled(errs []string, hint string) string {
 	rs, once := withoutHint(errs, hint)
+	rs = groupFewSizes(rs)
 	if once != "" {
 		return strings.Join(rs, "; ") + "; to model them: " + once
 	}
 	return strings.Join(rs, "; ")
+}
+
+// fewSizes is fitFamily's error for a family with too few sizes.
+var fewSizes = regexp.MustCompile(`^(\S+) has (\d+) sizes?; a fit needs at least (\d+)$`)
+
+// groupFewSizes joins the errors of families with the same too few sizes
+// into one: "gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit
+// needs at least 5" (an error of 6 families had said it 6 times).
+func groupFewSizes(errs []string) []string {
+	var out []string
+	byCount := map[string][]string{}
+	var order []string
+	for _, e := range errs {
+		m := fewSizes.FindStringSubmatch(e)
+		if m == nil {
+			out = append(out, e)
+			continue
+		}
+		k := m[2] + " " + m[3]
+		if byCount[k] == nil {
+			order = append(order, k)
+		}
+		byCount[k] = append(byCount[k], m[1])
+	}
+	for _, k := range order {
+		names := byCount[k]
+		n, need, _ := strings.Cut(k, " ")
+		c, _ := strconv.Atoi(n)
+		if len(names) == 1 {
+			out = append(out, fmt.Sprintf("%s has %d size%s; a fit needs at least %s", names[0], c, plural(c), need))
+			continue
+		}
+		list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+		out = append(out, fmt.Sprintf("%s have %d size%s each; a fit needs at least %s", list, c, plural(c), need))
+	}
+	return out
 }
 
 // writeNotModelled lists the families that could not be modelled, a line

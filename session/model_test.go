@@ -694,3 +694,18 @@ func TestModelRestsOnOneSize(t *testing.T) {
 		t.Errorf("a family whose largest size is 8 times its trend does not say the model rests on it:\n%s", got)
 	}
 }
+
+// Families with the same too few sizes are named in one error, not one
+// each (a cancelled sweep's six families had repeated it six times).
+func TestNotModelledGrouped(t *testing.T) {
+	got := joinNotModelled([]string{
+		"gemm[NT] has 1 size; a fit needs at least 5: sweep more block sizes",
+		"potrf[L] has 1 size; a fit needs at least 5: sweep more block sizes",
+		"trsm[RLTN] has 1 size; a fit needs at least 5: sweep more block sizes",
+		"syrk[LN] has 3 sizes; a fit needs at least 5: sweep more block sizes",
+	}, "sweep more block sizes")
+	want := "gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit needs at least 5; syrk[LN] has 3 sizes; a fit needs at least 5; to model them: sweep more block sizes"
+	if got != want {
+		t.Errorf("joined:\n got %s\nwant %s", got, want)
+	}
+}
