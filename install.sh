@@ -47,7 +47,7 @@ fi
 say() { printf '==> %s\n' "$*"; }
 
 base_pkgs="openmpi-bin libopenmpi-dev libopenblas-dev liblapacke-dev pkg-config gcc"
-test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel gfortran scalapack-mpi-test libscalapack-openmpi-dev"
+test_pkgs="mpich libmpich-dev tmux jupyter-client python3-jupyter-client python3-nbclient python3-nbformat jupyter-nbconvert jupyter-console python3-ipykernel python3-pexpect gfortran scalapack-mpi-test libscalapack-openmpi-dev"
 # The browser tests (cmd/approxtune/browser_test.go); their widget page is
 # bundled with npm, which comes with any Node.js already installed.
 test_pkgs="$test_pkgs chromium chromium-driver python3-selenium jupyter-notebook jupyter-nbextension-jupyter-js-widgets python3-widgetsnbextension python3-jupyter-server fonts-liberation"

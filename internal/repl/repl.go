@@ -220,7 +220,8 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 	if o.In != nil {
 		in = o.In
 	}
-	cfg.Stdin = readline.NewCancelableStdin(newKeyReader(in))
+	stdin := readline.NewCancelableStdin(newKeyReader(in))
+	cfg.Stdin = stdin
 	if o.Dumb {
 		cfg.FuncIsTerminal = func() bool { return false }
 	}
@@ -229,7 +230,14 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		fmt.Fprintf(o.Err, "approxtune repl: %v\n", err)
 		return 1
 	}
-	defer rl.Close()
+	defer func() {
+		// readline's Close closes the reader it wraps ours in, not ours,
+		// and then waits for its reading goroutine: one blocked in our
+		// Read (after Ctrl-D, now and then) had it wait for a key that
+		// never came. Closing ours first ends that read.
+		stdin.Close()
+		rl.Close()
+	}()
 	// A hangup exits while Readline may hold the terminal raw: it puts
 	// back the state the terminal had before (readline's Close would wait
 	// for the Readline in progress).
