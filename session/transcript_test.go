@@ -167,6 +167,11 @@ func TestExportAfterReopenLoadsTheJournal(t *testing.T) {
 	if len(lines) != 3 || !steps[0].Comment || lines[1] != "load "+dir || lines[2] != "table best" {
 		t.Errorf("exported %q; want a comment, load %s, then table best", lines, dir)
 	}
+	// The comment says the notebook needs the directory and runs nothing
+	// again (a review's colleague could not reproduce from it).
+	if len(lines) > 0 && !strings.Contains(lines[0], "journal in "+dir+", which the next cell loads; this notebook needs that directory, and does not run those sweeps again") {
+		t.Errorf("the comment does not say the notebook depends on %s: %q", dir, lines[0])
+	}
 }
 
 // A figure the REPL writes to a file where a notebook would show it goes
@@ -196,5 +201,23 @@ func TestTranscriptFigureWithoutFileLine(t *testing.T) {
 	}
 	if figures != 1 || texts != 0 {
 		t.Errorf("transcript of 'plot speedup': %d figures and %d 'wrote' lines, want the figure alone", figures, texts)
+	}
+}
+
+// export notebook into a folder that does not exist says so, once, without
+// the writer's temporary file (it had said "export notebook: export
+// notebook: notebook: write ...: open .../.x.ipynb.914480279.tmp").
+func TestExportNotebookMissingFolder(t *testing.T) {
+	called := false
+	s, err := New(Options{Dir: t.TempDir(), Notebook: func([]Step, string) error { called = true; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := filepath.Join(t.TempDir(), "nodir")
+	err = s.Exec(context.Background(), "export notebook "+filepath.Join(dir, "x.ipynb"), &textOut{})
+	want := "column 17: export notebook: cannot write " + filepath.Join(dir, "x.ipynb") + ": the folder " + dir + " does not exist"
+	if err == nil || err.Error() != want || called {
+		t.Errorf("export notebook into a missing folder: %v (writer called: %v)\nwant %s", err, called, want)
 	}
 }

@@ -921,6 +921,10 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 	if err != nil {
 		return errAt(a.Col, "%v", err)
 	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		// Said plainly: the writer's error had named its temporary file.
+		return errAt(a.Col, "export notebook: cannot write %s: the folder %s does not exist", path, filepath.Dir(path))
+	}
 	s.mu.Lock()
 	ours := s.exported[path]
 	s.mu.Unlock()
@@ -942,11 +946,13 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 		if strings.ContainsAny(dir, " \t#") {
 			dir = `"` + dir + `"`
 		}
-		steps = append([]Step{{Line: "# this session was reopened: its earlier sweeps come from its journal", Comment: true},
+		// Said in the notebook: it is not self-contained (a reviewer
+		// handed one to a colleague).
+		steps = append([]Step{{Line: "# this session was reopened: its earlier sweeps come from its journal in " + dir + ", which the next cell loads; this notebook needs that directory, and does not run those sweeps again", Comment: true},
 			{Line: "load " + dir}}, steps...)
 	}
 	if err := write(steps, path); err != nil {
-		return errAt(a.Col, "export notebook: %v", err)
+		return errAt(a.Col, "export notebook: %s", strings.TrimPrefix(err.Error(), "export notebook: "))
 	}
 	s.mu.Lock()
 	if s.exported == nil {
