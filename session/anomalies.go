@@ -275,10 +275,10 @@ func cmdAnomalies(s *Session, ctx context.Context, c *Command, out Output) error
 	tr, err := pickTrace(sw, o)
 	if err != nil {
 		col := c.VerbCol // the sweep traced no run
-		for _, a := range c.Args {
-			if strings.HasPrefix(err.Error(), "no traced run with") && (a.Key == "config" || a.Key == "policy" || a.Key == "tolerance") {
-				col = a.Col // none is the run asked for: at its first option
-				break
+		if strings.HasPrefix(err.Error(), "no traced run with") {
+			// None is the run asked for: at its first option.
+			if i := slices.IndexFunc(c.Args, func(a Arg) bool { return a.Key == "config" || a.Key == "policy" || a.Key == "tolerance" }); i >= 0 {
+				col = c.Args[i].Col
 			}
 		}
 		return errAt(col, "%v", err)

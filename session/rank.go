@@ -287,17 +287,12 @@ func rankSweep(ctx context.Context, sw *Sweep, st rankSettings) (*ranked, error)
 // fastest is the source cut to its n configurations of least time shown
 // (the mean of their runs, or their predictions), in their order.
 func (src rankSource) fastest(n int) rankSource {
-	mean := func(i int) float64 {
-		if src.predicted {
-			return src.pred[i]
-		}
-		return stat.Mean(src.samples[i].Times, nil)
-	}
 	order := make([]int, len(src.samples))
+	shown := make([]float64, len(src.samples))
 	for i := range order {
-		order[i] = i
+		order[i], shown[i] = i, src.shown(i)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mean(a), mean(b)) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(shown[a], shown[b]) })
 	keep := order[:n]
 	slices.Sort(keep)
 	out := src
@@ -316,11 +311,15 @@ func (src rankSource) fastest(n int) rankSource {
 
 // shown is the time shown for a ranking member: the mean of its runs, or
 // a tune sweep's prediction.
-func (k *ranked) shown(m analysis.Member) float64 {
-	if k.src.predicted {
-		return k.src.pred[k.pos(m)]
+func (k *ranked) shown(m analysis.Member) float64 { return k.src.shown(k.pos(m)) }
+
+// shown is the time shown for configuration i: the mean of its runs, or
+// a tune sweep's prediction.
+func (src rankSource) shown(i int) float64 {
+	if src.predicted {
+		return src.pred[i]
 	}
-	return m.Mean
+	return stat.Mean(src.samples[i].Times, nil)
 }
 
 // pos is the position in k.src of a ranking member.

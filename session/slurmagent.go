@@ -383,12 +383,10 @@ func (b *batchJob) stop(grace time.Duration) error {
 	select {
 	case <-b.done:
 	case <-time.After(grace + 3*b.poll):
-		if st, _ := b.current(); st.Name == "COMPLETING" {
-			// Its processes are gone; the epilog frees the nodes.
-			b.stopW()
-			return nil
-		}
 		b.stopW()
+		if st, _ := b.current(); st.Name == "COMPLETING" {
+			return nil // its processes are gone; the epilog frees the nodes
+		}
 		return fmt.Errorf("Slurm job %s was not over %v after scancel: %s", b.job.ID, grace+3*b.poll, check)
 	}
 	return nil

@@ -952,7 +952,7 @@ func exportNotebook(s *Session, c *Command, out Output) error {
 			{Line: "load " + dir}}, steps...)
 	}
 	if err := write(steps, path); err != nil {
-		return errAt(a.Col, "export notebook: %s", strings.TrimPrefix(err.Error(), "export notebook: "))
+		return errAt(a.Col, "export notebook: %v", err)
 	}
 	s.mu.Lock()
 	if s.exported == nil {

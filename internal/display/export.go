@@ -48,10 +48,7 @@ func Export(steps []session.Step, path string) error {
 		nb.Cells = append(nb.Cells, c)
 	}
 	flush()
-	if err := notebook.WriteFile(path, nb); err != nil {
-		return fmt.Errorf("export notebook: %w", err)
-	}
-	return nil
+	return notebook.WriteFile(path, nb) // the session says it was export notebook
 }
 
 // replay sends a recorded command's output through a cell output whose
