@@ -419,7 +419,8 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	}
 	km.group()
 	if len(f.sizes) < minModelSizes {
-		km.err = fmt.Errorf("%s has %d size%s; a fit needs at least %d: %s", f.name, len(f.sizes), plural(len(f.sizes)), minModelSizes, hint)
+		km.err = &fitError{family: f.name, few: len(f.sizes), hint: hint,
+			text: fmt.Sprintf("%s has %d size%s; a fit needs at least %d", f.name, len(f.sizes), plural(len(f.sizes)), minModelSizes)}
 		return km
 	}
 	if err := km.fit(); err == nil || len(km.use) < 2 || !errors.Is(err, analysis.ErrNoLines) {
@@ -433,8 +434,8 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	}
 	km.group()
 	if len(km.points) < minModelSizes {
-		km.err = fmt.Errorf("%s: %s, and its %d sizes have %d distinct %s; a fit needs at least %d: %s",
-			f.name, km.why, len(f.sizes), len(km.points), km.via, minModelSizes, hint)
+		km.err = &fitError{family: f.name, hint: hint, text: fmt.Sprintf("%s: %s, and its %d sizes have %d distinct %s; a fit needs at least %d",
+			f.name, km.why, len(f.sizes), len(km.points), km.via, minModelSizes)}
 		return km
 	}
 	km.fit()
@@ -677,11 +678,11 @@ func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
 		}
 	}
 	var b strings.Builder
-	var errs []string
+	var errs []error
 	for _, f := range fs {
 		km := fitFamily(f, hint)
 		if km.err != nil {
-			errs = append(errs, km.err.Error())
+			errs = append(errs, km.err)
 			continue
 		}
 		if len(given) > 0 {
@@ -694,88 +695,91 @@ func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
 		}
 	}
 	if b.Len() == 0 {
-		return errAt(word.Col, "%s", joinNotModelled(errs, hint))
+		return errAt(word.Col, "%s", joinNotModelled(errs))
 	}
-	writeNotModelled(&b, errs, hint)
+	writeNotModelled(&b, errs)
 	out.Print(strings.TrimRight(b.String(), "\n"))
 	return nil
 }
 
-// withoutHint is errs, each without the hint it ends with when there are
-// several (one keeps its own), and the hint when any ended with it: said
-// on every line, it had been repeated ("sweep more block sizes, e.g. ..."
-// six times).
-func withoutHint(errs []string, hint string) ([]string, string) {
-	if len(errs) < 2 || hint == "" {
-		return errs, ""
+// fitError is why a family has no model. What to sweep so that it has
+// one (the hint) is kept apart, so that a list of them says it once (said
+// on every line, "sweep more block sizes, e.g. ..." had been repeated six
+// times); a family short of sizes keeps how many it has, so that families
+// short alike are named together.
+type fitError struct {
+	family string
+	text   string // the reason, the family's name first
+	hint   string // what to sweep, or ""
+	few    int    // the sizes of a family that has too few, else 0
+}
+
+func (e *fitError) Error() string {
+	if e.hint == "" {
+		return e.text
 	}
-	rs := make([]string, len(errs))
-	once := ""
-	for i, e := range errs {
-		if t, ok := strings.CutSuffix(e, ": "+hint); ok {
-			e, once = t, hint
+	return e.text + ": " + e.hint
+}
+
+// notModelledLines are errs as lines, and the hint they end with, said
+// once: with several errors it is cut from each and returned (one error
+// keeps its own). Families with the same too few sizes are one line:
+// "gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit needs at
+// least 5" (a cancelled sweep's six families had said it six times).
+func notModelledLines(errs []error) (lines []string, hint string) {
+	several := len(errs) > 1
+	slot := map[int]int{}       // a count of too few sizes: its line
+	names := map[int][]string{} // and the families that have it
+	for _, err := range errs {
+		var fe *fitError
+		if !several || !errors.As(err, &fe) {
+			lines = append(lines, err.Error())
+			continue
 		}
-		rs[i] = e
+		if fe.hint != "" {
+			hint = fe.hint
+		}
+		if fe.few == 0 {
+			lines = append(lines, fe.text)
+			continue
+		}
+		if _, ok := slot[fe.few]; !ok {
+			slot[fe.few] = len(lines)
+			lines = append(lines, "")
+		}
+		names[fe.few] = append(names[fe.few], fe.family)
 	}
-	return rs, once
+	for c, i := range slot {
+		ns := names[c]
+		if len(ns) == 1 {
+			lines[i] = fmt.Sprintf("%s has %d size%s; a fit needs at least %d", ns[0], c, plural(c), minModelSizes)
+			continue
+		}
+		list := strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
+		lines[i] = fmt.Sprintf("%s have %d size%s each; a fit needs at least %d", list, c, plural(c), minModelSizes)
+	}
+	return lines, hint
 }
 
 // joinNotModelled is errs on one line, the hint they end with once, at
 // the end.
-func joinNotModelled(errs []string, hint string) string {
-	rs, once := withoutHint(errs, hint)
-	rs = groupFewSizes(rs)
-	if once != "" {
-		return strings.Join(rs, "; ") + "; to model them: " + once
+func joinNotModelled(errs []error) string {
+	lines, hint := notModelledLines(errs)
+	if hint != "" {
+		return strings.Join(lines, "; ") + "; to model them: " + hint
 	}
-	return strings.Join(rs, "; ")
-}
-
-// fewSizes is fitFamily's error for a family with too few sizes.
-var fewSizes = regexp.MustCompile(`^(\S+) has (\d+) sizes?; a fit needs at least (\d+)$`)
-
-// groupFewSizes joins the errors of families with the same too few sizes
-// into one: "gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit
-// needs at least 5" (an error of 6 families had said it 6 times).
-func groupFewSizes(errs []string) []string {
-	var out []string
-	byCount := map[string][]string{}
-	var order []string
-	for _, e := range errs {
-		m := fewSizes.FindStringSubmatch(e)
-		if m == nil {
-			out = append(out, e)
-			continue
-		}
-		k := m[2] + " " + m[3]
-		if byCount[k] == nil {
-			order = append(order, k)
-		}
-		byCount[k] = append(byCount[k], m[1])
-	}
-	for _, k := range order {
-		names := byCount[k]
-		n, need, _ := strings.Cut(k, " ")
-		c, _ := strconv.Atoi(n)
-		if len(names) == 1 {
-			out = append(out, fmt.Sprintf("%s has %d size%s; a fit needs at least %s", names[0], c, plural(c), need))
-			continue
-		}
-		list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-		out = append(out, fmt.Sprintf("%s have %d size%s each; a fit needs at least %s", list, c, plural(c), need))
-	}
-	return out
+	return strings.Join(lines, "; ")
 }
 
 // writeNotModelled lists the families that could not be modelled, a line
 // each, then the hint they end with once.
-func writeNotModelled(b *strings.Builder, errs []string, hint string) {
-	rs, once := withoutHint(errs, hint)
-	for _, e := range rs {
-		b.WriteString("not modelled: " + e + "\n")
+func writeNotModelled(b *strings.Builder, errs []error) {
+	lines, hint := notModelledLines(errs)
+	for _, l := range lines {
+		b.WriteString("not modelled: " + l + "\n")
 	}
-	if once != "" {
-		b.WriteString("to model them: " + once + "\n")
+	if hint != "" {
+		b.WriteString("to model them: " + hint + "\n")
 	}
 }
 
@@ -785,12 +789,13 @@ func modelTable(d *kernelData, hint string) (string, error) {
 	fmt.Fprintf(&b, "kernel models of %s: rank 0's mean time per call against size, %d selective runs pooled\n", d.source(), d.runs)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "family\tsizes\tSMAPE\tadj R²\tmodel (t in seconds)")
-	var fails, notes []string
+	var fails []error
+	var notes []string
 	fitted := 0
 	for _, f := range d.families {
 		km := fitFamily(f, hint)
 		if km.err != nil {
-			fails = append(fails, km.err.Error())
+			fails = append(fails, km.err)
 			continue
 		}
 		fitted++
@@ -803,12 +808,12 @@ func modelTable(d *kernelData, hint string) (string, error) {
 	for _, n := range notes {
 		b.WriteString(n + "\n")
 	}
-	writeNotModelled(&b, fails, hint)
+	writeNotModelled(&b, fails)
 	if d.spins {
 		b.WriteString("left out: spin, the synthetic workload's kernel, has no size\n")
 	}
 	if fitted == 0 {
-		return "", errors.New(joinNotModelled(fails, hint))
+		return "", errors.New(joinNotModelled(fails))
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }
@@ -961,13 +966,13 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		return nil, err
 	}
 	var series []plots.ModelSeries
-	var errs []string
+	var errs []error
 	xLabel := ""
 	hint := sizeHint(sws[len(sws)-1])
 	for _, f := range fs {
 		km := fitFamily(f, hint)
 		if km.err != nil {
-			errs = append(errs, km.err.Error())
+			errs = append(errs, km.err)
 			continue
 		}
 		s, label := modelSeries(km)
@@ -985,9 +990,9 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 			fmt.Fprintf(sum, "  %s\n", n)
 		}
 	}
-	writeNotModelled(sum, errs, hint)
+	writeNotModelled(sum, errs)
 	if len(series) == 0 {
-		return nil, errors.New(joinNotModelled(errs, hint))
+		return nil, errors.New(joinNotModelled(errs))
 	}
 	name := fs[0].name
 	if len(fs) > 1 {

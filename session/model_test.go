@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/png"
 	"math"
@@ -615,19 +616,24 @@ func TestModelNoNegativeTimes(t *testing.T) {
 // once, at the end: it had been repeated on every line.
 func TestNotModelledHintOnce(t *testing.T) {
 	hint := "sweep more block sizes, e.g. space b=32,64,128,256,512"
-	errs := []string{"gemm[NT] has 2 sizes; a fit needs at least 5: " + hint, "trsm[RLTN] has 3 sizes; a fit needs at least 5: " + hint, "bcast has no size"}
+	errs := []error{few("gemm[NT]", 2, hint), few("trsm[RLTN]", 3, hint), errors.New("bcast has no size")}
 	var b strings.Builder
-	writeNotModelled(&b, errs, hint)
+	writeNotModelled(&b, errs)
 	want := "not modelled: gemm[NT] has 2 sizes; a fit needs at least 5\nnot modelled: trsm[RLTN] has 3 sizes; a fit needs at least 5\nnot modelled: bcast has no size\nto model them: " + hint + "\n"
 	if b.String() != want {
 		t.Errorf("listed:\n%s\nwant\n%s", b.String(), want)
 	}
-	if got := joinNotModelled(errs, hint); strings.Count(got, hint) != 1 {
+	if got := joinNotModelled(errs); strings.Count(got, hint) != 1 {
 		t.Errorf("joined: %s", got)
 	}
-	if got := joinNotModelled(errs[:1], hint); got != errs[0] {
-		t.Errorf("one error: %s", got)
+	if got, want := joinNotModelled(errs[:1]), "gemm[NT] has 2 sizes; a fit needs at least 5: "+hint; got != want {
+		t.Errorf("one error: %s, want %s", got, want)
 	}
+}
+
+// few is fitFamily's error for a family with n sizes.
+func few(family string, n int, hint string) error {
+	return &fitError{family: family, few: n, hint: hint, text: fmt.Sprintf("%s has %d size%s; a fit needs at least %d", family, n, plural(n), minModelSizes)}
 }
 
 // A barrier's key names no doubles (it moves none: it had read "barrier 0
@@ -698,14 +704,17 @@ func TestModelRestsOnOneSize(t *testing.T) {
 // Families with the same too few sizes are named in one error, not one
 // each (a cancelled sweep's six families had repeated it six times).
 func TestNotModelledGrouped(t *testing.T) {
-	got := joinNotModelled([]string{
-		"gemm[NT] has 1 size; a fit needs at least 5: sweep more block sizes",
-		"potrf[L] has 1 size; a fit needs at least 5: sweep more block sizes",
-		"trsm[RLTN] has 1 size; a fit needs at least 5: sweep more block sizes",
-		"syrk[LN] has 3 sizes; a fit needs at least 5: sweep more block sizes",
-	}, "sweep more block sizes")
-	want := "gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit needs at least 5; syrk[LN] has 3 sizes; a fit needs at least 5; to model them: sweep more block sizes"
+	const hint = "sweep more block sizes"
+	errs := []error{few("gemm[NT]", 1, hint), few("potrf[L]", 1, hint), errors.New("bcast has no size"), few("trsm[RLTN]", 1, hint), few("syrk[LN]", 3, hint)}
+	got := joinNotModelled(errs)
+	want := "gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit needs at least 5; bcast has no size; syrk[LN] has 3 sizes; a fit needs at least 5; to model them: sweep more block sizes"
 	if got != want {
 		t.Errorf("joined:\n got %s\nwant %s", got, want)
+	}
+	// The list says them on a line each, grouped alike.
+	var b strings.Builder
+	writeNotModelled(&b, errs)
+	if want := "not modelled: gemm[NT], potrf[L] and trsm[RLTN] have 1 size each; a fit needs at least 5\nnot modelled: bcast has no size\nnot modelled: syrk[LN] has 3 sizes; a fit needs at least 5\nto model them: sweep more block sizes\n"; b.String() != want {
+		t.Errorf("listed:\n%s\nwant\n%s", b.String(), want)
 	}
 }
