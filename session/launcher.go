@@ -311,7 +311,7 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		}
 		cur := s.st.Launcher
 		if !cur.Slurm() {
-			cur = s.slurmSet // the options set before 'launcher local'
+			cur = s.st.SlurmSet // the options set before 'launcher local'
 		}
 		if cur.Slurm() {
 			// The options commands set before stay (KEY=default clears
@@ -355,7 +355,7 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		}
 	}
 	if s.st.Launcher.Slurm() && !next.Slurm() {
-		s.slurmSet = s.st.Launcher
+		s.st.SlurmSet = s.st.Launcher
 	}
 	s.st.Launcher = next
 	if next.Slurm() && next.Nodes > 0 && next.TasksPerNode > 0 && s.st.Ranks != next.Nodes*next.TasksPerNode {
@@ -375,7 +375,7 @@ func (s *Session) describeLauncher() string {
 	b.WriteString(l.Command() + "\n")
 	if !l.Slurm() {
 		fmt.Fprintf(&b, "  agents run under this machine's mpirun, %d ranks ('ranks')\n", s.st.Ranks)
-		if s.slurmSet.Slurm() {
+		if s.st.SlurmSet.Slurm() {
 			b.WriteString("  'launcher slurm' takes back the options set before 'launcher local'\n")
 		}
 		if f := LauncherFile(); f != "" {

@@ -162,3 +162,38 @@ func TestBatchJobStopFailureSaysWhatToRun(t *testing.T) {
 		t.Errorf("stop without scancel: %v", err)
 	}
 }
+
+// The Slurm options kept across 'launcher local' are kept in the journal
+// too: a reopened session's 'launcher slurm' takes them back (they had
+// been kept in memory only).
+func TestLauncherSlurmOptionsSurviveReopen(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	dir := t.TempDir()
+	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, l := range []string{"launcher slurm nodes=2 tasks-per-node=2 account=proj42", "launcher local"} {
+		if err := s.Exec(ctx, l, &textOut{}); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	s.Close()
+	again, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	out := &textOut{}
+	if err := again.Exec(ctx, "launcher", out); err != nil || !strings.Contains(out.b.String(), "'launcher slurm' takes back the options") {
+		t.Errorf("launcher in the reopened session: %v\n%s", err, out.b.String())
+	}
+	if err := again.Exec(ctx, "launcher slurm", out); err != nil {
+		t.Fatal(err)
+	}
+	if l := again.st.Launcher; l.Account != "proj42" || l.Nodes != 2 || l.TasksPerNode != 2 || again.st.Ranks != 4 {
+		t.Errorf("launcher slurm in the reopened session: %+v, ranks %d; want the options set before", l, again.st.Ranks)
+	}
+}

@@ -114,13 +114,10 @@ type Session struct {
 	journal *Journal
 	lastOut Output // the last command's, for what Close has to say
 	agent   *Agent
-	// slurmSet is the Slurm launcher's options while 'launcher local' is
-	// on: a later 'launcher slurm' takes them back.
-	slurmSet *Launcher
-	ln       *Listener
-	sweeps   []*Sweep
-	closed   bool   // Close ran
-	live     string // 'plot live FILE': the file each sweep's figures are drawn to ("": none)
+	ln      *Listener
+	sweeps  []*Sweep
+	closed  bool   // Close ran
+	live    string // 'plot live FILE': the file each sweep's figures are drawn to ("": none)
 	// reopened says what the directory's journal held when the session
 	// opened ("" for a new session): see reopen.
 	reopened string

@@ -31,6 +31,10 @@ type State struct {
 	// Launcher is how the session starts its agents ('launcher'); nil is
 	// this machine's mpirun.
 	Launcher *Launcher `json:"launcher,omitempty"`
+	// SlurmSet is the Slurm launcher's options while 'launcher local' is
+	// on: a later 'launcher slurm' takes them back, also in a reopened
+	// session.
+	SlurmSet *Launcher `json:"slurm_set,omitempty"`
 }
 
 // DefaultState is where a session starts: SUMMA's defaults, conditional and
@@ -49,6 +53,7 @@ func (s State) clone() State {
 	c.Policies = append([]string(nil), s.Policies...)
 	c.Tolerances = append([]float64(nil), s.Tolerances...)
 	c.Launcher = s.Launcher.clone()
+	c.SlurmSet = s.SlurmSet.clone()
 	return c
 }
 
