@@ -340,6 +340,41 @@ func TestProgramSweep(t *testing.T) {
 	}
 }
 
+// Communicators of the same shape that ranks belong to unequally (a chain
+// of pair communicators: the middle ranks are in two, the ends in one)
+// agree on which collectives exchange records: every selective run had
+// hung, the middle ranks reducing without records where the ends waited
+// for them.
+func TestProgramPairCommunicators(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	dir := t.TempDir()
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "pairs.c"), "-I"+filepath.Join(testenv.Root(t), "include"))
+	spec := filepath.Join(dir, "pairs.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "{steps}"]},
+ "space": {"steps": [40, 60], "ranks": [4]},
+ "policies": ["conditional", "eager"], "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`, prog)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("program --sweep (hung if killed): %v\n%s", err, se.String())
+	}
+	if n := strings.Count(so.String(), `"type":"result"`); n != 4 {
+		t.Errorf("%d results, want 4:\n%s\n%s", n, so.String(), se.String())
+	}
+	// Rank 1 reduces over {0,1} and {1,2}: 1 and 3 a step, 4 x 60.
+	if !strings.Contains(se.String(), "rank 1 sum 240") {
+		t.Errorf("no run printed rank 1's sum over 60 steps:\n%s", se.String())
+	}
+}
+
 // In a program sweep, apriori's selective run is two launches, as it is
 // two runs in the agent: a counting launch (a skeleton), then the
 // selective launch that reads its counts. Its result's time is both timed

@@ -52,6 +52,7 @@ type Comm struct {
 	execMark int64
 	quiet    bool
 	promised map[uint64]int64 // collectives' calls left that run without records on a member's promise
+	timed    map[uint64]int64 // never-skipped collectives executed here after records, per key
 }
 
 // refresh is how often (in collectives on a communicator) a quiet
@@ -65,6 +66,7 @@ func (c *Comm) count() {
 	if c.gen != c.e.gen {
 		c.gen, c.colls, c.execMark, c.quiet = c.e.gen, 0, 0, false
 		clear(c.promised)
+		clear(c.timed)
 		clear(c.recvSeq)
 		clear(c.sendSeq)
 		clear(c.postSeq)
@@ -245,10 +247,13 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	// Nothing to decide either for a collective never skipped (a program's
 	// small or integer ones) once its cost is known: it runs without
 	// records (but every refresh-th, so a Sharer's statistics still travel),
-	// like a promised one. Every member takes this branch alike: its
-	// samples come from the collectives that exchanged records, which
-	// every member executed.
-	if promised || (!skippable && e.skip && st.N >= e.nmin && seq%refresh != 0) {
+	// like a promised one. Every member must take this branch alike, so it
+	// counts the ones timed on this communicator in this run, which every
+	// member executed, not the key's samples: a rank in more communicators
+	// of the same shape has more of those (each rank in two pair
+	// communicators of a chain: the middle ranks ran without records where
+	// the ends waited for them, and every selective run hung).
+	if promised || (!skippable && e.skip && c.timed[st.hash] >= e.nmin && seq%refresh != 0) {
 		e.logEvent(coll)
 		t0 := mpi.Clock()
 		must(do())
@@ -324,6 +329,12 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	t1 := mpi.Clock()
 	e.executedFor(st, collectiveTime(n, t1-t0, exchanged-lastIn), t0, t1)
 	e.resumeAt(t1)
+	if !skippable {
+		if c.timed == nil {
+			c.timed = map[uint64]int64{}
+		}
+		c.timed[st.hash]++
+	}
 }
 
 // collectiveTime is what an executed collective of n elements per process
