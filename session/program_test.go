@@ -78,6 +78,17 @@ func TestProgramVerb(t *testing.T) {
 	if err := s.Exec(ctx, "space b=32,64 grid=2x2,1x4", out); err != nil || strings.Contains(out.b.String(), "appears in no argument") {
 		t.Errorf("space whose parameters the program reads: %v\n%s", err, out.b.String())
 	}
+	// A grid and ranks both: the grid sets the rank count, and the space
+	// says so when set (the launches had the grid's ranks while {ranks}
+	// and the labels said ranks=).
+	out.b.Reset()
+	if err := s.Exec(ctx, "space ranks=8", out); err != nil || !strings.Contains(out.b.String(), "note: the space has a grid (grid) and ranks: the grid sets the rank count") {
+		t.Errorf("space with a grid and ranks: %v\n%s", err, out.b.String())
+	}
+	if _, _, err := validate(s.schemas(), s.st, sweep.ModeEvaluate, s.st.Ranks); err == nil || !strings.Contains(err.Error(), "leave ranks out") {
+		t.Errorf("a grid and ranks validated: %v", err)
+	}
+	delete(s.st.Space, "ranks")
 	if err := s.Exec(ctx, "space c=1", out); err != nil {
 		t.Fatal(err)
 	}

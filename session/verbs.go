@@ -375,6 +375,16 @@ func noteSpaceSize(st State, out Output) {
 		out.Print(fmt.Sprintf("note: this space has %.0f configurations, more than the %d a sweep may have: evaluate and tune will refuse it until it has fewer values", n, sweep.MaxConfigs))
 	}
 	if st.Program != nil {
+		if _, ok := st.Space["ranks"]; ok {
+			for _, k := range slices.Sorted(maps.Keys(st.Space)) {
+				if vs := st.Space[k]; len(vs) > 0 {
+					if _, grid := vs[0].(sweep.GridShape); grid {
+						out.Print(fmt.Sprintf("note: the space has a grid (%s) and ranks: the grid sets the rank count (its product, also {ranks}), and evaluate and tune refuse it: 'space reset', then the space without ranks", k))
+						break
+					}
+				}
+			}
+		}
 		if unused := st.Program.Unused(st.Space); len(unused) > 0 {
 			out.Print(fmt.Sprintf("note: %s appears in no argument or deck of the program: its configurations differ in nothing the program sees and repeat each other's runs (put {%s} where the program should read it)",
 				strings.Join(unused, ", "), unused[0]))

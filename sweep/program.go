@@ -48,19 +48,24 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 	for _, name := range slices.Sorted(maps.Keys(space)) {
 		s.params = append(s.params, ProgramParam(name, space[name]))
 	}
-	grids := 0
+	var grids []string
 	for _, q := range s.params {
 		if q.Kind == Grid {
-			grids++
+			grids = append(grids, q.Name)
 		}
 	}
-	if grids > 1 {
-		return nil, fmt.Errorf("program: the space has %d grid parameters: want at most one (it sets the rank count)", grids)
+	if len(grids) > 1 {
+		return nil, fmt.Errorf("program: the space has %d grid parameters (%s): want at most one (it sets the rank count)", len(grids), strings.Join(grids, ", "))
 	}
-	if _, ok := space["ranks"]; grids == 0 && !ok {
+	if _, ok := space["ranks"]; len(grids) == 1 && ok {
+		// Each launch had the grid's ranks, and {ranks} and the labels
+		// said the other count.
+		return nil, fmt.Errorf("program: the space has a grid (%s) and ranks: the grid sets the rank count (its product, also {ranks}); leave ranks out", grids[0])
+	}
+	if _, ok := space["ranks"]; len(grids) == 0 && !ok {
 		return nil, fmt.Errorf("program: the space sets no rank count: give it a grid (\"grid\": [\"2x2\"]) or \"ranks\"")
 	}
-	if grids == 0 && ProgramParam("ranks", space["ranks"]).Kind != Int {
+	if len(grids) == 0 && ProgramParam("ranks", space["ranks"]).Kind != Int {
 		return nil, fmt.Errorf("program: ranks %s: want rank counts, like [1, 2, 4]", shown(space["ranks"]))
 	}
 	known := s.placeholders()

@@ -1,0 +1,34 @@
+package sweep
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A program's space sets the rank count once: by a grid or by ranks. A
+// grid and ranks both had launched the grid's ranks while {ranks} and the
+// labels said the other count.
+func TestProgramSchemaRankCount(t *testing.T) {
+	p := &Program{Command: []string{"./solver", "{ranks}"}}
+	for _, tc := range []struct{ space, want string }{
+		{`{"b": [1]}`, "the space sets no rank count"},
+		{`{"ranks": ["a"]}`, `ranks ["a"]: want rank counts`},
+		{`{"grid": ["1x2"], "ranks": [4]}`, "the space has a grid (grid) and ranks: the grid sets the rank count (its product, also {ranks}); leave ranks out"},
+		{`{"g": ["1x2"], "h": ["2x1"]}`, "the space has 2 grid parameters (g, h): want at most one"},
+		{`{"grid": ["1x2", "2x2"]}`, ""},
+		{`{"ranks": [2, 4]}`, ""},
+	} {
+		var space map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(tc.space), &space); err != nil {
+			t.Fatal(err)
+		}
+		_, err := p.Schema(space)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.space, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v; want %q", tc.space, err, tc.want)
+		}
+	}
+}
