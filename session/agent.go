@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -600,17 +601,30 @@ func StartLocal(ctx context.Context, binary string, ranks int, timeout time.Dura
 // agent's hello; what names the process ("mpirun"), how the agent and its
 // command line, in errors.
 func startProcess(ctx context.Context, cmd *exec.Cmd, what, how string, ln *Listener, timeout time.Duration) (*Agent, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// mpirun gets SIGTERM when the session dies, killed too (on which it
+	// takes its ranks down): a session killed with SIGKILL during a hung
+	// run had left mpirun and its ranks running, at full CPU, under init.
+	// The parent-death signal follows the thread that started the
+	// process, so it is started on a thread locked until it ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	p := &process{cmd: cmd, what: what, stderr: &tail{max: 8 << 10}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	cmd.Stdout = p.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
-	}
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		p.status = cmd.Wait()
 		close(p.exited)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
+	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	go func() {

@@ -1023,3 +1023,55 @@ func stacks(a agentPIDs) string {
 	fmt.Fprintf(&b, "--- strace of rank 0 (pid %d) after SIGQUIT\n%s", a.ranks[0], out.String())
 	return b.String()
 }
+
+// A session killed with SIGKILL while a run hangs takes its agent down:
+// mpirun gets SIGTERM when the session dies (its parent-death signal) and
+// stops its ranks. The agent notices a dead session only at its next run
+// boundary, which a hung run never reaches: mpirun and its ranks had run
+// on under init, the hung run's ranks at full CPU (a review's, 40 s after
+// the kill).
+func TestSessionKilledDuringHungRun(t *testing.T) {
+	testenv.Launcher(t)
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	mark := fmt.Sprintf("%d-hung", os.Getpid())
+	r, err := startREPL(bin, filepath.Join(dir, "session"), append(os.Environ(), "XDG_STATE_HOME="+dir, "NO_COLOR=1", faultMarkVar+"="+mark))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close()
+	defer killMarked(mark)
+	if _, err := r.waitPrompt(0); err != nil {
+		t.Fatalf("no prompt: %v", err)
+	}
+	// Rank 1 stops in the first run's warm-up, for good.
+	for _, l := range []string{"workload synthetic steps=10 mean_us=2000 hang_rank=1 hang_step=3", "policy conditional", "tolerance 2^-1", "reps 1"} {
+		if _, err := r.command(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	from := r.len()
+	if err := r.send("evaluate"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.waitFor("starting a local agent", from, time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, r.tail(from))
+	}
+	var procs agentPIDs
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if procs, err = agentProcs(r.cmd.Process.Pid); err == nil && len(procs.ranks) == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no agent of 4 ranks: %v %+v\n%s", err, procs, r.tail(from))
+		}
+	}
+	time.Sleep(3 * time.Second) // well into the hang
+	if err := syscall.Kill(r.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.cmd.Wait()
+	if left := waitGone(procs.all(), 20*time.Second); len(left) > 0 {
+		t.Errorf("20 s after the session was killed, the agent's processes %v of %v still run", left, procs.all())
+	}
+}
