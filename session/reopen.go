@@ -76,7 +76,7 @@ func describeReopen(dir string, sws []*Sweep) string {
 	missing := len(last.Missing())
 	switch {
 	case last.Spec != nil && last.Spec.Search != sweep.SearchNone && last.Status != StatusOK:
-		return fmt.Sprintf("%s; the last, %s, is a search that ended %s with %s: run it again", head, what, last.Status, loadRuns(len(last.Results)))
+		return fmt.Sprintf("%s; the last, %s, is a search that stopped after %s (%s): a search cannot be resumed run by run, '%s' runs it again", head, what, loadRuns(len(last.Results)), last.Status, searchCommand(last.Spec))
 	case missing > 0:
 		// The message's first line: mpirun's banner, which follows it,
 		// had filled the line's parentheses.

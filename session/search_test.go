@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,12 @@ func TestSearchEndErrorSaysRunAgain(t *testing.T) {
 		msg := endError(sw, 9).Error()
 		if !strings.Contains(msg, "'tune search=random budget=4' runs it again") || strings.Contains(msg, "'resume'") {
 			t.Errorf("%s search: %q, want it to say 'tune search=random budget=4' runs it again, and nothing of resume", st, msg)
+		}
+		// A reopened session says the same, in words (it had read "is a
+		// search that ended died with 9 runs: run it again").
+		sw.Results = make([]sweep.Result, 9)
+		if l := describeReopen("/d", []*Sweep{sw}); !strings.Contains(l, fmt.Sprintf("is a search that stopped after 9 runs (%s): a search cannot be resumed run by run, 'tune search=random budget=4' runs it again", st)) {
+			t.Errorf("reopened after a %s search: %q", st, l)
 		}
 		sw.Spec = &sweep.Spec{Mode: sweep.ModeTune}
 		if msg := endError(sw, 9).Error(); !strings.Contains(msg, "'resume'") {

@@ -742,6 +742,15 @@ func endStatus(done protocol.Done, err error, cancelled bool, by string) (Status
 
 // endError is what drive returns for a sweep that ended with its status:
 // nil when every run was made, otherwise what happened and what to do.
+// searchCommand is the command that runs a search spec's sweep again.
+func searchCommand(sp *sweep.Spec) string {
+	cmd := fmt.Sprintf("%s search=%s", sp.Mode, sp.Search)
+	if sp.Budget > 0 {
+		cmd += fmt.Sprintf(" budget=%d", sp.Budget)
+	}
+	return cmd
+}
+
 func endError(sw *Sweep, total int) error {
 	// What to do next: a search's rounds depend on each other, so 'resume'
 	// refuses it (cmdResume) and it is run again instead.
@@ -751,11 +760,7 @@ func endError(sw *Sweep, total int) error {
 		hung = "'resume' retries the rest, 'resume hung=skip' goes on without that configuration"
 	}
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
-		cmd := fmt.Sprintf("%s search=%s", sw.Spec.Mode, sw.Spec.Search)
-		if sw.Spec.Budget > 0 {
-			cmd += fmt.Sprintf(" budget=%d", sw.Spec.Budget)
-		}
-		again := fmt.Sprintf("a search cannot be resumed run by run: '%s' runs it again", cmd)
+		again := fmt.Sprintf("a search cannot be resumed run by run: '%s' runs it again", searchCommand(sw.Spec))
 		cancelled, died, hung = again, again, again+" ('deadline' sets how long a run may take)"
 	}
 	switch sw.Status {
