@@ -233,7 +233,9 @@ func (k *Kernel) execute(r request) {
 	}
 	k.status(r.msg, "busy")
 	silent := c.Silent
-	store := !silent && (c.StoreHistory == nil || *c.StoreHistory)
+	// An empty cell takes no execution count and no history entry, as in
+	// ipykernel.
+	store := !silent && (c.StoreHistory == nil || *c.StoreHistory) && strings.TrimSpace(c.Code) != ""
 	if store {
 		k.count++
 	}
@@ -401,7 +403,14 @@ func runCell(sess *session.Session, code string, out cellOutput, track func(*cel
 	lines := splitLines(code)
 	last := -1
 	for i, l := range lines {
-		if c, err := session.Parse(l); c != nil || err != nil {
+		c, err := session.Parse(l)
+		if err != nil {
+			// A cell that cannot be read runs none of its lines, as
+			// is_complete calls it invalid: its first lines had run (a
+			// 'workload' that reset the space) before the error.
+			return i + 1, false, err
+		}
+		if c != nil {
 			last = i
 		}
 	}

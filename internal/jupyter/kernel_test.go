@@ -230,10 +230,25 @@ func TestKernelExecute(t *testing.T) {
 		t.Errorf("user_expressions %s", r.Content)
 	}
 
-	// An empty cell is fine.
+	// An empty cell is fine, and takes no count (as in ipykernel).
 	r, outs = c.execute("", nil)
-	if r.content()["status"] != "ok" || len(outs) != 3 {
-		t.Errorf("empty cell: %s, %v", r.Content, types(outs))
+	if r.content()["status"] != "ok" || len(outs) != 3 || r.content()["execution_count"] != 6.0 {
+		t.Errorf("empty cell: %s, %v; want ok and the count unchanged (6)", r.Content, types(outs))
+	}
+	if r, _ = c.execute("  \n", nil); r.content()["execution_count"] != 6.0 {
+		t.Errorf("blank cell: %s; want the count unchanged (6)", r.Content)
+	}
+
+	// A cell that cannot be read (is_complete calls it invalid) runs none
+	// of its lines: its first line had run before the error.
+	r, _ = c.execute("reps 7\ntolerance 2^-1 \"x", nil)
+	if r.content()["status"] != "error" || !strings.Contains(fmt.Sprint(r.content()["evalue"]), "line 2: column 16: unterminated quote") {
+		t.Errorf("unreadable cell: %s", r.Content)
+	}
+	_, outs = c.execute("status", nil)
+	res, _ = find(outs, "execute_result")
+	if s := fmt.Sprint(res.content()["data"]); !strings.Contains(s, "reps        5") {
+		t.Errorf("a line of an unreadable cell ran: %s", s)
 	}
 }
 
