@@ -24,9 +24,9 @@ type Deadline struct {
 	Factor float64       // else this many times the run's scale (0: 10): see watchdog.limitNow
 }
 
-// deadlineFloor is the least a multiple-of-runs deadline allows: short runs
+// DeadlineFloor is the least a multiple-of-runs deadline allows: short runs
 // on a shared machine now and then wait seconds for the scheduler.
-const deadlineFloor = 5 * time.Second
+const DeadlineFloor = 5 * time.Second
 
 const defaultFactor = 10
 
@@ -60,7 +60,7 @@ func (d Deadline) Explain() string {
 	}
 	f := d.factor()
 	return fmt.Sprintf("%s: a run that has not ended after %g times its configuration's reference time (the mean of its reference runs so far, in this sweep or the results it resumes) is stopped as hung; "+
-		"while the configuration has none (tune, or its first runs), %g times its latest predicted time, or before it has one %g times the sweep's first run; at least %s. The first run of a fresh sweep has none to go by", d, f, f, f, deadlineFloor)
+		"while the configuration has none (tune, or its first runs), %g times its latest predicted time, or before it has one %g times the sweep's first run; at least %s. The first run of a fresh sweep has none to go by", d, f, f, f, DeadlineFloor)
 }
 
 // ParseDeadline reads off, a duration (90s, 2m, 1h) or a multiple of the
@@ -81,6 +81,28 @@ func ParseDeadline(v string) (Deadline, error) {
 		return Deadline{}, fmt.Errorf("%q is not a deadline: want off, a multiple of the reference time (10x, the default) or a time of 1s or more (90s, 5m, 2h)", v)
 	}
 	return Deadline{Fixed: d}, nil
+}
+
+// Limit is how long a run may take under d, given its scale (the time the
+// multiple applies to; 0 when none is known yet) and the longest a launch
+// took beyond its timed region (a program's; 0 for an agent's run): a
+// fixed time as it is; a multiple of the scale, at least DeadlineFloor,
+// plus twice the launch time. Zero is no limit: d off, or a multiple with
+// no scale.
+func (d Deadline) Limit(scale, launch time.Duration) (limit time.Duration, floored bool) {
+	switch {
+	case d.Off:
+		return 0, false
+	case d.Fixed > 0:
+		return d.Fixed, false
+	case scale == 0:
+		return 0, false
+	}
+	limit = time.Duration(min(d.factor()*float64(scale), math.MaxInt64/2))
+	if limit < DeadlineFloor {
+		limit, floored = DeadlineFloor, true
+	}
+	return limit + 2*launch, floored
 }
 
 // MarshalText writes the deadline as ParseDeadline reads it (the session's
@@ -294,7 +316,7 @@ func (w *watchdog) tick(e Event) {
 // C's reference time, or while C has none (tune; C's first runs) the
 // factor times C's latest prediction of its whole run, or while C has
 // none either the factor times the sweep's first run, and at least
-// deadlineFloor; the sweep's first run itself has no deadline, unless C
+// DeadlineFloor; the sweep's first run itself has no deadline, unless C
 // has a reference time or a prediction.
 func (w *watchdog) limitNow() (time.Duration, string) {
 	switch {
@@ -326,12 +348,11 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 		return 0, ""
 	}
 	basis := fmt.Sprintf("%g times %s, %s", f, what, briefDuration(scale))
-	limit := time.Duration(min(f*float64(scale), math.MaxInt64/2))
-	if limit < deadlineFloor {
-		limit, basis = deadlineFloor, fmt.Sprintf("%s is the least a multiple allows; %s, is less", deadlineFloor, basis)
+	limit, floored := w.d.Limit(max(scale, 1), w.launch)
+	if floored {
+		basis = fmt.Sprintf("%s is the least a multiple allows; %s, is less", DeadlineFloor, basis)
 	}
 	if w.launch > 0 {
-		limit += 2 * w.launch
 		basis += fmt.Sprintf("; and twice the longest a launch took beyond its timed region, %s", briefDuration(w.launch))
 	}
 	return limit, basis

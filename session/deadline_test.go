@@ -124,7 +124,7 @@ func TestHungRunStoppedAndResumed(t *testing.T) {
 	// its floor: the hang is called after 5 s or more.
 	execAll(t, s, &textOut{}, "space steps=6 count=2 mean_us=500 hang_rank=-1,1 hang_step=2", "deadline 3x")
 	start := time.Now()
-	if err := s.Exec(ctx, "tune", out); err == nil || s.Last().Status != StatusHung || time.Since(start) < deadlineFloor {
+	if err := s.Exec(ctx, "tune", out); err == nil || s.Last().Status != StatusHung || time.Since(start) < DeadlineFloor {
 		t.Errorf("deadline 3x: %v after %v, status %s", err, time.Since(start), s.Last().Status)
 	}
 	testenv.NoneLeft(t, bin, "agent")
@@ -239,7 +239,7 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	ticks(w, 700*time.Millisecond, runStart(t, 0, sweep.RunReference)) // the first run took 0.7 s
 	want(w, "configuration 0's first reference", 6900*time.Millisecond, 7100*time.Millisecond, "10 times the sweep's first run, 700ms")
 	ticks(w, 300*time.Millisecond, runStart(t, 0, sweep.RunSelective, 0.3))
-	want(w, "configuration 0 with a reference", deadlineFloor, deadlineFloor, "5s is the least a multiple allows; 10 times its configuration's reference time, 300ms, is less")
+	want(w, "configuration 0 with a reference", DeadlineFloor, DeadlineFloor, "5s is the least a multiple allows; 10 times its configuration's reference time, 300ms, is less")
 	ticks(w, 200*time.Millisecond, event(t, sweep.ProgressEvent{Type: sweep.TypeProgress, Index: 0, Pending: 1}))
 	ticks(w, time.Millisecond, runStart(t, 0, sweep.RunReference, 0.3))
 	ticks(w, 300*time.Millisecond, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0, ReferenceS: []float64{0.3, 0.3}}))
@@ -394,7 +394,7 @@ func TestWatchdogSearchFullRun(t *testing.T) {
 	}
 	step(5*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0, ReferenceS: []float64{5}, Round: 2}))
 	step(time.Millisecond, runStart(t, 1, sweep.RunReference))
-	if l, b := w.limitNow(); l != deadlineFloor || !strings.Contains(b, "the sweep's first run, 23ms") {
+	if l, b := w.limitNow(); l != DeadlineFloor || !strings.Contains(b, "the sweep's first run, 23ms") {
 		t.Errorf("a run whose only prediction was cut short: deadline %v (%s), want the floor from the sweep's first run", l, b)
 	}
 }

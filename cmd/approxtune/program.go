@@ -12,12 +12,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/programs"
 	"github.com/approxtune/approxtune/internal/repl"
+	"github.com/approxtune/approxtune/session"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -42,10 +45,12 @@ decks written per configuration from templates:
    "policies": ["conditional", "eager"], "tolerances": ["2^-1", "2^-3"], "mode": "evaluate"}
 Each reference or selective run is one launch in a fresh directory holding the
 decks; relative paths are taken from the spec file's directory. It prints the
-sweep's events as JSON lines, as 'approxtune agent --sweep' does.`, stderr)
+sweep's events as JSON lines, as 'approxtune agent --sweep' does. A launch that
+runs past --deadline is stopped as hung, and the sweep ends (exit 1).`, stderr)
 	check := fs.Bool("check", false, "run CMD once and list the intercepted routines it called")
 	ranks := fs.Int("ranks", 2, "start `N` ranks (--check)")
 	sweepPath := fs.String("sweep", "", "run the sweep spec `FILE` (or - for standard input) over the program it names")
+	deadline := fs.String("deadline", "10x", "with --sweep, how long a launch may run before it is stopped as hung: `off`, a time (90s, 2h), or a multiple of its configuration's reference time or, before it has one, of the longest launch so far (10x; at least 5s; the first launch has none to go by)")
 	if code, done := parse(fs, args); done {
 		return code
 	}
@@ -57,7 +62,11 @@ sweep's events as JSON lines, as 'approxtune agent --sweep' does.`, stderr)
 		if *check || fs.NArg() > 0 {
 			return fail("--sweep takes the program from the spec: no --check and no command")
 		}
-		return programSweep(ctx, *sweepPath, stdout, stderr)
+		d, err := session.ParseDeadline(*deadline)
+		if err != nil {
+			return fail("--deadline: %v", err)
+		}
+		return programSweep(ctx, *sweepPath, d, stdout, stderr)
 	}
 	if !*check {
 		fs.Usage()
@@ -150,7 +159,7 @@ func printCheck(w io.Writer, c *preload.Check) {
 
 // programSweep runs the program sweep in the spec at path, printing its
 // events on stdout and the program's own output on stderr.
-func programSweep(ctx context.Context, path string, stdout, stderr io.Writer) int {
+func programSweep(ctx context.Context, path string, d session.Deadline, stdout, stderr io.Writer) int {
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "approxtune program: "+format+"\n", a...)
 		return code
@@ -193,13 +202,84 @@ func programSweep(ctx context.Context, path string, stdout, stderr io.Writer) in
 		return fail(1, "%v", err)
 	}
 	enc := json.NewEncoder(stdout)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	watch := &launchWatch{d: d, configs: configs, stop: cancel}
+	defer watch.end()
 	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) },
-		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }}
+		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Started: watch.started}
 	if err := r.Sweep(ctx, spec, configs); err != nil {
+		if cause := context.Cause(ctx); errors.As(cause, new(*hungLaunch)) {
+			err = cause
+		}
 		_ = enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
 		return fail(1, "%v", err)
 	}
 	return 0
+}
+
+// launchWatch stops a program sweep's launch that runs past the deadline
+// (a deadlock): nothing else would end it, and a batch job would wait out
+// its allocation (the REPL's sweeps had a deadline, 'program --sweep' none).
+type launchWatch struct {
+	d       session.Deadline
+	configs []sweep.Config
+	stop    context.CancelCauseFunc
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	began   time.Time     // the running launch's start
+	longest time.Duration // the longest launch that ended so far
+}
+
+// hungLaunch is the cause a launch past its deadline ends the sweep with.
+type hungLaunch struct {
+	label string
+	kind  sweep.RunKind
+	limit time.Duration
+}
+
+func (h *hungLaunch) Error() string {
+	return fmt.Sprintf("configuration %s made no progress in a %s launch: it had not ended after %s (--deadline), so it was stopped and the sweep ended", h.label, h.kind, h.limit.Round(time.Millisecond))
+}
+
+// started arms the deadline of the launch rs starts; the one before it
+// has ended.
+func (w *launchWatch) started(rs sweep.RunStart) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if w.timer != nil {
+		w.timer.Stop()
+		w.longest = max(w.longest, now.Sub(w.began))
+	}
+	w.began = now
+	scale := w.longest
+	if len(rs.ReferenceS) > 0 {
+		sum := 0.0
+		for _, v := range rs.ReferenceS {
+			sum += v
+		}
+		scale = time.Duration(sum / float64(len(rs.ReferenceS)) * float64(time.Second))
+	}
+	limit, _ := w.d.Limit(scale, time.Duration(rs.LaunchS*float64(time.Second)))
+	w.timer = nil
+	if limit > 0 {
+		h := &hungLaunch{label: fmt.Sprint(rs.Index), kind: rs.Kind, limit: limit}
+		if rs.Index >= 0 && rs.Index < len(w.configs) {
+			h.label = fmt.Sprintf("%d (%s)", rs.Index, w.configs[rs.Index].Label())
+		}
+		w.timer = time.AfterFunc(limit, func() { w.stop(h) })
+	}
+}
+
+// end disarms the last launch's deadline.
+func (w *launchWatch) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
 }
 
 // resolveDecks makes the deck templates' paths absolute from dir, so that

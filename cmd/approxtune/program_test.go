@@ -597,6 +597,48 @@ func TestProgramHungRunStopped(t *testing.T) {
 	}
 }
 
+// 'program --sweep' stops a launch that hangs, as the REPL does: past its
+// deadline (by default 10 times its configuration's reference time, at
+// least 5 s) the launch is stopped, its ranks with it, and the sweep ends
+// with an error that names the configuration. It had waited for ever.
+func TestProgramSweepDeadline(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
+	spec := filepath.Join(t.TempDir(), "hangs.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "{x}"]}, "space": {"x": [1, 2], "ranks": [2]},
+ "policies": ["conditional"], "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`, prog)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var so, se strings.Builder
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if took := time.Since(t0); err == nil || took > time.Minute {
+		t.Fatalf("program --sweep of a hanging program: %v after %v; want a failure within a minute\n%s", err, took, se.String())
+	}
+	want := "configuration 0 (ranks=2 x=1) made no progress in a selective launch: it had not ended after "
+	if !strings.Contains(se.String(), want) || !strings.Contains(so.String(), `"type":"error"`) {
+		t.Errorf("stderr lacks %q, or stdout an error event:\n%s\n%s", want, se.String(), so.String())
+	}
+	if out, _ := exec.Command("pgrep", "-f", prog).Output(); len(out) > 0 {
+		time.Sleep(5 * time.Second)
+		if out, _ := exec.Command("pgrep", "-af", prog).Output(); len(out) > 0 {
+			t.Errorf("ranks of the hung launch still run:\n%s", out)
+		}
+	}
+	// --deadline off waits; a bad value is refused, naming the valid ones.
+	out, err := exec.Command(bin, "program", "--sweep", spec, "--deadline", "soon").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `--deadline: "soon" is not a deadline: want off, a multiple`) {
+		t.Errorf("--deadline soon: %v\n%s", err, out)
+	}
+}
+
 // A program that makes MPI calls from a second thread cannot be tuned (the
 // engine runs on the thread that initialized MPI, and another thread's
 // messages unmatch its records: a reviewer's such program was predicted
