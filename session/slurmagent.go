@@ -695,8 +695,9 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 	}
 	o := sl.opts
 	o.Tasks = n
-	// One BLAS thread a rank, as under mpirun (launch.Launcher.Env).
-	env = append([]string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}, env...)
+	// One BLAS thread a rank, as under mpirun (launch.Launcher.Env),
+	// unless the user set the program's.
+	env = append(append([]string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}, programs.UserThreads()...), env...)
 	cmd := slurm.Srun(ctx, o, env, prog, args...)
 	// A session killed outright takes its step down (as
 	// programs.Supervise does mpirun; srun stops on SIGTERM itself).

@@ -45,6 +45,21 @@ type Launcher interface {
 	Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error)
 }
 
+// UserThreads are the thread counts the user set for a program's ranks
+// (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS), as environment entries: the
+// launchers' one thread a rank is for approxtune's own workloads, and a
+// hybrid MPI + OpenMP program had been tuned on one thread, whatever the
+// user had set.
+func UserThreads() []string {
+	var env []string
+	for _, k := range []string{"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"} {
+		if v, ok := os.LookupEnv(k); ok && v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // Mpirun launches the ranks under this machine's mpirun.
 type Mpirun struct{ *launch.Launcher }
 
@@ -53,7 +68,7 @@ type Mpirun struct{ *launch.Launcher }
 // (Supervise).
 func (m Mpirun) Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error) {
 	cmd := m.Launcher.Command(ctx, n, prog, args...)
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(append(cmd.Env, UserThreads()...), env...)
 	Supervise(cmd)
 	return cmd, nil
 }

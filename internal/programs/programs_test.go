@@ -1,11 +1,14 @@
 package programs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/approxtune/approxtune/internal/testenv"
 )
 
 // A failed launch's tail is the program's last words, each once, not
@@ -97,5 +100,32 @@ func TestConfigErrorOwn(t *testing.T) {
 	}
 	if (&ConfigError{Err: errors.New("refused: mpi_f08")}).Own() {
 		t.Error("a refusal of the program: Own() = true")
+	}
+}
+
+// A program's ranks get the thread counts the user set (a hybrid MPI +
+// OpenMP program had been tuned on one thread whatever the user had set),
+// and one thread a rank when the user set none.
+func TestUserThreads(t *testing.T) {
+	l := testenv.Launcher(t)
+	threads := func() string {
+		cmd, err := Mpirun{Launcher: l}.Command(context.Background(), 1, nil, "sh", "-c", "echo $OMP_NUM_THREADS $OPENBLAS_NUM_THREADS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	t.Setenv("OMP_NUM_THREADS", "")
+	t.Setenv("OPENBLAS_NUM_THREADS", "")
+	if got := threads(); got != "1 1" {
+		t.Errorf("no thread counts set: the rank has %q, want 1 1", got)
+	}
+	t.Setenv("OMP_NUM_THREADS", "3")
+	if got := threads(); got != "3 1" {
+		t.Errorf("OMP_NUM_THREADS=3: the rank has %q, want 3 1", got)
 	}
 }
