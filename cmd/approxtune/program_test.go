@@ -346,33 +346,55 @@ func TestProgramSweep(t *testing.T) {
 // hung, the middle ranks reducing without records where the ends waited
 // for them.
 func TestProgramPairCommunicators(t *testing.T) {
+	so, se, err := sweepProgram(t, "pairs.c", `"command": [%q, "{steps}"]}, "space": {"steps": [40, 60], "ranks": [4]},
+ "policies": ["conditional", "eager"]`)
+	if err != nil {
+		t.Fatalf("program --sweep (hung if killed): %v\n%s", err, se)
+	}
+	if n := strings.Count(so, `"type":"result"`); n != 4 {
+		t.Errorf("%d results, want 4:\n%s\n%s", n, so, se)
+	}
+	// Rank 1 reduces over {0,1} and {1,2}: 1 and 3 a step, 4 x 60.
+	if !strings.Contains(se, "rank 1 sum 240") {
+		t.Errorf("no run printed rank 1's sum over 60 steps:\n%s", se)
+	}
+}
+
+// A program that frees an active receive request (MPI allows it; the
+// message still arrives) runs: the library completed the request to take
+// its record, then freed the null request the wait left, an error MPI
+// aborts on, and every launch failed, the full runs too.
+func TestProgramFreesActiveReceive(t *testing.T) {
+	so, se, err := sweepProgram(t, "rfree.c", `"command": [%q, "20"]}, "space": {"ranks": [2]}, "policies": ["conditional"]`)
+	if err != nil || strings.Count(so, `"type":"result"`) != 1 || strings.Contains(se, "MPI_ERR_REQUEST") {
+		t.Fatalf("program --sweep: %v; want one result\n%s\n%s", err, so, se)
+	}
+}
+
+// sweepProgram compiles testdata/program/src and runs 'program --sweep'
+// over it, spec being the spec's text from the program's command on, %q
+// where the executable goes; at 2^-1, evaluate mode, one reference each.
+// It returns the sweep's events, its standard error (with the program's
+// output) and how it ended; a sweep past 90 s is killed.
+func sweepProgram(t *testing.T, src, spec string) (string, string, error) {
+	t.Helper()
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
-	dir := t.TempDir()
-	prog := compile(t, mpicc, filepath.Join("testdata", "program", "pairs.c"), "-I"+filepath.Join(testenv.Root(t), "include"))
-	spec := filepath.Join(dir, "pairs.json")
-	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "{steps}"]},
- "space": {"steps": [40, 60], "ranks": [4]},
- "policies": ["conditional", "eager"], "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`, prog)), 0o644); err != nil {
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", src), "-I"+filepath.Join(testenv.Root(t), "include"))
+	path := filepath.Join(t.TempDir(), "spec.json")
+	text := `{"program": {` + fmt.Sprintf(spec, prog) + `, "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", path)
 	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("program --sweep (hung if killed): %v\n%s", err, se.String())
-	}
-	if n := strings.Count(so.String(), `"type":"result"`); n != 4 {
-		t.Errorf("%d results, want 4:\n%s\n%s", n, so.String(), se.String())
-	}
-	// Rank 1 reduces over {0,1} and {1,2}: 1 and 3 a step, 4 x 60.
-	if !strings.Contains(se.String(), "rank 1 sum 240") {
-		t.Errorf("no run printed rank 1's sum over 60 steps:\n%s", se.String())
-	}
+	err := cmd.Run()
+	return so.String(), se.String(), err
 }
 
 // In a program sweep, apriori's selective run is two launches, as it is

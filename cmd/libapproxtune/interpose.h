@@ -90,6 +90,7 @@ enum { AT_MODE_STANDARD, AT_MODE_READY, AT_MODE_SYNC, AT_MODE_BUFFERED };
 int at_start_send(int mode, const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *q);
 int at_skippable_type(MPI_Datatype t);
 uintptr_t at_request_key(MPI_Request q);
+int at_request_is_null(MPI_Request q);
 uintptr_t atp_status_ignore(void);
 void at_set_status(uintptr_t st, const MPI_Status *mine);
 void at_set_bytes(uintptr_t st, long long n);

@@ -22,6 +22,7 @@ static long at_pending;
 void at_pending_add(int d) { at_pending += d; }
 
 uintptr_t at_request_key(MPI_Request q) { return (uintptr_t)q; }
+int at_request_is_null(MPI_Request q) { return q == MPI_REQUEST_NULL; }
 // Statuses reach Go as integers (p2p.go's setStatus says why).
 uintptr_t atp_status_ignore(void) { return (uintptr_t)MPI_STATUS_IGNORE; }
 void at_set_status(uintptr_t st, const MPI_Status *mine) {
