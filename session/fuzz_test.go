@@ -90,7 +90,7 @@ func FuzzJournal(f *testing.F) {
 		}
 		// What 'load' shows of them.
 		if len(sws) > 0 {
-			describeLoad(dir, sws, sws, sws[len(sws)-1].ID)
+			describeLoad(dir, sws, sws, sws[len(sws)-1].ID, "")
 		}
 		for _, sw := range sws {
 			TableBest(sw)

@@ -98,6 +98,25 @@ func (j *Journal) Lock() error {
 	return nil
 }
 
+// lockHolder says whether another approxtune holds the session directory
+// dir open (its lock), and its pid as the lock file names it ("" when
+// unknown): a session that died holds no lock, whatever its journal says.
+func lockHolder(dir string) (held bool, pid string) {
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if err != nil {
+		return false, ""
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return false, ""
+	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 64))
+	return true, string(bytes.TrimSpace(b))
+}
+
 // DefaultSessionsDir is $XDG_DATA_HOME/approxtune/sessions (or
 // ~/.local/share/approxtune/sessions).
 func DefaultSessionsDir() string {

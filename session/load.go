@@ -73,9 +73,15 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err != nil {
 		abs = dir
 	}
+	held, pid := lockHolder(dir)
 	var loaded []*Sweep
 	var again []string
 	for _, old := range sws {
+		if old.Status == StatusRunning && !held {
+			// No approxtune has the session open: it died during the
+			// sweep, as reopening it would say (load had said running).
+			old.Status, old.Message = StatusDied, diedMessage
+		}
 		origin := fmt.Sprintf("loaded from %s, sweep %d", abs, old.ID)
 		if k := s.loadedAs(origin); k > 0 {
 			again = append(again, fmt.Sprintf("its sweep %d (loaded before as sweep %d)", old.ID, k))
@@ -86,7 +92,7 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 		}
 		loaded = append(loaded, sw)
 	}
-	text := describeLoad(dir, sws, loaded, lastOld)
+	text := describeLoad(dir, sws, loaded, lastOld, pid)
 	if len(again) > 0 {
 		// Loading again makes a sweep the last one, which tables and
 		// figures read; analyses over every sweep count a copy once.
@@ -269,8 +275,10 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 // describeLoad says what 'load' loaded from dir: each sweep (old, as the
 // session numbered it, and loaded, as this one does), its data, and the
 // analyses that data allows; lastOld is the number of that session's last
-// sweep, the one 'resume SESSION' would finish.
-func describeLoad(dir string, old, loaded []*Sweep, lastOld int) string {
+// sweep, the one 'resume SESSION' would finish, and pid the approxtune that
+// has the session open, when one does (a sweep still running is running
+// there).
+func describeLoad(dir string, old, loaded []*Sweep, lastOld int, pid string) string {
 	var b strings.Builder
 	id := filepath.Base(dir)
 	fmt.Fprintf(&b, "loaded %s of session %s (%s):\n", loadCount(len(loaded), "sweep"), id, dir)
@@ -285,12 +293,19 @@ func describeLoad(dir string, old, loaded []*Sweep, lastOld int) string {
 		if sw.Spec != nil {
 			if missing := len(sw.Missing()); missing > 0 {
 				how := "it ended " + string(sw.Status)
-				if sw.Status == StatusRunning {
-					how = "its session stopped, or is still running, before the sweep ended"
+				running := sw.Status == StatusRunning
+				switch {
+				case running:
+					how = fmt.Sprintf("its session is open in another approxtune%s, which may be running it now", pidNote(pid))
+				case sw.Status == StatusDied:
+					how = sw.Message
 				}
 				finish := fmt.Sprintf("'resume %s' finishes it", id)
 				if old[i].ID != lastOld {
 					finish = fmt.Sprintf("'load %s sweep=%d' then 'resume' finishes it", id, old[i].ID)
+				}
+				if running {
+					finish = "'load' it again once it ends there"
 				}
 				fmt.Fprintf(&b, "    incomplete: %d runs have no result (%s); it is loaded as it is, and %s\n", missing, how, finish)
 			}
@@ -310,6 +325,14 @@ func describeLoad(dir string, old, loaded []*Sweep, lastOld int) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// pidNote is " (pid N)", or "" for an unknown pid.
+func pidNote(pid string) string {
+	if pid == "" {
+		return ""
+	}
+	return " (pid " + pid + ")"
 }
 
 // analyses lists the analyses a sweep's data allows, and for the others

@@ -313,11 +313,34 @@ func TestLoadRealSession(t *testing.T) {
 	if err := b.Exec(ctx, "load 20261125-000000-crash0", out); err != nil {
 		t.Fatalf("load of a crashed session: %v", err)
 	}
-	if len(b.sweeps) != n+1 || b.Last().Status != StatusRunning || len(b.Last().Results) != 1 ||
-		!strings.Contains(out.b.String(), "evaluate synthetic, 2 configurations, 1 of 4 runs (running)") ||
+	// No approxtune has it open: its sweep died (load had called it
+	// running, where reopening it says died).
+	if len(b.sweeps) != n+1 || b.Last().Status != StatusDied || len(b.Last().Results) != 1 ||
+		!strings.Contains(out.b.String(), "evaluate synthetic, 2 configurations, 1 of 4 runs (died)") ||
 		!strings.Contains(out.b.String(), "    rank: needs results of 2 configurations or more (this sweep has 1)\n    model: no kernel statistics\n") ||
-		!strings.Contains(out.b.String(), "incomplete: 3 runs have no result (its session stopped, or is still running, before the sweep ended); it is loaded as it is, and 'resume 20261125-000000-crash0' finishes it\n") {
+		!strings.Contains(out.b.String(), "incomplete: 3 runs have no result (the session ended during the sweep (it was stopped, killed or crashed)); it is loaded as it is, and 'resume 20261125-000000-crash0' finishes it\n") {
 		t.Errorf("load of a crashed session:\n%s", out.b.String())
+	}
+	// Open in another approxtune (its lock held), the sweep may be
+	// running there: load says so, and 'resume' refuses to run it twice
+	// (a review's second REPL had resumed a sweep the first was running).
+	j := &Journal{Dir: crashed}
+	if err := j.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer j.lock.Close()
+	out.b.Reset()
+	if err := b.Exec(ctx, "load 20261125-000000-crash0", out); err != nil {
+		t.Fatalf("load of a running session: %v", err)
+	}
+	pid := fmt.Sprintf("(pid %d)", os.Getpid())
+	if b.Last().Status != StatusRunning || !strings.Contains(out.b.String(), "1 of 4 runs (running)") ||
+		!strings.Contains(out.b.String(), "incomplete: 3 runs have no result (its session is open in another approxtune "+pid+", which may be running it now); it is loaded as it is, and 'load' it again once it ends there\n") {
+		t.Errorf("load of a session open elsewhere:\n%s", out.b.String())
+	}
+	n = len(b.sweeps)
+	if err := b.Exec(ctx, "resume 20261125-000000-crash0", out); err == nil || !strings.Contains(err.Error(), "is open in another approxtune "+pid+", and its sweep 1 is running there: let it finish, or stop it there, then 'resume 20261125-000000-crash0'") || len(b.sweeps) != n {
+		t.Errorf("resume of a sweep running elsewhere: %v (%d sweeps, were %d)", err, len(b.sweeps), n)
 	}
 }
 

@@ -14,6 +14,10 @@ import (
 	"github.com/approxtune/approxtune/sweep"
 )
 
+// diedMessage is the message of a sweep its session's journal leaves
+// running when no approxtune has the session open any more.
+const diedMessage = "the session ended during the sweep (it was stopped, killed or crashed)"
+
 // reopen restores what the journal in the session directory holds, when it
 // has one: a session started again on the directory of one that ended, or
 // was killed, goes on where that one stopped. Its sweeps are this session's
@@ -44,7 +48,7 @@ func (s *Session) reopen() error {
 			// Every run came back; only the end was not recorded.
 			sw.Status, sw.Message = StatusOK, "every run came back; the session ended before it recorded the sweep's end"
 		default:
-			sw.Status, sw.Message = StatusDied, "the session ended during the sweep (it was stopped, killed or crashed)"
+			sw.Status, sw.Message = StatusDied, diedMessage
 		}
 	}
 	st, err := lastState(path)

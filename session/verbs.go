@@ -814,6 +814,11 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 		return errAt(a.Col, "the journal in %s holds no sweep", path)
 	}
 	old := sws[len(sws)-1]
+	if held, pid := lockHolder(path); held && old.Status == StatusRunning {
+		// Its runs would run twice, two agents on the same cores (a
+		// review's second REPL resumed a sweep the first was running).
+		return errAt(a.Col, "session %s is open in another approxtune%s, and its sweep %d is running there: let it finish, or stop it there, then 'resume %s'", path, pidNote(pid), old.ID, a.Value)
+	}
 	if err := checkSkip(old, skipConfigs); err != nil {
 		return err
 	}
