@@ -422,7 +422,25 @@ func (j *Journal) rescue() error {
 	if err != nil {
 		return fmt.Errorf("%s could not be written to %s (%v) nor kept elsewhere (%v): lost", records(len(j.backlog)), journal, werr, err)
 	}
-	return fmt.Errorf("%s could not be written to %s (%v): kept in %s; once the journal can be written, 'cat %s >> %s', then reopen the session and 'resume'", records(len(j.backlog)), journal, werr, f.Name(), f.Name(), journal)
+	next := "reopen the session and 'resume'"
+	if j.settingsOnly() {
+		next = "reopen the session" // nothing of a sweep to resume
+	}
+	return fmt.Errorf("%s could not be written to %s (%v): kept in %s; once the journal can be written, 'cat %s >> %s', then %s", records(len(j.backlog)), journal, werr, f.Name(), f.Name(), journal, next)
+}
+
+// settingsOnly says whether every record waiting in memory is settings
+// (kind state): none of a sweep.
+func (j *Journal) settingsOnly() bool {
+	for _, b := range j.backlog {
+		var r struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(b, &r) != nil || r.Kind != "state" {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadJournal rebuilds the sweeps recorded in a journal file. A torn last

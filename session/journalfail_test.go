@@ -477,3 +477,34 @@ func iterateProgram(t *testing.T) (bin, prog string) {
 	}
 	return bin, prog
 }
+
+// Settings the journal cannot take are said at once, and Close's advice for
+// them alone is to reopen, not to 'resume' (a review's read-only journal
+// had dropped a 'space' unsaid, and Close then advised a 'resume' of
+// nothing).
+func TestSettingsJournalFailureSaid(t *testing.T) {
+	fs, fill, _ := smallFS(t, "64k")
+	dir := filepath.Join(fs, "session")
+	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill()
+	// The journal's last page may hold a record or two more.
+	out := &textOut{}
+	for r := 5; r < 40 && !strings.Contains(out.b.String(), "note:"); r++ {
+		if err := s.Exec(context.Background(), fmt.Sprintf("reps %d", r), out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(out.b.String(), "note: the settings could not be written to the journal (journal: write") || !strings.Contains(out.b.String(), "no space left on device): they wait in memory, written with the next record the journal takes (free space)") {
+		t.Errorf("reps 5 on a full disk:\n%s", out.b.String())
+	}
+	err = s.Close()
+	m := regexp.MustCompile(`journal records? could not be written to \S+ \(.*\): kept in (\S+); once the journal can be written, 'cat \S+ >> \S+', then reopen the session$`).FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("Close with a setting waiting: %v", err)
+	}
+	os.Remove(m[1])
+}

@@ -297,7 +297,7 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 		// full (launcher, with its defaults).
 		s.record(rec.step(c.Line, s.Last()))
 	}
-	s.keepState(before)
+	s.keepState(before, out)
 	return nil
 }
 
@@ -305,7 +305,10 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 // journal exists (a session that never swept leaves nothing): a sweep's
 // record holds the settings it ran with, and a reopened session came back
 // with those, losing what was typed after the last sweep.
-func (s *Session) keepState(before State) {
+// A journal that cannot take them is said at once (the settings of a
+// session whose journal was read-only had been dropped unsaid, until a
+// sweep could not start).
+func (s *Session) keepState(before State, out Output) {
 	if reflect.DeepEqual(before, s.st) {
 		return
 	}
@@ -313,7 +316,10 @@ func (s *Session) keepState(before State) {
 		return
 	}
 	st := s.st.clone()
-	s.journal.append(record{Kind: "state", State: &st})
+	var je *JournalError
+	if err := s.journal.append(record{Kind: "state", State: &st}); errors.As(err, &je) {
+		out.Print(fmt.Sprintf("note: the settings could not be written to the journal (%v): they wait in memory, written with the next record the journal takes (%s); a reopened session would come back without them", je.Err, je.Fix()))
+	}
 }
 
 // Cancel asks the running sweep to stop at the next run boundary; a second
