@@ -108,6 +108,11 @@ func journalFailure(t *testing.T, bin, dir string, fail, heal func(), want strin
 		t.Errorf("%d results: the sweep did not stop at the next run boundary after the 3rd", len(sw.Results))
 	}
 	t.Logf("stopped with %d of 20 results: %v", len(sw.Results), err)
+	// The count is what waits at the sweep's end, its end record among
+	// them: it had been the count at the first failure (1, where 5 waited).
+	if m := regexp.MustCompile(`\((\d+) records? waits? in memory`).FindStringSubmatch(err.Error()); m == nil || m[1] != itoa(len(s.journal.backlog)) || len(s.journal.backlog) < 2 {
+		t.Errorf("the error says %v records wait; %d do", m, len(s.journal.backlog))
+	}
 	// Whole lines only, and every result journaled is one the session has.
 	f, err := os.Open(path)
 	if err != nil {

@@ -612,6 +612,12 @@ func (s *Session) endSweep(sw *Sweep, pr *progress, hung *int, jerr error) error
 	if e := s.journal.Sync(); jerr == nil {
 		jerr = e
 	}
+	var je *JournalError
+	if errors.As(jerr, &je) {
+		// What waits now: the events after the first failure, and the
+		// end, wait too (the error had said 1 where 5 waited).
+		je.Waiting = len(s.journal.backlog)
+	}
 	pr.final()
 	s.dropCarried(sw)
 	switch {
