@@ -277,7 +277,7 @@ func (a *Agent) read(rd *protocol.Reader) {
 			case a.orphaned:
 				err = errors.New("mpirun exited while its ranks ran; the session stopped them")
 			case a.closed:
-				err = errors.New("the session closed the connection")
+				err = errSessionClosed
 			case errors.Is(err, io.EOF):
 				err = errors.New("the agent closed the connection")
 			}
@@ -455,19 +455,23 @@ func (a *Agent) Interrupt(grace time.Duration) error {
 
 // deathError explains why the agent went away, with mpirun's status and the
 // tail of its standard error when the session started it.
+// errSessionClosed is why an agent's connection ended that the session
+// closed itself (it stopped the agent).
+var errSessionClosed = errors.New("the session closed the connection")
+
 func (a *Agent) deathError() error {
-	msg := "connection lost"
+	cause := errors.New("connection lost")
 	if err := a.Err(); err != nil {
-		msg = err.Error()
+		cause = err
 	}
 	if a.proc != nil {
 		select {
 		case <-a.proc.ended():
 		case <-time.After(a.proc.settle()):
 		}
-		return fmt.Errorf("%w: %s; %s", ErrAgentDied, msg, a.proc.describe())
+		return fmt.Errorf("%w: %w; %s", ErrAgentDied, cause, a.proc.describe())
 	}
-	return fmt.Errorf("%w: %s", ErrAgentDied, msg)
+	return fmt.Errorf("%w: %w", ErrAgentDied, cause)
 }
 
 // runner runs the ranks of an agent this session started: an mpirun or

@@ -273,3 +273,26 @@ func TestInterruptedAgentStartSaysSo(t *testing.T) {
 	}
 	t.Logf("%v", err)
 }
+
+// A sweep the user stopped (SIGTERM, a hang-up, a second Ctrl-C: Stop) in
+// the middle of a run says it was interrupted, and not that the agent
+// died of the session closing its connection, which the stop itself did
+// ("interrupted: mpirun was stopped (the agent died: the session closed
+// the connection; mpirun: exit status 1)").
+func TestStoppedSweepSaysInterrupted(t *testing.T) {
+	s := agentSession(t)
+	// Rank 1 stops for good in the first run; the deadline only ends the
+	// test should Stop not.
+	execAll(t, s, &textOut{}, "workload synthetic steps=10 mean_us=2000 hang_rank=1 hang_step=3", "policy conditional", "tolerance 2^-1", "deadline 60s")
+	go func() {
+		time.Sleep(3 * time.Second)
+		for s.Stop() == "" {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	err := s.Exec(context.Background(), "tune", &textOut{})
+	sw := s.Last()
+	if err == nil || sw.Status != StatusCancelled || sw.Message != "interrupted: mpirun was stopped" {
+		t.Errorf("a stopped sweep: %v; status %s, message %q", err, sw.Status, sw.Message)
+	}
+}

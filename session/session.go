@@ -741,6 +741,11 @@ func (s *Session) journalEvent(sw *Sweep, e Event) error {
 // ran the agent's ranks (Agent.runBy: "mpirun", "Slurm job 12").
 func endStatus(done protocol.Done, err error, cancelled bool, by string) (Status, string) {
 	switch {
+	case errors.Is(err, errSessionClosed) && cancelled:
+		// The user stopped it: how the agent then ended is no news (it
+		// had read "the agent died: the session closed the connection;
+		// mpirun: exit status 1").
+		return StatusCancelled, "interrupted: " + by + " was stopped"
 	case errors.Is(err, ErrAgentDied) && cancelled:
 		return StatusCancelled, "interrupted: " + by + " was stopped (" + err.Error() + ")"
 	case errors.Is(err, ErrAgentDied):
