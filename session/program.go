@@ -238,7 +238,14 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 			}
 		}
 	}
-	return s.endSweep(sw, pr, wd.conclude(sw, cancelledFirst), jerr)
+	hung := wd.conclude(sw, cancelledFirst)
+	if _, last, ok := strings.Cut(fmt.Sprint(err), "\n"); hung != nil && ok && strings.TrimSpace(last) != "" {
+		// What the stopped launch printed last: the library's word on
+		// a rank waiting at the region's start for ranks that never
+		// come (a hung launch had said nothing of why).
+		sw.Message += "\nits last output:\n" + last
+	}
+	return s.endSweep(sw, pr, hung, jerr)
 }
 
 // runProgram runs the sweep's launches, journaling and showing each event;

@@ -89,6 +89,14 @@ runs past --deadline is stopped as hung, and the sweep ends (exit 1).`, stderr)
 			fmt.Fprintln(stdout, note)
 		}
 	}
+	// What a launch would fail at, which the check ran through: it had
+	// passed such programs, and the sweep then failed or hung.
+	if ps := c.Problems(); len(ps) > 0 {
+		for _, p := range ps {
+			fmt.Fprintln(stderr, "approxtune program: "+p)
+		}
+		return 1
+	}
 	return 0
 }
 

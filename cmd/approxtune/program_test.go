@@ -661,6 +661,64 @@ func TestProgramSweepDeadline(t *testing.T) {
 	}
 }
 
+// What comes before a program's timed region runs in full in its selective
+// launches, as in its reference launch: its set-up's data arrives (eager
+// had skipped the set-up's broadcasts from MPI_Init on, the second
+// configuration's from the first call, carrying its statistics, and the
+// region started without the data and cold).
+func TestProgramSetUpRunsInFull(t *testing.T) {
+	so, se, err := sweepProgram(t, "setup.c", `"command": [%q, "{steps}"]}, "space": {"steps": [20, 30, 40], "ranks": [2]}, "policies": ["eager"]`)
+	if err != nil || strings.Count(so, `"type":"result"`) != 3 {
+		t.Fatalf("program --sweep: %v; want 3 results\n%s\n%s", err, so, se)
+	}
+	if n := strings.Count(se, "set-up arrived"); strings.Contains(se, "set-up lost") || n != 12 {
+		t.Errorf("%d of 12 rank launches had their set-up (3 references, 3 selective runs, 2 ranks each):\n%s", n, se)
+	}
+}
+
+// A region marked wrongly is told of: 'program --check' (which lived
+// through it) names what a launch would fail at and exits 1, as it does a
+// program calling MPI from a second thread; and a launch whose region is
+// marked on rank 0 alone, which hangs, says why in its hung message (a
+// user review's launch had hung unsaid, and --check passed it).
+func TestProgramRegionMarks(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "marks.c"), "-I"+filepath.Join(testenv.Root(t), "include"))
+	threads := compile(t, mpicc, filepath.Join("testdata", "program", "threads.c"), "-lopenblas", "-lpthread")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{prog, "right"}, ""},
+		{[]string{prog, "rank0"}, "approxtune_begin was called on 1 of the 2 ranks: mark the region on every rank"},
+		{[]string{prog, "twice"}, "approxtune_begin was called more than once on 2 of the 2 ranks"},
+		{[]string{threads, "mpi"}, "MPI_Bcast was called from a thread other than the one that initialized MPI"},
+	} {
+		out, err := exec.Command(bin, append([]string{"program", "--check", "--ranks", "2"}, tc.args...)...).CombinedOutput()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("--check %s: %v\n%s", tc.args[1], err, out)
+		case tc.want != "" && (err == nil || !strings.Contains(string(out), tc.want)):
+			t.Errorf("--check %s: %v; want exit 1 and %q\n%s", tc.args[1], err, tc.want, out)
+		}
+	}
+	out, errs, code := runScript(t, bin, fmt.Sprintf("program %s rank0\nspace ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\ndeadline 8s\nevaluate\n", prog))
+	if code == 0 || !strings.Contains(out+errs, "made no progress in a reference run") ||
+		!strings.Contains(out+errs, "its last output:") || !strings.Contains(out+errs, "libapproxtune: rank 0 has waited 5s in approxtune_begin for the other ranks") {
+		t.Errorf("a region marked on rank 0 alone: exit %d; want a hang that says why\n%s\n%s", code, out, errs)
+	}
+	// A program that links the marks but makes none in a launch: its
+	// selective launch ran in full up to a mark that never came, and
+	// says so; the reference launch times it all.
+	so, se, err := sweepProgram(t, "marks.c", `"command": [%q, "never"]}, "space": {"ranks": [2]}, "policies": ["conditional"]`)
+	if err != nil || !strings.Contains(se, "libapproxtune: the program links approxtune_begin (approxtune.h) but did not call it in this launch") {
+		t.Errorf("marks never made: %v\n%s\n%s", err, so, se)
+	}
+}
+
 // A program that makes MPI calls from a second thread cannot be tuned (the
 // engine runs on the thread that initialized MPI, and another thread's
 // messages unmatch its records: a reviewer's such program was predicted

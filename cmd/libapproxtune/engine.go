@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime/cgo"
+	"time"
 	"unsafe"
 
 	"github.com/approxtune/approxtune/internal/kernels"
@@ -42,6 +43,7 @@ type run struct {
 
 	// The timed region: from MPI_Init to MPI_Finalize, unless the program
 	// marks it with approxtune_begin and approxtune_end.
+	region  bool               // a selective launch of a program that calls approxtune_begin: the engine is off until it
 	marked  bool               // approxtune_begin was called
 	stopped bool               // the region has ended
 	rs      selective.RunStats // its figures, once stopped
@@ -107,7 +109,17 @@ func atBegin() C.uintptr_t {
 	e.SetModels(cfg.Models)
 	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, pol: pol, comms: map[uintptr]*selective.Comm{}}
 	r.comms[world.Handle()] = e.World()
-	r.start()
+	if pol != nil && preload.MarksRegion() {
+		// What comes before the region (set-up, a warm-up) runs in full,
+		// as in the reference launch: skipped from MPI_Init, it had left
+		// the region to start cold (pages untouched, connections not yet
+		// open) and set-up data unsent, and its statistics were dropped
+		// at the region's start anyway.
+		r.region = true
+		e.Begin(nil, selective.Off)
+	} else {
+		r.start()
+	}
 	return C.uintptr_t(cgo.NewHandle(r))
 }
 
@@ -135,9 +147,7 @@ func (r *run) start() {
 			}
 		}
 	}
-	if err := r.world.Barrier(); err != nil {
-		fatal("%v", err)
-	}
+	r.meet("approxtune_begin")
 	r.t0 = mpi.Wtime()
 	switch {
 	case r.tr == nil:
@@ -146,6 +156,39 @@ func (r *run) start() {
 		r.e.Begin(r.tr, selective.Counting)
 	default:
 		r.e.Begin(r.tr, selective.Selective)
+	}
+}
+
+// meetWait is how long a rank waits at the region's start for the others
+// before it says so.
+const meetWait = 5 * time.Second
+
+// meet waits for every rank at the start of the timed region (a barrier).
+// A rank that has waited meetWait says so, once, on standard error: a
+// region marked on some ranks only (approxtune_begin on rank 0 alone, as
+// one times code by hand) hangs there, and the launch had hung unsaid.
+func (r *run) meet(where string) {
+	q, err := r.world.Ibarrier()
+	if err != nil {
+		fatal("%v", err)
+	}
+	start := time.Now()
+	pause := time.Microsecond
+	for said := false; ; {
+		done, _, err := mpi.Test(q)
+		if err != nil {
+			fatal("%v", err)
+		}
+		if done {
+			return
+		}
+		if !said && time.Since(start) > meetWait {
+			fmt.Fprintf(os.Stderr, "libapproxtune: rank %d has waited %v in %s for the other ranks: if some never call it, this launch waits for ever; call %s on every rank\n",
+				r.world.Rank(), meetWait, where, where)
+			said = true
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, time.Millisecond)
 	}
 }
 
@@ -245,6 +288,9 @@ func atEnd(h C.uintptr_t) {
 	defer guard()
 	r := the(h)
 	defer cgo.Handle(h).Delete()
+	if r.region && !r.marked {
+		fatal("the program links approxtune_begin (approxtune.h) but did not call it in this launch: its selective launches run in full up to it; call APPROXTUNE_BEGIN() on every rank in every launch")
+	}
 	r.stop()
 	rs := r.rs
 	if _, err := r.e.End(); err != nil {

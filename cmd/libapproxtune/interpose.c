@@ -31,6 +31,12 @@ static uintptr_t at_run;
 static int at_skips; // the launch may skip kernels (approxtune_skipping)
 static pthread_t at_main; // the thread that initialized MPI
 
+// In a check (no run), what a launch would fail at, for the report: the
+// calls of approxtune_begin and approxtune_end this rank made, and the
+// first MPI routine a thread other than MPI's called (-1: none).
+static long long at_marks[2];
+static int at_foreign = -1;
+
 // at_other_thread ends a selective run whose program called MPI routine idx
 // from a thread other than the one that initialized MPI: the engine runs
 // on that one thread, and a message another thread sends or receives
@@ -56,6 +62,9 @@ static int at_enter(int idx) {
 	if (at_run && !pthread_equal(pthread_self(), at_main)) {
 		if (idx >= AT_MPI_SEND) at_other_thread(idx);
 		return 0;
+	}
+	if (at_initialized && idx >= AT_MPI_SEND && at_foreign < 0 && !pthread_equal(pthread_self(), at_main)) {
+		at_foreign = idx; // a check: reported, as a run would end here
 	}
 	at_counts[idx]++;
 	return 1;
@@ -163,8 +172,14 @@ static void at_finishing(void) {
 	long long sums[AT_NROUTINES];
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (PMPI_Reduce(at_counts, sums, AT_NROUTINES, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS && rank == 0) {
-		atReport(sums, AT_NROUTINES, size);
+	// The ranks that marked the region's start and end, and those that
+	// marked one more than once; the first foreign MPI routine's index.
+	long long mine[4] = {at_marks[0] > 0, at_marks[0] > 1, at_marks[1] > 0, at_marks[1] > 1}, marks[4];
+	int foreign = at_foreign, first = -1;
+	if (PMPI_Reduce(at_counts, sums, AT_NROUTINES, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS &&
+		PMPI_Reduce(mine, marks, 4, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS &&
+		PMPI_Reduce(&foreign, &first, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD) == MPI_SUCCESS && rank == 0) {
+		atReport(sums, AT_NROUTINES, size, marks, first);
 	}
 }
 
@@ -495,6 +510,7 @@ void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, 
 // calls approxtune_begin, then approxtune_end. Outside a selective or
 // reference launch they do nothing.
 void approxtune_begin(void) {
+	if (!at_run && at_initialized) __atomic_fetch_add(&at_marks[0], 1, __ATOMIC_RELAXED);
 	if (at_run && at_depth == 0) {
 		at_depth++;
 		atRegionBegin(at_run);
@@ -508,6 +524,7 @@ void approxtune_begin(void) {
 int approxtune_skipping(void) { return at_skips; }
 
 void approxtune_end(void) {
+	if (!at_run && at_initialized) __atomic_fetch_add(&at_marks[1], 1, __ATOMIC_RELAXED);
 	if (at_run && at_depth == 0) {
 		at_depth++;
 		atRegionEnd(at_run);

@@ -33,10 +33,13 @@ import (
 func main() {}
 
 // atReport receives the calls of each routine summed over the size ranks,
-// on rank 0 at MPI_Finalize, and writes the check report if one was asked for.
+// on rank 0 at MPI_Finalize, and writes the check report if one was asked
+// for; with them the ranks that called approxtune_begin, those that called
+// it more than once, and the same of approxtune_end (marks), and the
+// index of an MPI routine a thread other than MPI's called (-1: none).
 //
 //export atReport
-func atReport(sums *C.longlong, n C.int, size C.int) {
+func atReport(sums *C.longlong, n C.int, size C.int, marks *C.longlong, foreign C.int) {
 	path := os.Getenv(preload.EnvCheck)
 	if path == "" {
 		return
@@ -44,6 +47,11 @@ func atReport(sums *C.longlong, n C.int, size C.int) {
 	c := &preload.Check{Ranks: int(size), Calls: map[string]int64{}}
 	for i, k := range unsafe.Slice((*int64)(unsafe.Pointer(sums)), int(n)) {
 		c.Calls[C.GoString(C.at_routine_name(C.int(i)))] = k
+	}
+	m := unsafe.Slice((*int64)(unsafe.Pointer(marks)), 4)
+	c.Begin, c.BeginTwice, c.End, c.EndTwice = int(m[0]), int(m[1]), int(m[2]), int(m[3])
+	if foreign >= 0 {
+		c.ForeignMPI = C.GoString(C.at_routine_name(foreign))
 	}
 	if err := preload.WriteCheck(path, c); err != nil {
 		fmt.Fprintln(os.Stderr, "libapproxtune:", err)

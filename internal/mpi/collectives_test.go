@@ -41,6 +41,24 @@ func collectives(r *R) {
 		r.Errorf("left the second Barrier %.3fs after the first, but rank 0 entered it only after sleeping %v", waited, late)
 	}
 
+	// Ibarrier: not complete on any rank while rank 0 has not started it.
+	start = mpi.Wtime()
+	if r.Rank == 0 {
+		time.Sleep(late)
+	}
+	q, err := w.Ibarrier()
+	r.Must(err, "Ibarrier")
+	if r.Rank != 0 {
+		if done, _, err := mpi.Test(q); err != nil || done {
+			r.Errorf("Ibarrier complete (%v, %v) before rank 0 started it", done, err)
+		}
+	}
+	_, err = mpi.Wait(q)
+	r.Must(err, "Wait for the Ibarrier")
+	if waited := mpi.Wtime() - start; waited < late.Seconds()*0.9 {
+		r.Errorf("the Ibarrier completed %.3fs after the start, but rank 0 started it only after sleeping %v", waited, late)
+	}
+
 	collBcast(r)
 	collReduce(r)
 	collAllreduce(r)

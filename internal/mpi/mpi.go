@@ -284,6 +284,16 @@ func (c *Comm) Free() error {
 // Barrier blocks until every process of c has entered it.
 func (c *Comm) Barrier() error { return check("MPI_Barrier", C.MPI_Barrier(c.c)) }
 
+// Ibarrier starts a barrier on c: the request completes once every member
+// has started it.
+func (c *Comm) Ibarrier() (*Request, error) {
+	q := &Request{r: C.at_request_null(), count: func(*C.MPI_Status) (Status, error) { return Status{}, nil }}
+	if err := check("MPI_Ibarrier", C.MPI_Ibarrier(c.c, &q.r)); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
 func dtype[T Elem]() C.MPI_Datatype {
 	var z T
 	switch any(z).(type) {

@@ -81,6 +81,40 @@ func FindFor(exe string) (string, error) {
 type Check struct {
 	Ranks int              `json:"ranks"`
 	Calls map[string]int64 `json:"calls"`
+	// Begin and End are the ranks that called approxtune_begin and
+	// approxtune_end (the timed region's marks), BeginTwice and EndTwice
+	// those that called one more than once.
+	Begin      int `json:"begin"`
+	BeginTwice int `json:"begin_twice"`
+	End        int `json:"end"`
+	EndTwice   int `json:"end_twice"`
+	// ForeignMPI is an MPI routine a thread other than the one that
+	// initialized MPI called, or "".
+	ForeignMPI string `json:"foreign_mpi,omitempty"`
+}
+
+// Problems are what would make the program's launches fail or hang, which
+// a check run (the library counting only) lived through: region marks on
+// some ranks only, or made twice, and MPI calls from another thread.
+func (c *Check) Problems() []string {
+	var ps []string
+	mark := func(name string, ranks, twice int) {
+		switch {
+		case ranks > 0 && ranks < c.Ranks:
+			ps = append(ps, fmt.Sprintf("%s was called on %d of the %d ranks: mark the region on every rank (a launch waits at the mark for the ranks that never come, for ever)", name, ranks, c.Ranks))
+		case twice > 0:
+			ps = append(ps, fmt.Sprintf("%s was called more than once on %d of the %d ranks: mark one region, once on every rank (a launch fails at the second call)", name, twice, c.Ranks))
+		}
+	}
+	mark("approxtune_begin", c.Begin, c.BeginTwice)
+	mark("approxtune_end", c.End, c.EndTwice)
+	if c.End > 0 && c.Begin == 0 {
+		ps = append(ps, "approxtune_end was called without approxtune_begin: mark the region's start too (a launch fails at approxtune_end)")
+	}
+	if c.ForeignMPI != "" {
+		ps = append(ps, fmt.Sprintf("%s was called from a thread other than the one that initialized MPI: approxtune tunes programs that make their MPI calls from one thread (BLAS and LAPACK calls from OpenMP regions are fine), and a launch ends at that call", c.ForeignMPI))
+	}
+	return ps
 }
 
 // Called lists the routines called at least once, most called first.
