@@ -89,6 +89,14 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 			msg += "\n" + note
 		}
 	}
+	for _, w := range p.Command[1:] {
+		if len(w) >= 2 && w[0] == '\'' && w[len(w)-1] == '\'' {
+			// A shell's quotes, which the command language does not
+			// know: the program had received them.
+			msg += fmt.Sprintf("\nnote: the argument %s keeps its single quotes (only double quotes group words here): the program receives them", w)
+			break
+		}
+	}
 	out.Print(msg)
 	return nil
 }
@@ -132,7 +140,11 @@ func typedKey(c *Command, a Arg) string {
 
 // describeProgram says what a program sweep launches.
 func describeProgram(p *sweep.Program) string {
-	s := "program " + strings.Join(p.Command, " ")
+	words := make([]string, len(p.Command))
+	for i, w := range p.Command {
+		words[i] = quoteWord(w) // "a b {n}" is one argument: shown so
+	}
+	s := "program " + strings.Join(words, " ")
 	for _, f := range slices.Sorted(maps.Keys(p.Decks)) {
 		s += fmt.Sprintf("\n  deck %s from %s", f, p.Decks[f])
 	}

@@ -45,6 +45,16 @@ func TestProgramVerb(t *testing.T) {
 	if got := sp.Program.Expand(configs[0], strings.Join(sp.Program.Command[1:], " ")); got != "-nb 32 -p 2 --q=2 --Mode=fast" {
 		t.Errorf("expanded arguments %q", got)
 	}
+	// An argument of several words is shown quoted, as it is one; a
+	// shell's single quotes are kept, and said so.
+	out.b.Reset()
+	if err := s.Exec(ctx, "program "+solver+" \"a b {b}\" 'x{b}'", out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.b.String(); !strings.HasPrefix(got, "program "+solver+" \"a b {b}\" 'x{b}'\n") ||
+		!strings.Contains(got, "note: the argument 'x{b}' keeps its single quotes (only double quotes group words here)") {
+		t.Errorf("program with a grouped argument and single quotes:\n%s", got)
+	}
 	for _, bad := range []struct{ line, want string }{
 		{"program " + solver + " deck solver.dat=/no/such/template", "deck template"},
 		{"program " + solver + " deck", "deck wants FILE=TEMPLATE"},
