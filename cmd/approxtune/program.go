@@ -10,9 +10,11 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -58,6 +60,11 @@ runs past --deadline is stopped as hung, and the sweep ends (exit 1).`, stderr)
 		fmt.Fprintf(stderr, "approxtune program: "+format+"\n", a...)
 		return 1
 	}
+	// An interrupt, SIGTERM or a hang-up stops the launch and ends the
+	// command as it would end anyway: with what it was doing said, and its
+	// temporary folders removed (killed at once, it had left them, unsaid).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	if *sweepPath != "" {
 		if *check || fs.NArg() > 0 {
 			return fail("--sweep takes the program from the spec: no --check and no command")
@@ -217,8 +224,11 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) },
 		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Started: watch.started}
 	if err := r.Sweep(ctx, spec, configs); err != nil {
-		if cause := context.Cause(ctx); errors.As(cause, new(*hungLaunch)) {
+		switch cause := context.Cause(ctx); {
+		case errors.As(cause, new(*hungLaunch)):
 			err = cause
+		case ctx.Err() != nil:
+			err = errors.New("interrupted: the launch under way was stopped, and the sweep ended (its events so far are on standard output)")
 		}
 		_ = enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
 		return fail(1, "%v", err)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -654,10 +655,28 @@ func TestProgramSweepDeadline(t *testing.T) {
 			t.Errorf("ranks of the hung launch still run:\n%s", out)
 		}
 	}
-	// --deadline off waits; a bad value is refused, naming the valid ones.
+	// A bad value is refused, naming the valid ones.
 	out, err := exec.Command(bin, "program", "--sweep", spec, "--deadline", "soon").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `--deadline: "soon" is not a deadline: want off, a multiple`) {
 		t.Errorf("--deadline soon: %v\n%s", err, out)
+	}
+	// --deadline off waits, until SIGTERM, which ends the sweep saying so
+	// and leaves no temporary folder (killed at once, it had left them).
+	tmp := t.TempDir()
+	cmd = exec.CommandContext(ctx, bin, "program", "--sweep", spec, "--deadline", "off")
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib, "TMPDIR="+tmp)
+	var se2 strings.Builder
+	cmd.Stderr = &se2
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(8 * time.Second) // into configuration 0's hung selective launch
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err == nil || !strings.Contains(se2.String(), "interrupted: the launch under way was stopped, and the sweep ended") {
+		t.Errorf("SIGTERM: %v\n%s", err, se2.String())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("temporary folders left after SIGTERM: %v", left)
 	}
 }
 
