@@ -453,12 +453,12 @@ func (a *Agent) Interrupt(grace time.Duration) error {
 	return a.proc.stop(grace)
 }
 
-// deathError explains why the agent went away, with mpirun's status and the
-// tail of its standard error when the session started it.
 // errSessionClosed is why an agent's connection ended that the session
 // closed itself (it stopped the agent).
 var errSessionClosed = errors.New("the session closed the connection")
 
+// deathError explains why the agent went away, with mpirun's status and the
+// tail of its standard error when the session started it.
 func (a *Agent) deathError() error {
 	cause := errors.New("connection lost")
 	if err := a.Err(); err != nil {

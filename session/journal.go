@@ -80,7 +80,14 @@ func (j *Journal) Lock() error {
 	if err != nil {
 		return fmt.Errorf("session directory: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		// Once more after a moment: another session's lockHolder may
+		// hold the lock shared for an instant.
+		time.Sleep(50 * time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		holder := ""
 		if b, rerr := io.ReadAll(io.LimitReader(f, 64)); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
 			holder = " (pid " + string(bytes.TrimSpace(b)) + ")"
@@ -266,6 +273,10 @@ type JournalError struct {
 }
 
 func (e *JournalError) Error() string {
+	if e.Waiting == 0 {
+		// The journal took them since (space was freed meanwhile).
+		return fmt.Sprintf("%v (the records that waited are written since: the journal holds them all)", e.Err)
+	}
 	what := fmt.Sprintf("%d records wait", e.Waiting)
 	if e.Waiting == 1 {
 		what = "1 record waits"

@@ -77,10 +77,11 @@ func cmdLoad(s *Session, ctx context.Context, c *Command, out Output) error {
 	var loaded []*Sweep
 	var again []string
 	for _, old := range sws {
-		if old.Status == StatusRunning && !held {
-			// No approxtune has the session open: it died during the
-			// sweep, as reopening it would say (load had said running).
-			old.Status, old.Message = StatusDied, diedMessage
+		if !held {
+			// No approxtune has the session open: a sweep its journal
+			// leaves running ended as reopening it would say (load had
+			// said running).
+			settleRunning(old)
 		}
 		origin := fmt.Sprintf("loaded from %s, sweep %d", abs, old.ID)
 		if k := s.loadedAs(origin); k > 0 {
@@ -298,7 +299,7 @@ func describeLoad(dir string, old, loaded []*Sweep, lastOld int, pid string) str
 				case running:
 					how = fmt.Sprintf("its session is open in another approxtune%s, which may be running it now", pidNote(pid))
 				case sw.Status == StatusDied:
-					how = sw.Message
+					how = briefWhy(sw.Message)
 				}
 				finish := fmt.Sprintf("'resume %s' finishes it", id)
 				if old[i].ID != lastOld {

@@ -342,6 +342,18 @@ func TestLoadRealSession(t *testing.T) {
 	if err := b.Exec(ctx, "resume 20261125-000000-crash0", out); err == nil || !strings.Contains(err.Error(), "is open in another approxtune "+pid+", and its sweep 1 is running there: let it finish, or stop it there, then 'resume 20261125-000000-crash0'") || len(b.sweeps) != n {
 		t.Errorf("resume of a sweep running elsewhere: %v (%d sweeps, were %d)", err, len(b.sweeps), n)
 	}
+	// Reopened (its lock held again), the crashed session journals its
+	// sweep's end: another session reads it died, not running there.
+	j.lock.Close()
+	c, cerr := New(Options{Dir: crashed})
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	defer c.Close()
+	out.b.Reset()
+	if err := b.Exec(ctx, "load 20261125-000000-crash0", out); err != nil || !strings.Contains(out.b.String(), "1 of 4 runs (died)") || strings.Contains(out.b.String(), "may be running") {
+		t.Errorf("load of a reopened crashed session: %v\n%s", err, out.b.String())
+	}
 }
 
 // writeCut copies the journal src to dst up to the first line holding cut.

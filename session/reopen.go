@@ -14,9 +14,35 @@ import (
 	"github.com/approxtune/approxtune/sweep"
 )
 
-// diedMessage is the message of a sweep its session's journal leaves
-// running when no approxtune has the session open any more.
-const diedMessage = "the session ended during the sweep (it was stopped, killed or crashed)"
+// settleRunning gives a sweep its session's journal leaves running, when
+// no approxtune has the session open any more, the status it ended with:
+// ok when every run came back (only the end was not recorded), else died.
+// It reports whether the sweep was running.
+func settleRunning(sw *Sweep) bool {
+	switch {
+	case sw.Status != StatusRunning:
+		return false
+	case sw.Spec != nil && sw.Spec.Search == sweep.SearchNone && len(sw.Missing()) == 0:
+		sw.Status, sw.Message = StatusOK, "every run came back; the session ended before it recorded the sweep's end"
+	default:
+		sw.Status, sw.Message = StatusDied, "the session ended during the sweep (it was stopped, killed or crashed)"
+	}
+	return true
+}
+
+// briefWhy is the first line of a sweep's message, without what introduced
+// the lines after it (mpirun's messages, a Slurm job's output): said in
+// parentheses, mpirun's banner had filled them.
+func briefWhy(msg string) string {
+	why, _, _ := strings.Cut(msg, "\n")
+	why = strings.TrimSpace(why)
+	for _, cut := range []string{"; its last messages:", "; the end of its output ("} {
+		if i := strings.LastIndex(why, cut); i >= 0 && strings.HasSuffix(why, ":") {
+			why = why[:i]
+		}
+	}
+	return why
+}
 
 // reopen restores what the journal in the session directory holds, when it
 // has one: a session started again on the directory of one that ended, or
@@ -42,13 +68,12 @@ func (s *Session) reopen() error {
 		return nil
 	}
 	for _, sw := range sws {
-		switch {
-		case sw.Status != StatusRunning:
-		case sw.Spec != nil && sw.Spec.Search == sweep.SearchNone && len(sw.Missing()) == 0:
-			// Every run came back; only the end was not recorded.
-			sw.Status, sw.Message = StatusOK, "every run came back; the session ended before it recorded the sweep's end"
-		default:
-			sw.Status, sw.Message = StatusDied, diedMessage
+		if settleRunning(sw) {
+			// Journaled, so that another session's 'load' or 'resume'
+			// of this one reads it as it is, not as running here (best
+			// effort: a journal that cannot be written says so at the
+			// next sweep).
+			_ = s.journal.append(record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
 		}
 	}
 	st, err := lastState(path)
@@ -82,17 +107,7 @@ func describeReopen(dir string, sws []*Sweep) string {
 	case last.Spec != nil && last.Spec.Search != sweep.SearchNone && last.Status != StatusOK:
 		return fmt.Sprintf("%s; the last, %s, is a search that stopped after %s (%s): a search cannot be resumed run by run, '%s' runs it again", head, what, loadRuns(len(last.Results)), last.Status, searchCommand(last.Spec))
 	case missing > 0:
-		// The message's first line: mpirun's banner, which follows it,
-		// had filled the line's parentheses.
-		why, _, _ := strings.Cut(last.Message, "\n")
-		why = strings.TrimSpace(why)
-		// What introduced the lines left out: mpirun's messages, a Slurm
-		// job's output.
-		for _, cut := range []string{"; its last messages:", "; the end of its output ("} {
-			if i := strings.LastIndex(why, cut); i >= 0 && strings.HasSuffix(why, ":") {
-				why = why[:i]
-			}
-		}
+		why := briefWhy(last.Message)
 		resume := fmt.Sprintf("'resume' runs the %d missing", missing)
 		if last.Status == StatusHung && last.Hung != nil {
 			resume += fmt.Sprintf(", 'resume hung=skip' all but configuration %d, which hung", *last.Hung)

@@ -19,7 +19,8 @@ import (
 // A session started on the directory of one killed during a sweep (its
 // journal without the sweep's end, and a torn last line) comes back with
 // that sweep, died, its results and what is missing, and the state the
-// sweep ran with; its first write cuts the torn line.
+// sweep ran with; its first write (the died sweep's end) cuts the torn
+// line.
 func TestReopenRestoresLastSweep(t *testing.T) {
 	dir := t.TempDir()
 	s, err := New(Options{Dir: dir})
@@ -112,8 +113,14 @@ func TestReopenRestoresLastSweep(t *testing.T) {
 			t.Errorf("journal line %d is not whole: %q", lines, sc.Text())
 		}
 	}
-	if lines != 3 {
-		t.Errorf("%d journal lines, want 3", lines)
+	// The sweep, its result, the end the reopen journaled for the sweep
+	// it found died (so that another session reads it so) and this one.
+	if lines != 4 {
+		t.Errorf("%d journal lines, want 4", lines)
+	}
+	sws, err := ReadJournal(path)
+	if err != nil || len(sws) != 1 || sws[0].Status != StatusCancelled {
+		t.Errorf("read back: %v, %d sweeps, the last %v", err, len(sws), sws)
 	}
 }
 

@@ -757,8 +757,6 @@ func endStatus(done protocol.Done, err error, cancelled bool, by string) (Status
 	}
 }
 
-// endError is what drive returns for a sweep that ended with its status:
-// nil when every run was made, otherwise what happened and what to do.
 // searchCommand is the command that runs a search spec's sweep again.
 func searchCommand(sp *sweep.Spec) string {
 	cmd := fmt.Sprintf("%s search=%s", sp.Mode, sp.Search)
@@ -768,6 +766,8 @@ func searchCommand(sp *sweep.Spec) string {
 	return cmd
 }
 
+// endError is what drive returns for a sweep that ended with its status:
+// nil when every run was made, otherwise what happened and what to do.
 func endError(sw *Sweep, total int) error {
 	// What to do next: a search's rounds depend on each other, so 'resume'
 	// refuses it (cmdResume) and it is run again instead.
