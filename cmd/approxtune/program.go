@@ -220,9 +220,9 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	watch := &launchWatch{d: d, configs: configs, stop: cancel}
-	defer watch.end()
+	defer watch.ended()
 	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) },
-		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Started: watch.started}
+		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Started: watch.started, Ended: watch.ended}
 	if err := r.Sweep(ctx, spec, configs); err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.As(cause, new(*hungLaunch)):
@@ -246,7 +246,7 @@ type launchWatch struct {
 
 	mu      sync.Mutex
 	timer   *time.Timer
-	began   time.Time     // the running launch's start
+	began   time.Time     // the running launch's start (zero between launches)
 	longest time.Duration // the longest launch that ended so far
 }
 
@@ -261,17 +261,11 @@ func (h *hungLaunch) Error() string {
 	return fmt.Sprintf("configuration %s made no progress in a %s launch: it had not ended after %s (--deadline), so it was stopped and the sweep ended", h.label, h.kind, h.limit.Round(time.Millisecond))
 }
 
-// started arms the deadline of the launch rs starts; the one before it
-// has ended.
+// started arms the deadline of the launch rs starts.
 func (w *launchWatch) started(rs sweep.RunStart) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := time.Now()
-	if w.timer != nil {
-		w.timer.Stop()
-		w.longest = max(w.longest, now.Sub(w.began))
-	}
-	w.began = now
+	w.began = time.Now()
 	scale := w.longest
 	if len(rs.ReferenceS) > 0 {
 		sum := 0.0
@@ -291,12 +285,19 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 	}
 }
 
-// end disarms the last launch's deadline.
-func (w *launchWatch) end() {
+// ended disarms the deadline of the launch that ended, and keeps its
+// time: what comes between launches (results, the next configuration's
+// preparation) is no launch's.
+func (w *launchWatch) ended() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.timer != nil {
 		w.timer.Stop()
+		w.timer = nil
+	}
+	if !w.began.IsZero() {
+		w.longest = max(w.longest, time.Since(w.began))
+		w.began = time.Time{}
 	}
 }
 

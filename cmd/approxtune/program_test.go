@@ -714,6 +714,7 @@ func TestProgramRegionMarks(t *testing.T) {
 		{[]string{prog, "right"}, ""},
 		{[]string{prog, "rank0"}, "approxtune_begin was called on 1 of the 2 ranks: mark the region on every rank"},
 		{[]string{prog, "twice"}, "approxtune_begin was called more than once on 2 of the 2 ranks"},
+		{[]string{prog, "never"}, "the program links approxtune_begin (approxtune.h) but called it on no rank"},
 		{[]string{threads, "mpi"}, "MPI_Bcast was called from a thread other than the one that initialized MPI"},
 	} {
 		out, err := exec.Command(bin, append([]string{"program", "--check", "--ranks", "2"}, tc.args...)...).CombinedOutput()

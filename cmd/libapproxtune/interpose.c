@@ -66,7 +66,11 @@ static int at_enter(int idx) {
 	if (at_initialized && idx >= AT_MPI_SEND && at_foreign < 0 && !pthread_equal(pthread_self(), at_main)) {
 		at_foreign = idx; // a check: reported, as a run would end here
 	}
-	at_counts[idx]++;
+	if (at_run) {
+		at_counts[idx]++; // the MPI thread's alone
+	} else {
+		__atomic_fetch_add(&at_counts[idx], 1, __ATOMIC_RELAXED); // a check: any thread's
+	}
 	return 1;
 }
 

@@ -53,6 +53,7 @@ func atReport(sums *C.longlong, n C.int, size C.int, marks *C.longlong, foreign 
 	if foreign >= 0 {
 		c.ForeignMPI = C.GoString(C.at_routine_name(foreign))
 	}
+	c.LinksMarks = preload.MarksRegion()
 	if err := preload.WriteCheck(path, c); err != nil {
 		fmt.Fprintln(os.Stderr, "libapproxtune:", err)
 	}

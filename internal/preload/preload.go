@@ -91,6 +91,9 @@ type Check struct {
 	// ForeignMPI is an MPI routine a thread other than the one that
 	// initialized MPI called, or "".
 	ForeignMPI string `json:"foreign_mpi,omitempty"`
+	// LinksMarks says whether the program links approxtune_begin
+	// (MarksRegion): its selective launches then wait for the mark.
+	LinksMarks bool `json:"links_marks,omitempty"`
 }
 
 // Problems are what would make the program's launches fail or hang, which
@@ -108,6 +111,9 @@ func (c *Check) Problems() []string {
 	}
 	mark("approxtune_begin", c.Begin, c.BeginTwice)
 	mark("approxtune_end", c.End, c.EndTwice)
+	if c.LinksMarks && c.Begin == 0 {
+		ps = append(ps, "the program links approxtune_begin (approxtune.h) but called it on no rank: its selective launches run in full up to the mark and fail without it; call APPROXTUNE_BEGIN() on every rank in every launch")
+	}
 	if c.End > 0 && c.Begin == 0 {
 		ps = append(ps, "approxtune_end was called without approxtune_begin: mark the region's start too (a launch fails at approxtune_end)")
 	}

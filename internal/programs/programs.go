@@ -166,6 +166,10 @@ type Runner struct {
 	// (the session's deadline and clock go by it); Emit does not receive
 	// these, as an agent's sweep file output has none.
 	Started func(sweep.RunStart)
+	// Ended, when set, is told when each run Started announced has
+	// ended (its launches: apriori's selective run is two), however it
+	// ended (a deadline armed at Started then stops).
+	Ended func()
 	// Warn, when set, is told what the sweep finds wrong with the program
 	// that does not stop it: launches of one configuration that called
 	// its routines a different number of times (callsDiffer), once a sweep.
@@ -332,6 +336,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		for len(refs) < reps && slots[len(refs)] <= j {
 			r.started(sweep.RunStart{Index: i, Kind: sweep.RunReference, ReferenceS: refs})
 			res, extra, err := l.run(ctx, preload.Run{Reference: true})
+			r.ended()
 			if err != nil {
 				return &referenceError{err}
 			}
@@ -361,6 +366,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		tol := t.tol
 		r.started(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: t.policy, Tolerance: &tol, ReferenceS: refs})
 		res, extra, err := l.selective(ctx, cfg)
+		r.ended()
 		var refused *LaunchError
 		if err != nil && ctx.Err() == nil && !errors.As(err, &refused) {
 			// Skipped kernels leave the program's data meaningless, and a
@@ -409,6 +415,13 @@ func (r *Runner) started(rs sweep.RunStart) {
 	if r.Started != nil {
 		rs.Type, rs.V, rs.ReferenceS, rs.LaunchS = sweep.TypeRunStart, sweep.ProtocolVersion, slices.Clone(rs.ReferenceS), r.overhead
 		r.Started(rs)
+	}
+}
+
+// ended tells Ended that the run Started announced has ended.
+func (r *Runner) ended() {
+	if r.Ended != nil {
+		r.Ended()
 	}
 }
 
