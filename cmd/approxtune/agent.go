@@ -30,7 +30,7 @@ With --connect, rank 0 dials a session (the REPL or the Jupyter kernel, whose
 'listen' prints this command), presents the token from $APPROXTUNE_TOKEN, and
 runs the sweeps the session sends until it says shutdown or the connection
 ends; exit status 3 means the session refused the agent.`, stderr)
-	sweepPath := fs.String("sweep", "", "sweep spec `FILE` (JSON, see docs/design.md §5), or - for standard input")
+	sweepPath := fs.String("sweep", "", "sweep spec `FILE` (JSON, see README.md, 'A sweep spec'), or - for standard input")
 	connectAddr := fs.String("connect", "", "dial the session at `HOST:PORT` and run what it sends (the token comes in $APPROXTUNE_TOKEN)")
 	ranks := fs.Int("ranks", 0, "when not already under mpirun, start `N` ranks of the agent under the local mpirun\n(with the flags it needs as root and when oversubscribed) and wait for them")
 	if code, done := parse(fs, args); done {

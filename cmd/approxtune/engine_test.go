@@ -288,7 +288,7 @@ func TestSUMMASelective(t *testing.T) {
 // unknown: on the synthetic workload, whose kernels are drawn from a wide
 // distribution (uniform ±30%) and skipped after few samples at tolerance
 // 2^-2, the 95% interval of the prediction holds the configuration's
-// reference mean in at least 90% of the runs. The reference mean is itself
+// reference mean in at least 15 of the 18 runs (83%; see the bar below). The reference mean is itself
 // the mean of three runs, so its own standard error joins the prediction's
 // in quadrature; it is small (0.03-0.35% in the runs that set this test up,
 // beside prediction errors of 3-11%). Two ranks on their own cores keep the

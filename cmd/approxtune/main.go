@@ -33,12 +33,12 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"version", "approxtune version", "print the version, the Go version, the MPI library and the BLAS backend", runVersion},
-		{"repl", "approxtune repl [--dir DIR]", "the terminal REPL (reads a script when stdin is not a terminal)", runREPL},
-		{"kernel", "approxtune kernel CONNECTION_FILE", "the Jupyter kernel (what the kernelspec runs)", runKernel},
+		{"repl", "approxtune repl [--dir DIR] [--no-color]", "the terminal REPL (reads a script when stdin is not a terminal)", runREPL},
+		{"kernel", "approxtune kernel [--dir DIR] CONNECTION_FILE", "the Jupyter kernel (what the kernelspec runs)", runKernel},
 		{"install", "approxtune install [--user|--sys-prefix|--prefix P]", "install the Jupyter kernelspec so Jupyter lists the kernel", runInstall},
-		{"run", "approxtune run NB.ipynb [-o OUT.ipynb]", "execute a notebook headless through the kernel's code and store its outputs", runNotebook},
-		{"program", "approxtune program --check [--ranks N] CMD [ARGS...] | --sweep FILE", "tune an MPI program as it is: check what it calls, or run a sweep over it", runProgram},
-		{"agent", "approxtune agent --ranks N --sweep FILE|- | mpirun -n N approxtune agent ...", "run sweeps as the MPI agent (--ranks starts its own mpirun)", runAgent},
+		{"run", "approxtune run [--dir DIR] [--force] NB.ipynb [-o OUT.ipynb]", "execute a notebook headless through the kernel's code and store its outputs", runNotebook},
+		{"program", "approxtune program --check [--ranks N] CMD [ARGS...] | --sweep FILE [--deadline D]", "tune an MPI program as it is: check what it calls, or run a sweep over it", runProgram},
+		{"agent", "approxtune agent --ranks N --sweep FILE|- | --connect HOST:PORT | mpirun -n N approxtune agent ...", "run sweeps as the MPI agent (--ranks starts its own mpirun)", runAgent},
 		{"help", "approxtune help [COMMAND]", "explain approxtune or one of its commands", nil},
 	}
 }
@@ -56,7 +56,10 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
-			return dispatch(ctx, []string{args[1], "-h"}, stdout, stderr)
+			// Asked for, the help goes to standard output ('approxtune
+			// help run | less'); a command's -h writes it to standard
+			// error, as flag does.
+			return dispatch(ctx, []string{args[1], "-h"}, stdout, stdout)
 		}
 		usage(stdout)
 		return 0
@@ -95,6 +98,10 @@ skipped and predicted, and the critical path of the run is still estimated.
 Usage:
 `)
 	for _, c := range commands() {
+		if len(c.usage) > 52 { // its summary on a line of its own
+			fmt.Fprintf(w, "  %s\n  %-52s %s\n", c.usage, "", c.summary)
+			continue
+		}
 		fmt.Fprintf(w, "  %-52s %s\n", c.usage, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun 'approxtune COMMAND -h' for a command's flags.\n")

@@ -189,7 +189,7 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 		dir = filepath.Dir(path)
 	}
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(2, "%v", err) // a spec that cannot be read: a usage error, as for 'agent --sweep'
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
 		return fail(1, "%v", err)
