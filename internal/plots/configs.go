@@ -27,23 +27,45 @@ type Config struct {
 // are drawn as points against their index.
 const MaxBars = 40
 
+// labelsFit says whether labels, as p's X tick labels, fit side by side in
+// the room a figure has for its data: fifteen configurations of three
+// parameters had run their labels together ("grid=1x4grid=1x4..."), far
+// under MaxBars.
+func labelsFit(p *plot.Plot, labels []string) bool {
+	if len(labels) == 0 {
+		return true
+	}
+	room := (Width - vg.Points(80)) / vg.Length(len(labels)) // the Y axis takes about 80 points
+	for _, l := range labels {
+		if p.X.Tick.Label.Width(l)+vg.Points(4) > room {
+			return false
+		}
+	}
+	return true
+}
+
 // Configs draws, per configuration, the reference time (bar with its 95%
 // interval) next to each series' predicted time; the best configuration and
-// the chosen one are marked in the tick labels. Past MaxBars configurations
-// the labels could not be read: each series is a line of points against the
-// configuration's index (as in 'table configs'), the best and the chosen
-// marked by glyphs with their index in the legend.
+// the chosen one are marked in the tick labels. Past MaxBars configurations,
+// or labels that do not fit side by side, they could not be read: each
+// series is a line of points against the configuration's index (as in
+// 'table configs'), the best and the chosen marked by glyphs with their
+// index in the legend.
 func Configs(cs []Config, series []string) (*plot.Plot, error) {
-	if len(cs) > MaxBars {
+	p := newPlot("Time per configuration", "", "time (s)")
+	labels := make([]string, len(cs))
+	for i, c := range cs {
+		labels[i] = strings.ReplaceAll(c.Label, " ", "\n")
+	}
+	if len(cs) > MaxBars || !labelsFit(p, labels) {
 		return configPoints(cs, series)
 	}
-	p := newPlot("Time per configuration", "", "time (s)")
 	p.Legend.Top, p.Legend.Left = true, false
 	n := 1 + len(series)
 	width := vg.Points(math.Max(4, math.Min(22, 480/float64(len(cs)*n+1))))
 	var names []string
-	for _, c := range cs {
-		l := strings.ReplaceAll(c.Label, " ", "\n")
+	for i, c := range cs {
+		l := labels[i]
 		switch {
 		case c.Best && c.Chosen:
 			l += "\n★ best = chosen"
@@ -304,8 +326,9 @@ type PathBar struct {
 
 // Path draws, per configuration, the predicted critical path stacked by part
 // (computation, communication, idle and other), with the reference time as a
-// marker. Past MaxBars configurations, whose labels would overlap into a
-// black band, the axis numbers them by index as 'table configs' does.
+// marker. Past MaxBars configurations, or labels that do not fit side by
+// side (they overlapped into a black band), the axis numbers them by index
+// as 'table configs' does.
 func Path(bs []PathBar, title string) (*plot.Plot, error) {
 	p := newPlot(title, "", "time (s)")
 	var names []string
@@ -321,7 +344,7 @@ func Path(bs []PathBar, title string) (*plot.Plot, error) {
 			ymax = math.Max(ymax, b.Ref)
 		}
 	}
-	many := len(bs) > MaxBars
+	many := len(bs) > MaxBars || !labelsFit(p, names)
 	w := vg.Points(math.Max(6, math.Min(40, 500/float64(len(bs)+1))))
 	if many { // bars of 6 points overlapped into a grey field
 		w = vg.Points(math.Max(0.5, 500/float64(len(bs)+1)))
@@ -363,6 +386,9 @@ func Path(bs []PathBar, title string) (*plot.Plot, error) {
 		p.X.Min, p.X.Max = -0.5, float64(len(bs))-0.5
 	} else {
 		p.NominalX(names...)
+		// Half a configuration's room on either side, as in Configs:
+		// the last bar and its label had been cut at the figure's edge.
+		p.X.Min, p.X.Max = -0.5, float64(len(bs))-0.5
 	}
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.45, 1e-9)
 	return p, nil

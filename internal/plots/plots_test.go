@@ -371,3 +371,47 @@ func TestSearchChosenOnlyInTheFullRound(t *testing.T) {
 		}
 	}
 }
+
+// Labels that do not fit side by side make the axes number configurations
+// by index, far under MaxBars: fifteen configurations of grid and b had run
+// their labels together ("grid=1x4grid=1x4..."). Nine short ones keep their
+// labels, and the path's last bar is not cut at the figure's edge.
+func TestLabelsFitOrIndex(t *testing.T) {
+	var long, short []PathBar
+	var cs []Config
+	for i := range 15 {
+		l := fmt.Sprintf("grid=%s b=%d lookahead=%d", []string{"1x4", "2x2", "4x1"}[i%3], 8<<(i/3), i%2)
+		long = append(long, PathBar{Label: l, Comp: 1, Comm: 0.5, Ref: 1.6})
+		cs = append(cs, Config{Label: l, Ref: 1, RefLo: 0.9, RefHi: 1.1, Predicted: map[string]float64{"eager 2^-1": 1}, Chosen: i == 3})
+	}
+	for i := range 9 {
+		short = append(short, PathBar{Label: fmt.Sprintf("b=%d grid=%s", 64<<(i/3), []string{"1x4", "2x2", "4x1"}[i%3]), Comp: 1, Comm: 0.5, Ref: 1.6})
+	}
+	p, err := Path(long, "path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Tick.Marker.(indexTicks); !ok {
+		t.Errorf("15 configurations of 3 parameters: the path's axis is %T, want index ticks", p.X.Tick.Marker)
+	}
+	if p, err = Configs(cs, []string{"eager 2^-1"}); err != nil || !strings.Contains(p.X.Label.Text, "index") {
+		t.Errorf("15 configurations of 3 parameters: Configs %v, axis %q; want them by index", err, p.X.Label.Text)
+	}
+	p, err = Path(short, "path")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.X.Tick.Marker.(indexTicks); ok || p.X.Max != 8.5 || p.X.Min != -0.5 {
+		t.Errorf("9 short labels: axis %T from %v to %v; want the labels, and half a bar's room on either side", p.X.Tick.Marker, p.X.Min, p.X.Max)
+	}
+	b, err := Encode(p, "png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("APPROXTUNE_FIGURES"); dir != "" { // to look at
+		os.WriteFile(filepath.Join(dir, "path9.png"), b, 0o644)
+		p, _ = Path(long, "path")
+		b, _ = Encode(p, "png")
+		os.WriteFile(filepath.Join(dir, "path15.png"), b, 0o644)
+	}
+}
