@@ -376,17 +376,39 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		}
 	}
 	refs := make([]float64, len(cs))
+	all := true // every configuration has a reference
 	for i, c := range cs {
 		refs[i] = c.Ref
+		all = all && !math.IsNaN(c.Ref)
 	}
-	if i := sweep.Least(refs); i >= 0 {
+	search := sw.Spec.Search != sweep.SearchNone
+	// A tune search has references of its finalists only: the fastest of
+	// those is no best of the space.
+	if i := sweep.Least(refs); i >= 0 && (all || !search) {
 		cs[i].Best = true
 	}
-	if f := sweep.Summarize(runs); f.Chosen >= 0 {
-		cs[runs[f.Chosen].Config].Chosen = true
+	switch {
+	case search && sw.Search != nil:
+		// The search's choice, from its finals' full runs, as 'table
+		// best' says; the least prediction had been marked chosen.
+		if i := sw.Search.Chosen; i >= 0 && i < len(cs) {
+			cs[i].Chosen = true
+		}
+	case !search:
+		if f := sweep.Summarize(runs); f.Chosen >= 0 {
+			cs[runs[f.Chosen].Config].Chosen = true
+		}
+	}
+	by := o.Policy
+	if search {
+		by = "the search"
 	}
 	for i, c := range cs {
-		fmt.Fprintf(sum, "%d %s: reference %ss", i, c.Label, format.Seconds(c.Ref))
+		ref := "reference " + format.Seconds(c.Ref) + "s"
+		if math.IsNaN(c.Ref) {
+			ref = "no reference" // it had read "reference -s"
+		}
+		fmt.Fprintf(sum, "%d %s: %s", i, c.Label, ref)
 		keys := make([]string, 0, len(c.Predicted))
 		for k := range c.Predicted {
 			keys = append(keys, k)
@@ -399,7 +421,7 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 			sum.WriteString(" [best]")
 		}
 		if c.Chosen {
-			sum.WriteString(" [chosen by " + o.Policy + "]")
+			sum.WriteString(" [chosen by " + by + "]")
 		}
 		sum.WriteString("\n")
 	}
@@ -525,7 +547,11 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		if len(r.ReferenceS) > 0 {
 			b.Ref = stat.Mean(r.ReferenceS, nil)
 		}
-		fmt.Fprintf(sum, "%s: computation %ss, communication %ss, idle %ss, reference %ss\n", b.Label, format.Seconds(b.Comp), format.Seconds(b.Comm), format.Seconds(b.Idle), format.Seconds(b.Ref))
+		ref := "reference " + format.Seconds(b.Ref) + "s"
+		if math.IsNaN(b.Ref) {
+			ref = "no reference"
+		}
+		fmt.Fprintf(sum, "%s: computation %ss, communication %ss, idle %ss, %s\n", b.Label, format.Seconds(b.Comp), format.Seconds(b.Comm), format.Seconds(b.Idle), ref)
 	}
 	if !found {
 		return nil, fmt.Errorf("no results for %s at %s: choose policy= and tolerance= from the sweep", o.Policy, format.Tolerance(o.Tolerance))

@@ -180,6 +180,26 @@ func TestSummariesAndConfigsFigure(t *testing.T) {
 	}
 }
 
+// After a tune search, the configs figure marks the search's choice (made
+// on its finals' full runs), as 'table best' says, not the least
+// prediction, and no best among the finalists' references alone; a
+// configuration without a reference says so ("reference -s" before).
+func TestConfigsFigureAfterSearch(t *testing.T) {
+	sw := handEvaluated()
+	sw.Spec.Mode, sw.Spec.Search = sweep.ModeTune, sweep.SearchHalving
+	sw.Results[0].ReferenceS = nil // not a finalist
+	sw.Search = &sweep.SearchEvent{Method: sweep.SearchHalving, Policy: "eager", Chosen: 2, Config: sw.Configs[2], Finalists: []int{2, 1}}
+	f, err := MakeFigure(sw, "configs", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(f.Summary), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "b=8: no reference") || strings.Contains(lines[1], "[") ||
+		!strings.HasSuffix(lines[2], "[chosen by the search]") || strings.Contains(f.Summary, "[best]") {
+		t.Errorf("configs summary after a search: want b=32 chosen by the search, no best, b=8 with no reference:\n%s", f.Summary)
+	}
+}
+
 // A figure refuses an option it does not read, and a policy or tolerance
 // the sweep did not run, naming what it has: both used to draw something
 // else without a word.
