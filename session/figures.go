@@ -516,7 +516,11 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 			rel = s.HalfS / s.MeanS
 		}
 		ks = append(ks, plots.Kernel{Key: s.Key, Samples: s.Count, RelHalf: rel, Executed: s.Calls - s.Skipped, Skipped: s.Skipped})
-		fmt.Fprintf(sum, "%s: %d samples, half-width %.1f%%, %d of %d calls skipped\n", s.Key, s.Count, 100*rel, s.Skipped, s.Calls)
+		half := "-" // as 'table kernels' writes it (it had read "NaN%")
+		if !math.IsNaN(rel) {
+			half = fmt.Sprintf("%.1f%%", 100*rel)
+		}
+		fmt.Fprintf(sum, "%s: %d samples, half-width %s, %d of %d calls skipped\n", s.Key, s.Count, half, s.Skipped, s.Calls)
 	}
 	p, err := plots.Kernels(ks, k.Tolerance)
 	if err == nil {

@@ -102,13 +102,13 @@ func TestTraceVerbAndPlotGantt(t *testing.T) {
 	before := s.State()
 	for line, want := range map[string]string{
 		"trace maybe":                "column 7: \"maybe\" is not on or off",
-		"trace on off":               "column 10: trace takes on or off",
+		"trace on off":               "column 10: trace takes one word, on or off, and no more: off is one too many",
 		"plot gantt config=x":        "column 19: \"x\" is not a configuration index",
 		"plot gantt config=-1":       "column 19: \"-1\" is not a configuration index",
 		"plot gantt frames=3":        "column 12: plot gantt has no option \"frames\": want policy=, tolerance=, config=",
 		"plot speedup nosuch=3":      "column 14: plot speedup takes no options: it draws every policy and tolerance",
-		"ranks 2 3":                  "column 9: ranks takes the number of ranks",
-		"help tolerance extra":       "column 16: help takes a command name",
+		"ranks 2 3":                  "column 9: ranks takes one word, the number of ranks, and no more: 3 is one too many",
+		"help tolerance extra":       "column 16: help takes one word, a command name, and no more: extra is one too many",
 		"plot gantt g.png config=0 ": "column 1: no results yet",
 	} {
 		if err := s.Exec(ctx, line, out); err == nil || !strings.HasPrefix(err.Error(), want) {

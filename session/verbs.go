@@ -199,6 +199,11 @@ func oneArg(c *Command, what string) (Arg, error) {
 			col = c.Args[1].Col // the first word too many
 		}
 		v, _ := findVerb(c.Verb)
+		if len(c.Args) > 1 && c.Args[0].Key == "" {
+			// The first word was right: say what is too many ('table
+			// kernels config=0' had been told to say what to tabulate).
+			return Arg{}, errAt(col, "%s takes one word, %s, and no more: %s is one too many (%s)", c.Verb, what, c.Args[1], v.syntax)
+		}
 		return Arg{}, errAt(col, "%s takes %s: %s (e.g. %s)", c.Verb, what, v.syntax, v.example)
 	}
 	return c.Args[0], nil

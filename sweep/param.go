@@ -130,7 +130,8 @@ func (p Param) Convert(v any) (any, error) {
 			return nil, fmt.Errorf("%v is not valid: want %s", v, p.Valid())
 		}
 		if f != math.Trunc(f) || f < float64(p.Min) || f > float64(p.Max) {
-			return nil, fmt.Errorf("%v is out of range: want %s", f, p.Valid())
+			// As typed, not "2e+06".
+			return nil, fmt.Errorf("%s is out of range: want %s", strconv.FormatFloat(f, 'f', -1, 64), p.Valid())
 		}
 		return int(f), nil
 	case Grid:

@@ -112,6 +112,7 @@ func TestValidationErrors(t *testing.T) {
 		{"unknown param", `{"workload":"toy","space":{"q":[1]}}`, "space.q is not a parameter of toy: want one of n, grid, b, strategy"},
 		{"unknown param with a newline", `{"workload":"toy","space":{"gri\nd":[1]}}`, `space."gri\nd" is not a parameter of toy: want one of n, grid, b, strategy`},
 		{"b zero", `{"workload":"toy","space":{"b":[0]}}`, "space.b: 0 is out of range: want an integer from 1 to 4096"},
+		{"b huge", `{"workload":"toy","space":{"b":[2000000]}}`, "space.b: 2000000 is out of range"}, // not 2e+06
 		{"b fraction", `{"workload":"toy","space":{"b":[1.5]}}`, "space.b: 1.5 is out of range"},
 		{"grid too big", `{"workload":"toy","space":{"grid":["3x3"]}}`, "space.grid: 3x3 needs 9 processes, the agent has 4"},
 		{"grid malformed", `{"workload":"toy","space":{"grid":["2by2"]}}`, `space.grid: "2by2" is not a grid`},

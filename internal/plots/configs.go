@@ -289,8 +289,8 @@ func Kernels(ks []Kernel, tolerance float64) (*plot.Plot, error) {
 		color color.Color
 		shape draw.GlyphDrawer
 	}{
-		{executing, fmt.Sprintf("still executed (%d calls)", nExec), color.RGBA{31, 119, 180, 255}, draw.CircleGlyph{}},
-		{skipped, fmt.Sprintf("skipped in the run (%d calls)", nSkip), color.RGBA{148, 103, 189, 255}, draw.TriangleGlyph{}},
+		{executing, fmt.Sprintf("still executed (%s)", calls(nExec)), color.RGBA{31, 119, 180, 255}, draw.CircleGlyph{}},
+		{skipped, fmt.Sprintf("skipped in the run (%s)", calls(nSkip)), color.RGBA{148, 103, 189, 255}, draw.TriangleGlyph{}},
 	} {
 		if len(set.xy) == 0 {
 			continue
@@ -392,4 +392,12 @@ func Path(bs []PathBar, title string) (*plot.Plot, error) {
 	}
 	p.Y.Min, p.Y.Max = 0, math.Max(ymax*1.45, 1e-9)
 	return p, nil
+}
+
+// calls is "1 call" or "N calls".
+func calls(n int64) string {
+	if n == 1 {
+		return "1 call"
+	}
+	return fmt.Sprintf("%d calls", n)
 }
