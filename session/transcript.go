@@ -197,8 +197,6 @@ func (r *recorder) step(line string, last *Sweep) Step {
 	return st
 }
 
-// recordFigure tells out's recorder about a figure plot wrote to a file
-// where a notebook would have shown it.
 // printAside prints text to the caller's output but not into the
 // transcript: the REPL's word on the file it wrote a figure to, where a
 // notebook shows the figure, which the transcript keeps (recordFigure), and
@@ -214,6 +212,8 @@ func printAside(out Output, text string) {
 	}
 }
 
+// recordFigure tells out's recorder about a figure plot wrote to a file
+// where a notebook would have shown it.
 func recordFigure(out Output, f *Figure) {
 	switch r := out.(type) {
 	case *recorder:

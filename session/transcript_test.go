@@ -202,6 +202,29 @@ func TestTranscriptFigureWithoutFileLine(t *testing.T) {
 	if figures != 1 || texts != 0 {
 		t.Errorf("transcript of 'plot speedup': %d figures and %d 'wrote' lines, want the figure alone", figures, texts)
 	}
+	// With a file, as a notebook does: the figure, and where it went (the
+	// figure had been left out, its summary in its place).
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "plot speedup s.png", out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "wrote ") || !strings.Contains(out.b.String(), "s.png") {
+		t.Errorf("the REPL's output does not say where the figure went: %q", out.b.String())
+	}
+	steps = s.Transcript()
+	st = steps[len(steps)-1]
+	figures, texts = 0, 0
+	for _, e := range st.Events {
+		if e.Figure != nil {
+			figures++
+		}
+		if strings.Contains(e.Text, "wrote ") && strings.HasSuffix(strings.TrimSpace(e.Text), "/s.png") {
+			texts++
+		}
+	}
+	if figures != 1 || texts != 1 {
+		t.Errorf("transcript of 'plot speedup s.png': %d figures and %d 'wrote' lines, want one of each", figures, texts)
+	}
 }
 
 // export notebook into a folder that does not exist says so, once, without

@@ -1133,14 +1133,17 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err != nil {
 		return errAt(c.Args[len(c.Args)-1].Col, "%v", err)
 	}
+	// The transcript keeps the figure, so 'export notebook' shows it as
+	// the kernel does: without the file where the notebook would show it,
+	// with "wrote FILE" where it writes one too (the figure had been left
+	// out, its summary in its place).
+	recordFigure(out, f)
 	if shown {
-		// The transcript keeps the figure, so 'export notebook' shows it
-		// as the kernel does, without the file.
-		recordFigure(out, f)
 		printAside(out, fmt.Sprintf("%swrote %s", f.Summary, path))
 		return nil
 	}
-	out.Print(fmt.Sprintf("%swrote %s", f.Summary, path))
+	printAside(out, strings.TrimRight(f.Summary, "\n"))
+	out.Print("wrote " + path)
 	return nil
 }
 
