@@ -495,3 +495,31 @@ func TestToleranceAboveOneNoted(t *testing.T) {
 		t.Errorf("tolerance 2^0,2^-3: %v %q", err, out.b.String())
 	}
 }
+
+// 'space' says at once what evaluate and tune would refuse in a built-in
+// workload's space (b=48 on n=1024 had been accepted, and said only at the
+// sweep), naming the valid values; a runnable space draws no note.
+func TestSpaceNotesWhatASweepRefuses(t *testing.T) {
+	s := newSession(t)
+	out := &textOut{}
+	ctx := context.Background()
+	if err := s.Exec(ctx, "workload qr2d m=1024 n=1024", out); err != nil {
+		t.Fatal(err)
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "space b=48 grid=2x2", out); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.b.String(); !strings.Contains(got, "note: evaluate and tune would refuse this space: ") || !strings.Contains(got, "want b in 1, 2, 4, 8, 16, 32, 64, 128, 256, 512") {
+		t.Errorf("space b=48 on n=1024:\n%s", got)
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "space b=64,128", out); err != nil || strings.Contains(out.b.String(), "note:") {
+		t.Errorf("a runnable space: %v\n%s", err, out.b.String())
+	}
+	// A grid of more ranks than set yet draws none: 'ranks' may come next.
+	out.b.Reset()
+	if err := s.Exec(ctx, "workload cholesky3d n=1024 grid=2x2x2 b=64", out); err != nil || strings.Contains(out.b.String(), "note:") {
+		t.Errorf("a grid of 8 before 'ranks 8': %v\n%s", err, out.b.String())
+	}
+}

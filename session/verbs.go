@@ -365,35 +365,46 @@ func cmdWorkload(s *Session, ctx context.Context, c *Command, out Output) error 
 	}
 	s.st = next
 	out.Print(msg)
-	noteSpaceSize(s.st, out)
+	s.noteSpace(out)
 	return nil
 }
 
-// noteSpaceSize says when st's space has more configurations than a sweep
-// may have, as soon as it is set: evaluate and tune would refuse it.
-func noteSpaceSize(st State, out Output) {
+// noteSpace says, as soon as the space is set, what evaluate and tune
+// would refuse in it: more configurations than a sweep may have, a
+// configuration a built-in workload cannot run (b that does not divide n:
+// it had been accepted, and said only at the sweep), a program's grid and
+// ranks both; and a program's parameter that nothing reads.
+func (s *Session) noteSpace(out Output) {
+	st := s.st
 	n := 1.0
 	for _, vs := range st.Space {
 		n *= float64(len(vs))
 	}
 	if n > sweep.MaxConfigs {
 		out.Print(fmt.Sprintf("note: this space has %.0f configurations, more than the %d a sweep may have: evaluate and tune will refuse it until it has fewer values", n, sweep.MaxConfigs))
+		return
 	}
-	if st.Program != nil {
-		if _, ok := st.Space["ranks"]; ok {
-			for _, k := range slices.Sorted(maps.Keys(st.Space)) {
-				if vs := st.Space[k]; len(vs) > 0 {
-					if _, grid := vs[0].(sweep.GridShape); grid {
-						out.Print(fmt.Sprintf("note: the space has a grid (%s) and ranks: the grid sets the rank count (its product, also {ranks}), and evaluate and tune refuse it: 'space reset', then the space without ranks", k))
-						break
-					}
+	if st.Program == nil {
+		// Any rank count: 'ranks' may well come next (a grid of 8 before
+		// 'ranks 8').
+		if _, _, err := validate(s.schemas(), st, sweep.ModeEvaluate, 1<<20); err != nil {
+			out.Print("note: evaluate and tune would refuse this space: " + err.Error())
+		}
+		return
+	}
+	if _, ok := st.Space["ranks"]; ok {
+		for _, k := range slices.Sorted(maps.Keys(st.Space)) {
+			if vs := st.Space[k]; len(vs) > 0 {
+				if _, grid := vs[0].(sweep.GridShape); grid {
+					out.Print(fmt.Sprintf("note: the space has a grid (%s) and ranks: the grid sets the rank count (its product, also {ranks}), and evaluate and tune refuse it: 'space reset', then the space without ranks", k))
+					break
 				}
 			}
 		}
-		if unused := st.Program.Unused(st.Space); len(unused) > 0 {
-			out.Print(fmt.Sprintf("note: %s appears in no argument or deck of the program: its configurations differ in nothing the program sees and repeat each other's runs (put {%s} where the program should read it)",
-				strings.Join(unused, ", "), unused[0]))
-		}
+	}
+	if unused := st.Program.Unused(st.Space); len(unused) > 0 {
+		out.Print(fmt.Sprintf("note: %s appears in no argument or deck of the program: its configurations differ in nothing the program sees and repeat each other's runs (put {%s} where the program should read it)",
+			strings.Join(unused, ", "), unused[0]))
 	}
 }
 
@@ -436,7 +447,7 @@ func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
 		return err
 	}
 	s.st = next
-	noteSpaceSize(s.st, out)
+	s.noteSpace(out)
 	return nil
 }
 

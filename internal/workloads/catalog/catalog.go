@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -75,6 +76,26 @@ func divides(b int, what string, sizes ...int) error {
 }
 
 // gcd is the greatest common divisor of a and b.
+// blockList lists the block sizes b that divide m and n and leave every
+// process of a pr x pc grid a block row and column (m/b >= pr, n/b >= pc):
+// a hint that named the gcd of m and n had offered one that left processes
+// empty. Past 16 it lists the smallest and largest few.
+func blockList(m, n, pr, pc int) string {
+	var bs []string
+	for d, g := 1, gcd(m, n); d <= g; d++ {
+		if m%d == 0 && n%d == 0 && m/d >= pr && n/d >= pc {
+			bs = append(bs, fmt.Sprint(d))
+		}
+	}
+	switch {
+	case len(bs) == 0:
+		return "none: m and n have no such common divisor on this grid"
+	case len(bs) > 16:
+		return strings.Join(bs[:4], ", ") + ", ..., " + strings.Join(bs[len(bs)-8:], ", ")
+	}
+	return strings.Join(bs, ", ")
+}
+
 func gcd(a, b int) int {
 	for b != 0 {
 		a, b = b, a%b

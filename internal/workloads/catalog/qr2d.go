@@ -44,7 +44,7 @@ func (QR2D) Check(c sweep.Config, ranks int) error {
 	case m < n:
 		return fmt.Errorf("m=%d < n=%d: qr2d factors tall or square matrices, want m >= n", m, n)
 	case b < 1 || m%b != 0 || n%b != 0:
-		return fmt.Errorf("b=%d must divide both m=%d and n=%d: want a common divisor of them (their gcd is %d)", b, m, n, gcd(m, n))
+		return fmt.Errorf("b=%d must divide both m=%d and n=%d, and leave every process of grid %s a block row and column: want b in %s", b, m, n, g, blockList(m, n, g[0], g[1]))
 	case m/b < g[0]:
 		return fmt.Errorf("b=%d leaves process rows without a block row on grid %s: m/b=%d block rows < pr=%d, want b <= m/pr=%d", b, g, m/b, g[0], m/g[0])
 	case n/b < g[1]:

@@ -28,7 +28,10 @@ func TestQR2DCheck(t *testing.T) {
 		want []string
 	}{
 		{qrConfig(256, 512, g22, 32, 0), []string{"m=256 < n=512", "m >= n"}},
-		{qrConfig(1000, 512, g22, 32, 0), []string{"b=32 must divide", "m=1000", "gcd is 8"}},
+		{qrConfig(1000, 512, g22, 32, 0), []string{"b=32 must divide", "m=1000", "want b in 1, 2, 4, 8"}},
+		// The valid sizes on this grid: the gcd, 1024, had been offered,
+		// which leaves processes of 2x2 empty.
+		{qrConfig(1024, 1024, g22, 48, 0), []string{"b=48 must divide", "want b in 1, 2, 4, 8, 16, 32, 64, 128, 256, 512"}},
 		{qrConfig(1024, 500, g22, 32, 0), []string{"b=32 must divide", "n=500"}},
 		{qrConfig(1024, 512, sweep.GridShape{4, 2}, 32, 0), []string{"grid 4x2 needs 8 processes", "at most 4"}},
 		{qrConfig(1024, 512, sweep.GridShape{8, 1}, 32, 0), []string{"needs 8 processes"}},
