@@ -169,23 +169,8 @@ func TestBatchJobStopFailureSaysWhatToRun(t *testing.T) {
 func TestLauncherSlurmOptionsSurviveReopen(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	dir := t.TempDir()
-	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
-	s, err := New(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := reopenedAfter(t, dir, "launcher slurm nodes=2 tasks-per-node=2 account=proj42", "launcher local")
 	ctx := context.Background()
-	for _, l := range []string{"launcher slurm nodes=2 tasks-per-node=2 account=proj42", "launcher local"} {
-		if err := s.Exec(ctx, l, &textOut{}); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
-	s.Close()
-	again, err := New(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
 	out := &textOut{}
 	if err := again.Exec(ctx, "launcher", out); err != nil || !strings.Contains(out.b.String(), "'launcher slurm' takes back the options") {
 		t.Errorf("launcher in the reopened session: %v\n%s", err, out.b.String())

@@ -237,22 +237,7 @@ func TestSessionDirectoryLocked(t *testing.T) {
 // back as the sweep's): each command that changes them journals them.
 func TestReopenKeepsSettingsAfterLastSweep(t *testing.T) {
 	dir := t.TempDir()
-	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
-	s, err := New(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range []string{"workload synthetic steps=3", "policy online", "tolerance 2^-4", "reps 5"} {
-		if err := s.Exec(context.Background(), l, &textOut{}); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
-	s.Close()
-	again, err := New(Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
+	again := reopenedAfter(t, dir, "workload synthetic steps=3", "policy online", "tolerance 2^-4", "reps 5")
 	st := again.State()
 	if st.Workload != "synthetic" || len(st.Policies) != 1 || st.Policies[0] != "online" || len(st.Tolerances) != 1 || st.Tolerances[0] != 1.0/16 || st.Reps != 5 {
 		t.Errorf("reopened with %s %v %v reps %d; want synthetic, online, 2^-4, reps 5", st.Workload, st.Policies, st.Tolerances, st.Reps)
@@ -283,4 +268,27 @@ func TestReopenedLineIsOneLine(t *testing.T) {
 	if l := describeReopen("/d", []*Sweep{sw}); !strings.Contains(l, "(failed: the agent died: Slurm job 5 CANCELLED): 'resume' runs the 2 missing") {
 		t.Errorf("reopened line %q", l)
 	}
+}
+
+// reopenedAfter is the session reopened on dir after one with a sweep in
+// its journal ran lines: what a reopened session keeps of them.
+func reopenedAfter(t *testing.T, dir string, lines ...string) *Session {
+	t.Helper()
+	writeJournal(t, dir, []*Sweep{tracedSweep(t)})
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if err := s.Exec(context.Background(), l, &textOut{}); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	s.Close()
+	again, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { again.Close() })
+	return again
 }

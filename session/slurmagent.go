@@ -181,6 +181,15 @@ func (b *batchJob) neverStarts(ctx context.Context, st slurm.State) bool {
 	return false
 }
 
+// stillNeverStarts asks Slurm again, confirm after a job was seen never to
+// start, whether it still never starts (not a passing state), and returns
+// its state.
+func (b *batchJob) stillNeverStarts(ctx context.Context) (slurm.State, bool) {
+	b.refresh(ctx)
+	st, _ := b.current()
+	return st, b.neverStarts(ctx, st)
+}
+
 // cannotStart cancels a job that neverStarts, and is the error that says
 // so (or that it could not be cancelled).
 func (b *batchJob) cannotStart(ctx context.Context, st slurm.State) error {
@@ -487,10 +496,8 @@ func (b *batchJob) waitHello(ctx context.Context, ln *Listener, timeout time.Dur
 				giveUp = time.After(b.confirm())
 			}
 		case <-giveUp:
-			// Still so a few polls later: not a passing state.
 			giveUp = nil
-			b.refresh(ctx)
-			if st, _ := b.current(); b.neverStarts(ctx, st) {
+			if st, never := b.stillNeverStarts(ctx); never {
 				if a := stopWaiting(); a != nil {
 					return a, nil
 				}
@@ -722,10 +729,8 @@ func (b *batchJob) waitRunning(ctx context.Context) error {
 		}
 		select {
 		case <-giveUp:
-			// Still so a few polls later: not a passing state.
 			giveUp = nil
-			b.refresh(ctx)
-			if st, _ := b.current(); b.neverStarts(ctx, st) {
+			if st, never := b.stillNeverStarts(ctx); never {
 				return b.cannotStart(ctx, st)
 			}
 		case <-b.changed:

@@ -24,6 +24,7 @@ import (
 	"github.com/approxtune/approxtune/internal/repl"
 	"github.com/approxtune/approxtune/session"
 	"github.com/approxtune/approxtune/sweep"
+	"gonum.org/v1/gonum/stat"
 )
 
 // runProgram is `approxtune program --check`: it runs the user's MPI
@@ -268,11 +269,7 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 	w.began = time.Now()
 	scale := w.longest
 	if len(rs.ReferenceS) > 0 {
-		sum := 0.0
-		for _, v := range rs.ReferenceS {
-			sum += v
-		}
-		scale = time.Duration(sum / float64(len(rs.ReferenceS)) * float64(time.Second))
+		scale = time.Duration(stat.Mean(rs.ReferenceS, nil) * float64(time.Second))
 	}
 	limit, _ := w.d.Limit(scale, time.Duration(rs.LaunchS*float64(time.Second)))
 	w.timer = nil

@@ -52,6 +52,20 @@ static void at_other_thread(int idx) {
 	PMPI_Abort(MPI_COMM_WORLD, 70);
 }
 
+// at_count counts a call of routine idx: in a run, the thread that
+// initialized MPI's only (OpenMP threads' BLAS calls had been counted too,
+// racing, by different amounts in each launch: the counts then differed
+// between launches, and the sweep warned that the program's control flow
+// depends on what it computes); outside a run (a check), every thread's,
+// atomically.
+static void at_count(int idx) {
+	if (at_run) {
+		if (pthread_equal(pthread_self(), at_main)) at_counts[idx]++;
+		return;
+	}
+	__atomic_fetch_add(&at_counts[idx], 1, __ATOMIC_RELAXED);
+}
+
 // at_enter says whether a call is the program's own (not made inside
 // another interposed call), counts it and marks the library busy; at_leave
 // ends what at_enter began. In a selective run, a call from a thread other
@@ -66,24 +80,10 @@ static int at_enter(int idx) {
 	if (at_initialized && idx >= AT_MPI_SEND && at_foreign < 0 && !pthread_equal(pthread_self(), at_main)) {
 		at_foreign = idx; // a check: reported, as a run would end here
 	}
-	if (at_run) {
-		at_counts[idx]++; // the MPI thread's alone
-	} else {
-		__atomic_fetch_add(&at_counts[idx], 1, __ATOMIC_RELAXED); // a check: any thread's
-	}
+	at_count(idx);
 	return 1;
 }
 
-// at_count counts a call of routine idx that the library only forwards: in
-// a run, the thread that initialized MPI's, as at_enter does (OpenMP
-// threads' BLAS calls had been counted too, racing, by different amounts
-// in each launch: the counts then differed between launches, and the
-// sweep warned that the program's control flow depends on what it
-// computes); outside a run (a check), every thread's, atomically.
-static void at_count(int idx) {
-	if (at_run && !pthread_equal(pthread_self(), at_main)) return;
-	__atomic_fetch_add(&at_counts[idx], 1, __ATOMIC_RELAXED);
-}
 static void at_leave(void) { at_depth--; }
 
 // For p2p.c.

@@ -83,7 +83,7 @@ func divides(b int, what string, sizes ...int) error {
 func blockList(m, n, pr, pc int) string {
 	var bs []string
 	for d, g := 1, gcd(m, n); d <= g; d++ {
-		if m%d == 0 && n%d == 0 && m/d >= pr && n/d >= pc {
+		if g%d == 0 && m/d >= pr && n/d >= pc {
 			bs = append(bs, fmt.Sprint(d))
 		}
 	}
