@@ -956,7 +956,9 @@ func TestProgramLaunchDiesWithSession(t *testing.T) {
 	bin, lib := testenv.Build(t), buildPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
 	cmd := exec.Command(bin, "repl", "--dir", filepath.Join(t.TempDir(), "s"))
-	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	// Killed outright, the session cannot remove its launch's folders:
+	// they go under the test's own, not the system's temporary folder.
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib, "TMPDIR="+t.TempDir())
 	cmd.Stdin = strings.NewReader(fmt.Sprintf("program %s {x}\nspace x=1 ranks=2\npolicy conditional\ntolerance 2^-1\nreps 1\ndeadline off\nevaluate\n", prog))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
