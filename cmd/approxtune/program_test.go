@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -369,6 +370,33 @@ func TestProgramFreesActiveReceive(t *testing.T) {
 	so, se, err := sweepProgram(t, "rfree.c", `"command": [%q, "20"]}, "space": {"ranks": [2]}, "policies": ["conditional"]`)
 	if err != nil || strings.Count(so, `"type":"result"`) != 1 || strings.Contains(se, "MPI_ERR_REQUEST") {
 		t.Fatalf("program --sweep: %v; want one result\n%s\n%s", err, so, se)
+	}
+}
+
+// A receive into a buffer larger than its messages (an upper bound, the
+// size read from the status) is the kernel of the message it got, as its
+// send is: keyed by its buffer, messages of 8192 and of 2048 doubles had
+// shared one receive kernel of 16384 doubles, their times mixed. The
+// program checks every status's count, skipped messages' included.
+func TestProgramReceiveKeyedByMessage(t *testing.T) {
+	so, se, err := sweepProgram(t, "upper.c", `"command": [%q, "40"]}, "space": {"ranks": [2]}, "policies": ["conditional"]`)
+	if err != nil {
+		t.Fatalf("program --sweep: %v\n%s\n%s", err, so, se)
+	}
+	recvs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(so), "\n") {
+		var k sweep.KernelsEvent
+		if json.Unmarshal([]byte(line), &k) != nil || k.Type != sweep.TypeKernels {
+			continue
+		}
+		for _, st := range k.Kernels {
+			if st.Routine == "recv" {
+				recvs[strings.SplitN(st.Key, " on ", 2)[0]] = true
+			}
+		}
+	}
+	if want := map[string]bool{"recv 8192 doubles": true, "recv 2048 doubles": true}; !maps.Equal(recvs, want) {
+		t.Errorf("receive kernels %v, want %v\n%s", recvs, want, se)
 	}
 }
 

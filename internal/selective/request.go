@@ -19,7 +19,7 @@ type Request struct {
 	rec    []float64
 	done   bool
 	direct bool   // not through the engine (it was off)
-	bytes  int    // the message's size
+	bytes  int    // the message's size (a receive's: its buffer's until it takes the record)
 	peer   int    // the partner's rank in c (a wildcard receive: mpi.AnySource until it completes)
 	tag    int    // the message's tag (mpi.AnyTag likewise)
 	seq    int64  // a receive's number from peer with tag, a send's to peer with tag (the critical-path log)
@@ -118,12 +118,16 @@ func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Reques
 
 // take receives the record of the message the receive got from r.peer
 // with r.tag, and logs it if it was sent in this run. It reports whether
-// it was.
+// it was. The receive's kernel is the message's size, which the record
+// says: a program may receive into a buffer larger than the message (an
+// upper bound, read with MPI_Get_count), and keyed by its buffer, messages
+// of every size shared one kernel, unlike their sends.
 func (r *Request) take() bool {
 	c, e := r.c, r.c.e
-	r.st = e.stat(c.p2pKey(r.op, (r.bytes+7)/8, r.peer))
 	_, err := mpi.Recv(c.in, r.rec, r.peer, r.tag)
 	must(err)
+	r.bytes = int(r.rec[recBytes]) // every record a receive takes is a send's (StartSend)
+	r.st = e.stat(c.p2pKey(r.op, (r.bytes+7)/8, r.peer))
 	if uint64(r.rec[recGen]) != e.gen {
 		return false
 	}
