@@ -400,6 +400,29 @@ func TestProgramReceiveKeyedByMessage(t *testing.T) {
 	}
 }
 
+// Receives of one source and tag completed out of their posting order each
+// take their own message's record: the program checks every status's count
+// and exits 1 on a wrong one. Taken in completion order, the second
+// receive had been given the first message's (its 8192 doubles, skipped)
+// and the first none, and every selective launch failed once the large
+// message was skipped.
+func TestProgramReceivesCompletedOutOfOrder(t *testing.T) {
+	so, se, err := sweepProgram(t, "order.c", `"command": [%q, "400"]}, "space": {"ranks": [2]}, "policies": ["conditional", "eager"]`)
+	if err != nil || strings.Count(so, `"type":"result"`) != 2 {
+		t.Fatalf("program --sweep: %v; want two results\n%s\n%s", err, so, se)
+	}
+	skipped := int64(0)
+	for _, line := range strings.Split(strings.TrimSpace(so), "\n") {
+		var r sweep.Result
+		if json.Unmarshal([]byte(line), &r) == nil && r.Type == sweep.TypeResult && r.Skipped != nil {
+			skipped += *r.Skipped
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("no call was skipped: the test shows nothing\n%s", so)
+	}
+}
+
 // sweepProgram compiles testdata/program/src and runs 'program --sweep'
 // over it, spec being the spec's text from the program's command on, %q
 // where the executable goes; at 2^-1, evaluate mode, one reference each.

@@ -53,6 +53,10 @@ type Comm struct {
 	quiet    bool
 	promised map[uint64]int64 // collectives' calls left that run without records on a member's promise
 	timed    map[uint64]int64 // never-skipped collectives executed here after records, per key
+
+	// open are a program's receives started through the engine and not yet
+	// completed, in posting order (Request.takeInOrder).
+	open []*Request
 }
 
 // refresh is how often (in collectives on a communicator) a quiet

@@ -2,6 +2,7 @@ package selective
 
 import (
 	"math"
+	"slices"
 
 	"github.com/approxtune/approxtune/internal/mpi"
 )
@@ -26,6 +27,9 @@ type Request struct {
 	rdv    bool   // a send that waits for its receive in a full run (rendezvous)
 	op     Op     // a receive's operation, for its key once its sender is known
 	gen    uint64 // the run it started in
+
+	early bool // a receive whose record a later receive's completion took (takeInOrder)
+	fresh bool // the record early took is of this run
 
 	emptied int // a received message's size in bytes where its sender skipped it and sent it empty (always over EagerLimit); 0 otherwise
 
@@ -112,8 +116,53 @@ func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Reques
 		c.logPost(src, tag)
 	}
 	must(start())
+	c.open = append(c.open, r)
 	e.resume()
 	return r
+}
+
+// closeOpen forgets r among its communicator's open receives.
+func (r *Request) closeOpen() {
+	c := r.c
+	if i := slices.Index(c.open, r); i >= 0 {
+		c.open = slices.Delete(c.open, i, i+1)
+	}
+}
+
+// takeInOrder takes r's record, as take, after those of the receives
+// posted before it that matched earlier messages of its source and tag:
+// records arrive in the order their messages were sent, which is the order
+// MPI matched the messages to receives (in posting order), not the order
+// the program completes them. A program that waits for its second receive
+// of a source and tag first had given it the first message's record: the
+// first's size and skip, so MPI_Get_count said the second message's buffer
+// held the first's 8192 doubles and the first none. Every receive posted
+// before r that can match r's message has matched one by now (MPI gives a
+// message to the earliest such receive); the records of those of r's
+// source and tag are taken first and kept for their completions. A
+// wildcard receive among them may have matched either a message of r's
+// source and tag or another: from there on the records are taken in
+// completion order, which is the best there is to go on.
+func (r *Request) takeInOrder() bool {
+	if r.early {
+		return r.fresh
+	}
+	for _, p := range r.c.open {
+		if p == r {
+			break
+		}
+		if p.done || p.early || p.gen != r.gen {
+			continue
+		}
+		if (p.peer == mpi.AnySource || p.peer == r.peer) && (p.tag == mpi.AnyTag || p.tag == r.tag) {
+			if p.peer != r.peer || p.tag != r.tag {
+				break // a wildcard: which message it matched is unknown
+			}
+			p.early = true
+			p.fresh = p.take()
+		}
+	}
+	return r.take()
 }
 
 // take receives the record of the message the receive got from r.peer
@@ -199,6 +248,9 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	}
 	r.done = true
 	e := r.c.e
+	if !r.send && !r.direct {
+		defer r.closeOpen()
+	}
 	if r.direct || !e.on {
 		_, _, err := wait()
 		must(err)
@@ -237,7 +289,7 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 		r.c.logPost(source, tag)
 	}
 	r.peer, r.tag = source, tag
-	taken := r.take()
+	taken := r.takeInOrder()
 	if r.rec[recExec] == 0 {
 		r.emptied = int(r.rec[recBytes])
 	}
