@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,8 +31,8 @@ func TestResumeCarriesEagerStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	execAll(t, a, &textOut{}, "workload synthetic", "space steps=6,7,8,9,10,11 count=4 kinds=4 mean_us=300", "policy eager", "tolerance 2^-1")
-	if err := a.Exec(ctx, "tune", &limitAt{at: 2, set: func() { a.Cancel() }}); err == nil {
-		t.Fatal("tune cancelled after 2 runs ended without an error")
+	if err := a.Exec(ctx, "tune", &limitAt{at: 2, set: func() { a.Cancel() }}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("tune cancelled after 2 runs: %v, want context.Canceled", err)
 	}
 	old := a.Last()
 	done := len(old.Results)

@@ -53,11 +53,18 @@ func (a Arg) String() string {
 	return a.Value
 }
 
-// Error is a command error with the column it points at (0: the whole line).
+// Error is a command's error: a command the session refuses, with the
+// column it points at (0: the whole line), or a sweep that did not finish,
+// with its cause in Err where there is one (ErrAgentDied for an agent that
+// died, context.Canceled for a sweep that was cancelled), for errors.Is.
 type Error struct {
 	Col int
 	Msg string
+	Err error
 }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Col > 0 {

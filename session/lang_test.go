@@ -3,8 +3,10 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -521,5 +523,43 @@ func TestSpaceNotesWhatASweepRefuses(t *testing.T) {
 	out.b.Reset()
 	if err := s.Exec(ctx, "workload cholesky3d n=1024 grid=2x2x2 b=64", out); err != nil || strings.Contains(out.b.String(), "note:") {
 		t.Errorf("a grid of 8 before 'ranks 8': %v\n%s", err, out.b.String())
+	}
+}
+
+// A sweep asked for with a context already done returns the context's
+// error and starts nothing: it had journaled an empty sweep, "cancelled
+// after 0 of 8 runs" (a Go caller's review).
+func TestSweepWithDoneContextStartsNothing(t *testing.T) {
+	s := newSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic", "space steps=6,7")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Exec(ctx, "evaluate", &textOut{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("evaluate with a cancelled context: %v, want context.Canceled", err)
+	}
+	if sw := s.Last(); sw != nil {
+		t.Errorf("a sweep was made: %d (%s)", sw.ID, sw.Status)
+	}
+}
+
+// A Go program that drives a session without Options.Binary gets the
+// approxtune on its PATH, or an error that says so: the default had been
+// the program's own executable, which mpirun then started as the agent,
+// each rank running the program's main again.
+func TestSessionWithoutBinary(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	s := newSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic", "space steps=6,7")
+	err := s.Exec(context.Background(), "evaluate", &textOut{})
+	if err == nil || !strings.Contains(err.Error(), "approxtune is not on PATH, and Options.Binary is not set") {
+		t.Errorf("evaluate without an approxtune: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "approxtune")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Dir(bin))
+	if s := newSession(t); s.opts.Binary != bin {
+		t.Errorf("Options.Binary defaults to %q, want %q on PATH", s.opts.Binary, bin)
 	}
 }

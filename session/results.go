@@ -213,17 +213,17 @@ func (s *Sweep) Missing() []sweep.RunRef {
 type Summary struct {
 	Policy     string
 	Tolerance  float64
-	Configs    int
+	Configs    int     // configurations run (one selective run each)
 	RefTotal   float64 // sum over configurations of the mean reference time
 	SelTotal   float64 // sum of the selective runs' wall times
-	Speedup    float64
-	MeanError  float64
-	MaxError   float64
-	Chosen     string // least predicted time
-	Best       string // least reference time
-	Quality    float64
-	HasRef     bool
-	PredChosen float64
+	Speedup    float64 // RefTotal / SelTotal (NaN without references: a tune sweep)
+	MeanError  float64 // mean of the runs' prediction errors, |predicted − reference| / reference (NaN likewise)
+	MaxError   float64 // the largest of them
+	Chosen     string  // least predicted time
+	Best       string  // least reference time ("" without references)
+	Quality    float64 // Best's reference time over Chosen's: 1 when the policy chose the best (NaN likewise)
+	HasRef     bool    // some run has a reference: the figures above that need one are set
+	PredChosen float64 // Chosen's predicted time
 }
 
 // Summaries computes one Summary per policy x tolerance, in spec order

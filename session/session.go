@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -23,7 +24,11 @@ type Options struct {
 	// Dir is the session directory (journal and exports); default
 	// $XDG_DATA_HOME/approxtune/sessions/ID, or $APPROXTUNE_SESSION_DIR.
 	Dir string
-	// Binary is the approxtune executable local agents run; default this one.
+	// Binary is the approxtune executable that agents run (and beside
+	// which the preload library for programs is found); default approxtune
+	// on PATH. The approxtune command passes itself; a Go program that
+	// drives sessions sets it or has approxtune on its PATH (its own
+	// executable would be started as the agent).
 	Binary string
 	// HelloTimeout bounds the wait for a local agent's hello (default 60 s),
 	// and for a Slurm job's agent from the job's start.
@@ -56,7 +61,8 @@ type Options struct {
 
 // Output receives what commands print and how sweeps progress.
 type Output interface {
-	// Print shows a block of text (a command's answer).
+	// Print shows a block of text (a command's answer), one or more lines
+	// without the last one's newline, which the Output adds.
 	Print(text string)
 	// Update reports a sweep's progress: when it starts, after every run
 	// (its result, or in evaluate mode the progress event that precedes it),
@@ -106,8 +112,10 @@ type Progress struct {
 	Running string
 }
 
-// Session holds a user's state, agent and journal. Exec runs one command at
-// a time; Cancel may be called from any goroutine.
+// Session holds a user's state, agent and journal. It is driven from one
+// goroutine: Exec, Run and the other methods do not lock against each
+// other, so a caller must not run two at once. Cancel and Stop may be
+// called from any goroutine, to end what Exec or Run is running.
 type Session struct {
 	opts    Options
 	st      State
@@ -142,11 +150,9 @@ func New(o Options) (*Session, error) {
 		o.Dir = filepath.Join(DefaultSessionsDir(), NewSessionID())
 	}
 	if o.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("session: locate approxtune: %w", err)
-		}
-		o.Binary = exe
+		// Unset where approxtune is not on PATH: starting an agent then
+		// says so (binary).
+		o.Binary, _ = exec.LookPath("approxtune")
 	}
 	if o.HelloTimeout == 0 {
 		o.HelloTimeout = 60 * time.Second
@@ -379,6 +385,9 @@ func (s *Session) ensureAgent(ctx context.Context, out Output, note func(string)
 		printWarnings(a, out)
 		return a, nil
 	}
+	if err := s.binary(); err != nil {
+		return nil, err
+	}
 	a, err := s.st.Launcher.starter().start(ctx, s, out, note)
 	if err != nil {
 		return nil, err
@@ -421,6 +430,9 @@ func (s *Session) Run(ctx context.Context, mode sweep.Mode, out Output) (*Sweep,
 // space as se says (the tune and evaluate commands' search= options); a
 // zero Search runs every configuration, as Run does.
 func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out Output) (*Sweep, error) {
+	if err := ctx.Err(); err != nil { // no sweep for a context already done
+		return nil, err
+	}
 	sp, configs, err := validateSearch(s.schemas(), s.st, mode, se, s.st.Ranks)
 	if err != nil {
 		return nil, err
@@ -736,6 +748,15 @@ func (s *Session) journalEvent(sw *Sweep, e Event) error {
 	return nil
 }
 
+// binary says that the session has no approxtune executable to run agents
+// with (Options.Binary), nil when it has one.
+func (s *Session) binary() error {
+	if s.opts.Binary == "" {
+		return errors.New("no approxtune executable to run the agent: approxtune is not on PATH, and Options.Binary is not set")
+	}
+	return nil
+}
+
 // endStatus is how a run of a sweep ended, from the agent's answer done or
 // the error of the run; cancelled tells that the user stopped it, by what
 // ran the agent's ranks (Agent.runBy: "mpirun", "Slurm job 12").
@@ -784,9 +805,9 @@ func endError(sw *Sweep, total int) error {
 	case StatusOK:
 		return nil
 	case StatusCancelled:
-		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); %s", sw.ID, len(sw.Results), total, sw.Message, cancelled)}
+		return &Error{Msg: fmt.Sprintf("sweep %d cancelled after %d of %d runs (%s); %s", sw.ID, len(sw.Results), total, sw.Message, cancelled), Err: context.Canceled}
 	case StatusDied:
-		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, died)}
+		return &Error{Msg: fmt.Sprintf("sweep %d stopped after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, died), Err: ErrAgentDied}
 	case StatusHung:
 		return &Error{Msg: fmt.Sprintf("sweep %d hung after %d of %d runs: %s\nthe finished runs are in the journal; %s", sw.ID, len(sw.Results), total, sw.Message, hung)}
 	default:

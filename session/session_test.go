@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,6 +100,11 @@ func TestKilledRankThenResume(t *testing.T) {
 	took := time.Since(killed)
 	if err == nil || !strings.Contains(err.Error(), "mpirun") || !strings.Contains(err.Error(), "'resume'") {
 		t.Fatalf("evaluate after a killed rank: %v", err)
+	}
+	// A Go caller tells a dead agent from a refused command: the sweep's
+	// error had been a bare *Error.
+	if !errors.Is(err, ErrAgentDied) {
+		t.Errorf("evaluate after a killed rank: %v is not ErrAgentDied", err)
 	}
 	if took > 20*time.Second {
 		t.Fatalf("death reported %v after the kill", took)

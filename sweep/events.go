@@ -59,21 +59,27 @@ type Result struct {
 	Config     Config    `json:"config"`
 	Policy     string    `json:"policy,omitempty"`
 	Tolerance  *float64  `json:"tolerance,omitempty"`
-	ReferenceS []float64 `json:"reference_s,omitempty"`
-	Residual   *float64  `json:"residual,omitempty"`
-	PredictedS *float64  `json:"predicted_s,omitempty"`
+	ReferenceS []float64 `json:"reference_s,omitempty"` // the configuration's full runs' wall times
+	// Residual is the largest residual of the full runs' verification (a
+	// built-in workload checks its result: a factorization's relative
+	// residual); absent for a program's runs.
+	Residual   *float64 `json:"residual,omitempty"`
+	PredictedS *float64 `json:"predicted_s,omitempty"`
 	// PredictedSE is the standard error of PredictedS: the uncertainty
 	// of the skipped kernels' estimated means, propagated along the
 	// critical path (0 when nothing was skipped).
 	PredictedSE *float64 `json:"predicted_se_s,omitempty"`
 	SelectiveS  *float64 `json:"selective_s,omitempty"`
-	Error       *float64 `json:"error,omitempty"`
-	LocalS      *float64 `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
-	Executed    *int64   `json:"executed,omitempty"`
-	Skipped     *int64   `json:"skipped,omitempty"`
-	Settled     *int64   `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
-	Promised    *int64   `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
-	Path        *Path    `json:"path,omitempty"`
+	// Error is the prediction's error relative to the reference mean,
+	// |predicted − reference| / reference, so never negative; absent
+	// without references.
+	Error    *float64 `json:"error,omitempty"`
+	LocalS   *float64 `json:"local_s,omitempty"` // rank 0's own path, without what propagation brought in
+	Executed *int64   `json:"executed,omitempty"`
+	Skipped  *int64   `json:"skipped,omitempty"`
+	Settled  *int64   `json:"settled,omitempty"`  // of the skipped, collectives skipped without the engine's records (replayed at the end)
+	Promised *int64   `json:"promised,omitempty"` // of the executed, collectives run without the engine's records on a member's promise (charged at the end)
+	Path     *Path    `json:"path,omitempty"`
 	// CutShort: a search's round cut the run short once its prediction
 	// had passed the round's fastest survivors (the engine's cutoff):
 	// PredictedS is the part that ran, a lower bound of the whole.

@@ -36,7 +36,7 @@ shutdown_request (or SIGTERM) stops the agent cleanly and exits.`, stderr)
 		logger.Print(err)
 		return 1
 	}
-	s, err := session.New(session.Options{Dir: *dir})
+	s, err := session.New(session.Options{Dir: *dir, Binary: executable()})
 	if err != nil {
 		logger.Print(err)
 		return 1

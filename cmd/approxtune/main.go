@@ -134,3 +134,10 @@ func parse(fs *flag.FlagSet, args []string) (int, bool) {
 	}
 	return 0, false
 }
+
+// executable is this approxtune's path, which its sessions' agents run (""
+// where it cannot be told: a session then looks on PATH).
+func executable() string {
+	p, _ := os.Executable()
+	return p
+}

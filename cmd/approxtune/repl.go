@@ -29,7 +29,7 @@ next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
 	if code, done := parse(fs, args); done {
 		return code
 	}
-	s, err := session.New(session.Options{Dir: *dir})
+	s, err := session.New(session.Options{Dir: *dir, Binary: executable()})
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune repl: %v\n", err)
 		return 1

@@ -114,7 +114,7 @@ cannot be written.`, stderr)
 		return 1
 	}
 
-	s, err := session.New(session.Options{Dir: *dir})
+	s, err := session.New(session.Options{Dir: *dir, Binary: executable()})
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune run: %v\n", err)
 		return 1

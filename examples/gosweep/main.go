@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/approxtune/approxtune/session"
 )
@@ -20,7 +21,7 @@ import (
 // clock), so it prints the results it has not printed yet.
 type progress struct{ seen int }
 
-func (*progress) Print(text string) { fmt.Print(text) }
+func (*progress) Print(text string) { fmt.Println(strings.TrimSuffix(text, "\n")) }
 
 func (o *progress) Update(p session.Progress) {
 	for ; o.seen < len(p.Sweep.Results); o.seen++ {

@@ -458,10 +458,10 @@ func describeError(err error, code string, line int, interrupted bool) (string, 
 	switch {
 	case interrupted:
 		ename = "Interrupted"
+	case errors.Is(err, session.ErrAgentDied): // a *session.Error too
+		ename = "AgentDied"
 	case errors.As(err, &se):
 		ename = "CommandError"
-	case errors.Is(err, session.ErrAgentDied):
-		ename = "AgentDied"
 	}
 	msg := err.Error()
 	if errors.Is(err, errInterrupted) {
