@@ -94,7 +94,7 @@ func (j *Journal) Lock() error {
 		}
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return fmt.Errorf("session directory %s is open in another approxtune%s: leave that one first, or load this session's sweeps into a new one ('load %s')", j.Dir, holder, j.Dir)
+			return &InUseError{Dir: j.Dir, Holder: holder}
 		}
 		return fmt.Errorf("session directory %s: lock: %w", j.Dir, err)
 	}
@@ -103,6 +103,17 @@ func (j *Journal) Lock() error {
 	}
 	j.lock = f
 	return nil
+}
+
+// InUseError is the error of opening a session directory that another
+// approxtune has open (its journal's lock).
+type InUseError struct {
+	Dir    string
+	Holder string // " (pid N)" as the lock file names the holder, or ""
+}
+
+func (e *InUseError) Error() string {
+	return fmt.Sprintf("session directory %s is open in another approxtune%s: leave that one first, or load this session's sweeps into a new one ('load %s')", e.Dir, e.Holder, e.Dir)
 }
 
 // lockHolder says whether another approxtune holds the session directory

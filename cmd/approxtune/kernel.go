@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,11 +39,28 @@ shutdown_request (or SIGTERM) stops the agent cleanly and exits.`, stderr)
 		return 1
 	}
 	s, err := session.New(session.Options{Dir: *dir, Binary: executable()})
+	note := ""
+	var inUse *session.InUseError
+	if errors.As(err, &inUse) {
+		// Another kernel (a second notebook under the same
+		// $APPROXTUNE_SESSION_DIR), or a REPL, has it: a kernel that
+		// exits here is restarted and dies again, and the notebook only
+		// says its connection failed. This one keeps a session of its
+		// own, and its first cell says so.
+		fresh := filepath.Join(session.DefaultSessionsDir(), session.NewSessionID())
+		note = fmt.Sprintf("note: session directory %s is open in another approxtune%s, so this kernel keeps its own session in %s ('load %s' reads the other's sweeps)",
+			inUse.Dir, inUse.Holder, fresh, inUse.Dir)
+		logger.Print(note)
+		s, err = session.New(session.Options{Dir: fresh, Binary: executable()})
+	}
 	if err != nil {
 		logger.Print(err)
 		return 1
 	}
-	k, err := jupyter.New(info, s, jupyter.Options{Version: version, Log: logger})
+	if r := s.Reopened(); r != "" {
+		note = strings.TrimPrefix(note+"\n"+r, "\n")
+	}
+	k, err := jupyter.New(info, s, jupyter.Options{Version: version, Log: logger, Note: note})
 	if err != nil {
 		s.Close()
 		logger.Print(err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -411,5 +412,55 @@ func TestKernelCommandArgs(t *testing.T) {
 		if code != tc.code || !strings.Contains(string(out), tc.want) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, out, tc.code, tc.want)
 		}
+	}
+}
+
+// A kernel whose session directory another approxtune has open (a second
+// notebook under one $APPROXTUNE_SESSION_DIR) keeps a session of its own,
+// and its first cell says so: it had exited at every start, and the
+// Notebook said only that its connection failed. A kernel that reopens a
+// session says what it found, as the REPL does.
+func TestKernelSessionInUse(t *testing.T) {
+	testenv.Tool(t, "jupyter-console")
+	js := setupJupyter(t)
+	dir := filepath.Join(js.dir, "session")
+	journal, err := os.ReadFile(filepath.Join(testenv.Root(t), "session", "testdata", "traced-journal.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, session.JournalName), journal, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	console := func() string {
+		out, code := js.run(t, time.Minute, "status\n", "jupyter", "console", "--kernel", "approxtune", "--simple-prompt", "--no-confirm-exit")
+		if code != 0 {
+			t.Fatalf("jupyter console: exit %d\n%s", code, out)
+		}
+		return out
+	}
+	if out := console(); !strings.Contains(out, "reopened session "+dir) {
+		t.Errorf("a kernel reopening a session does not say so:\n%s", out)
+	}
+	repl := exec.Command(js.bin, "repl", "--dir", dir)
+	repl.Env = js.env
+	in, err := repl.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { in.Close(); repl.Wait() }()
+	pid := strconv.Itoa(repl.Process.Pid)
+	for held := time.Now().Add(20 * time.Second); time.Now().Before(held); time.Sleep(100 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(dir, session.LockName)); strings.TrimSpace(string(b)) == pid {
+			break
+		}
+	}
+	out := console()
+	want := "note: session directory " + dir + " is open in another approxtune (pid " + pid + "), so this kernel keeps its own session in "
+	if !strings.Contains(out, want) || !strings.Contains(out, "Out[1]:") {
+		t.Errorf("a kernel whose session is held elsewhere: want %q and the status\n%s", want, out)
 	}
 }

@@ -244,7 +244,12 @@ func (k *Kernel) execute(r request) {
 		k.publish("execute_input", r.msg, map[string]any{"code": c.Code, "execution_count": count})
 	}
 	out := display.NewCellOutput(iopubPublisher{k, r.msg}, k.outputEnv(), silent, count)
-	failed := runCellOutput(k.sess, c.Code, kernelOutput{out, k, r.msg, silent}, k.setCell)
+	ko := kernelOutput{out, k, r.msg, silent}
+	if k.note != "" && !silent {
+		ko.Print(k.note)
+		k.note = ""
+	}
+	failed := runCellOutput(k.sess, c.Code, ko, k.setCell)
 	k.refreshControls(r.msg)
 	if store {
 		k.history = append(k.history, historyEntry{line: count, input: c.Code, output: out.ResultText()})

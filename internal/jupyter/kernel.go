@@ -106,6 +106,10 @@ type Options struct {
 	UpdateInterval time.Duration
 	// StopGrace bounds the wait for a running cell at shutdown (default 20 s).
 	StopGrace time.Duration
+	// Note is shown once, at the head of the first cell that runs: what
+	// the kernel found when it opened its session (a reopened session's
+	// sweeps, a session directory another approxtune had open).
+	Note string
 }
 
 // channel is a socket with the lock that keeps its sends whole.
@@ -165,6 +169,7 @@ type Kernel struct {
 	count   int
 	history []historyEntry
 	utf16   map[string]bool // client sessions seen sending UTF-16 cursor offsets
+	note    string          // Options.Note until a cell has shown it
 }
 
 // randomID is n random bytes in hexadecimal. (crypto/rand.Read does not
@@ -209,6 +214,7 @@ func New(info ConnectionInfo, sess *session.Session, o Options) (*Kernel, error)
 	k := &Kernel{
 		info: info, sess: sess, opts: o, log: o.Log, sign: sg, id: randomID(16), user: uname,
 		stopSockets: cancel, shellQ: make(chan request, 1024), comms: newComms(), done: make(chan struct{}), utf16: map[string]bool{},
+		note: o.Note,
 	}
 	zl := log.New(o.Log.Writer(), "zmq4: ", log.LstdFlags)
 	bind := func(s zmq4.Socket, port *int) error {
