@@ -187,14 +187,14 @@ func anomalyPanel(pn AnomalyPanel, level float64) (*plot.Plot, error) {
 		sc.GlyphStyle = ringStyle
 		p.Add(sc)
 	}
-	p.Y.Scale = plot.LogScale{}
+	p.Y.Scale = logScale{}
 	p.Y.Tick.Marker = logTicks{label: durationLabel}
 	if xlo > xhi {
 		xlo, xhi, ylo, yhi = 1, 10, 1e-3, 1e-2
 	}
 	p.Y.Min, p.Y.Max = ylo/1.3, yhi*1.3
 	if pn.LogX {
-		p.X.Scale = plot.LogScale{}
+		p.X.Scale = logScale{}
 		p.X.Tick.Marker = logTicks{label: sizeLabel}
 		p.X.Min, p.X.Max = xlo/1.5, xhi*1.5
 	} else {

@@ -264,7 +264,7 @@ type Kernel struct {
 // axes), skipped and still-executing kernels apart, with the tolerance line.
 func Kernels(ks []Kernel, tolerance float64) (*plot.Plot, error) {
 	p := newPlot("Kernel convergence", "samples (executions)", "relative half-width of the mean")
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Scale, p.Y.Scale = logScale{}, logScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = countTicks{}, percentLogTicks{}
 	var skipped, executing plotter.XYs
 	var nExec, nSkip int64

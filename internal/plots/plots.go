@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/recorder"
 )
 
 // Size of every figure: 800 x 450 px at 96 dpi.
@@ -67,6 +68,7 @@ func styledPlot(title, x, y string) *plot.Plot {
 	}
 	p.Legend.TextStyle.Font.Size = font.Length(11)
 	p.Legend.Top = true
+	p.Legend.XOffs = -legendMargin // the line samples had run into the edge
 	return p
 }
 
@@ -215,6 +217,7 @@ func Speedup(pts []PolicyPoint) (*plot.Plot, error) {
 	p.Y.Tick.Marker = speedupTicks{}
 	order, m := byPolicy(pts)
 	xmin, xmax, ymax := math.Inf(1), math.Inf(-1), 1.0
+	var shown plotter.XYs // what the legend must leave visible
 	for _, pol := range order {
 		var xy plotter.XYs
 		for _, q := range m[pol] {
@@ -223,6 +226,7 @@ func Speedup(pts []PolicyPoint) (*plot.Plot, error) {
 				continue
 			}
 			xy = append(xy, plotter.XY{X: x, Y: q.Speedup})
+			shown = append(shown, plotter.XY{X: x, Y: q.Speedup})
 			xmin, xmax, ymax = math.Min(xmin, x), math.Max(xmax, x), math.Max(ymax, q.Speedup)
 		}
 		if len(xy) == 0 {
@@ -245,7 +249,45 @@ func Speedup(pts []PolicyPoint) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = xmin, xmax
 	pad(p)
 	p.Y.Min, p.Y.Max = 0, ymax*1.15
+	clearOfLegend(p, shown, false)
 	return p, nil
+}
+
+// clearOfLegend raises the top of p's y axis, its ranges set, until none
+// of pts (data coordinates) lies under the legend, which sits in the top
+// right corner of the data area of a figure drawn at Width x Height: a
+// noisy sweep's largest errors, near the top, had been hidden under the
+// error figure's legend, and so had the speed-up figure's fastest policy.
+// logY steps a log axis by factors, a linear one by a tenth of its range.
+func clearOfLegend(p *plot.Plot, pts plotter.XYs, logY bool) {
+	for i := 0; i < 24 && underLegend(p, pts); i++ {
+		if logY {
+			p.Y.Max *= 1.4
+		} else {
+			p.Y.Max += (p.Y.Max - p.Y.Min) / 10
+		}
+	}
+}
+
+// underLegend reports whether a point of pts lies under p's legend, in the
+// top right corner of a figure drawn at Width x Height.
+func underLegend(p *plot.Plot, pts plotter.XYs) bool {
+	area := draw.Canvas{Canvas: new(recorder.Canvas), Rectangle: vg.Rectangle{Max: vg.Point{X: Width, Y: Height}}}
+	leg := p.Legend.Rectangle(area)
+	top := area.Max.Y
+	if p.Title.Text != "" {
+		top -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+	}
+	const margin = vg.Length(4)
+	left := area.Max.X + p.Legend.XOffs - (leg.Max.X - leg.Min.X) - margin
+	bottom := top + p.Legend.YOffs - (leg.Max.Y - leg.Min.Y) - margin
+	dc := p.DataCanvas(area)
+	for _, q := range pts {
+		if dc.X(p.X.Norm(q.X)) >= left && dc.Y(p.Y.Norm(q.Y)) >= bottom {
+			return true
+		}
+	}
+	return false
 }
 
 // addLine draws a policy's line with its points, labelled in the legend.
@@ -274,11 +316,12 @@ const errFloor = 1e-4
 func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	p := newPlot("Prediction error", "tolerance ε", "relative error of the predicted time")
 	p.X.Tick.Marker = tolTicks{}
-	p.Y.Scale = plot.LogScale{}
+	p.Y.Scale = logScale{}
 	p.Y.Tick.Marker = percentLogTicks{}
 	order, m := byPolicy(pts)
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymin, ymax := math.Inf(1), math.Inf(-1)
+	var shown plotter.XYs // what the legend must leave visible
 	clampY := func(v float64) float64 { return math.Max(v, errFloor) }
 	for _, pol := range order {
 		var mean, max plotter.XYs
@@ -289,10 +332,12 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 			}
 			if !math.IsNaN(q.MeanError) {
 				mean = append(mean, plotter.XY{X: x, Y: clampY(q.MeanError)})
+				shown = append(shown, mean[len(mean)-1])
 				ymin, ymax = math.Min(ymin, clampY(q.MeanError)), math.Max(ymax, clampY(q.MeanError))
 			}
 			if !math.IsNaN(q.MaxError) {
 				max = append(max, plotter.XY{X: x, Y: clampY(q.MaxError)})
+				shown = append(shown, max[len(max)-1])
 				ymax = math.Max(ymax, clampY(q.MaxError))
 			}
 			xmin, xmax = math.Min(xmin, x), math.Max(xmax, x)
@@ -339,6 +384,7 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 		p.Add(n)
 		p.Legend.Add(fmt.Sprintf("noise: full run vs others (%.1f%%)", 100*noise), n)
 		ymin, ymax = math.Min(ymin, noise), math.Max(ymax, noise)
+		shown = append(shown, plotter.XY{X: xmax, Y: noise}) // the line's right end, where the legend is
 	}
 	hollow, _ := plotter.NewScatter(plotter.XYs{{X: xmin, Y: ymin}})
 	hollow.Shape, hollow.Color, hollow.Radius = draw.RingGlyph{}, color.Gray{60}, vg.Points(4)
@@ -348,7 +394,27 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 	p.X.Min, p.X.Max = xmin, xmax
 	pad(p)
 	p.Y.Min, p.Y.Max = math.Max(errFloor, ymin/1.5), ymax*1.5
+	clearOfLegend(p, shown, true)
 	return p, nil
+}
+
+// logScale is plot.LogScale, but for the arithmetic middle of the range,
+// which it puts in the middle of the axis. gonum asks for that point to
+// place the glyph box of an axis's centred label (axis.go,
+// verticalAxis.GlyphBoxes: a.Norm(0.5*(Max+Min))), though it draws the
+// label in the middle: on a log axis that point lies near the end, and the
+// label's box, centred there, ran past the top, so that every error figure
+// lost a fifth of its height to an empty band above its data. (A data
+// value exactly at that middle is drawn there too; none is, but by
+// construction.)
+type logScale struct{}
+
+// Normalize implements plot.Normalizer.
+func (logScale) Normalize(min, max, x float64) float64 {
+	if x == 0.5*(max+min) {
+		return 0.5
+	}
+	return plot.LogScale{}.Normalize(min, max, x)
 }
 
 // percentLogTicks labels a log axis in percent at 1-2-5 steps.

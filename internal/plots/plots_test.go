@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 )
 
 var pts = []PolicyPoint{
@@ -413,5 +414,51 @@ func TestLabelsFitOrIndex(t *testing.T) {
 		p, _ = Path(long, "path")
 		b, _ = Encode(p, "png")
 		os.WriteFile(filepath.Join(dir, "path15.png"), b, 0o644)
+	}
+}
+
+// No point of a figure lies under its legend, in the top right corner: a
+// noisy sweep's largest errors (about 67% at every tolerance, as a review's
+// sweep on a busy machine had) and the speed-up of the fastest policy at the
+// right had been hidden by it. The y axis is raised until they are clear.
+func TestLegendHidesNoPoint(t *testing.T) {
+	var noisy []PolicyPoint
+	for i, pol := range []string{"conditional", "local", "online", "apriori", "eager"} {
+		for k := 1; k <= 5; k++ {
+			noisy = append(noisy, PolicyPoint{Policy: pol, Tolerance: math.Exp2(-float64(k)),
+				Speedup: 7 - 0.3*float64(i), MeanError: 0.18 + 0.005*float64(i), MaxError: 0.66 + 0.002*float64(k)})
+		}
+	}
+	var errPts, speedPts plotter.XYs
+	for _, q := range noisy {
+		x, _ := tolX(q.Tolerance)
+		errPts = append(errPts, plotter.XY{X: x, Y: q.MeanError}, plotter.XY{X: x, Y: q.MaxError})
+		speedPts = append(speedPts, plotter.XY{X: x, Y: q.Speedup})
+	}
+	for _, c := range []struct {
+		name   string
+		draw   func() (*plot.Plot, error)
+		pts    plotter.XYs
+		before float64 // the top of the y axis the figure had without the legend's room
+	}{
+		{"error", func() (*plot.Plot, error) { return Error(noisy, 0.157) }, errPts, 0.67 * 1.5},
+		{"speed-up", func() (*plot.Plot, error) { return Speedup(noisy) }, speedPts, 7 * 1.15},
+	} {
+		p, err := c.draw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if underLegend(p, c.pts) {
+			t.Errorf("%s: a point lies under the legend (y up to %v)", c.name, p.Y.Max)
+		}
+		p.Y.Max = c.before
+		if !underLegend(p, c.pts) {
+			t.Errorf("%s: at y up to %v no point lies under the legend: the test shows nothing", c.name, c.before)
+		}
+		if dir := os.Getenv("APPROXTUNE_FIGURES"); dir != "" { // to look at
+			p, _ = c.draw()
+			b, _ := Encode(p, "png")
+			os.WriteFile(filepath.Join(dir, "legend-"+c.name+".png"), b, 0o644)
+		}
 	}
 }

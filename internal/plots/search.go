@@ -56,7 +56,7 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 	}
 	p := newPlot(title, "round", "time per run")
 	p.Legend.XOffs = -legendMargin // the line samples had run into the edge
-	p.Y.Scale = plot.LogScale{}
+	p.Y.Scale = logScale{}
 	p.Y.Tick.Marker = logTicks{label: durationLabel}
 	var ticks []plot.Tick
 	lo, hi := math.Inf(1), math.Inf(-1)
