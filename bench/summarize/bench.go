@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -21,33 +22,167 @@ const (
 	tol5 = 0.03125 // 2^-5
 )
 
-// benchmarks are the named benchmarks of bench/run, each summarizing its
-// sweeps' files (args) with its targets.
-var benchmarks = map[string]func(args []string, w io.Writer) error{
-	"summa":              benchSumma,
-	"cholesky3d":         benchCholesky3d,
-	"cholesky3d-eager":   benchCholesky3d,
-	"cholesky3d-models":  benchModels,
-	"apriori":            benchApriori,
-	"halving-cholesky2d": func(args []string, w io.Writer) error { return halvingMain(args, 10, w) },
-	"halving-cholesky3d": func(args []string, w io.Writer) error { return halvingMain(args, 6, w) },
+// benchmark is one of bench/run's benchmarks: what its sweeps are, and
+// its report over their files (args: the sweeps' files, and for some a
+// separating word, vs or anchor, and what follows it).
+type benchmark struct {
+	kind   sweepKind // of every sweep (before vs, for a comparison)
+	after  sweepKind // of the sweeps after vs, for a comparison
+	report func(args []string, w io.Writer) error
 }
 
-// benchMain prints the report of the named benchmark over its sweeps.
+// benchmarks are the named benchmarks of bench/run, each summarizing its
+// sweeps' files with its targets. A function, not a package variable, so
+// that no state is shared.
+func benchmarks() map[string]benchmark {
+	c3d := sweepKind{spec: "bench/specs/cholesky3d.json", workload: "cholesky3d", policies: []string{"eager"}}
+	return map[string]benchmark{
+		"summa":            {kind: sweepKind{spec: "examples/summa-evaluate.json", workload: "summa"}, report: benchSumma},
+		"cholesky3d":       {kind: c3d, report: benchCholesky3d},
+		"cholesky3d-eager": {kind: c3d, report: benchCholesky3d},
+		"cholesky3d-models": {
+			kind:   sweepKind{spec: "bench/specs/cholesky3d-models-off.json", workload: "cholesky3d", policies: []string{"eager"}, models: modelsOff},
+			after:  sweepKind{spec: "bench/specs/cholesky3d-models-on.json", workload: "cholesky3d", policies: []string{"eager"}, models: modelsOn},
+			report: benchModels,
+		},
+		"apriori": {kind: sweepKind{spec: "bench/specs/apriori.json", workload: "cholesky3d", policies: []string{"conditional", "apriori"}}, report: benchApriori},
+		"halving-cholesky2d": {kind: sweepKind{spec: "examples/cholesky2d-search.json", workload: "cholesky2d", search: "halving"},
+			report: func(args []string, w io.Writer) error { return halvingMain(args, 10, w) }},
+		"halving-cholesky3d": {kind: sweepKind{spec: "examples/cholesky3d-4096.json", workload: "cholesky3d", search: "halving"},
+			report: func(args []string, w io.Writer) error { return halvingMain(args, 6, w) }},
+	}
+}
+
+// benchMain prints the report of the named benchmark over its sweeps,
+// once each sweep's file is found to hold a sweep of the benchmark's kind.
 func benchMain(name string, args []string, w io.Writer) error {
-	f, ok := benchmarks[name]
+	all := benchmarks()
+	b, ok := all[name]
 	if !ok {
-		names := make([]string, 0, len(benchmarks))
-		for n := range benchmarks {
+		names := make([]string, 0, len(all))
+		for n := range all {
 			names = append(names, n)
 		}
 		sort.Strings(names)
 		return fmt.Errorf("-bench: no benchmark %q: want one of %s", name, strings.Join(names, ", "))
 	}
-	if err := f(args, w); err != nil {
+	if err := b.check(args); err != nil {
+		return fmt.Errorf("-bench %s: %w", name, err)
+	}
+	if err := b.report(args, w); err != nil {
 		return fmt.Errorf("-bench %s: %w", name, err)
 	}
 	return nil
+}
+
+// check reads the start event of each sweep file in args (those before
+// the word anchor; after the word vs, of the kind after) and says which
+// file holds a sweep of another kind.
+func (b benchmark) check(args []string) error {
+	if i := slices.Index(args, "anchor"); i >= 0 {
+		args = args[:i]
+	}
+	if err := distinct(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "vs" })); err != nil {
+		return err
+	}
+	kind := b.kind
+	for _, f := range args {
+		if f == "vs" && b.after.workload != "" {
+			kind = b.after
+			continue
+		}
+		evs, err := readFile(f)
+		if err != nil {
+			return err
+		}
+		if err := kind.match(evs); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// Whether a benchmark's sweeps run with models (spec "models").
+const (
+	modelsAny = iota
+	modelsOff
+	modelsOn
+)
+
+// sweepKind is what identifies a benchmark's sweeps in their start
+// event's spec: the workload, the search (none: an evaluate sweep of every
+// configuration), the policies its targets read, and for a comparison of
+// models whether the sweep has them.
+type sweepKind struct {
+	spec     string // the spec file bench/run runs, for messages
+	workload string
+	search   string
+	policies []string
+	models   int
+}
+
+// startSpec is what sweepKind reads of a start event's spec.
+type startSpec struct {
+	Workload string   `json:"workload"`
+	Search   string   `json:"search"`
+	Policies []string `json:"policies"`
+	Models   bool     `json:"models"`
+}
+
+// match says how the sweep of evs differs from k, naming what it holds.
+func (k sweepKind) match(evs []event) error {
+	i := slices.IndexFunc(evs, func(e event) bool { return e.Type == "start" })
+	if i < 0 || len(evs[i].Spec) == 0 {
+		return fmt.Errorf("no start event with the sweep's spec: want the events of an agent's sweep of %s (approxtune agent --sweep, or a session's results.jsonl)", k.spec)
+	}
+	var s startSpec
+	if err := json.Unmarshal(evs[i].Spec, &s); err != nil {
+		return fmt.Errorf("the start event's spec: %w", err)
+	}
+	var missing []string
+	for _, p := range k.policies {
+		if !slices.Contains(s.Policies, p) {
+			missing = append(missing, p)
+		}
+	}
+	if s.Workload == k.workload && s.Search == k.search && len(missing) == 0 &&
+		(k.models == modelsAny || s.Models == (k.models == modelsOn)) {
+		return nil
+	}
+	return fmt.Errorf("holds a sweep of %s; want a sweep of %s (%s)", s.describe(), k.describe(), k.spec)
+}
+
+// describe names a sweep's workload, search, policies and models.
+func (s startSpec) describe() string {
+	d := "workload " + s.Workload
+	if s.Search != "" {
+		d += ", search " + s.Search
+	}
+	d += ", policies " + strings.Join(s.Policies, ",")
+	if s.Models {
+		d += ", models on"
+	}
+	return d
+}
+
+// describe names what a sweep of kind k has.
+func (k sweepKind) describe() string {
+	d := "workload " + k.workload
+	if k.search != "" {
+		d += ", search " + k.search
+	} else {
+		d += ", no search"
+	}
+	if len(k.policies) > 0 {
+		d += ", policies including " + strings.Join(k.policies, ",")
+	}
+	switch k.models {
+	case modelsOn:
+		d += ", models on"
+	case modelsOff:
+		d += ", models off"
+	}
+	return d
 }
 
 // noiseFloors is each sweep's noise floor (runError over its references),

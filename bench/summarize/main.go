@@ -19,6 +19,10 @@
 // the sweeps, each sweep's quality and noise floor.
 //
 // The files may also be session journals (results.jsonl), one sweep each.
+// Every mode that pools sweeps refuses a file named twice (by path, or by
+// content under another name) and a sweep cut short (no summary after its
+// last result); -bench NAME also refuses a sweep whose start event's spec
+// is not of NAME's kind (its workload, search, policies, models).
 //
 // -compare compares two groups of evaluate sweeps of one spec, run in
 // alternation, named before and after the word vs: the second group's
