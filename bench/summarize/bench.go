@@ -245,7 +245,35 @@ func verdict(e estimate, target float64, atLeast bool) string {
 // target prints one target's line: the pooled estimate (scaled, in
 // layout: mean, low end, high end) and its verdict.
 func target(w io.Writer, what string, e estimate, scale float64, layout string, goal float64, atLeast bool) {
-	fmt.Fprintf(w, "- %s: "+layout+": **%s**\n", what, scale*e.mean, scale*e.lo(), scale*e.hi(), verdict(e, goal, atLeast))
+	fmt.Fprintf(w, "- %s: %s: **%s**\n", what, spanOf(layout, scale*e.mean, scale*e.lo(), scale*e.hi(), e.n), verdict(e, goal, atLeast))
+}
+
+// spanOf formats a figure of n sweeps (or pairs) in layout: its mean, and
+// the low and high ends of its 95% interval. One sweep has no interval:
+// its figure alone, and "(1 sweep)", not "(NaN to NaN)".
+func spanOf(layout string, mean, lo, hi float64, n int) string {
+	if n < 2 || math.IsNaN(lo) || math.IsNaN(hi) {
+		return strings.SplitN(fmt.Sprintf(layout, mean, 0.0, 0.0), " (", 2)[0] + " (" + plural(n, "sweep") + ")"
+	}
+	return fmt.Sprintf(layout, mean, lo, hi)
+}
+
+// plural is n and word, in the plural unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// floorFigure is the pooled noise floor of the sweeps' floors (measured,
+// as a percentage), its interval where there are two or more, "n/a"
+// where there are none.
+func floorFigure(floors []float64) string {
+	if len(floors) == 0 {
+		return "n/a"
+	}
+	return interval(floors, "%.1f%% ± %.1f", 100)
 }
 
 // rowTarget prints a target on a pooled row's figure, or says that the
@@ -268,20 +296,21 @@ const (
 )
 
 // pooledReport reads the sweeps and prints their pooled table and noise
-// floors.
-func pooledReport(files []string, w io.Writer) ([][]event, []*pooledRow, estimate, error) {
+// floors; it returns the sweeps, the rows and the floors of the sweeps
+// that have one.
+func pooledReport(files []string, w io.Writer) ([][]event, []*pooledRow, []float64, error) {
 	sweeps, err := readSweeps(files)
 	if err != nil {
-		return nil, nil, estimate{}, err
+		return nil, nil, nil, err
 	}
 	rows := pooledRows(sweeps)
 	if len(rows) == 0 {
-		return nil, nil, estimate{}, fmt.Errorf("no policy summaries: want evaluate sweeps")
+		return nil, nil, nil, fmt.Errorf("no policy summaries: want evaluate sweeps")
 	}
 	pooledTable(w, rows)
 	floors := noiseFloors(sweeps)
-	fmt.Fprintf(w, "\n%d sweeps; mean ± half-width of the 95%% interval over them. %s\n\n", len(sweeps), floorLine(floors))
-	return sweeps, rows, pool(measured(floors)), nil
+	fmt.Fprintf(w, "\n%s; mean ± half-width of the 95%% interval over them. %s\n\n", plural(len(sweeps), "sweep"), floorLine(floors))
+	return sweeps, rows, measured(floors), nil
 }
 
 // benchSumma is the SUMMA evaluate space under every policy: eager at 2^-3
@@ -289,7 +318,7 @@ func pooledReport(files []string, w io.Writer) ([][]event, []*pooledRow, estimat
 // 2^-5 at least 0.95, and every policy's error at 2^-5 not above its error
 // at 2^-1 by more than the interval of their paired difference.
 func benchSumma(files []string, w io.Writer) error {
-	sweeps, rows, floor, err := pooledReport(files, w)
+	sweeps, rows, floors, err := pooledReport(files, w)
 	if err != nil {
 		return err
 	}
@@ -297,7 +326,7 @@ func benchSumma(files []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nTargets (noise floor %.1f%% ± %.1f):\n\n", 100*floor.mean, 100*floor.half)
+	fmt.Fprintf(w, "\nTargets (noise floor %s):\n\n", floorFigure(floors))
 	rowTarget(w, rows, "eager", tol3, "eager 2^-3 speed-up >= 3x", speedups, 1, timesLayout, 3, true)
 	rowTarget(w, rows, "eager", tol3, "eager 2^-3 mean error <= 5%", meanErrors, 100, percentLayout, 0.05, false)
 	for _, r := range rows {
@@ -308,7 +337,7 @@ func benchSumma(files []string, w io.Writer) error {
 	for _, p := range pairs {
 		what := p.Policy + " mean error at 2^-5 not above its error at 2^-1 beyond the interval"
 		if p.Pairs < 2 {
-			fmt.Fprintf(w, "- %s: **n/a** (%d pairs)\n", what, p.Pairs)
+			fmt.Fprintf(w, "- %s: **n/a** (%s: no interval)\n", what, plural(p.Pairs, "pair"))
 			continue
 		}
 		h := tQuantile(p.Pairs) * p.SE
@@ -316,7 +345,7 @@ func benchSumma(files []string, w io.Writer) error {
 		if p.Diff-h > 0 {
 			v = "fails"
 		}
-		fmt.Fprintf(w, "- %s: "+pointsLayout+": **%s**\n", what, 100*p.Diff, 100*(p.Diff-h), 100*(p.Diff+h), v)
+		fmt.Fprintf(w, "- %s: %s: **%s**\n", what, spanOf(pointsLayout, 100*p.Diff, 100*(p.Diff-h), 100*(p.Diff+h), p.Pairs), v)
 	}
 	return nil
 }
@@ -337,9 +366,13 @@ func benchCholesky3d(args []string, w io.Writer) error {
 	if i := slices.Index(args, "anchor"); i >= 0 {
 		files, anchors = args[:i], args[i+1:]
 	}
-	sweeps, _, floor, err := pooledReport(files, w)
+	sweeps, _, floors, err := pooledReport(files, w)
 	if err != nil {
 		return err
+	}
+	floor := math.NaN()
+	if len(floors) > 0 {
+		floor = pool(floors).mean
 	}
 	type key struct {
 		b   string
@@ -391,9 +424,13 @@ func benchCholesky3d(args []string, w io.Writer) error {
 			}
 		}
 		e := pool(means)
-		fmt.Fprintf(w, "| %s | %s | %+.1f%% ± %.1f | %s | %s |\n", k.b, format.Tolerance(k.tol), 100*e.mean, 100*e.half, strings.Join(each, ", "), within(e, floor.mean))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", k.b, format.Tolerance(k.tol), interval(means, "%+.1f%% ± %.1f", 100), strings.Join(each, ", "), within(e, floor))
 	}
-	fmt.Fprintf(w, "\nTarget: no block size predicted more than the noise floor (%.1f%%, the pooled mean) away from its references on average: a row holds when its interval lies within ± the floor, fails when it lies wholly outside.\n", 100*floor.mean)
+	floorText := "n/a: no sweep has two references of a configuration"
+	if !math.IsNaN(floor) {
+		floorText = fmt.Sprintf("%.1f%%, the pooled mean", 100*floor)
+	}
+	fmt.Fprintf(w, "\nTarget: no block size predicted more than the noise floor (%s) away from its references on average: a row holds when its interval lies within ± the floor, fails when it lies wholly outside.\n", floorText)
 	if anchors != nil {
 		return anchorTable(w, sweeps, anchors)
 	}
@@ -470,7 +507,7 @@ func ratioTarget(w io.Writer, what string, a, b []float64, goal float64) {
 	case lo < goal:
 		v = "undecided (the interval spans the target)"
 	}
-	fmt.Fprintf(w, "- %s: "+timesLayout+": **%s**\n", what, m, lo, hi, v)
+	fmt.Fprintf(w, "- %s: %s: **%s**\n", what, spanOf(timesLayout, m, lo, hi, len(a)), v)
 }
 
 // benchModels compares eager at 2^-1 without models (the sweeps before
@@ -510,7 +547,7 @@ func benchModels(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", f.name, interval(xa, f.layout, f.scale), interval(xb, f.layout, f.scale), interval(d, "%+"+f.layout[1:], f.scale))
 	}
 	floors := noiseFloors(append(slices.Clone(off), on...))
-	fmt.Fprintf(w, "\n%d pairs of sweeps. %s\n\nTargets:\n\n", len(a), floorLine(floors))
+	fmt.Fprintf(w, "\n%s of sweeps. %s\n\nTargets:\n\n", plural(len(a), "pair"), floorLine(floors))
 	ratioTarget(w, "speed-up with models / without >= 1.5", column(a, speedupOf), column(b, speedupOf), 1.5)
 	ea, eb := column(a, meanErrorOf), column(b, meanErrorOf)
 	d := make([]float64, len(ea))

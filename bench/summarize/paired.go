@@ -112,12 +112,18 @@ func pairedTable(w io.Writer, sweeps [][]event) ([]pairedRow, error) {
 		switch {
 		case r.Pairs == 0:
 			verdict = "no pairs"
+		case r.Pairs == 1 && r.Diff > 0:
+			verdict = "larger in its one pair (no standard error)"
 		case r.Diff > 0 && r.Diff <= r.SE:
 			verdict = "larger, within one standard error"
 		case r.Diff > 0:
 			verdict = "larger"
 		}
-		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %.2f points | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, 100*r.SE, verdict)
+		se := "- (one pair)"
+		if !math.IsNaN(r.SE) {
+			se = fmt.Sprintf("%.2f points", 100*r.SE)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %s | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, se, verdict)
 	}
 	return rows, nil
 }
