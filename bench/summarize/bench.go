@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // The tolerances the benchmarks' targets name.
@@ -35,17 +37,18 @@ type benchmark struct {
 // sweeps' files with its targets. A function, not a package variable, so
 // that no state is shared.
 func benchmarks() map[string]benchmark {
-	c3d := sweepKind{spec: "bench/specs/cholesky3d.json", workload: "cholesky3d", policies: []string{"eager"}}
+	every := []string{"conditional", "local", "online", "apriori", "eager"}
+	three := []float64{tol1, tol3, tol5}
 	return map[string]benchmark{
-		"summa":            {kind: sweepKind{spec: "examples/summa-evaluate.json", workload: "summa"}, report: benchSumma},
-		"cholesky3d":       {kind: c3d, report: benchCholesky3d},
-		"cholesky3d-eager": {kind: c3d, report: benchCholesky3d},
+		"summa":            {kind: sweepKind{spec: "examples/summa-evaluate.json", workload: "summa", policies: every, tolerances: three}, report: benchSumma},
+		"cholesky3d":       {kind: sweepKind{spec: "bench/specs/cholesky3d.json", workload: "cholesky3d", policies: every, tolerances: three}, report: benchCholesky3d},
+		"cholesky3d-eager": {kind: sweepKind{spec: "bench/specs/cholesky3d-eager.json", workload: "cholesky3d", policies: []string{"eager"}, tolerances: three}, report: benchCholesky3d},
 		"cholesky3d-models": {
-			kind:   sweepKind{spec: "bench/specs/cholesky3d-models-off.json", workload: "cholesky3d", policies: []string{"eager"}, models: modelsOff},
-			after:  sweepKind{spec: "bench/specs/cholesky3d-models-on.json", workload: "cholesky3d", policies: []string{"eager"}, models: modelsOn},
+			kind:   sweepKind{spec: "bench/specs/cholesky3d-models-off.json", workload: "cholesky3d", policies: []string{"eager"}, tolerances: []float64{tol1}, models: modelsOff},
+			after:  sweepKind{spec: "bench/specs/cholesky3d-models-on.json", workload: "cholesky3d", policies: []string{"eager"}, tolerances: []float64{tol1}, models: modelsOn},
 			report: benchModels,
 		},
-		"apriori": {kind: sweepKind{spec: "bench/specs/apriori.json", workload: "cholesky3d", policies: []string{"conditional", "apriori"}}, report: benchApriori},
+		"apriori": {kind: sweepKind{spec: "bench/specs/apriori.json", workload: "cholesky3d", policies: []string{"conditional", "apriori"}, tolerances: []float64{tol1}}, report: benchApriori},
 		"halving-cholesky2d": {kind: sweepKind{spec: "examples/cholesky2d-search.json", workload: "cholesky2d", search: "halving"},
 			report: func(args []string, w io.Writer) error { return halvingMain(args, 10, w) }},
 		"halving-cholesky3d": {kind: sweepKind{spec: "examples/cholesky3d-4096.json", workload: "cholesky3d", search: "halving"},
@@ -110,23 +113,28 @@ const (
 )
 
 // sweepKind is what identifies a benchmark's sweeps in their start
-// event's spec: the workload, the search (none: an evaluate sweep of every
-// configuration), the policies its targets read, and for a comparison of
-// models whether the sweep has them.
+// event's spec (that of the spec file bench/run runs): the workload, the
+// search (none: an evaluate sweep of every configuration), the policies
+// and tolerances (nil: any; a search's are its rounds'), and for a
+// comparison of models whether the sweep has them. The benchmarks of one
+// workload differ in these (cholesky3d-eager's policies, cholesky3d-models'
+// tolerances), so that a glob over bench/out mixing them is refused.
 type sweepKind struct {
-	spec     string // the spec file bench/run runs, for messages
-	workload string
-	search   string
-	policies []string
-	models   int
+	spec       string // the spec file bench/run runs, for messages
+	workload   string
+	search     string
+	policies   []string
+	tolerances []float64
+	models     int
 }
 
 // startSpec is what sweepKind reads of a start event's spec.
 type startSpec struct {
-	Workload string   `json:"workload"`
-	Search   string   `json:"search"`
-	Policies []string `json:"policies"`
-	Models   bool     `json:"models"`
+	Workload   string            `json:"workload"`
+	Search     string            `json:"search"`
+	Policies   []string          `json:"policies"`
+	Tolerances []sweep.Tolerance `json:"tolerances"`
+	Models     bool              `json:"models"`
 }
 
 // match says how the sweep of evs differs from k, naming what it holds.
@@ -139,26 +147,53 @@ func (k sweepKind) match(evs []event) error {
 	if err := json.Unmarshal(evs[i].Spec, &s); err != nil {
 		return fmt.Errorf("the start event's spec: %w", err)
 	}
-	var missing []string
-	for _, p := range k.policies {
-		if !slices.Contains(s.Policies, p) {
-			missing = append(missing, p)
-		}
+	tols := make([]float64, len(s.Tolerances))
+	for i, t := range s.Tolerances {
+		tols[i] = float64(t)
 	}
-	if s.Workload == k.workload && s.Search == k.search && len(missing) == 0 &&
+	if s.Workload == k.workload && s.Search == k.search &&
+		(k.policies == nil || sameSet(s.Policies, k.policies)) &&
+		(k.tolerances == nil || sameSet(tols, k.tolerances)) &&
 		(k.models == modelsAny || s.Models == (k.models == modelsOn)) {
 		return nil
 	}
 	return fmt.Errorf("holds a sweep of %s; want a sweep of %s (%s)", s.describe(), k.describe(), k.spec)
 }
 
-// describe names a sweep's workload, search, policies and models.
+// sameSet says whether a and b hold the same values, in any order.
+func sameSet[T cmp.Ordered](a, b []T) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// tolerances names tolerances as 2^-k.
+func tolerances(ts []float64) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = format.Tolerance(t)
+	}
+	return strings.Join(out, ",")
+}
+
+// describe names a sweep's workload, search, policies, tolerances and
+// models.
 func (s startSpec) describe() string {
 	d := "workload " + s.Workload
 	if s.Search != "" {
 		d += ", search " + s.Search
+	} else {
+		d += ", no search"
 	}
 	d += ", policies " + strings.Join(s.Policies, ",")
+	if len(s.Tolerances) > 0 {
+		ts := make([]float64, len(s.Tolerances))
+		for i, t := range s.Tolerances {
+			ts[i] = float64(t)
+		}
+		d += ", tolerances " + tolerances(ts)
+	}
 	if s.Models {
 		d += ", models on"
 	}
@@ -173,8 +208,11 @@ func (k sweepKind) describe() string {
 	} else {
 		d += ", no search"
 	}
-	if len(k.policies) > 0 {
-		d += ", policies including " + strings.Join(k.policies, ",")
+	if k.policies != nil {
+		d += ", policies " + strings.Join(k.policies, ",")
+	}
+	if k.tolerances != nil {
+		d += ", tolerances " + tolerances(k.tolerances)
 	}
 	switch k.models {
 	case modelsOn:

@@ -9,12 +9,15 @@ import (
 	"testing"
 )
 
-// Start events' specs of the benchmarks' sweeps.
+// Start events' specs of the benchmarks' sweeps (as the agent normalizes
+// them, tolerances as numbers).
 const (
-	summaSpec     = `{"workload":"summa","mode":"evaluate","policies":["conditional","local","online","apriori","eager"]}`
-	c3dSpec       = `{"workload":"cholesky3d","mode":"evaluate","policies":["conditional","local","online","apriori","eager"]}`
-	modelsOffSpec = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"]}`
-	modelsOnSpec  = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"models":true}`
+	summaSpec     = `{"workload":"summa","mode":"evaluate","policies":["conditional","local","online","apriori","eager"],"tolerances":[0.5,0.125,0.03125]}`
+	c3dSpec       = `{"workload":"cholesky3d","mode":"evaluate","policies":["conditional","local","online","apriori","eager"],"tolerances":[0.5,0.125,0.03125]}`
+	eagerSpec     = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"tolerances":[0.5,0.125,0.03125]}`
+	aprioriSpec   = `{"workload":"cholesky3d","mode":"evaluate","policies":["conditional","apriori"],"tolerances":[0.5]}`
+	modelsOffSpec = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"tolerances":["2^-1"]}`
+	modelsOnSpec  = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"tolerances":["2^-1"],"models":true}`
 )
 
 // sweepFile writes one sweep's events to a file: its start (with spec),
@@ -115,7 +118,7 @@ func TestBenchModelsAndApriori(t *testing.T) {
 		x := float64(i) / 10
 		off = append(off, sweepFile(t, dir, fmt.Sprintf("off-%d", i), modelsOffSpec, []sum{{policy: "eager", tol: tol1, speedup: 2 + x, err: 0.05 + x/10, quality: 1}}))
 		on = append(on, sweepFile(t, dir, fmt.Sprintf("on-%d", i), modelsOnSpec, []sum{{policy: "eager", tol: tol1, speedup: 4 + 2*x, err: 0.055 + x/10, quality: 0.98}}))
-		ap = append(ap, sweepFile(t, dir, fmt.Sprintf("ap-%d", i), c3dSpec, []sum{
+		ap = append(ap, sweepFile(t, dir, fmt.Sprintf("ap-%d", i), aprioriSpec, []sum{
 			{policy: "conditional", tol: tol1, speedup: 1.1 + x, err: 0.05, quality: 1},
 			{policy: "apriori", tol: tol1, speedup: 1.0 + x, err: 0.05, quality: 1, counting: 0.0525},
 		}))
@@ -137,7 +140,7 @@ func TestBenchModelsAndApriori(t *testing.T) {
 	// Without counting_s: n/a.
 	var plain []string
 	for i := range 2 {
-		plain = append(plain, sweepFile(t, dir, fmt.Sprintf("plain-%d", i), c3dSpec, []sum{
+		plain = append(plain, sweepFile(t, dir, fmt.Sprintf("plain-%d", i), aprioriSpec, []sum{
 			{policy: "conditional", tol: tol1, speedup: 1.1, err: 0.05, quality: 1},
 			{policy: "apriori", tol: tol1, speedup: 1.2, err: 0.05, quality: 1},
 		}))

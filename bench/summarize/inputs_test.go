@@ -106,8 +106,10 @@ func TestCutShortSweepRefused(t *testing.T) {
 }
 
 // A benchmark refuses sweeps of another: SUMMA's files given to
-// cholesky3d, a search's to summa, a sweep without models where cholesky3d-models
-// wants them (after vs), and events without a start (no spec to tell).
+// cholesky3d, a search's to summa, a sweep without models where
+// cholesky3d-models wants them (after vs), cholesky3d-eager's to cholesky3d
+// (one workload, other policies), and events without a start (no spec to
+// tell).
 func TestBenchRefusesAnotherBenchmarksSweeps(t *testing.T) {
 	dir := t.TempDir()
 	summa := summaSweeps(t, dir, 2)
@@ -116,11 +118,18 @@ func TestBenchRefusesAnotherBenchmarksSweeps(t *testing.T) {
 	halving := []string{filepath.Join("testdata", "halving-1.jsonl"), filepath.Join("testdata", "halving-2.jsonl")}
 	wantErr(t, "-bench summa on searches", benchMain("summa", halving, &out), halving[0], "workload cholesky2d, search halving", "want a sweep of workload summa, no search")
 	wantErr(t, "-bench halving-cholesky3d on cholesky2d", benchMain("halving-cholesky3d", halving, &out), "workload cholesky2d", "want a sweep of workload cholesky3d, search halving")
-	wantErr(t, "-bench apriori on SUMMA", benchMain("apriori", summa, &out), "policies including conditional,apriori")
+	wantErr(t, "-bench apriori on SUMMA", benchMain("apriori", summa, &out), "want a sweep of workload cholesky3d, no search, policies conditional,apriori, tolerances 2^-1 (bench/specs/apriori.json)")
 	sum1 := []sum{{policy: "eager", tol: tol1, speedup: 2, err: 0.05, quality: 1}}
 	off := []string{sweepFile(t, dir, "off-1", modelsOffSpec, sum1), sweepFile(t, dir, "off-2", modelsOffSpec, sum1)}
 	off2 := []string{sweepFile(t, dir, "off-3", modelsOffSpec, sum1), sweepFile(t, dir, "off-4", modelsOffSpec, sum1)}
-	wantErr(t, "-bench cholesky3d-models off vs off", benchMain("cholesky3d-models", append(append(off, "vs"), off2...), &out), off2[0], "want a sweep of workload cholesky3d, no search, policies including eager, models on")
+	wantErr(t, "-bench cholesky3d-models off vs off", benchMain("cholesky3d-models", append(append(off, "vs"), off2...), &out), off2[0], "policies eager, tolerances 2^-1; want a sweep of workload cholesky3d, no search, policies eager, tolerances 2^-1, models on")
+	// bench/out/cholesky3d-*.jsonl also matches cholesky3d-eager's and
+	// cholesky3d-models' sweeps: of one workload, refused by their
+	// policies and tolerances.
+	c3d := []string{sweepFile(t, dir, "c3d-1", c3dSpec, sum1), sweepFile(t, dir, "c3d-2", c3dSpec, sum1)}
+	eager := sweepFile(t, dir, "eager-1", eagerSpec, sum1)
+	wantErr(t, "-bench cholesky3d over cholesky3d-eager's sweep", benchMain("cholesky3d", append(c3d, eager), &out), eager, "policies eager, tolerances 2^-1,2^-3,2^-5; want a sweep of workload cholesky3d, no search, policies conditional,local,online,apriori,eager")
+	wantErr(t, "-bench cholesky3d-eager over a models sweep", benchMain("cholesky3d-eager", []string{eager, off[0]}, &out), off[0], "tolerances 2^-1; want a sweep of workload cholesky3d, no search, policies eager, tolerances 2^-1,2^-3,2^-5")
 	bare := filepath.Join(dir, "bare.jsonl")
 	if err := os.WriteFile(bare, []byte(`{"type":"result","index":0,"policy":"eager","tolerance":0.5,"reference_s":[1,1.1]}`+"\n"+`{"type":"summary","policy":"eager","tolerance":0.5,"mean_error":0.1}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -129,7 +138,10 @@ func TestBenchRefusesAnotherBenchmarksSweeps(t *testing.T) {
 	if out.Len() > 0 {
 		t.Errorf("a refused report printed:\n%s", out.String())
 	}
-	// The right benchmark's searches pass.
+	// The right benchmark's sweeps pass.
+	if err := benchMain("cholesky3d", c3d, &out); err != nil {
+		t.Errorf("cholesky3d on its sweeps: %v", err)
+	}
 	if err := benchMain("halving-cholesky2d", halving, &out); err != nil {
 		t.Errorf("halving-cholesky2d on its sweeps: %v", err)
 	}
