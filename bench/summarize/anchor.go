@@ -93,7 +93,7 @@ func anchorTable(w io.Writer, sweeps [][]event, anchors []string) error {
 				interval(eu, "%.1f%% ± %.1f", 100), interval(et, "%.1f%% ± %.1f", 100),
 				list(qu, "%.3f"), list(qt, "%.3f"), interval(d, "%+.3f ± %.3f", 1))
 			var b strings.Builder
-			target(&b, fmt.Sprintf("%s %s: quality approxtune minus tool >= 0 (%d sweeps)", pol, format.Tolerance(tol), len(d)), pool(d), 1, "%+.3f (%+.3f to %+.3f)", 0, true)
+			target(&b, fmt.Sprintf("%s %s: quality approxtune minus tool >= 0 (%s)", pol, format.Tolerance(tol), plural(len(d), "sweep")), pool(d), 1, "%+.3f (%+.3f to %+.3f)", 0, true)
 			targets = append(targets, b.String())
 		}
 	}

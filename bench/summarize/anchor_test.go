@@ -40,7 +40,7 @@ func TestAnchorComparison(t *testing.T) {
 		for j, tol := range []float64{tol1, tol3, tol5} {
 			sums = append(sums, sum{"eager", tol, 4, 0.03, ours[i][j], 0})
 		}
-		args = append(args, sweepFile(t, dir, fmt.Sprintf("s%d.jsonl", i), sums))
+		args = append(args, sweepFile(t, dir, fmt.Sprintf("s%d.jsonl", i), eagerSpec, sums))
 		anchors = append(anchors, anchorFile(t, dir, fmt.Sprintf("a%d.json", i), map[float64]float64{tol1: theirs[i][0], tol3: theirs[i][1], tol5: theirs[i][2]}))
 	}
 	got := bench(t, "cholesky3d-eager", append(append(args, "anchor"), anchors...))

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // The tolerances the benchmarks' targets name.
@@ -21,33 +24,203 @@ const (
 	tol5 = 0.03125 // 2^-5
 )
 
-// benchmarks are the named benchmarks of bench/run, each summarizing its
-// sweeps' files (args) with its targets.
-var benchmarks = map[string]func(args []string, w io.Writer) error{
-	"summa":              benchSumma,
-	"cholesky3d":         benchCholesky3d,
-	"cholesky3d-eager":   benchCholesky3d,
-	"cholesky3d-models":  benchModels,
-	"apriori":            benchApriori,
-	"halving-cholesky2d": func(args []string, w io.Writer) error { return halvingMain(args, 10, w) },
-	"halving-cholesky3d": func(args []string, w io.Writer) error { return halvingMain(args, 6, w) },
+// benchmark is one of bench/run's benchmarks: what its sweeps are, and
+// its report over their files (args: the sweeps' files, and for some a
+// separating word, vs or anchor, and what follows it).
+type benchmark struct {
+	kind   sweepKind // of every sweep (before vs, for a comparison)
+	after  sweepKind // of the sweeps after vs, for a comparison
+	report func(args []string, w io.Writer) error
 }
 
-// benchMain prints the report of the named benchmark over its sweeps.
+// benchmarks are the named benchmarks of bench/run, each summarizing its
+// sweeps' files with its targets. A function, not a package variable, so
+// that no state is shared.
+func benchmarks() map[string]benchmark {
+	every := []string{"conditional", "local", "online", "apriori", "eager"}
+	three := []float64{tol1, tol3, tol5}
+	return map[string]benchmark{
+		"summa":            {kind: sweepKind{spec: "examples/summa-evaluate.json", workload: "summa", policies: every, tolerances: three}, report: benchSumma},
+		"cholesky3d":       {kind: sweepKind{spec: "bench/specs/cholesky3d.json", workload: "cholesky3d", policies: every, tolerances: three}, report: benchCholesky3d},
+		"cholesky3d-eager": {kind: sweepKind{spec: "bench/specs/cholesky3d-eager.json", workload: "cholesky3d", policies: []string{"eager"}, tolerances: three}, report: benchCholesky3d},
+		"cholesky3d-models": {
+			kind:   sweepKind{spec: "bench/specs/cholesky3d-models-off.json", workload: "cholesky3d", policies: []string{"eager"}, tolerances: []float64{tol1}, models: modelsOff},
+			after:  sweepKind{spec: "bench/specs/cholesky3d-models-on.json", workload: "cholesky3d", policies: []string{"eager"}, tolerances: []float64{tol1}, models: modelsOn},
+			report: benchModels,
+		},
+		"apriori": {kind: sweepKind{spec: "bench/specs/apriori.json", workload: "cholesky3d", policies: []string{"conditional", "apriori"}, tolerances: []float64{tol1}}, report: benchApriori},
+		"halving-cholesky2d": {kind: sweepKind{spec: "examples/cholesky2d-search.json", workload: "cholesky2d", search: "halving"},
+			report: func(args []string, w io.Writer) error { return halvingMain(args, 10, w) }},
+		"halving-cholesky3d": {kind: sweepKind{spec: "examples/cholesky3d-4096.json", workload: "cholesky3d", search: "halving"},
+			report: func(args []string, w io.Writer) error { return halvingMain(args, 6, w) }},
+	}
+}
+
+// benchMain prints the report of the named benchmark over its sweeps,
+// once each sweep's file is found to hold a sweep of the benchmark's kind.
 func benchMain(name string, args []string, w io.Writer) error {
-	f, ok := benchmarks[name]
+	all := benchmarks()
+	b, ok := all[name]
 	if !ok {
-		names := make([]string, 0, len(benchmarks))
-		for n := range benchmarks {
+		names := make([]string, 0, len(all))
+		for n := range all {
 			names = append(names, n)
 		}
 		sort.Strings(names)
 		return fmt.Errorf("-bench: no benchmark %q: want one of %s", name, strings.Join(names, ", "))
 	}
-	if err := f(args, w); err != nil {
+	if err := b.check(args); err != nil {
+		return fmt.Errorf("-bench %s: %w", name, err)
+	}
+	if err := b.report(args, w); err != nil {
 		return fmt.Errorf("-bench %s: %w", name, err)
 	}
 	return nil
+}
+
+// check reads the start event of each sweep file in args (those before
+// the word anchor; after the word vs, of the kind after) and says which
+// file holds a sweep of another kind.
+func (b benchmark) check(args []string) error {
+	if i := slices.Index(args, "anchor"); i >= 0 {
+		args = args[:i]
+	}
+	if err := distinct(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "vs" })); err != nil {
+		return err
+	}
+	kind := b.kind
+	for _, f := range args {
+		if f == "vs" && b.after.workload != "" {
+			kind = b.after
+			continue
+		}
+		evs, err := readFile(f)
+		if err != nil {
+			return err
+		}
+		if err := kind.match(evs); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return nil
+}
+
+// Whether a benchmark's sweeps run with models (spec "models").
+const (
+	modelsAny = iota
+	modelsOff
+	modelsOn
+)
+
+// sweepKind is what identifies a benchmark's sweeps in their start
+// event's spec (that of the spec file bench/run runs): the workload, the
+// search (none: an evaluate sweep of every configuration), the policies
+// and tolerances (nil: any; a search's are its rounds'), and for a
+// comparison of models whether the sweep has them. The benchmarks of one
+// workload differ in these (cholesky3d-eager's policies, cholesky3d-models'
+// tolerances), so that a glob over bench/out mixing them is refused.
+type sweepKind struct {
+	spec       string // the spec file bench/run runs, for messages
+	workload   string
+	search     string
+	policies   []string
+	tolerances []float64
+	models     int
+}
+
+// startSpec is what sweepKind reads of a start event's spec.
+type startSpec struct {
+	Workload   string            `json:"workload"`
+	Search     string            `json:"search"`
+	Policies   []string          `json:"policies"`
+	Tolerances []sweep.Tolerance `json:"tolerances"`
+	Models     bool              `json:"models"`
+}
+
+// match says how the sweep of evs differs from k, naming what it holds.
+func (k sweepKind) match(evs []event) error {
+	i := slices.IndexFunc(evs, func(e event) bool { return e.Type == "start" })
+	if i < 0 || len(evs[i].Spec) == 0 {
+		return fmt.Errorf("no start event with the sweep's spec: want the events of an agent's sweep of %s (approxtune agent --sweep, or a session's results.jsonl)", k.spec)
+	}
+	var s startSpec
+	if err := json.Unmarshal(evs[i].Spec, &s); err != nil {
+		return fmt.Errorf("the start event's spec: %w", err)
+	}
+	tols := make([]float64, len(s.Tolerances))
+	for i, t := range s.Tolerances {
+		tols[i] = float64(t)
+	}
+	if s.Workload == k.workload && s.Search == k.search &&
+		(k.policies == nil || sameSet(s.Policies, k.policies)) &&
+		(k.tolerances == nil || sameSet(tols, k.tolerances)) &&
+		(k.models == modelsAny || s.Models == (k.models == modelsOn)) {
+		return nil
+	}
+	return fmt.Errorf("holds a sweep of %s; want a sweep of %s (%s)", s.describe(), k.describe(), k.spec)
+}
+
+// sameSet says whether a and b hold the same values, in any order.
+func sameSet[T cmp.Ordered](a, b []T) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// tolerances names tolerances as 2^-k.
+func tolerances(ts []float64) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = format.Tolerance(t)
+	}
+	return strings.Join(out, ",")
+}
+
+// describe names a sweep's workload, search, policies, tolerances and
+// models.
+func (s startSpec) describe() string {
+	d := "workload " + s.Workload
+	if s.Search != "" {
+		d += ", search " + s.Search
+	} else {
+		d += ", no search"
+	}
+	d += ", policies " + strings.Join(s.Policies, ",")
+	if len(s.Tolerances) > 0 {
+		ts := make([]float64, len(s.Tolerances))
+		for i, t := range s.Tolerances {
+			ts[i] = float64(t)
+		}
+		d += ", tolerances " + tolerances(ts)
+	}
+	if s.Models {
+		d += ", models on"
+	}
+	return d
+}
+
+// describe names what a sweep of kind k has.
+func (k sweepKind) describe() string {
+	d := "workload " + k.workload
+	if k.search != "" {
+		d += ", search " + k.search
+	} else {
+		d += ", no search"
+	}
+	if k.policies != nil {
+		d += ", policies " + strings.Join(k.policies, ",")
+	}
+	if k.tolerances != nil {
+		d += ", tolerances " + tolerances(k.tolerances)
+	}
+	switch k.models {
+	case modelsOn:
+		d += ", models on"
+	case modelsOff:
+		d += ", models off"
+	}
+	return d
 }
 
 // noiseFloors is each sweep's noise floor (runError over its references),
@@ -110,7 +283,35 @@ func verdict(e estimate, target float64, atLeast bool) string {
 // target prints one target's line: the pooled estimate (scaled, in
 // layout: mean, low end, high end) and its verdict.
 func target(w io.Writer, what string, e estimate, scale float64, layout string, goal float64, atLeast bool) {
-	fmt.Fprintf(w, "- %s: "+layout+": **%s**\n", what, scale*e.mean, scale*e.lo(), scale*e.hi(), verdict(e, goal, atLeast))
+	fmt.Fprintf(w, "- %s: %s: **%s**\n", what, spanOf(layout, scale*e.mean, scale*e.lo(), scale*e.hi(), e.n), verdict(e, goal, atLeast))
+}
+
+// spanOf formats a figure of n sweeps (or pairs) in layout: its mean, and
+// the low and high ends of its 95% interval. One sweep has no interval:
+// its figure alone, and "(1 sweep)", not "(NaN to NaN)".
+func spanOf(layout string, mean, lo, hi float64, n int) string {
+	if n < 2 || math.IsNaN(lo) || math.IsNaN(hi) {
+		return strings.SplitN(fmt.Sprintf(layout, mean, 0.0, 0.0), " (", 2)[0] + " (" + plural(n, "sweep") + ")"
+	}
+	return fmt.Sprintf(layout, mean, lo, hi)
+}
+
+// plural is n and word, in the plural unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// floorFigure is the pooled noise floor of the sweeps' floors (measured,
+// as a percentage), its interval where there are two or more, "n/a"
+// where there are none.
+func floorFigure(floors []float64) string {
+	if len(floors) == 0 {
+		return "n/a"
+	}
+	return interval(floors, "%.1f%% ± %.1f", 100)
 }
 
 // rowTarget prints a target on a pooled row's figure, or says that the
@@ -133,20 +334,21 @@ const (
 )
 
 // pooledReport reads the sweeps and prints their pooled table and noise
-// floors.
-func pooledReport(files []string, w io.Writer) ([][]event, []*pooledRow, estimate, error) {
+// floors; it returns the sweeps, the rows and the floors of the sweeps
+// that have one.
+func pooledReport(files []string, w io.Writer) ([][]event, []*pooledRow, []float64, error) {
 	sweeps, err := readSweeps(files)
 	if err != nil {
-		return nil, nil, estimate{}, err
+		return nil, nil, nil, err
 	}
 	rows := pooledRows(sweeps)
 	if len(rows) == 0 {
-		return nil, nil, estimate{}, fmt.Errorf("no policy summaries: want evaluate sweeps")
+		return nil, nil, nil, fmt.Errorf("no policy summaries: want evaluate sweeps")
 	}
 	pooledTable(w, rows)
 	floors := noiseFloors(sweeps)
-	fmt.Fprintf(w, "\n%d sweeps; mean ± half-width of the 95%% interval over them. %s\n\n", len(sweeps), floorLine(floors))
-	return sweeps, rows, pool(measured(floors)), nil
+	fmt.Fprintf(w, "\n%s; mean ± half-width of the 95%% interval over them. %s\n\n", plural(len(sweeps), "sweep"), floorLine(floors))
+	return sweeps, rows, measured(floors), nil
 }
 
 // benchSumma is the SUMMA evaluate space under every policy: eager at 2^-3
@@ -154,7 +356,7 @@ func pooledReport(files []string, w io.Writer) ([][]event, []*pooledRow, estimat
 // 2^-5 at least 0.95, and every policy's error at 2^-5 not above its error
 // at 2^-1 by more than the interval of their paired difference.
 func benchSumma(files []string, w io.Writer) error {
-	sweeps, rows, floor, err := pooledReport(files, w)
+	sweeps, rows, floors, err := pooledReport(files, w)
 	if err != nil {
 		return err
 	}
@@ -162,7 +364,7 @@ func benchSumma(files []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nTargets (noise floor %.1f%% ± %.1f):\n\n", 100*floor.mean, 100*floor.half)
+	fmt.Fprintf(w, "\nTargets (noise floor %s):\n\n", floorFigure(floors))
 	rowTarget(w, rows, "eager", tol3, "eager 2^-3 speed-up >= 3x", speedups, 1, timesLayout, 3, true)
 	rowTarget(w, rows, "eager", tol3, "eager 2^-3 mean error <= 5%", meanErrors, 100, percentLayout, 0.05, false)
 	for _, r := range rows {
@@ -173,7 +375,7 @@ func benchSumma(files []string, w io.Writer) error {
 	for _, p := range pairs {
 		what := p.Policy + " mean error at 2^-5 not above its error at 2^-1 beyond the interval"
 		if p.Pairs < 2 {
-			fmt.Fprintf(w, "- %s: **n/a** (%d pairs)\n", what, p.Pairs)
+			fmt.Fprintf(w, "- %s: **n/a** (%s: no interval)\n", what, plural(p.Pairs, "pair"))
 			continue
 		}
 		h := tQuantile(p.Pairs) * p.SE
@@ -181,7 +383,7 @@ func benchSumma(files []string, w io.Writer) error {
 		if p.Diff-h > 0 {
 			v = "fails"
 		}
-		fmt.Fprintf(w, "- %s: "+pointsLayout+": **%s**\n", what, 100*p.Diff, 100*(p.Diff-h), 100*(p.Diff+h), v)
+		fmt.Fprintf(w, "- %s: %s: **%s**\n", what, spanOf(pointsLayout, 100*p.Diff, 100*(p.Diff-h), 100*(p.Diff+h), p.Pairs), v)
 	}
 	return nil
 }
@@ -202,9 +404,13 @@ func benchCholesky3d(args []string, w io.Writer) error {
 	if i := slices.Index(args, "anchor"); i >= 0 {
 		files, anchors = args[:i], args[i+1:]
 	}
-	sweeps, _, floor, err := pooledReport(files, w)
+	sweeps, _, floors, err := pooledReport(files, w)
 	if err != nil {
 		return err
+	}
+	floor := math.NaN()
+	if len(floors) > 0 {
+		floor = pool(floors).mean
 	}
 	type key struct {
 		b   string
@@ -256,9 +462,13 @@ func benchCholesky3d(args []string, w io.Writer) error {
 			}
 		}
 		e := pool(means)
-		fmt.Fprintf(w, "| %s | %s | %+.1f%% ± %.1f | %s | %s |\n", k.b, format.Tolerance(k.tol), 100*e.mean, 100*e.half, strings.Join(each, ", "), within(e, floor.mean))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", k.b, format.Tolerance(k.tol), interval(means, "%+.1f%% ± %.1f", 100), strings.Join(each, ", "), within(e, floor))
 	}
-	fmt.Fprintf(w, "\nTarget: no block size predicted more than the noise floor (%.1f%%, the pooled mean) away from its references on average: a row holds when its interval lies within ± the floor, fails when it lies wholly outside.\n", 100*floor.mean)
+	floorText := "n/a: no sweep has two references of a configuration"
+	if !math.IsNaN(floor) {
+		floorText = fmt.Sprintf("%.1f%%, the pooled mean", 100*floor)
+	}
+	fmt.Fprintf(w, "\nTarget: no block size predicted more than the noise floor (%s) away from its references on average: a row holds when its interval lies within ± the floor, fails when it lies wholly outside.\n", floorText)
 	if anchors != nil {
 		return anchorTable(w, sweeps, anchors)
 	}
@@ -335,7 +545,7 @@ func ratioTarget(w io.Writer, what string, a, b []float64, goal float64) {
 	case lo < goal:
 		v = "undecided (the interval spans the target)"
 	}
-	fmt.Fprintf(w, "- %s: "+timesLayout+": **%s**\n", what, m, lo, hi, v)
+	fmt.Fprintf(w, "- %s: %s: **%s**\n", what, spanOf(timesLayout, m, lo, hi, len(a)), v)
 }
 
 // benchModels compares eager at 2^-1 without models (the sweeps before
@@ -375,7 +585,7 @@ func benchModels(args []string, w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", f.name, interval(xa, f.layout, f.scale), interval(xb, f.layout, f.scale), interval(d, "%+"+f.layout[1:], f.scale))
 	}
 	floors := noiseFloors(append(slices.Clone(off), on...))
-	fmt.Fprintf(w, "\n%d pairs of sweeps. %s\n\nTargets:\n\n", len(a), floorLine(floors))
+	fmt.Fprintf(w, "\n%s of sweeps. %s\n\nTargets:\n\n", plural(len(a), "pair"), floorLine(floors))
 	ratioTarget(w, "speed-up with models / without >= 1.5", column(a, speedupOf), column(b, speedupOf), 1.5)
 	ea, eb := column(a, meanErrorOf), column(b, meanErrorOf)
 	d := make([]float64, len(ea))

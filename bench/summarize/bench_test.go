@@ -9,13 +9,30 @@ import (
 	"testing"
 )
 
-// sweepFile writes one sweep's events to a file: a configuration with two
-// references (noise floor |1.1-1.0|/1.0 and /1.1, 9.5%), and per policy
-// and tolerance a result (with its error and counting_s when given) and a
-// summary.
-func sweepFile(t *testing.T, dir, name string, sums []sum) string {
+// Start events' specs of the benchmarks' sweeps (as the agent normalizes
+// them, tolerances as numbers).
+const (
+	summaSpec     = `{"workload":"summa","mode":"evaluate","policies":["conditional","local","online","apriori","eager"],"tolerances":[0.5,0.125,0.03125]}`
+	c3dSpec       = `{"workload":"cholesky3d","mode":"evaluate","policies":["conditional","local","online","apriori","eager"],"tolerances":[0.5,0.125,0.03125]}`
+	eagerSpec     = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"tolerances":[0.5,0.125,0.03125]}`
+	aprioriSpec   = `{"workload":"cholesky3d","mode":"evaluate","policies":["conditional","apriori"],"tolerances":[0.5]}`
+	modelsOffSpec = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"tolerances":["2^-1"]}`
+	modelsOnSpec  = `{"workload":"cholesky3d","mode":"evaluate","policies":["eager"],"tolerances":["2^-1"],"models":true}`
+)
+
+// sweepFile writes one sweep's events to a file: its start (with spec),
+// a configuration with two references (noise floor |1.1-1.0|/1.0 and
+// /1.1, 9.5%), and per policy and tolerance a result (with its error and
+// counting_s when given) and a summary. Each file's summaries have their
+// own elapsed_s, so that no two files are the same.
+func sweepFile(t *testing.T, dir, name, spec string, sums []sum) string {
 	t.Helper()
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
+	fmt.Fprintf(&b, `{"type":"start","v":2,"spec":%s,"runs":%d,"ranks":4}`+"\n", spec, len(sums))
 	for _, s := range sums {
 		counting := ""
 		if s.counting > 0 {
@@ -25,8 +42,8 @@ func sweepFile(t *testing.T, dir, name string, sums []sum) string {
 			s.policy, s.tol, s.err, counting)
 	}
 	for _, s := range sums {
-		fmt.Fprintf(&b, `{"type":"summary","v":2,"mode":"evaluate","policy":%q,"tolerance":%g,"speedup":%g,"mean_error":%g,"max_error":%g,"quality":%g}`+"\n",
-			s.policy, s.tol, s.speedup, s.err, s.err, s.quality)
+		fmt.Fprintf(&b, `{"type":"summary","v":2,"mode":"evaluate","policy":%q,"tolerance":%g,"speedup":%g,"mean_error":%g,"max_error":%g,"quality":%g,"elapsed_s":%d}`+"\n",
+			s.policy, s.tol, s.speedup, s.err, s.err, s.quality, len(files))
 	}
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
@@ -67,7 +84,7 @@ func TestBenchSumma(t *testing.T) {
 	var files []string
 	for i := range 3 {
 		d := 0.001 * float64(i)
-		files = append(files, sweepFile(t, dir, fmt.Sprintf("summa-%d.jsonl", i), []sum{
+		files = append(files, sweepFile(t, dir, fmt.Sprintf("summa-%d.jsonl", i), summaSpec, []sum{
 			{policy: "eager", tol: tol1, speedup: 6, err: 0.02 + d, quality: 1},
 			{policy: "eager", tol: tol3, speedup: 5 + float64(i)/10, err: 0.03 + d, quality: 1},
 			{policy: "eager", tol: tol5, speedup: 4, err: 0.08 + d, quality: 0.99 + d},
@@ -99,9 +116,9 @@ func TestBenchModelsAndApriori(t *testing.T) {
 	var off, on, ap []string
 	for i := range 2 {
 		x := float64(i) / 10
-		off = append(off, sweepFile(t, dir, fmt.Sprintf("off-%d", i), []sum{{policy: "eager", tol: tol1, speedup: 2 + x, err: 0.05 + x/10, quality: 1}}))
-		on = append(on, sweepFile(t, dir, fmt.Sprintf("on-%d", i), []sum{{policy: "eager", tol: tol1, speedup: 4 + 2*x, err: 0.055 + x/10, quality: 0.98}}))
-		ap = append(ap, sweepFile(t, dir, fmt.Sprintf("ap-%d", i), []sum{
+		off = append(off, sweepFile(t, dir, fmt.Sprintf("off-%d", i), modelsOffSpec, []sum{{policy: "eager", tol: tol1, speedup: 2 + x, err: 0.05 + x/10, quality: 1}}))
+		on = append(on, sweepFile(t, dir, fmt.Sprintf("on-%d", i), modelsOnSpec, []sum{{policy: "eager", tol: tol1, speedup: 4 + 2*x, err: 0.055 + x/10, quality: 0.98}}))
+		ap = append(ap, sweepFile(t, dir, fmt.Sprintf("ap-%d", i), aprioriSpec, []sum{
 			{policy: "conditional", tol: tol1, speedup: 1.1 + x, err: 0.05, quality: 1},
 			{policy: "apriori", tol: tol1, speedup: 1.0 + x, err: 0.05, quality: 1, counting: 0.0525},
 		}))
@@ -123,7 +140,7 @@ func TestBenchModelsAndApriori(t *testing.T) {
 	// Without counting_s: n/a.
 	var plain []string
 	for i := range 2 {
-		plain = append(plain, sweepFile(t, dir, fmt.Sprintf("plain-%d", i), []sum{
+		plain = append(plain, sweepFile(t, dir, fmt.Sprintf("plain-%d", i), aprioriSpec, []sum{
 			{policy: "conditional", tol: tol1, speedup: 1.1, err: 0.05, quality: 1},
 			{policy: "apriori", tol: tol1, speedup: 1.2, err: 0.05, quality: 1},
 		}))
@@ -144,7 +161,7 @@ func TestBenchCholesky3d(t *testing.T) {
 	dir := t.TempDir()
 	var files []string
 	for i := range 2 {
-		files = append(files, sweepFile(t, dir, fmt.Sprintf("c3d-%d", i), []sum{
+		files = append(files, sweepFile(t, dir, fmt.Sprintf("c3d-%d", i), c3dSpec, []sum{
 			{policy: "eager", tol: tol1, speedup: 5, err: 0.048, quality: 1},
 			{policy: "conditional", tol: tol1, speedup: 1, err: 0.048, quality: 1},
 		}))

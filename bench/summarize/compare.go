@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 )
@@ -56,6 +57,9 @@ func ratioInterval(a, b []float64) (mean, lo, hi float64) {
 func compareMain(a, b []string, w io.Writer) error {
 	if len(a) != len(b) || len(a) < 2 {
 		return fmt.Errorf("compare takes as many sweeps on each side of 'vs', at least two (got %d and %d)", len(a), len(b))
+	}
+	if err := distinct(append(slices.Clone(a), b...)); err != nil {
+		return err
 	}
 	read := func(files []string) ([]timedTotals, error) {
 		sweeps, err := readSweeps(files)

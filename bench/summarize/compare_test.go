@@ -17,6 +17,7 @@ func TestCompareMain(t *testing.T) {
 		lines := []string{
 			fmt.Sprintf(`{"type":"result","v":1,"index":0,"policy":"eager","tolerance":0.5,"reference_s":[%g,%g],"selective_s":%g}`, ref, ref*1.02, sel),
 			fmt.Sprintf(`{"type":"result","v":1,"index":0,"policy":"eager","tolerance":0.125,"selective_s":%g}`, sel),
+			`{"type":"summary","v":1,"mode":"evaluate","policy":"eager","tolerance":0.5}`,
 		}
 		if journal {
 			for i, l := range lines {

@@ -158,8 +158,8 @@ func halvingMain(files []string, ratioGoal float64, w io.Writer) error {
 		ratios, quals, floors = append(ratios, h.Ratio), append(quals, h.Quality), append(floors, h.NoiseFloor)
 	}
 	share := float64(in) / float64(len(hs))
-	fmt.Fprintf(w, "\n%d sweeps: time ratio %s, chosen in the best class in %d (%.0f%%), quality %s (mean ± half-width of the 95%% interval). %s\n",
-		len(hs), interval(ratios, "%.2fx ± %.2f", 1), in, 100*share, interval(quals, "%.3f ± %.3f", 1), floorLine(floors))
+	fmt.Fprintf(w, "\n%s: time ratio %s, chosen in the best class in %d (%.0f%%), quality %s (mean ± half-width of the 95%% interval). %s\n",
+		plural(len(hs), "sweep"), interval(ratios, "%.2fx ± %.2f", 1), in, 100*share, interval(quals, "%.3f ± %.3f", 1), floorLine(floors))
 	fmt.Fprintln(w, "\nTime ratio: one full run of every configuration (its mean reference) summed, over the search's own runs (search_s: its selective runs and its survivors' full runs, not the references that judge it). A configuration's reference time: the median of its references (the mean of two). Best class: the configurations whose reference time is within the sweep's noise floor of the fastest's (time <= fastest's × (1 + floor)). Quality: the fastest's reference time over the chosen one's.")
 	if ratioGoal <= 0 {
 		return nil

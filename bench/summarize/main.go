@@ -19,6 +19,10 @@
 // the sweeps, each sweep's quality and noise floor.
 //
 // The files may also be session journals (results.jsonl), one sweep each.
+// Every mode that pools sweeps refuses a file named twice (by path, or by
+// content under another name) and a sweep cut short (no summary after its
+// last result); -bench NAME also refuses a sweep whose start event's spec
+// is not of NAME's kind (its workload, search, policies, models).
 //
 // -compare compares two groups of evaluate sweeps of one spec, run in
 // alternation, named before and after the word vs: the second group's
@@ -105,6 +109,11 @@ func main() {
 	bench := flag.String("bench", "", "print the report and targets of the named benchmark of bench/run over the sweeps named as arguments")
 	halving := flag.Bool("halving", false, "judge the search sweeps named as arguments by their references: time ratio, best class, quality")
 	flag.Parse()
+	if err := oneMode(map[string]bool{"-overhead": *overhead, "-paired": *paired, "-pooled": *pooled, "-compare": *compare,
+		"-ranking": *ranking != "", "-bench": *bench != "", "-halving": *halving}); err != nil {
+		fmt.Fprintln(os.Stderr, "summarize:", err)
+		os.Exit(2)
+	}
 	if *bench != "" || *halving {
 		var err error
 		if *bench != "" {
@@ -186,6 +195,27 @@ func main() {
 	policyTable(evs)
 }
 
+// oneMode says which of the modes given (a flag's name: whether it was
+// given) go together: none do, each reading its files in its own way; one
+// of them would have been used and the others passed over in silence.
+func oneMode(given map[string]bool) error {
+	var all, set []string
+	for m, on := range given {
+		all = append(all, m)
+		if on {
+			set = append(set, m)
+		}
+	}
+	if len(set) < 2 {
+		return nil
+	}
+	slices.Sort(all)
+	slices.Sort(set)
+	return fmt.Errorf("%s: one mode at a time: want one of %s", strings.Join(set, " and "), strings.Join(all, ", "))
+}
+
+// read reads one sweep's events (an agent's JSON lines, or a session's
+// journal), passing over the events summarize does not read.
 func read(r io.Reader) ([]event, error) {
 	var evs []event
 	sc := bufio.NewScanner(r)

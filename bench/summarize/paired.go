@@ -2,10 +2,12 @@ package main
 
 import (
 	"compress/gzip"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -110,20 +112,32 @@ func pairedTable(w io.Writer, sweeps [][]event) ([]pairedRow, error) {
 		switch {
 		case r.Pairs == 0:
 			verdict = "no pairs"
+		case r.Pairs == 1 && r.Diff > 0:
+			verdict = "larger in its one pair (no standard error)"
 		case r.Diff > 0 && r.Diff <= r.SE:
 			verdict = "larger, within one standard error"
 		case r.Diff > 0:
 			verdict = "larger"
 		}
-		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %.2f points | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, 100*r.SE, verdict)
+		se := "- (one pair)"
+		if !math.IsNaN(r.SE) {
+			se = fmt.Sprintf("%.2f points", 100*r.SE)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.2f%% | %.2f%% | %+.2f points | %s | %s |\n", r.Policy, r.Pairs, 100*r.Loose, 100*r.Tight, 100*r.Diff, se, verdict)
 	}
 	return rows, nil
 }
 
 // readSweeps reads the events of the sweeps in files, one slice per file.
+// It refuses a file named twice (the same path, or the same content under
+// another name: one sweep pooled as two would narrow every interval) and
+// a sweep that did not finish (complete).
 func readSweeps(files []string) ([][]event, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("name the sweeps' output files (one evaluate sweep each)")
+	}
+	if err := distinct(files); err != nil {
+		return nil, err
 	}
 	var sweeps [][]event
 	for _, f := range files {
@@ -131,9 +145,64 @@ func readSweeps(files []string) ([][]event, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := complete(evs); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
 		sweeps = append(sweeps, evs)
 	}
 	return sweeps, nil
+}
+
+// distinct says which file is named twice among files: by its absolute,
+// cleaned path, or by its content (a copy, or a link, under another name).
+// Each file is one sweep; the same sweep twice is not two.
+func distinct(files []string) error {
+	paths := map[string]string{}
+	sums := map[[sha256.Size]byte]string{}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return err
+		}
+		if first, ok := paths[abs]; ok {
+			return fmt.Errorf("%s is named twice (as %s and %s): want each sweep's file once", abs, first, f)
+		}
+		paths[abs] = f
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		if first, ok := sums[sum]; ok {
+			return fmt.Errorf("%s holds the same events as %s: want each sweep's file once", f, first)
+		}
+		sums[sum] = f
+	}
+	return nil
+}
+
+// complete says why a sweep's events are not those of a finished sweep:
+// an agent's sweep (and a session's journal of one) ends with its summary
+// events, after its last result. A file cut short (the agent killed, the
+// file copied while the sweep ran, the head of a file) has none there,
+// and its partial references would move the pooled noise floor.
+func complete(evs []event) error {
+	last, summary := -1, false
+	for i, e := range evs {
+		switch e.Type {
+		case "result":
+			last, summary = i, false
+		case "summary":
+			summary = true
+		}
+	}
+	if last < 0 {
+		return fmt.Errorf("no result events: want a finished sweep's events (approxtune agent --sweep, or a session's results.jsonl)")
+	}
+	if !summary {
+		return fmt.Errorf("cut short: no summary event after its last result (result %d of the file's %d events): want a finished sweep's file; rerun the sweep, or leave the file out", last+1, len(evs))
+	}
+	return nil
 }
 
 // readFile reads one sweep's events from a file, gunzipping it if its name

@@ -69,6 +69,7 @@ func TestPairedMain(t *testing.T) {
 {"type":"result","v":1,"index":1,"policy":"local","tolerance":0.03125,"error":0.04}
 {"type":"result","v":1,"index":0,"policy":"online","tolerance":0.5,"error":0.09}
 {"type":"result","v":1,"index":0,"policy":"online","tolerance":0.03125,"error":0.01}
+{"type":"summary","v":1,"mode":"evaluate","policy":"local","tolerance":0.5}
 `
 	if err := os.WriteFile(a, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)

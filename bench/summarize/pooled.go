@@ -98,7 +98,7 @@ func pooledMain(files []string, w io.Writer) error {
 		return err
 	}
 	pooledTable(w, pooledRows(sweeps))
-	fmt.Fprintf(w, "\n%d sweeps; mean ± half-width of the 95%% interval over them. %s\n", len(sweeps), floorLine(noiseFloors(sweeps)))
+	fmt.Fprintf(w, "\n%s; mean ± half-width of the 95%% interval over them. %s\n", plural(len(sweeps), "sweep"), floorLine(noiseFloors(sweeps)))
 	return nil
 }
 

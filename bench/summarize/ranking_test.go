@@ -78,6 +78,7 @@ func TestRankingMain(t *testing.T) {
 	for _, e := range []string{
 		`{"type":"result","policy":"eager","tolerance":0.5,"config":{"b":64,"lookahead":0},"predicted_s":1.0,"reference_s":[1.2,1.0],"error":0.0909}`,
 		`{"type":"result","policy":"eager","tolerance":0.5,"config":{"b":64,"lookahead":1},"predicted_s":0.9,"reference_s":[1.0],"error":0.1}`,
+		`{"type":"summary","policy":"eager","tolerance":0.5}`,
 	} {
 		buf.WriteString(e + "\n")
 	}

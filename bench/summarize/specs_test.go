@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,6 +47,51 @@ func TestBenchSpecs(t *testing.T) {
 		}
 		if c.file == "bench/specs/cholesky3d-models-on.json" && !s.Models {
 			t.Errorf("%s: models off", c.file)
+		}
+	}
+}
+
+// Each benchmark's sweep kind is that of the spec file bench/run runs for
+// it (normalized, as the agent's start event carries it), and of no other
+// benchmark's spec file but its own twin (cholesky3d-eager and cholesky3d
+// share a report, not a kind).
+func TestBenchKindsMatchTheirSpecs(t *testing.T) {
+	root := filepath.Join("..", "..")
+	start := func(file string) []event {
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sweep.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		s.Normalize()
+		raw, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []event{{Type: "start", Spec: raw}}
+	}
+	all := benchmarks()
+	var kinds []sweepKind
+	for name, b := range all {
+		kinds = append(kinds, b.kind)
+		if err := b.kind.match(start(b.kind.spec)); err != nil {
+			t.Errorf("%s: its own spec %s: %v", name, b.kind.spec, err)
+		}
+		if b.after.spec != "" {
+			kinds = append(kinds, b.after)
+			if err := b.after.match(start(b.after.spec)); err != nil {
+				t.Errorf("%s after vs: its own spec %s: %v", name, b.after.spec, err)
+			}
+		}
+	}
+	for _, k := range kinds {
+		for _, other := range kinds {
+			if other.spec != k.spec && k.match(start(other.spec)) == nil {
+				t.Errorf("the kind of %s takes the sweeps of %s", k.spec, other.spec)
+			}
 		}
 	}
 }
