@@ -88,7 +88,7 @@ func TestCutShortSweepRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	wantErr(t, "-bench summa with a head", benchMain("summa", []string{files[0], head}, &out), head, "cut short", "no summary event after its last result")
+	wantErr(t, "-bench summa with a head", benchMain("summa", []string{files[0], head}, &out), head, "cut short", "no summary or search event after its last result")
 	wantErr(t, "-pooled with a head", pooledMain([]string{files[0], head}, &out), head, "cut short")
 	// The start event alone: no results.
 	start := filepath.Join(dir, "start.jsonl")
@@ -144,5 +144,20 @@ func TestBenchRefusesAnotherBenchmarksSweeps(t *testing.T) {
 	}
 	if err := benchMain("halving-cholesky2d", halving, &out); err != nil {
 		t.Errorf("halving-cholesky2d on its sweeps: %v", err)
+	}
+}
+
+// A search sweep as the agent writes it ends with its search event (the
+// choice), not with summaries: it is finished, and -halving reads it.
+// testdata/halving-agent.jsonl is an agent's halving search over four
+// cholesky2d configurations at n=512 (approxtune agent --sweep under
+// mpirun -n 4); the completeness check had refused every real one.
+func TestSearchSweepIsComplete(t *testing.T) {
+	var out bytes.Buffer
+	if err := halvingMain([]string{filepath.Join("testdata", "halving-agent.jsonl")}, 0, &out); err != nil {
+		t.Fatalf("-halving of an agent's search: %v", err)
+	}
+	if !strings.Contains(out.String(), "1 sweep") {
+		t.Errorf("-halving of an agent's search:\n%s", out.String())
 	}
 }

@@ -183,7 +183,8 @@ func distinct(files []string) error {
 
 // complete says why a sweep's events are not those of a finished sweep:
 // an agent's sweep (and a session's journal of one) ends with its summary
-// events, after its last result. A file cut short (the agent killed, the
+// events after its last result, a search with its search event (the
+// choice). A file cut short (the agent killed, the
 // file copied while the sweep ran, the head of a file) has none there,
 // and its partial references would move the pooled noise floor.
 func complete(evs []event) error {
@@ -192,7 +193,7 @@ func complete(evs []event) error {
 		switch e.Type {
 		case "result":
 			last, summary = i, false
-		case "summary":
+		case "summary", "search":
 			summary = true
 		}
 	}
@@ -200,7 +201,7 @@ func complete(evs []event) error {
 		return fmt.Errorf("no result events: want a finished sweep's events (approxtune agent --sweep, or a session's results.jsonl)")
 	}
 	if !summary {
-		return fmt.Errorf("cut short: no summary event after its last result (result %d of the file's %d events): want a finished sweep's file; rerun the sweep, or leave the file out", last+1, len(evs))
+		return fmt.Errorf("cut short: no summary or search event after its last result (result %d of the file's %d events): want a finished sweep's file; rerun the sweep, or leave the file out", last+1, len(evs))
 	}
 	return nil
 }
