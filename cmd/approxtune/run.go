@@ -178,7 +178,7 @@ func runCells(nb *notebook.Notebook, e *jupyter.Executor, stopped *atomic.Bool, 
 			total++
 		}
 	}
-	n := 0
+	n, warned := 0, false
 	for i := range nb.Cells {
 		c := &nb.Cells[i]
 		if c.Type != notebook.Code {
@@ -190,6 +190,10 @@ func runCells(nb *notebook.Notebook, e *jupyter.Executor, stopped *atomic.Bool, 
 		}
 		n++
 		head := firstLine(c.Source)
+		if heldControls(c) && !warned {
+			warned = true
+			fmt.Fprintf(stderr, "approxtune run: cell %d (%s) held controls when the notebook was saved: what they ran is not in its cells, so this run does not repeat it; type those commands into a cell to make the notebook run them ('export notebook' in the session that ran them writes them as cells)\n", i+1, head)
+		}
 		if stopped.Load() {
 			fmt.Fprintf(stderr, "approxtune run: interrupted before cell %d (%s); it and the cells after it did not run\n", i+1, head)
 			return 1
@@ -213,6 +217,21 @@ func runCells(nb *notebook.Notebook, e *jupyter.Executor, stopped *atomic.Bool, 
 		fmt.Fprintf(stderr, "[%d/%d] cell %d: %s ... ok %.1f s\n", n, total, i+1, head, took)
 	}
 	return 0
+}
+
+// heldControls reports whether the code cell c, as saved, shows the
+// kernel's controls (their widgets, or the line under them): commands run
+// from the controls are the session's, never the notebook's cells.
+func heldControls(c *notebook.Cell) bool {
+	for _, o := range c.Outputs {
+		if _, ok := o.Data[jupyter.WidgetViewMIME]; ok {
+			return true
+		}
+		if t, _ := o.Data["text/plain"].(string); strings.HasPrefix(t, "approxtune controls") {
+			return true
+		}
+	}
+	return false
 }
 
 // firstLine is the first non-blank line of a cell, shortened.

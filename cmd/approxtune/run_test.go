@@ -541,3 +541,39 @@ export notebook ` + exported + "\n"
 		t.Error("the plot cell run again has no PNG")
 	}
 }
+
+// A notebook saved with the controls shown gets a note from run: what the
+// controls ran is the session's, not the notebook's cells, and a run
+// repeats the cells only (a notebook review's saved notebook had run 4
+// configurations where its controls had set 6, saying nothing).
+func TestRunNotesSavedControls(t *testing.T) {
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "controls.ipynb")
+	nb := notebook.New()
+	nb.Cells = []notebook.Cell{notebook.NewCode("workload summa n=256"), notebook.NewCode("controls"), notebook.NewCode("status")}
+	nb.Cells[1].Outputs = []notebook.Output{{Type: notebook.DisplayData, Data: notebook.Bundle{
+		jupyter.WidgetViewMIME: map[string]any{"model_id": "abc", "version_major": 2, "version_minor": 0},
+		"text/plain":           "approxtune controls ('controls' shows them again)"}}}
+	writeNotebook(t, path, nb)
+	_, errs, code := runApproxtune(t, dir, bin, "run", "--dir", filepath.Join(dir, "session"), path)
+	want := "approxtune run: cell 2 (controls) held controls when the notebook was saved: what they ran is not in its cells, so this run does not repeat it"
+	if code != 0 || !strings.Contains(errs, want) {
+		t.Errorf("exit %d; want 0 and %q\n%s", code, want, errs)
+	}
+	plain := filepath.Join(dir, "plain.ipynb")
+	writeNotebook(t, plain, withoutOutputs(nb))
+	if _, errs, _ := runApproxtune(t, dir, bin, "run", "--dir", filepath.Join(dir, "session2"), plain); strings.Contains(errs, "held controls") {
+		t.Errorf("a notebook whose controls cell was never run is noted:\n%s", errs)
+	}
+}
+
+// withoutOutputs is nb with every output cleared.
+func withoutOutputs(nb *notebook.Notebook) *notebook.Notebook {
+	c := *nb
+	c.Cells = slices.Clone(nb.Cells)
+	for i := range c.Cells {
+		c.Cells[i].Outputs = nil
+	}
+	return &c
+}

@@ -482,7 +482,7 @@ func (k *Kernel) showControls(c *session.Controls, parent *Message) error {
 		text = "approxtune controls ('controls' shows them again)"
 	}
 	k.publish("display_data", parent, map[string]any{
-		"data":     map[string]any{widgetViewMIME: set.gen.view(set.root.id), "text/plain": text},
+		"data":     map[string]any{WidgetViewMIME: set.gen.view(set.root.id), "text/plain": text},
 		"metadata": map[string]any{}, "transient": map[string]any{},
 	})
 	return nil

@@ -259,7 +259,7 @@ func TestKernelControlsLegacy(t *testing.T) {
 		t.Errorf("n %v b %v", w["n"].state["value"], w["b"].state["value"])
 	}
 	view := dd.content()["data"].(map[string]any)
-	root, _ := view[widgetViewMIME].(map[string]any)
+	root, _ := view[WidgetViewMIME].(map[string]any)
 	rootW, ok := byID[fmt.Sprint(root["model_id"])]
 	if !ok || len(root) != 1 || rootW.state["_model_name"] != "VBoxModel" {
 		t.Fatalf("display_data %s", dd.Content)
@@ -459,7 +459,7 @@ func TestKernelControlsProtocol2(t *testing.T) {
 	if w["n"].state["continuous_update"] != false {
 		t.Errorf("n %v", w["n"].state)
 	}
-	view := dd.content()["data"].(map[string]any)[widgetViewMIME].(map[string]any)
+	view := dd.content()["data"].(map[string]any)[WidgetViewMIME].(map[string]any)
 	if byID[fmt.Sprint(view["model_id"])].state["_model_name"] != "VBoxModel" || view["version_major"] != 2.0 || view["version_minor"] != 0.0 {
 		t.Errorf("widget view %v", view)
 	}

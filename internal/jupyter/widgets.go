@@ -27,12 +27,15 @@ import (
 // A widget is described once (widget, with modelOf for its names); the two
 // generations differ only in the small encoding functions of generation.
 
-// Comm targets and the widget MIME type.
+// Comm targets.
 const (
-	widgetTarget   = "jupyter.widget"
-	versionTarget  = "jupyter.widget.version"
-	widgetViewMIME = "application/vnd.jupyter.widget-view+json"
+	widgetTarget  = "jupyter.widget"
+	versionTarget = "jupyter.widget.version"
 )
+
+// WidgetViewMIME is the MIME type of a widget's view in an output: a saved
+// notebook's cell that showed the controls holds it.
+const WidgetViewMIME = "application/vnd.jupyter.widget-view+json"
 
 // Module names and versions of the two generations.
 const (
