@@ -114,10 +114,11 @@ func pairedTable(w io.Writer, sweeps [][]event) ([]pairedRow, error) {
 			verdict = "no pairs"
 		case r.Pairs == 1 && r.Diff > 0:
 			verdict = "larger in its one pair (no standard error)"
-		case r.Diff > 0 && r.Diff <= r.SE:
-			verdict = "larger, within one standard error"
+		case r.Diff-tQuantile(r.Pairs)*r.SE > 0:
+			// As the targets read it: its 95% interval clears 0.
+			verdict = "larger beyond its 95% interval"
 		case r.Diff > 0:
-			verdict = "larger"
+			verdict = "larger, within its 95% interval"
 		}
 		se := "- (one pair)"
 		if !math.IsNaN(r.SE) {

@@ -79,7 +79,7 @@ func TestPairedMain(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"| local | 2 | 2.50% | 4.50% | +2.00 points | 1.00 points | larger |", "| online | 1 | 9.00% | 1.00% | -8.00 points |", "no larger |"} {
+	for _, want := range []string{"| local | 2 | 2.50% | 4.50% | +2.00 points | 1.00 points | larger, within its 95% interval |", "| online | 1 | 9.00% | 1.00% | -8.00 points |", "no larger |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
