@@ -286,3 +286,27 @@ func TestFinalDisplayDropsCancelAdvice(t *testing.T) {
 		}
 	}
 }
+
+// The best table is HTML wherever it comes: a cancelled sweep's (its
+// command failed) and one before the cell's last command had been plain
+// text beside the finished sweeps' HTML tables (a notebook review).
+func TestTableBestAlwaysHTML(t *testing.T) {
+	sw := handSweep(sweep.ModeEvaluate)
+	sw.Status = session.StatusCancelled
+	table := session.TableBest(sw)
+	for _, c := range []struct {
+		name     string
+		last, ok bool
+	}{{"a cancelled sweep's", true, false}, {"before the cell's last command", false, true}} {
+		col := &Collector{}
+		out := NewCellOutput(col, Env{Last: func() *session.Sweep { return sw }, DisplayID: DisplayIDs(notebook.NewID(), new(atomic.Uint64))}, false, 1)
+		out.Begin(c.last)
+		out.Print(table)
+		out.End(c.ok)
+		out.Close()
+		outs := col.Outputs()
+		if len(outs) != 1 || outs[0].Type != notebook.DisplayData || !strings.Contains(outs[0].Data["text/html"].(string), `class="approxtune-best"`) {
+			t.Errorf("%s table: %+v, want display_data with its HTML", c.name, outs)
+		}
+	}
+}

@@ -127,24 +127,41 @@ func (o *CellOutput) End(ok bool) {
 	if text == "" || o.silent || o.closed {
 		return
 	}
-	if !ok || !o.last {
+	sw := o.tableOf(text)
+	switch {
+	case ok && o.last:
+		b := TextBundle(strings.TrimRight(text, "\n"))
+		if sw != nil {
+			b = tableBundle(sw, text)
+		}
+		o.pub.Publish("execute_result", map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
+		o.result = &text
+	case sw != nil:
+		o.showTable(sw, text)
+	default:
 		o.stream(text)
-		return
 	}
-	// The best table ('table best', or what ends a sweep) is also an HTML
-	// table. end runs on the shell goroutine, where the session may be read.
+}
+
+// tableOf returns the sweep whose best table ('table best', or what ends
+// a sweep) text is, nil for other text. The table is also HTML wherever
+// it comes: a cancelled sweep's, or one before the cell's last command,
+// had been plain text beside the finished sweeps' HTML tables. It runs
+// with the command, on the shell goroutine, where the session may be read.
+func (o *CellOutput) tableOf(text string) *session.Sweep {
 	sw := o.final
 	if sw == nil {
 		sw = o.env.Last()
 	}
-	var b Bundle
-	if sw != nil && isTableBest(sw, text) {
-		b = tableBundle(sw, text)
-	} else {
-		b = TextBundle(strings.TrimRight(text, "\n"))
+	if sw == nil || !isTableBest(sw, text) {
+		return nil
 	}
-	o.pub.Publish("execute_result", map[string]any{"execution_count": o.count, "data": b, "metadata": map[string]any{}})
-	o.result = &text
+	return sw
+}
+
+// showTable shows sw's best table text as display data, text and HTML.
+func (o *CellOutput) showTable(sw *session.Sweep, text string) {
+	o.pub.Publish("display_data", map[string]any{"data": tableBundle(sw, text), "metadata": map[string]any{}, "transient": map[string]any{}})
 }
 
 // Close sends what is still held back and stops the timers; the output
@@ -195,7 +212,11 @@ func (o *CellOutput) Print(text string) {
 		text += "\n"
 	}
 	if !o.last {
-		o.stream(text)
+		if sw := o.tableOf(text); sw != nil {
+			o.showTable(sw, text)
+		} else {
+			o.stream(text)
+		}
 		return
 	}
 	o.pending += text
