@@ -189,6 +189,7 @@ func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
 	for _, r := range rs {
 		w.reference(r.Index, r.ReferenceS)
 		w.predicted(r.Index, r.PredictedS, r.CutShort)
+		w.launch = max(w.launch, launchEach(r))
 	}
 	if len(rs) > 0 {
 		switch r := rs[0]; {
@@ -199,6 +200,23 @@ func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
 		}
 	}
 	return w
+}
+
+// launchEach is what each launch of a program's result r took beyond its
+// timed region, on average (its LaunchS is its launches' together: its
+// references' and its selective run's); 0 for an agent's result. A resumed
+// sweep's watchdog starts from it: it had allowed no launch time until a
+// launch of the resume ended, and a program whose launches take seconds
+// under Slurm was stopped as hung at its first (a Slurm review).
+func launchEach(r sweep.Result) time.Duration {
+	if r.LaunchS == nil {
+		return 0
+	}
+	n := len(r.ReferenceS)
+	if r.SelectiveS != nil {
+		n++
+	}
+	return seconds(*r.LaunchS / float64(max(n, 1)))
 }
 
 // seconds converts an agent's time, kept within a year (a time from a

@@ -300,6 +300,14 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	want(w, "a resumed configuration with references", 19900*time.Millisecond, 20100*time.Millisecond, "its configuration's reference time, 2s")
 	ticks(w, time.Millisecond, runStart(t, 5, sweep.RunSelective))
 	want(w, "a resumed sweep's configuration without", 14900*time.Millisecond, 15100*time.Millisecond, "the sweep's first run, 1.5s")
+	// A program's: its launches' time beyond their timed regions counts
+	// from the start too (9 s over a reference and a selective launch:
+	// 4.5 s each, twice that allowed), as it does once a launch ends; a
+	// resume under Slurm had stopped its first launch as hung.
+	launch := 9.0
+	w = newWatchdog(Deadline{}, []sweep.Result{{Index: 0, ReferenceS: []float64{0.5}, SelectiveS: &sel, LaunchS: &launch}})
+	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunReference))
+	want(w, "a resumed program's configuration", 13900*time.Millisecond, 14100*time.Millisecond, "twice the longest a launch took beyond its timed region, 4.5s")
 
 	// A fixed deadline, or none.
 	for d, l := range map[Deadline]time.Duration{{Fixed: 90 * time.Second}: 90 * time.Second, {Off: true}: 0} {
