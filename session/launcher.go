@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/approxtune/approxtune/internal/slurm"
 )
@@ -157,6 +158,15 @@ func launcherKeys() []launcherKey {
 	set, get = str(func(l *Launcher) *string { return &l.MPI }, func(v string) error {
 		if !mpiPlugin.MatchString(v) {
 			return fmt.Errorf("%q is not an MPI plugin of srun: 'srun --mpi=list' lists them (pmix for Open MPI)", v)
+		}
+		// Where srun can say which it has, a plugin it lacks is refused
+		// now: every launch had failed with "Invalid MPI type", each
+		// blamed on its configuration (a Slurm review).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if have, err := slurm.MPIPlugins(ctx); err == nil && len(have) > 0 && !slices.Contains(have, v) &&
+			!(strings.HasPrefix(v, "pmix_") && slices.Contains(have, "pmix")) {
+			return fmt.Errorf("srun here has no MPI plugin %q: it has %s (pmix for Open MPI)", v, strings.Join(have, ", "))
 		}
 		return nil
 	})

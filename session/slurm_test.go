@@ -103,6 +103,43 @@ func TestSlurmLauncher(t *testing.T) {
 		t.Run("FailingAgent", func(t *testing.T) { t.Parallel(); testSlurmFailingAgent(t) })
 		t.Run("TimeLimitThenResume", func(t *testing.T) { t.Parallel(); testSlurmTimeLimit(t, bin, c) })
 		t.Run("Refused", func(t *testing.T) { t.Parallel(); testSlurmRefused(t, bin, c) })
+		t.Run("UnknownMPIPlugin", func(t *testing.T) {
+			t.Parallel()
+			// A plugin srun lacks is refused when set, naming those it
+			// has: every launch had failed "Invalid MPI type", each
+			// blamed on its configuration.
+			s, out := slurmSession(t, bin)
+			err := s.Exec(context.Background(), "launcher slurm mpi=pmi3", out)
+			if err == nil || !strings.Contains(err.Error(), `srun here has no MPI plugin "pmi3": it has `) || !strings.Contains(err.Error(), "pmix") {
+				t.Errorf("launcher slurm mpi=pmi3: %v", err)
+			}
+		})
+		t.Run("StepRefused", func(t *testing.T) {
+			t.Parallel()
+			// What srun itself prints when it starts no step is told
+			// apart from a program's failure (programs.StartChecker):
+			// here a plugin it lacks, as a spec written by hand may ask.
+			sl := stepLauncher{opts: slurm.Options{MPI: "pmi3", Time: "1"}}
+			cmd, err := sl.Command(context.Background(), 1, nil, "/bin/true")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("srun --mpi=pmi3 succeeded: %s", b)
+			}
+			if why := sl.NotStarted(string(b)); !strings.Contains(why, "srun refused the launch: Invalid MPI type 'pmi3'") {
+				t.Errorf("srun's output %q read as %q", b, why)
+			}
+			if why := sl.NotStarted("srun: error: task 0: Exited with exit code 1\n"); why != "" {
+				t.Errorf("a program's failure read as srun's: %q", why)
+			}
+			// A job past its time limit refuses new steps, still RUNNING.
+			refused := "srun: error: Unable to create step for job 5: Job/step already completing or completed\n"
+			if why := sl.NotStarted(refused); !strings.Contains(why, "the job has reached its time limit or was ended") {
+				t.Errorf("%q read as %q", refused, why)
+			}
+		})
 		t.Run("WrongMPIPlugin", func(t *testing.T) {
 			t.Parallel()
 			// Open MPI under srun --mpi=pmi2 fails in MPI_Init, and the

@@ -712,6 +712,35 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 	return cmd, nil
 }
 
+// NotStarted implements programs.StartChecker: srun's own refusals to
+// start a job step, which no configuration is to blame for. A job past
+// its time limit still reads RUNNING for a while, but refuses new steps
+// ("Job/step already completing or completed"); the launch had been
+// reported as the program's exit status 1, with advice to skip its
+// configuration (a Slurm review).
+func (sl stepLauncher) NotStarted(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		why, ok := strings.CutPrefix(l, "srun: error: ")
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(why, "Unable to create step for job"):
+			msg := "srun could not start the launch as a job step: " + why
+			if strings.Contains(why, "already completing or completed") {
+				msg += " (the job has reached its time limit or was ended: 'resume' runs the rest in a new job; 'launcher slurm time=' sets its limit)"
+			}
+			return msg
+		case strings.HasPrefix(why, "Invalid MPI type"):
+			return "srun refused the launch: " + why + " ('launcher slurm mpi=' takes one of them, or 'mpi=default')"
+		case strings.HasPrefix(why, "Unable to allocate resources"):
+			return "srun could not get the launch's resources: " + why
+		}
+	}
+	return ""
+}
+
 // waitRunning waits for the job to run. It gives up when the job ends
 // first (an error that says how, with the end of its output) or when ctx
 // ends (the job is then cancelled). A pending job is waited for as long as

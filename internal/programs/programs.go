@@ -45,6 +45,19 @@ type Launcher interface {
 	Command(ctx context.Context, n int, env []string, prog string, args ...string) (*exec.Cmd, error)
 }
 
+// A StartChecker is a Launcher that can tell from a failed launch's output
+// that it never started the program (srun refused the job step: the job
+// holding the nodes past its time limit, an MPI type Slurm lacks), found
+// by a type assertion. Such a failure is the launcher's, not the
+// configuration's: it ends the sweep as a LaunchError, with why, where it
+// had read as the program's exit status and advised skipping a good
+// configuration.
+type StartChecker interface {
+	// NotStarted returns why the launch whose output is out never
+	// started the program, or "" when it did.
+	NotStarted(out string) string
+}
+
 // UserThreads are the thread counts the user set for a program's ranks
 // (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS), as environment entries: the
 // launchers' one thread a rank is for approxtune's own workloads, and a
@@ -544,6 +557,11 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	err = RunLaunch(cmd)
 	wall := time.Since(t0).Seconds()
 	if err != nil {
+		if sc, ok := l.r.Launcher.(StartChecker); ok && ctx.Err() == nil {
+			if why := sc.NotStarted(string(tail.b)); why != "" {
+				return nil, 0, &LaunchError{fmt.Errorf("%s%s", why, tail.Lines(10))}
+			}
+		}
 		return nil, 0, fmt.Errorf("%s exited: %w%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
 	}
 	b, err := os.ReadFile(cfg.Out)
