@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/selective/policy"
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -561,5 +562,19 @@ func TestSessionWithoutBinary(t *testing.T) {
 	t.Setenv("PATH", filepath.Dir(bin))
 	if s := newSession(t); s.opts.Binary != bin {
 		t.Errorf("Options.Binary defaults to %q, want %q on PATH", s.opts.Binary, bin)
+	}
+}
+
+// A program sweep without an approxtune to find the preload library
+// beside, and no APPROXTUNE_LIB, says so: it had looked beside the Go
+// caller's own executable.
+func TestProgramSweepWithoutBinary(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	t.Setenv(preload.EnvLib, "")
+	s := newSession(t)
+	execAll(t, s, &textOut{}, "program /bin/true {x}", "space x=1,2 ranks=1")
+	err := s.Exec(context.Background(), "evaluate", &textOut{})
+	if err == nil || !strings.Contains(err.Error(), "no approxtune to find the preload library beside: approxtune is not on PATH, and neither Options.Binary nor APPROXTUNE_LIB is set") {
+		t.Errorf("a program sweep without an approxtune: %v", err)
 	}
 }

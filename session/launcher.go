@@ -384,7 +384,11 @@ func (s *Session) describeLauncher() string {
 	var b strings.Builder
 	b.WriteString(l.Command() + "\n")
 	if !l.Slurm() {
-		fmt.Fprintf(&b, "  agents run under this machine's mpirun, %d ranks ('ranks')\n", s.st.Ranks)
+		if s.st.Program != nil {
+			b.WriteString("  each launch of the program runs under this machine's mpirun, on its configuration's ranks\n")
+		} else {
+			fmt.Fprintf(&b, "  agents run under this machine's mpirun, %d ranks ('ranks')\n", s.st.Ranks)
+		}
 		if s.st.SlurmSet.Slurm() {
 			b.WriteString("  'launcher slurm' takes back the options set before 'launcher local'\n")
 		}
@@ -427,6 +431,9 @@ func (s *Session) describeLauncher() string {
 		b.WriteString("  a program sweep submits a batch job (sbatch) that holds the nodes, runs each launch of the program in it as a job step (srun), and cancels it at the end\n")
 	default:
 		fmt.Fprintf(&b, "  each agent is a batch job (sbatch) of %d ranks ('ranks'), started with srun\n", s.st.Ranks)
+	}
+	if s.st.Program != nil {
+		return b.String() // no agent dials a program's session
 	}
 	host, port := s.dialHost(l)
 	if port == "" {

@@ -267,6 +267,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 // first error, which stops the sweep after the event it could not journal.
 func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func()) (nfailed int, runErr, journalErr error) {
 	var failed []string // the selective runs that failed
+	if s.opts.Binary == "" && os.Getenv(preload.EnvLib) == "" {
+		// FindFor("") would look beside the running executable: a Go
+		// program's own, not approxtune's.
+		return 0, fmt.Errorf("no approxtune to find the preload library beside: approxtune is not on PATH, and neither Options.Binary nor %s is set", preload.EnvLib), nil
+	}
 	lib, err := preload.FindFor(s.opts.Binary)
 	if err != nil {
 		return 0, err, nil

@@ -423,6 +423,17 @@ func TestProgramReceivesCompletedOutOfOrder(t *testing.T) {
 	}
 }
 
+// A receive the program cancels is given no record ahead of its
+// completion: it matched no message, and taking one for it (as for a
+// receive posted before another of its source and tag) had taken the
+// later receive's, which then waited for ever (a code review).
+func TestProgramCancelledReceive(t *testing.T) {
+	so, se, err := sweepProgram(t, "cancel.c", `"command": [%q, "20"]}, "space": {"ranks": [2]}, "policies": ["conditional", "eager"]`)
+	if err != nil || strings.Count(so, `"type":"result"`) != 2 {
+		t.Fatalf("program --sweep: %v; want two results\n%s\n%s", err, so, se)
+	}
+}
+
 // sweepProgram compiles testdata/program/src and runs 'program --sweep'
 // over it, spec being the spec's text from the program's command on, %q
 // where the executable goes; at 2^-1, evaluate mode, one reference each.
@@ -674,7 +685,10 @@ func TestProgramHungRunStopped(t *testing.T) {
 // 'program --sweep' stops a launch that hangs, as the REPL does: past its
 // deadline (by default 10 times its configuration's reference time, at
 // least 5 s) the launch is stopped, its ranks with it, and the sweep ends
-// with an error that names the configuration. It had waited for ever.
+// with an error that names the configuration. It had waited for ever. With
+// two policies the references' slots put a selective launch first, which
+// had nothing to scale a deadline by: the sweep's first full run goes
+// first.
 func TestProgramSweepDeadline(t *testing.T) {
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
@@ -682,7 +696,7 @@ func TestProgramSweepDeadline(t *testing.T) {
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
 	spec := filepath.Join(t.TempDir(), "hangs.json")
 	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "{x}"]}, "space": {"x": [1, 2], "ranks": [2]},
- "policies": ["conditional"], "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`, prog)), 0o644); err != nil {
+ "policies": ["conditional", "eager"], "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`, prog)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -38,6 +38,7 @@
 	X(AT_MPI_START, MPI_Start) \
 	X(AT_MPI_STARTALL, MPI_Startall) \
 	X(AT_MPI_REQUEST_FREE, MPI_Request_free) \
+	X(AT_MPI_CANCEL, MPI_Cancel) \
 	X(AT_MPI_WAIT, MPI_Wait) \
 	X(AT_MPI_WAITALL, MPI_Waitall) \
 	X(AT_MPI_WAITANY, MPI_Waitany) \

@@ -242,6 +242,12 @@ int MPI_Request_free(MPI_Request *q) {
 	return r;
 }
 
+int MPI_Cancel(MPI_Request *q) {
+	int r = AT_RUN_IF(AT_MPI_CANCEL) ? atCancel(at_current_run(), q) : PMPI_Cancel(q);
+	at_busy_leave();
+	return r;
+}
+
 // Waits and tests: Go only while the engine has requests of the program's
 // in flight.
 #define AT_PENDING(idx) (at_busy_enter(idx) && at_current_run() && at_pending > 0)

@@ -322,6 +322,20 @@ func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
 	return C.PMPI_Request_free(q)
 }
 
+// atCancel is MPI_Cancel: the engine's side of a receive the program
+// cancels is told, so that no record is taken for it ahead of its
+// completion (it may match no message: a later receive's record, taken
+// for it, had left that receive waiting for ever).
+//
+//export atCancel
+func atCancel(h C.uintptr_t, q *C.MPI_Request) C.int {
+	defer guard()
+	if er := the(h).reqs[uintptr(C.at_request_key(*q))]; er != nil {
+		er.Cancelling()
+	}
+	return C.PMPI_Cancel(q)
+}
+
 // completeWait completes er by waiting on the program's request q, whose
 // status goes to st (MPI_STATUS_IGNORE: nowhere). An MPI error panics
 // (Request.Complete), as every engine call's does.

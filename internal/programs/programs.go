@@ -190,6 +190,7 @@ type Runner struct {
 	warned bool
 
 	overhead float64 // the longest a launch took beyond its timed region so far
+	timed    bool    // a launch of this sweep has ended: its time scales the next one's deadline
 	// Output receives the program's own standard output and error.
 	Output io.Writer
 	// Scratch is where each configuration's run directory (its decks,
@@ -344,6 +345,13 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		refs, reps = slices.Clone(known), len(known)
 	}
 	slots := sweep.ReferenceSlots(reps, len(wanted))
+	if reps > 0 && len(refs) == 0 && !r.timed && len(spec.References) == 0 {
+		// The sweep's first launch has nothing to scale its deadline by
+		// (Deadline.Limit): a full run, the program as it is, goes first,
+		// not a selective run, which the engine may make hang (with two
+		// policies the first was one, and a hung launch ran on for ever).
+		slots[0] = 0
+	}
 	launchS := 0.0
 	references := func(j int) error {
 		for len(refs) < reps && slots[len(refs)] <= j {
@@ -433,6 +441,7 @@ func (r *Runner) started(rs sweep.RunStart) {
 
 // ended tells Ended that the run Started announced has ended.
 func (r *Runner) ended() {
+	r.timed = true
 	if r.Ended != nil {
 		r.Ended()
 	}

@@ -28,8 +28,9 @@ type Request struct {
 	op     Op     // a receive's operation, for its key once its sender is known
 	gen    uint64 // the run it started in
 
-	early bool // a receive whose record a later receive's completion took (takeInOrder)
-	fresh bool // the record early took is of this run
+	cancel bool // the program asked MPI to cancel it (Cancelling)
+	early  bool // a receive whose record a later receive's completion took (takeInOrder)
+	fresh  bool // the record early took is of this run
 
 	emptied int // a received message's size in bytes where its sender skipped it and sent it empty (always over EagerLimit); 0 otherwise
 
@@ -121,6 +122,11 @@ func (c *Comm) StartRecv(op Op, bytes, src, tag int, start func() error) *Reques
 	return r
 }
 
+// Cancelling tells r that the program asks MPI to cancel it (MPI_Cancel):
+// a receive so asked may match no message, so no record is taken for it
+// before its own completion says whether it got one.
+func (r *Request) Cancelling() { r.cancel = true }
+
 // closeOpen forgets r among its communicator's open receives.
 func (r *Request) closeOpen() {
 	c := r.c
@@ -151,7 +157,10 @@ func (r *Request) takeInOrder() bool {
 		if p == r {
 			break
 		}
-		if p.done || p.early || p.gen != r.gen {
+		if p.done || p.early || p.gen != r.gen || p.cancel {
+			// A receive being cancelled may match no message: given a
+			// record, it took a later receive's, which then waited for
+			// one never sent.
 			continue
 		}
 		if (p.peer == mpi.AnySource || p.peer == r.peer) && (p.tag == mpi.AnyTag || p.tag == r.tag) {
@@ -265,7 +274,18 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	e.gap()
 	c0 := -1.0
 	if !r.send {
-		c0 = e.smallStart(r.bytes)
+		// A program's receive may be larger than its message, whose size,
+		// which decides whether the CPU time bounds it, only the record
+		// says (below): its CPU clock is read whatever the buffer's size.
+		// Decided by the buffer, a small message in an upper-bound buffer
+		// had been timed by the wall clock alone, under a kernel whose
+		// other samples had the CPU bound. A workload's receives (Irecv:
+		// r.user) are exactly their messages.
+		size := r.bytes
+		if r.user == nil {
+			size = 0
+		}
+		c0 = e.smallStart(size)
 	}
 	t0 := mpi.Clock()
 	source, tag, err := wait()
@@ -290,6 +310,9 @@ func (r *Request) Complete(wait func() (source, tag int, err error)) {
 	}
 	r.peer, r.tag = source, tag
 	taken := r.takeInOrder()
+	if r.bytes > EagerLimit {
+		cpu = math.Inf(1) // a large message: its wait is not the CPU's (smallStart)
+	}
 	if r.rec[recExec] == 0 {
 		r.emptied = int(r.rec[recBytes])
 	}
