@@ -22,8 +22,11 @@ back, and 'resume' finishes that sweep).
 
 When standard input is not a terminal, it runs a script: each command is
 echoed with its results, and the first failing command stops the script with
-exit status 1 and "line N: message". Ctrl-C cancels a running sweep at the
-next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
+exit status 1 and "line N: message". On a terminal with TERM=dumb, or with
+the output piped ('approxtune repl | tee log'), it prompts without line
+editing (piped: the prompt on standard error, the log holding the answers).
+Ctrl-C cancels a running sweep at the next run boundary (twice: interrupts
+mpirun); Ctrl-D leaves.`, stderr)
 	dir := fs.String("dir", "", "session `DIR` (default $APPROXTUNE_SESSION_DIR or $XDG_DATA_HOME/approxtune/sessions/ID)")
 	noColor := fs.Bool("no-color", false, "no ANSI colours (also when NO_COLOR is set, TERM is dumb or stdout is not a terminal)")
 	if code, done := parse(fs, args); done {
@@ -46,6 +49,6 @@ next run boundary (twice: interrupts mpirun); Ctrl-D leaves.`, stderr)
 		}
 	}
 	defer signal.Stop(hangup)
-	return repl.Run(ctx, s, repl.Options{In: os.Stdin, Out: stdout, Err: stderr, Interactive: inTTY && outTTY,
+	return repl.Run(ctx, s, repl.Options{In: os.Stdin, Out: stdout, Err: stderr, Interactive: inTTY, Screen: outTTY,
 		Color: color, Dumb: os.Getenv("TERM") == "dumb", HistoryFile: repl.HistoryPath(), Hangup: hangup})
 }

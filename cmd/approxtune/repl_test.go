@@ -189,6 +189,47 @@ func TestInteractiveREPL(t *testing.T) {
 	}
 }
 
+// A terminal without line editing: TERM=dumb (an editor's shell buffer, a
+// serial console), and a terminal's input with the output piped
+// ('approxtune repl | tee log'). Each shows its prompt, echoes what is
+// typed (the terminal's own line discipline), and goes on after a typo; a
+// piped log holds the answers without cursor moves or prompts. The dumb
+// terminal had shown no prompt and echoed nothing (readline kept it raw),
+// and the piped one was taken for a script that the typo ended, the next
+// command going to the shell.
+func TestREPLPlainTerminal(t *testing.T) {
+	testenv.Tool(t, "tmux")
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, command string }{ // tmux's socket names the test's folder: unique
+		{"dumb", "env TERM=dumb NO_COLOR=1 XDG_STATE_HOME=" + dir + " " + bin + " repl --dir " + dir + "/dumb"},
+		{"piped", "env XDG_STATE_HOME=" + dir + " " + bin + " repl --dir " + dir + "/piped | tee " + dir + "/log"},
+	} {
+		m := tmux{t, "approxtune-plain-" + c.name + "-" + filepath.Base(dir)}
+		t.Cleanup(func() { exec.Command("tmux", "-L", m.name, "kill-server").Run() })
+		m.run("new-session", "-d", "-s", m.name, "-x", "120", "-y", "50", c.command+"; echo REPL-EXITED; sleep 30")
+		m.waitFor("approxtune>", 10*time.Second) // the pane drops its trailing space
+		m.run("send-keys", "-t", m.name, "space n=100,12x", "Enter")
+		m.waitFor(`"12x" is not valid`, 10*time.Second)
+		m.run("send-keys", "-t", m.name, "status", "Enter")
+		scr := m.waitFor("session     "+dir+"/"+c.name, 10*time.Second)
+		// (Piped, the answer may reach the screen after the next prompt.)
+		if !strings.Contains(scr, "space n=100,12x") || !strings.Contains(scr, "status") || strings.Count(scr, "approxtune>") < 3 {
+			t.Errorf("%s: the prompts and what was typed are not on the screen:\n%s", c.name, scr)
+		}
+		m.run("send-keys", "-t", m.name, "exit", "Enter")
+		m.waitFor("REPL-EXITED", 10*time.Second)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := string(b); !strings.Contains(log, `"12x" is not valid`) || !strings.Contains(log, "session     ") ||
+		strings.Contains(log, "\033[") || strings.Contains(log, "approxtune> ") {
+		t.Errorf("the piped log: want the answers, no escapes, no prompts:\n%q", log)
+	}
+}
+
 // In the REPL, controls prints the commands to type instead.
 func TestScriptControls(t *testing.T) {
 	bin := testenv.Build(t)

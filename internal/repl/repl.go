@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 
@@ -26,13 +27,24 @@ import (
 
 // Options configure a REPL.
 type Options struct {
-	In          io.Reader
-	Out, Err    io.Writer
-	Interactive bool // a terminal: prompt, line editing, live redraws
-	Color       bool // ANSI colours
+	In       io.Reader
+	Out, Err io.Writer
+	// Interactive is input from a terminal: a prompt, and a command that
+	// fails does not end the session.
+	Interactive bool
+	// Screen is output to a terminal: with Interactive, line editing,
+	// completion and live redraws. Interactive without it (output piped:
+	// 'approxtune repl | tee log') prompts on Err and reads lines as the
+	// terminal's own line discipline edits them, the output free of
+	// cursor moves; it had been taken for a script, which the first typo
+	// ended, the next command going to the shell.
+	Screen bool
+	Color  bool // ANSI colours
 	// Dumb is a terminal that moves no cursor (TERM=dumb: an editor's
-	// shell buffer, a serial console): no line editing and no redraws; a
-	// sweep prints a line per result, as in a script.
+	// shell buffer, a serial console): a plain prompt and lines as the
+	// terminal's line discipline edits them, no redraws; a sweep prints a
+	// line per result, as in a script. (Line editing on such a terminal
+	// had shown no prompt and echoed nothing, and left it raw.)
 	Dumb        bool
 	HistoryFile string // "" for none
 	// Hangup, when set, delivers SIGHUP (the terminal or the SSH
@@ -69,7 +81,8 @@ func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 // shows it.
 func Run(ctx context.Context, s *session.Session, o Options) int {
 	s.SetDefaultNotebook(display.Export)
-	out := &termOutput{w: o.Out, live: o.Interactive && !o.Dumb, color: o.Color && !o.Dumb, width: readline.GetScreenWidth}
+	editing := o.Interactive && o.Screen && !o.Dumb
+	out := &termOutput{w: o.Out, live: editing, color: o.Color && !o.Dumb, width: readline.GetScreenWidth}
 	h := &hangups{s: s, exit: o.Exit}
 	if h.exit == nil {
 		h.exit = os.Exit
@@ -79,10 +92,92 @@ func Run(ctx context.Context, s *session.Session, o Options) int {
 		defer close(done)
 		go h.watch(o.Hangup, done, o.Err)
 	}
-	if o.Interactive {
+	switch {
+	case editing:
 		return interactive(ctx, s, o, out, h)
+	case o.Interactive:
+		return plain(ctx, s, o, out, h)
 	}
 	return script(ctx, s, o, out, h)
+}
+
+// welcome prints the REPL's first lines: what it is, the journal, and
+// what a reopened session found.
+func welcome(s *session.Session, w io.Writer, keys string) {
+	fmt.Fprintf(w, "approxtune: approximate autotuning. 'help' lists the commands;%s Ctrl-C cancels a sweep; Ctrl-D or 'exit' leaves.\nsession journal: %s\n", keys, s.Dir())
+	if n := s.Reopened(); n != "" {
+		fmt.Fprintln(w, n)
+	}
+}
+
+// plain is the REPL on a terminal without line editing: a dumb one, or
+// input from a terminal with the output piped. The prompt goes to Err
+// when the output is not the terminal (a log then holds the answers
+// alone), and the terminal's line discipline echoes and edits the line.
+// Ctrl-C at the prompt discards the line (the terminal drops it); during a
+// command it cancels as in the editing REPL.
+func plain(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) int {
+	promptTo := o.Out
+	if !o.Screen {
+		promptTo = o.Err
+	}
+	welcome(s, promptTo, "")
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(o.In)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	intr := make(chan os.Signal, 1)
+	signal.Notify(intr, os.Interrupt)
+	defer signal.Stop(intr)
+	for {
+		fmt.Fprint(promptTo, "approxtune> ")
+		var line string
+		var ok bool
+	wait:
+		for {
+			select {
+			case line, ok = <-lines:
+				break wait
+			case <-intr:
+				fmt.Fprint(promptTo, "\napproxtune> ")
+			}
+		}
+		if !ok || isExit(line) {
+			if !ok {
+				fmt.Fprintln(promptTo)
+			}
+			break
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if err := h.exec(ctx, line, out); err != nil {
+			out.Error(err.Error())
+		}
+		for len(intr) > 0 { // the command's own Ctrl-C, handled by it
+			<-intr
+		}
+		if !o.Screen {
+			// The answer goes through the pipe ('| tee'), the prompt
+			// straight to the terminal: a moment lets the answer
+			// reach the screen first.
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	h.busy.Lock() // a hangup that came meanwhile closes the session itself
+	if s.Agent() != nil {
+		fmt.Fprintln(out.w, "stopping the agent...")
+	}
+	if err := s.Close(); err != nil {
+		out.Error(err.Error())
+		return 1
+	}
+	return 0
 }
 
 // hangups ends the session on SIGHUP or SIGTERM. The REPL holds busy while
@@ -189,7 +284,7 @@ func execCancelable(ctx context.Context, s *session.Session, line string, out *t
 
 func interactive(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) int {
 	prompt := "approxtune> "
-	if o.Color && !o.Dumb {
+	if o.Color {
 		prompt = "\033[1;36mapproxtune\033[0m> "
 	}
 	if o.HistoryFile != "" {
@@ -222,9 +317,6 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 	}
 	stdin := readline.NewCancelableStdin(newKeyReader(in))
 	cfg.Stdin = stdin
-	if o.Dumb {
-		cfg.FuncIsTerminal = func() bool { return false }
-	}
 	rl, err := readline.NewEx(cfg)
 	if err != nil {
 		fmt.Fprintf(o.Err, "approxtune repl: %v\n", err)
@@ -248,10 +340,7 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 			h.busy.Unlock()
 		}
 	}
-	fmt.Fprintf(out.w, "approxtune: approximate autotuning. 'help' lists the commands; Tab completes; Ctrl-C cancels a sweep; Ctrl-D or 'exit' leaves.\nsession journal: %s\n", s.Dir())
-	if n := s.Reopened(); n != "" {
-		fmt.Fprintln(out.w, n)
-	}
+	welcome(s, out.w, " Tab completes;")
 	for {
 		line, err := rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
