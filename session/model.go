@@ -53,7 +53,7 @@ const minModelSizes = 5
 
 var (
 	compKeyRe = regexp.MustCompile(`^([a-z]+)(?:\[([A-Z]+)\])? ([0-9]+(?:x[0-9]+)*)$`)
-	commKeyRe = regexp.MustCompile(`^([a-z]+)(?: ([0-9]+) doubles)? on ([0-9]+) ranks \[[0-9a-f]+\](?: partner [+-][0-9]+)?$`)
+	commKeyRe = regexp.MustCompile(`^([a-z]+)(?: ([0-9]+) doubles)? on ([0-9]+) ranks? \[[0-9a-f]+\](?: partner [+-][0-9]+)?$`)
 )
 
 // routineParams are a computation routine's size parameters in its key's

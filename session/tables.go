@@ -76,8 +76,12 @@ func partialLine(sw *Sweep) string {
 	if len(have) >= total || sw.Status == StatusRunning || sw.Status == StatusOK {
 		return ""
 	}
-	return fmt.Sprintf("note: only %d of the %d configurations have results (the sweep %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
-		len(have), total, endedAs(sw.Status))
+	verb := "have"
+	if len(have) == 1 {
+		verb = "has"
+	}
+	return fmt.Sprintf("note: only %d of the %d configurations %s results (the sweep %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
+		len(have), total, verb, endedAs(sw.Status))
 }
 
 // endedAs says how a sweep ended, after "the sweep": "was cancelled",

@@ -274,8 +274,10 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
 		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
 	} else {
-		fmt.Fprintf(&b, "sweep       %d configurations x %d policies x %d tolerances = %d selective runs, plus %d reference runs in evaluate\n",
-			len(configs), len(st.Policies), len(st.Tolerances), len(configs)*len(st.Policies)*len(st.Tolerances), len(configs)*st.Reps)
+		fmt.Fprintf(&b, "sweep       %s x %s x %s = %s, plus %s in evaluate\n",
+			format.Count(len(configs), "configuration", "configurations"), format.Count(len(st.Policies), "policy", "policies"),
+			format.Count(len(st.Tolerances), "tolerance", "tolerances"), format.Count(len(configs)*len(st.Policies)*len(st.Tolerances), "selective run", "selective runs"),
+			format.Count(len(configs)*st.Reps, "reference run", "reference runs"))
 	}
 	switch {
 	case st.Program != nil && st.Launcher.Slurm():

@@ -73,11 +73,14 @@ func TestQuickstartScript(t *testing.T) {
 // In a script, the first failing command stops it with its line number.
 func TestScriptStopsAtFirstError(t *testing.T) {
 	bin := testenv.Build(t)
-	out, errs, code := runScript(t, bin, "# comment\nworkload summa n=512\n\nspace b=64,zero\nstatus\n")
+	// A byte-order mark, as Windows editors write, is not a command.
+	out, errs, code := runScript(t, bin, "\ufeff# comment\nworkload summa n=512\n\nspace b=64,zero\nstatus\n")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	if want := `line 4: column 12: b: "zero" is not valid: want an integer from 1 to 65536`; !strings.Contains(errs, want) {
+	// The line, with a caret under the column at fault, as the Jupyter
+	// kernel shows it.
+	if want := "line 4: column 12: b: \"zero\" is not valid: want an integer from 1 to 65536\n  space b=64,zero\n             ^\n"; !strings.Contains(errs, want) {
 		t.Fatalf("stderr %q lacks %q", errs, want)
 	}
 	if strings.Contains(out, "> status") || !strings.Contains(out, "> space b=64,zero") {
@@ -213,6 +216,10 @@ func TestREPLPlainTerminal(t *testing.T) {
 		m.waitFor(`"12x" is not valid`, 10*time.Second)
 		m.run("send-keys", "-t", m.name, "status", "Enter")
 		scr := m.waitFor("session     "+dir+"/"+c.name, 10*time.Second)
+		// A caret under the column at fault, below the line typed.
+		if c.name == "dumb" && !strings.Contains(scr, "approxtune> space n=100,12x\n"+strings.Repeat(" ", 24)+"^\n") {
+			t.Errorf("%s: no caret under the column at fault:\n%s", c.name, scr)
+		}
 		// (Piped, the answer may reach the screen after the next prompt.)
 		if !strings.Contains(scr, "space n=100,12x") || !strings.Contains(scr, "status") || strings.Count(scr, "approxtune>") < 3 {
 			t.Errorf("%s: the prompts and what was typed are not on the screen:\n%s", c.name, scr)

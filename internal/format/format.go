@@ -121,3 +121,12 @@ func editDistance(a, b []rune) int {
 	}
 	return prev[len(b)]
 }
+
+// Count is n with its noun, one for n = 1 and many otherwise: "1
+// configuration", "2 policies".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

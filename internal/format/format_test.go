@@ -58,3 +58,11 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 policies", 1: "1 policy", 2: "2 policies"} {
+		if got := Count(n, "policy", "policies"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

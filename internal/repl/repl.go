@@ -157,6 +157,9 @@ func plain(ctx context.Context, s *session.Session, o Options, out *termOutput, 
 			continue
 		}
 		if err := h.exec(ctx, line, out); err != nil {
+			if c := caret(err, len("approxtune> ")); c != "" && o.Screen { // the line typed is above, after the prompt
+				out.Print(c)
+			}
 			out.Error(err.Error())
 		}
 		for len(intr) > 0 { // the command's own Ctrl-C, handled by it
@@ -353,6 +356,9 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 			break
 		}
 		if err := h.exec(ctx, line, out); err != nil {
+			if c := caret(err, len("approxtune> ")); c != "" {
+				out.Print(c)
+			}
 			out.Error(err.Error())
 		}
 	}
@@ -365,6 +371,18 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		return 1
 	}
 	return 0
+}
+
+// caret is a line with a caret under the column of the line typed after
+// indent columns that err points at (a session.Error's), as the Jupyter
+// kernel draws one; "" for an error of no column. The column counts
+// characters.
+func caret(err error, indent int) string {
+	var se *session.Error
+	if !errors.As(err, &se) || se.Col <= 0 {
+		return ""
+	}
+	return strings.Repeat(" ", indent+se.Col-1) + "^"
 }
 
 func script(ctx context.Context, s *session.Session, o Options, out *termOutput, h *hangups) (code int) {
@@ -382,6 +400,11 @@ func script(ctx context.Context, s *session.Session, o Options, out *termOutput,
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
+		if n == 1 {
+			// A byte-order mark, as Windows editors write: "unknown
+			// command \ufeffworkload" had ended the script.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
 		trim := strings.TrimSpace(line)
 		if trim == "" {
 			continue
@@ -398,6 +421,9 @@ func script(ctx context.Context, s *session.Session, o Options, out *termOutput,
 		if err := h.exec(ctx, line, out); err != nil {
 			msg := strings.ReplaceAll(err.Error(), "\n", "\n  ")
 			fmt.Fprintf(o.Err, "line %d: %s\n", n, msg)
+			if c := caret(err, 2); c != "" {
+				fmt.Fprintf(o.Err, "  %s\n%s\n", line, c)
+			}
 			return 1
 		}
 	}

@@ -3,6 +3,7 @@ package selective
 import (
 	"fmt"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/kernels"
 )
 
@@ -71,9 +72,10 @@ func (k Key) String() string {
 	if !k.IsComm() {
 		return kernels.Signature{Routine: kernels.Routine(k.Op), Flags: k.Flags, M: k.M, N: k.N, K: k.K}.String()
 	}
-	s := fmt.Sprintf("%s %d doubles on %d ranks [%08x]", k.Op, k.M, k.Shape.Size, k.Shape.Hash)
+	ranks := format.Count(k.Shape.Size, "rank", "ranks")
+	s := fmt.Sprintf("%s %d doubles on %s [%08x]", k.Op, k.M, ranks, k.Shape.Hash)
 	if k.Op == OpBarrier { // it moves nothing
-		s = fmt.Sprintf("%s on %d ranks [%08x]", k.Op, k.Shape.Size, k.Shape.Hash)
+		s = fmt.Sprintf("%s on %s [%08x]", k.Op, ranks, k.Shape.Hash)
 	}
 	if k.Op == OpSend || k.Op == OpRecv || k.Op == OpIsend || k.Op == OpIrecv {
 		s += fmt.Sprintf(" partner %+d", k.Partner)

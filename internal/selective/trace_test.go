@@ -109,3 +109,18 @@ func TestKeyWork(t *testing.T) {
 		}
 	}
 }
+
+// A communication's label counts its ranks in words ("on 1 rank"), as the
+// session's kernel tables parse it back (commKeyRe).
+func TestKeyLabel(t *testing.T) {
+	for k, want := range map[Key]string{
+		{Op: OpBcast, M: 1024, Shape: Shape{Size: 4, Hash: 0xab}}:       "bcast 1024 doubles on 4 ranks [000000ab]",
+		{Op: OpAllreduce, M: 8, Shape: Shape{Size: 1, Hash: 1}}:         "allreduce 8 doubles on 1 rank [00000001]",
+		{Op: OpBarrier, Shape: Shape{Size: 1, Hash: 2}}:                 "barrier on 1 rank [00000002]",
+		{Op: OpRecv, M: 3, Shape: Shape{Size: 2, Hash: 3}, Partner: -1}: "recv 3 doubles on 2 ranks [00000003] partner -1",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("label %q, want %q", got, want)
+		}
+	}
+}
