@@ -2,6 +2,8 @@ package session
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -53,7 +55,12 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 	case "space":
 		return s.completeParam(s.st.Workload, key, word, item, start, itemStart)
 	case "policy":
-		return match(policy.Names(), item), itemStart
+		// The policies the list names already are not offered again.
+		return match(slices.DeleteFunc(slices.Clone(policy.Names()), func(n string) bool {
+			return slices.Contains(strings.Split(strings.ToLower(word[:len(word)-len(item)]), ","), n)
+		}), item), itemStart
+	case "program":
+		return completePath(word), start // the program, then its files
 	case "table":
 		if len(fields) == 1 {
 			return match([]string{"configs", "kernels", "best"}, word), start
@@ -62,6 +69,7 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		if len(fields) == 1 {
 			return match([]string{"csv", "notebook", "extrap"}, word), start
 		}
+		return completePath(word), start
 	case "plot":
 		if len(fields) == 1 {
 			return match(append(FigureNames(), "live"), word), start
@@ -77,9 +85,12 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 				for _, r := range reads {
 					ks = append(ks, r+"=")
 				}
-				return match(ks, word), start
+				return append(match(ks, word), completePath(word)...), start
 			}
 			return s.completeRead(key, item, itemStart)
+		}
+		if key == "" {
+			return completePath(word), start // the figure's file
 		}
 	case "evaluate", "tune":
 		switch key {
@@ -129,10 +140,53 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 			return match([]string{"hung=retry", "hung=skip", "skip="}, word), start
 		}
 		if len(fields) == 1 {
+			if strings.ContainsAny(word, "/.~") { // a session directory by its path
+				return completePath(word), start
+			}
 			return matchInOrder(recentSessions(s.Dir()), word), start
 		}
 	}
 	return nil, start
+}
+
+// completePath completes word as a file name, from the working directory
+// (or the directory it names): a directory's ends in "/". Hidden files are
+// offered for a word that starts their name with ".".
+func completePath(word string) []string {
+	dir, base := filepath.Split(word)
+	look := dir
+	if look == "" {
+		look = "."
+	}
+	if strings.HasPrefix(look, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			look = filepath.Join(home, look[2:])
+		}
+	}
+	entries, err := os.ReadDir(look)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, base) || (strings.HasPrefix(name, ".") && !strings.HasPrefix(base, ".")) {
+			continue
+		}
+		c := dir + name
+		if e.IsDir() || (e.Type()&os.ModeSymlink != 0 && isDir(filepath.Join(look, name))) {
+			c += "/"
+		}
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isDir reports whether path is a directory (through links).
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // completeRead completes the value of a key that picks runs of the last

@@ -231,6 +231,26 @@ func TestComplete(t *testing.T) {
 		{"table k", []string{"kernels"}, 6},
 		{"help sp", []string{"space"}, 5},
 	}
+	// File names, where a command takes one (an SSH user's review: Tab had
+	// done nothing there), a folder's with a slash; the policies a list
+	// names already are not offered again.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.png"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, ".hidden"), nil, 0o644)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	cases = append(cases, []struct {
+		line  string
+		want  []string
+		start int
+	}{
+		{"export csv " + dir + "/a", []string{dir + "/a.png"}, 11},
+		{"plot speedup " + dir + "/s", []string{dir + "/sub/"}, 13},
+		{"plot configs " + dir + "/", []string{dir + "/a.png", dir + "/sub/"}, 13},
+		{"program " + dir + "/", []string{dir + "/a.png", dir + "/sub/"}, 8},
+		{"program " + dir + "/.", []string{dir + "/.hidden"}, 8},
+		{"load " + dir + "/su", []string{dir + "/sub/"}, 5},
+		{"policy conditional,", []string{"apriori", "eager", "local", "online"}, 19},
+	}...)
 	for _, c := range cases {
 		got, start := s.Complete(c.line, len(c.line))
 		if !reflect.DeepEqual(got, c.want) || start != c.start {

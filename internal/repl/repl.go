@@ -451,7 +451,7 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 	var out [][]rune
 	for _, cand := range cands {
 		rest := []rune(cand)[len(typed):]
-		if !strings.HasSuffix(cand, "=") {
+		if !strings.HasSuffix(cand, "=") && !strings.HasSuffix(cand, "/") { // a key's value, a folder's files follow
 			rest = append(rest, ' ')
 		}
 		out = append(out, rest)
