@@ -66,7 +66,12 @@ const chartBarWidth = 16
 // configurations run, the predicted time of the configuration chosen so far
 // and its name. color paints the speed-up bars green with ANSI escapes.
 // It is "" without rows.
-func TextChart(rows []ChartRow, color bool) string {
+func TextChart(rows []ChartRow, color bool) string { return TextChartIn(rows, color, 0) }
+
+// TextChartIn is TextChart in at most width columns where its bars can
+// shrink to fit (0: their full width): a 60-column terminal had cut every
+// row's error figure off.
+func TextChartIn(rows []ChartRow, color bool, width int) string {
 	if len(rows) == 0 {
 		return ""
 	}
@@ -78,13 +83,22 @@ func TextChart(rows []ChartRow, color bool) string {
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%-12s %-6s %-24s %s\n", "policy", "tol", "speed-up", "mean error (| tolerance)")
+	bar := chartBarWidth
+	if width > 0 {
+		// Policy, tolerance, the two figures and the spaces take 36.
+		bar = max(4, min(chartBarWidth, (width-36)/2))
+	}
+	head := "mean error (| tolerance)"
+	if bar < chartBarWidth {
+		head = "error (| tol)"
+	}
+	fmt.Fprintf(&b, "%-12s %-6s %-*s %s\n", "policy", "tol", bar+8, "speed-up", head)
 	for _, r := range rows {
-		eb := []rune(textBar(r.ErrFrac))
-		if tp := min(int(math.Round(r.TolFrac*chartBarWidth)), chartBarWidth-1); eb[tp] == ' ' {
+		eb := []rune(textBar(r.ErrFrac, bar))
+		if tp := min(int(math.Round(r.TolFrac*float64(bar))), bar-1); eb[tp] == ' ' {
 			eb[tp] = '|'
 		}
-		sb := textBar(r.SpeedFrac)
+		sb := textBar(r.SpeedFrac, bar)
 		if color {
 			sb = "\033[32m" + sb + "\033[0m"
 		}
@@ -95,7 +109,7 @@ func TextChart(rows []ChartRow, color bool) string {
 }
 
 // textBar is a bar of block characters filling the fraction f of the width.
-func textBar(f float64) string {
-	n := max(0, min(int(math.Round(f*chartBarWidth)), chartBarWidth))
-	return strings.Repeat("█", n) + strings.Repeat(" ", chartBarWidth-n)
+func textBar(f float64, width int) string {
+	n := max(0, min(int(math.Round(f*float64(width))), width))
+	return strings.Repeat("█", n) + strings.Repeat(" ", width-n)
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/protocol"
@@ -1091,6 +1092,33 @@ func (p Progress) Line() string {
 	}
 	if p.Running != "" && !p.Final {
 		s += "; now " + p.Running
+	}
+	if p.Final {
+		s += " (" + string(sw.Status) + ")"
+	}
+	return s
+}
+
+// LineWithin is Line in at most n characters where it can be: what
+// matters least goes first (the run under way, the workload and mode,
+// the word elapsed), so that a narrow terminal keeps the counts and the
+// time left whole; cut at n, it had read "..., about 3" at 60 columns.
+func (p Progress) LineWithin(n int) string {
+	full := p.Line()
+	if utf8.RuneCountInString(full) <= n {
+		return full
+	}
+	q := p
+	q.Running = ""
+	if s := q.Line(); utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	sw := p.Sweep
+	s := fmt.Sprintf("sweep %d: %d/%d runs, %s", sw.ID, p.Done, p.Total, FormatDuration(p.Elapsed))
+	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
+		s = fmt.Sprintf("sweep %d: %s, %d runs, %s", sw.ID, sw.roundNow(), p.Done, FormatDuration(p.Elapsed))
+	} else if p.Done > 0 && p.Done < p.Total && !p.Final {
+		s += ", " + FormatDuration(time.Duration(float64(p.Elapsed)/float64(p.Done)*float64(p.Total-p.Done))) + " left"
 	}
 	if p.Final {
 		s += " (" + string(sw.Status) + ")"

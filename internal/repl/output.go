@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/session"
@@ -22,12 +23,21 @@ type termOutput struct {
 	live  bool
 	color bool
 	drawn int // lines of the live area now on screen
+	// widths are the visible widths of those lines, and drawnAt the
+	// terminal's width they were drawn at: a terminal narrowed since
+	// (a window resized) has wrapped them into more rows.
+	widths  []int
+	drawnAt int
 	// width is the terminal's width in columns (<= 0: unknown): a live
 	// area's line wider than it would wrap, and the redraw, which goes
 	// up by lines, would leave its wrapped part behind each time.
 	width func() int
-	last  time.Time
-	seen  int // results already reported (script mode)
+	// height is the terminal's height in rows (<= 0: unknown): a live area
+	// taller than the screen cannot be gone back over, and each redraw
+	// had left a whole frame in the scrollback.
+	height func() int
+	last   time.Time
+	seen   int // results already reported (script mode)
 	// headed is the sweep whose header script mode printed: a state
 	// reported again before any result (the clock's) prints none.
 	headed  *session.Sweep
@@ -37,9 +47,28 @@ type termOutput struct {
 
 func (o *termOutput) clearLive() {
 	if o.drawn > 0 {
-		fmt.Fprintf(o.w, "\r\033[%dA\033[J", o.drawn)
+		fmt.Fprintf(o.w, "\r\033[%dA\033[J", o.rowsNow())
 		o.drawn = 0
 	}
+}
+
+// rowsNow is how many rows the live area takes now: a line per line drawn,
+// more where the terminal has narrowed since and wrapped them (terminals
+// reflow their lines on a resize; a narrowed window had kept about 9 stale
+// rows above the next frame).
+func (o *termOutput) rowsNow() int {
+	w := 0
+	if o.width != nil {
+		w = o.width()
+	}
+	if w <= 1 || o.drawnAt <= 0 || w >= o.drawnAt || len(o.widths) != o.drawn {
+		return o.drawn
+	}
+	rows := 0
+	for _, n := range o.widths {
+		rows += max(1, (n+w-1)/w)
+	}
+	return rows
 }
 
 // endLive leaves the live area on screen as it is.
@@ -82,28 +111,70 @@ func (o *termOutput) Update(p session.Progress) {
 		return
 	}
 	o.last = time.Now()
-	lines := []string{p.Line()}
-	if c := session.TextChart(p.Sweep.ChartRows(), o.color); c != "" {
-		lines = append(lines, strings.Split(strings.TrimSuffix(c, "\n"), "\n")...)
-	}
+	w, h := 0, 0
 	if o.width != nil {
-		if w := o.width(); w > 1 {
-			for i, l := range lines {
-				lines[i] = fitWidth(l, w-1)
-			}
+		w = o.width()
+	}
+	if o.height != nil {
+		h = o.height()
+	}
+	lines := []string{p.Line()}
+	if w > 1 {
+		lines[0] = p.LineWithin(w - 1)
+	}
+	if c := session.TextChartIn(p.Sweep.ChartRows(), o.color, max(w-1, 0)); c != "" {
+		chart := strings.Split(strings.TrimSuffix(c, "\n"), "\n")
+		if room := h - 2 - len(lines); h > 0 && !p.Final && len(chart) > room && room >= 2 {
+			// What the screen cannot hold is left out while the sweep
+			// runs; its last frame, which stays, has every row.
+			chart = append(chart[:room-1], fmt.Sprintf("... %d more rows (the window is %d rows high)", len(chart)-room+1, h))
+		}
+		lines = append(lines, chart...)
+	}
+	if w > 1 {
+		for i, l := range lines {
+			lines[i] = fitWidth(l, w-1)
 		}
 	}
 	o.clearLive()
 	if p.Note != "" {
 		fmt.Fprintln(o.w, p.Note) // notes stay on screen above the live area
 	}
+	o.widths = o.widths[:0]
 	for _, l := range lines {
 		fmt.Fprintln(o.w, l)
+		o.widths = append(o.widths, visibleWidth(l))
 	}
-	o.drawn = len(lines)
+	o.drawn, o.drawnAt = len(lines), w
 	if p.Final {
 		o.drawn = 0
 	}
+}
+
+// visibleWidth is the columns line takes: its runes less its ANSI escape
+// sequences.
+func visibleWidth(line string) int {
+	return utf8.RuneCountInString(line) - escapeRunes(line)
+}
+
+// escapeRunes counts the runes of line's ANSI escape sequences (ESC [ ...
+// letter).
+func escapeRunes(line string) int {
+	n := 0
+	rs := []rune(line)
+	for i := 0; i < len(rs); i++ {
+		if rs[i] == '\033' && i+1 < len(rs) && rs[i+1] == '[' {
+			j := i + 2
+			for j < len(rs) && !(rs[j] >= '@' && rs[j] <= '~') {
+				j++
+			}
+			if j < len(rs) {
+				n += j - i + 1
+				i = j
+			}
+		}
+	}
+	return n
 }
 
 // scriptUpdate prints one line per new result, and notes.

@@ -1,9 +1,11 @@
 package repl
 
 import (
+	"math"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/approxtune/approxtune/session"
@@ -55,5 +57,55 @@ func TestLiveAreaFitsTheTerminal(t *testing.T) {
 	}
 	if got := fitWidth("\033[32m████\033[0m 12.5x", 3); got != "\033[32m███\033[0m" {
 		t.Errorf("fitWidth: %q", got)
+	}
+}
+
+// A narrow terminal keeps the progress line's counts and time left, not
+// its head cut mid-word ("..., about 3" at 60 columns); a live area taller
+// than the window holds what fits, saying how many rows it leaves out (a
+// taller one had left a whole frame in the scrollback at each redraw);
+// and a window narrowed since the last frame, whose lines the terminal
+// has wrapped, is cleared over all their rows (about 9 stale rows had
+// stayed above the next frame).
+func TestLiveAreaNarrowAndShort(t *testing.T) {
+	var results []sweep.Result
+	var tols []sweep.Tolerance
+	for k := 0; k < 12; k++ {
+		tk := math.Exp2(-float64(k))
+		tols = append(tols, sweep.Tolerance(tk))
+		p := 0.01
+		results = append(results, sweep.Result{Index: 0, Policy: "eager", Tolerance: &tk, PredictedS: &p, SelectiveS: &p, ReferenceS: []float64{0.05}})
+	}
+	sw := &session.Sweep{ID: 1, Spec: &sweep.Spec{Mode: sweep.ModeEvaluate, Policies: []string{"eager"}, Tolerances: tols},
+		Workload: "synthetic", Results: results}
+	p := session.Progress{Sweep: sw, Done: 14, Total: 24, Elapsed: 4 * time.Second, Running: "steps=40 count=4 mean_us=2000: eager at 2^-3"}
+	if got := p.LineWithin(59); !strings.HasSuffix(got, "3s left") || utf8.RuneCountInString(got) > 59 {
+		t.Errorf("progress line in 59 columns: %q", got)
+	}
+	var b strings.Builder
+	width, height := 100, 10
+	o := &termOutput{w: &b, live: true, width: func() int { return width }, height: func() int { return height }}
+	o.Update(p)
+	if o.drawn > height-1 || !strings.Contains(b.String(), "more rows (the window is 10 rows high)") {
+		t.Errorf("a live area of %d rows in a window of %d:\n%s", o.drawn, height, b.String())
+	}
+	drawn := o.drawn
+	width = 20 // the window narrowed: the lines drawn wrap
+	if rows := o.rowsNow(); rows <= drawn {
+		t.Errorf("after narrowing to 20 columns the %d lines take %d rows", drawn, rows)
+	}
+	width = 100
+	if rows := o.rowsNow(); rows != drawn {
+		t.Errorf("at the width they were drawn at, %d lines take %d rows", drawn, rows)
+	}
+	// At 60 columns the bars shrink and every row keeps its error figure.
+	b.Reset()
+	width, height = 60, 40
+	o = &termOutput{w: &b, live: true, width: func() int { return width }, height: func() int { return height }}
+	o.Update(p)
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n")[2:] {
+		if !strings.HasSuffix(strings.TrimSpace(l), "%") || utf8.RuneCountInString(l) > 59 {
+			t.Errorf("a chart row at 60 columns: %q", l)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chzyer/readline"
+	"golang.org/x/sys/unix"
 
 	"github.com/approxtune/approxtune/internal/display"
 	"github.com/approxtune/approxtune/session"
@@ -82,7 +83,7 @@ func IsTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 func Run(ctx context.Context, s *session.Session, o Options) int {
 	s.SetDefaultNotebook(display.Export)
 	editing := o.Interactive && o.Screen && !o.Dumb
-	out := &termOutput{w: o.Out, live: editing, color: o.Color && !o.Dumb, width: readline.GetScreenWidth}
+	out := &termOutput{w: o.Out, live: editing, color: o.Color && !o.Dumb, width: readline.GetScreenWidth, height: screenHeight}
 	h := &hangups{s: s, exit: o.Exit}
 	if h.exit == nil {
 		h.exit = os.Exit
@@ -355,7 +356,10 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		if isExit(line) {
 			break
 		}
-		if err := h.exec(ctx, line, out); err != nil {
+		restore := quiet(o.In)
+		err = h.exec(ctx, line, out)
+		restore()
+		if err != nil {
 			if c := caret(err, len("approxtune> ")); c != "" {
 				out.Print(c)
 			}
@@ -371,6 +375,38 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 		return 1
 	}
 	return 0
+}
+
+// screenHeight is the terminal's height in rows (standard output's), 0
+// when it is not known.
+func screenHeight() int {
+	ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Row)
+}
+
+// quiet turns the echo of the terminal in off while a command runs, and
+// returns what turns it back on: keys typed meanwhile wait for the next
+// prompt, where line editing shows them, instead of being echoed into the
+// live area, which its redraws then left garbled. Ctrl-C still interrupts.
+func quiet(in io.Reader) (restore func()) {
+	f, ok := in.(*os.File)
+	if !ok {
+		return func() {}
+	}
+	fd := int(f.Fd())
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return func() {}
+	}
+	was := *t
+	t.Lflag &^= unix.ECHO
+	if unix.IoctlSetTermios(fd, unix.TCSETS, t) != nil {
+		return func() {}
+	}
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, &was) }
 }
 
 // caret is a line with a caret under the column of the line typed after
