@@ -25,6 +25,10 @@ import (
 // JournalName is the journal's file name in a session directory.
 const JournalName = "results.jsonl"
 
+// ProgramLogName is the file in the session directory that keeps what a
+// program's launches printed, each under a heading.
+const ProgramLogName = "program.log"
+
 // record is one line of the journal.
 type record struct {
 	T       time.Time       `json:"t"`

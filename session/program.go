@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/programs"
@@ -301,8 +302,19 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	}
 	ready()
 	defer pl.release(out)
-	// The program's own output is left out: a failed launch's error ends
-	// with its last lines.
+	// The program's own output (its residuals, its checksums) goes to the
+	// session's program log, each launch under a heading; a failed
+	// launch's error also ends with its last lines. It had been kept
+	// nowhere (a Slurm review).
+	logPath := filepath.Join(s.Dir(), ProgramLogName)
+	logf, lerr := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if lerr != nil {
+		out.Print(fmt.Sprintf("note: the program's output is not kept: %v", lerr))
+	} else {
+		defer logf.Close()
+		out.Print("the program's output goes to " + logPath)
+	}
+	label := sw.Labeler()
 	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Carry: true, Emit: func(ev any) error {
 		line, err := json.Marshal(ev)
 		if err != nil {
@@ -327,6 +339,20 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		}
 		return jerr
 	}, Warn: pr.note, Started: func(rs sweep.RunStart) {
+		if logf != nil {
+			what := "a full run"
+			if rs.Kind == sweep.RunSelective {
+				what = rs.Policy
+				if rs.Tolerance != nil {
+					what += " at " + format.Tolerance(*rs.Tolerance)
+				}
+			}
+			c := ""
+			if rs.Index >= 0 && rs.Index < len(configs) {
+				c = " (" + label(configs[rs.Index]) + ")"
+			}
+			fmt.Fprintf(logf, "== sweep %d, configuration %d%s: %s, %s ==\n", sw.ID, rs.Index, c, what, time.Now().Format(time.DateTime))
+		}
 		line, err := json.Marshal(rs)
 		if err != nil {
 			return
@@ -335,6 +361,9 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		defer seen(e)()
 		pr.started(e)
 	}}
+	if logf != nil {
+		r.Output = logf
+	}
 	err = r.Sweep(ctx, sp, configs)
 	if err != nil && ctx.Err() == nil {
 		err = pl.explain(ctx, err)
