@@ -589,8 +589,11 @@ func TestEmptySweepKeepsEarlierResults(t *testing.T) {
 	s, out := tunedSession(t, t.TempDir())
 	defer s.Close()
 	first := s.Last()
+	// Interrupted while its agent starts (a context already done starts
+	// no sweep at all).
+	s.stopAgent(out)
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+	time.AfterFunc(50*time.Millisecond, cancel)
 	if err := s.Exec(ctx, "tune", out); err == nil {
 		t.Fatal("a tune whose context was cancelled ended without an error")
 	}
