@@ -118,6 +118,14 @@ func TestTraceVerbAndPlotGantt(t *testing.T) {
 	if !reflect.DeepEqual(s.State(), before) {
 		t.Error("a bad command changed the state")
 	}
+	// A figure's help is plot's ('help gantt' had said there is no such
+	// command, 'help plot gantt' that gantt was one word too many).
+	for _, line := range []string{"help gantt", "help plot gantt"} {
+		out.b.Reset()
+		if err := s.Exec(ctx, line, out); err != nil || !strings.Contains(out.b.String(), "gantt: one selective run's timeline") {
+			t.Errorf("%s: %v\n%s", line, err, out.b.String())
+		}
+	}
 	if err := s.Exec(ctx, "trace off", out); err != nil || s.State().Trace {
 		t.Fatalf("trace off: %v, trace %v", err, s.State().Trace)
 	}

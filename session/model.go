@@ -376,7 +376,9 @@ type kernelModel struct {
 	use    []int    // their indices in the family's parameters; nil when via is set
 	via    string   // "flops" or "bytes": the one derived size modelled, when the parameters vary together
 	fixed  []string // "k = 64": family parameters constant at every size
-	why    string   // why via was chosen
+	held   []string // "p = 4": parameters of two values, the model fitted at one of them (heldAt)
+	heldAt map[int]float64
+	why    string // why via was chosen
 	points []*modelPoint
 	model  *analysis.Model
 	err    error
@@ -409,11 +411,22 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	}
 	var constant []int
 	km.use, constant = analysis.ModelParams(sizes, len(f.params))
+	if len(km.use) > 1 {
+		if g := km.holdTwoValued(); g != nil {
+			f = g
+			km.fam = f
+			sizes = sizes[:0]
+			for _, z := range f.sizes {
+				sizes = append(sizes, z.params)
+			}
+			km.use, constant = analysis.ModelParams(sizes, len(f.params))
+		}
+	}
 	for _, l := range km.use {
 		km.vars = append(km.vars, f.params[l])
 	}
 	for _, l := range constant {
-		if len(f.sizes) > 1 {
+		if _, held := km.heldAt[l]; len(f.sizes) > 1 && !held {
 			km.fixed = append(km.fixed, f.params[l]+" = "+num(f.sizes[0].params[l]))
 		}
 	}
@@ -440,6 +453,70 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	}
 	km.fit()
 	return km
+}
+
+// holdTwoValued returns the family at one value of each of its parameters
+// that take two (a fit along a parameter needs three), the value most of
+// its sizes have, the larger on a tie; nil when none has two. Pooled
+// instead into one derived size, an allreduce measured at 5 sizes on 2
+// and on 4 ranks had been modelled with p ignored, missing each p by up
+// to 250%, and said p and the bytes "vary together" (a review).
+func (km *kernelModel) holdTwoValued() *kernelFamily {
+	f := km.fam
+	sizes := f.sizes
+	for _, l := range km.use {
+		count := map[float64]int{}
+		for _, z := range sizes {
+			count[z.params[l]]++
+		}
+		if len(count) != 2 || !alongOnly(sizes, l) {
+			continue
+		}
+		var v float64
+		n := -1
+		for val, c := range count {
+			if c > n || (c == n && val > v) {
+				v, n = val, c
+			}
+		}
+		var others []string
+		for val := range count {
+			if val != v {
+				others = append(others, num(val))
+			}
+		}
+		sizes = slices.DeleteFunc(slices.Clone(sizes), func(z *kernelSize) bool { return z.params[l] != v })
+		if km.heldAt == nil {
+			km.heldAt = map[int]float64{}
+		}
+		km.heldAt[l] = v
+		km.held = append(km.held, fmt.Sprintf("%s = %s (%s takes two values, and a fit along one needs three: the sizes at %s=%s are left out)",
+			f.params[l], num(v), f.params[l], f.params[l], strings.Join(others, ",")))
+	}
+	if km.heldAt == nil {
+		return nil
+	}
+	g := *f
+	g.sizes = sizes
+	return &g
+}
+
+// alongOnly reports whether some two of sizes differ in parameter l alone:
+// l then varies apart from the others (p of an allreduce measured at the
+// same bytes on 2 and 4 ranks), where sizes that differ in every
+// parameter at once (gemm 64x64x64 and 128x128x128) vary together.
+func alongOnly(sizes []*kernelSize, l int) bool {
+	seen := map[string]float64{}
+	for _, z := range sizes {
+		rest := slices.Clone(z.params)
+		rest[l] = 0
+		k := fmt.Sprint(rest)
+		if v, ok := seen[k]; ok && v != z.params[l] {
+			return true
+		}
+		seen[k] = z.params[l]
+	}
+	return false
 }
 
 // group makes the model's points: the sizes pooled by their coordinates.
@@ -504,6 +581,9 @@ func (km *kernelModel) notes(long bool) []string {
 	if len(km.fixed) > 0 {
 		ns = append(ns, "constant at every measured size, so no parameter of the model: "+strings.Join(km.fixed, ", "))
 	}
+	if len(km.held) > 0 {
+		ns = append(ns, "modelled at "+strings.Join(km.held, "; "))
+	}
 	if n := km.restsOn(); n != "" {
 		ns = append(ns, n)
 	}
@@ -535,6 +615,28 @@ func (km *kernelModel) restsOn() string {
 	}
 	return fmt.Sprintf("the model rests on one size, %s: fitted without it, it predicts %s there, against the %s measured; read its predictions away from the measured sizes with care",
 		strings.Join(at, " "), plots.Duration(m.LOO[worst]), plots.Duration(p.mean))
+}
+
+// allHint adds to hint that sweeps=all reads the sizes of the session's
+// kernelSweeps sweeps with kernel statistics, when there are several: a
+// fit refused for too few sizes had said only to sweep more, where the
+// session's other sweeps had them (a review).
+func allHint(hint string, kernelSweeps int) string {
+	if kernelSweeps < 2 {
+		return hint
+	}
+	return fmt.Sprintf("%s; or add sweeps=all, which pools the sizes of the session's %d sweeps with kernel statistics", hint, kernelSweeps)
+}
+
+// kernelSweeps is how many of the session's sweeps have kernel statistics.
+func (s *Session) kernelSweeps() int {
+	n := 0
+	for _, x := range s.sweeps {
+		if len(x.Kernels) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // sizeHint is what to do for more sizes: for a sweep with a block size b,
@@ -651,6 +753,9 @@ func cmdModel(s *Session, ctx context.Context, c *Command, out Output) error {
 	}
 	d := collectKernels(sws)
 	hint := sizeHint(sws[len(sws)-1])
+	if !all {
+		hint = allHint(hint, s.kernelSweeps())
+	}
 	if len(d.families) == 0 {
 		why := "its kernels have no sizes"
 		if d.spins {
@@ -906,6 +1011,9 @@ func modelPrediction(b *strings.Builder, km *kernelModel, given []Arg) error {
 	// answered a quarter of the time with a confident band.
 	for _, a := range given {
 		l := slices.Index(f.params, a.Key)
+		if v, held := km.heldAt[l]; held && v != params[l] {
+			return errAt(a.Col, "the model is of %s=%s alone (%s took two values, and a fit along one needs three): give %s=%s, or measure a third %s", a.Key, num(v), a.Key, a.Key, num(v), a.Key)
+		}
 		if was := f.sizes[0].params[l]; !slices.Contains(need, l) && was != params[l] {
 			return errAt(a.Col, "%s was %s at every measured size, so the model cannot tell what %s=%s costs: give %s=%s, or measure sizes where %s varies", a.Key, num(was), a.Key, a.Value, a.Key, num(was), a.Key)
 		}
@@ -969,6 +1077,9 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 	var errs []error
 	xLabel := ""
 	hint := sizeHint(sws[len(sws)-1])
+	if o.modelSweeps == nil {
+		hint = allHint(hint, o.kernelSweeps)
+	}
 	for _, f := range fs {
 		km := fitFamily(f, hint)
 		if km.err != nil {

@@ -718,3 +718,62 @@ func TestNotModelledGrouped(t *testing.T) {
 		t.Errorf("listed:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// An allreduce measured at 5 sizes on 2 and on 4 ranks: p takes two
+// values, and a fit along a parameter needs three. The model is fitted at
+// one p (the larger, on a tie) and says so; a prediction at the other p is
+// refused saying why, and one at the model's p is its own. Pooled into one
+// derived size instead, p had been ignored, the fit missing each p by up
+// to 250%, and the notes had said bytes and p "vary together" and that p
+// was 2 at every measured size (a review).
+func TestModelHoldsTwoValuedParameter(t *testing.T) {
+	var ks []sweep.KernelStat
+	for _, n := range []int{512, 1024, 2048, 4096, 8192} {
+		for _, p := range []int{2, 4} {
+			v := 2e-6 + float64(p)*1e-9*float64(n)
+			ks = append(ks, kstat(fmt.Sprintf("allreduce %d doubles on %d ranks [0000%04x]", n, p, p), 20, v, 0.01*v))
+		}
+	}
+	d := collectKernels([]*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: ks})})
+	if len(d.families) != 1 {
+		t.Fatalf("families %+v", d.families)
+	}
+	km := fitFamily(d.families[0], "")
+	if km.err != nil {
+		t.Fatal(km.err)
+	}
+	notes := strings.Join(km.notes(true), "\n")
+	if km.via != "" || len(km.points) != 5 || !strings.Contains(notes, "modelled at p = 4 (p takes two values, and a fit along one needs three: the sizes at p=2 are left out)") ||
+		strings.Contains(notes, "vary together") || strings.Contains(notes, "constant at every measured size") {
+		t.Errorf("model %v over %d points (via %q):\n%s", km.model, len(km.points), km.via, notes)
+	}
+	var b strings.Builder
+	err := modelPrediction(&b, km, []Arg{{Key: "bytes", Value: "32768", Col: 1}, {Key: "p", Value: "2", Col: 14}})
+	if err == nil || !strings.Contains(err.Error(), "the model is of p=4 alone (p took two values, and a fit along one needs three): give p=4, or measure a third p") {
+		t.Errorf("a prediction at p=2: %v", err)
+	}
+	b.Reset()
+	if err := modelPrediction(&b, km, []Arg{{Key: "bytes", Value: "32768", Col: 1}, {Key: "p", Value: "4", Col: 14}}); err != nil {
+		t.Errorf("a prediction at p=4: %v", err)
+	} else if pred := 2e-6 + 4e-9*4096; !strings.Contains(b.String(), "allreduce at bytes=32768 p=4") {
+		t.Errorf("a prediction at p=4 (want near %v s):\n%s", pred, b.String())
+	}
+}
+
+// Too few sizes in the last sweep, where the session's sweeps together
+// have more: model and plot model say that sweeps=all pools them (they
+// had said only to sweep more).
+func TestModelFewSizesNamesSweepsAll(t *testing.T) {
+	s := newSession(t)
+	s.sweeps = []*Sweep{kernelSweep(tileRun(1, []int{32, 48, 96})), kernelSweep(tileRun(2, []int{64, 128}))}
+	s.sweeps[1].ID = 2
+	for _, line := range []string{"model gemm", "plot model gemm " + filepath.Join(t.TempDir(), "m.png")} {
+		err := s.Exec(context.Background(), line, &textOut{})
+		if err == nil || !strings.Contains(err.Error(), "or add sweeps=all, which pools the sizes of the session's 2 sweeps with kernel statistics") {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+	if err := s.Exec(context.Background(), "model gemm sweeps=all", &textOut{}); err != nil {
+		t.Errorf("model gemm sweeps=all: %v", err)
+	}
+}

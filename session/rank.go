@@ -443,8 +443,12 @@ func (k *ranked) table(sw *Sweep) string {
 			int(math.Round(k.r.Support*float64(o.Rep))), o.Rep)
 	}
 	if !src.predicted && src.runs[0] <= o.KMax {
-		fmt.Fprintf(&b, "note: with %d runs of a configuration and draws of up to %d, most draws hold its fastest run, so a comparison is nearly one of minima and equivalence is rare; more runs (reps 20, then evaluate) or fewer per draw (k=2..3) let it weigh the spread\n",
-			src.runs[0], o.KMax)
+		fewer := " or fewer per draw (k=2..3)"
+		if o.KMax <= 3 {
+			fewer = "" // k=2..3 is what ran: advised, it read as a remedy untried
+		}
+		fmt.Fprintf(&b, "note: with %d runs of a configuration and draws of up to %d, most draws hold its fastest run, so a comparison is nearly one of minima and equivalence is rare; more runs (reps 20, then evaluate)%s let it weigh the spread\n",
+			src.runs[0], o.KMax, fewer)
 	}
 	return b.String()
 }

@@ -661,3 +661,21 @@ func TestRankRareClassesNoted(t *testing.T) {
 		t.Errorf("a chain of 12 configurations 15%% apart gave the same classes in %d of 100 sorts: the test wants a rare outcome", n)
 	}
 }
+
+// With few runs a configuration, the note advises fewer runs per draw only
+// where the draws are larger than that: at k=2..3 it had advised the k
+// already in use.
+func TestRankFewRunsAdvice(t *testing.T) {
+	s := newSession(t)
+	s.sweeps = []*Sweep{plantedEvaluate(3)}
+	for line, fewer := range map[string]bool{"rank": true, "rank k=2..3": false} {
+		out := &textOut{}
+		if err := s.Exec(context.Background(), line, out); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		said := out.b.String()
+		if !strings.Contains(said, "most draws hold its fastest run") || strings.Contains(said, "fewer per draw (k=2..3)") != fewer {
+			t.Errorf("%s: want the few-runs note, advising k=2..3: %v\n%s", line, fewer, said)
+		}
+	}
+}

@@ -220,6 +220,9 @@ func cmdHelp(s *Session, ctx context.Context, c *Command, out Output) error {
 		out.Print(b.String())
 		return nil
 	}
+	if len(c.Args) == 2 && strings.ToLower(c.Args[0].Value) == "plot" && slices.Contains(FigureNames(), strings.ToLower(c.Args[1].Value)) {
+		c.Args = c.Args[:1] // 'help plot gantt' is plot's help
+	}
 	a, err := oneArg(c, "a command name")
 	if err != nil {
 		return err
@@ -229,6 +232,12 @@ func cmdHelp(s *Session, ctx context.Context, c *Command, out Output) error {
 		return nil
 	}
 	h, ok := HelpFor(a.Value)
+	if !ok && slices.Contains(FigureNames(), strings.ToLower(a.Value)) {
+		// A figure is plot's: 'help gantt' had said there is no such
+		// command.
+		h, ok = HelpFor("plot")
+		h = fmt.Sprintf("%s is a figure of plot ('plot %s'):\n\n%s", strings.ToLower(a.Value), strings.ToLower(a.Value), h)
+	}
 	if !ok {
 		if n := format.Nearest(a.Value, Verbs()); n != "" {
 			return errAt(a.Col, "no command %q: did you mean %s? The commands are %s", a.Value, n, verbList())
@@ -658,7 +667,9 @@ func cmdTrace(s *Session, ctx context.Context, c *Command, out Output) error {
 		"trace on records the timelines of the next sweeps' selective runs, trace off stops"); err != nil {
 		return err
 	}
-	if s.st.Trace && s.st.Program != nil && len(c.Args) > 0 {
+	if s.st.Trace && s.st.Program != nil {
+		// Said when set and when shown: 'trace' alone had said the
+		// runs send timelines, which a program's do not.
 		out.Print("note: a program's selective runs record no timelines yet (docs/programs.md, 'Not yet'): 'plot gantt' and 'anomalies' need a built-in workload's sweep")
 	}
 	return nil
@@ -1062,6 +1073,7 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 		case "":
 			if name == "model" && o.Routine == "" && file == "" && imageFormat(a.Value) == "" {
 				o.Routine = a.Value // plot model ROUTINE [FILE]
+				o.kernelSweeps = s.kernelSweeps()
 				continue
 			}
 			if file != "" {
