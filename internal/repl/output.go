@@ -163,18 +163,28 @@ func escapeRunes(line string) int {
 	n := 0
 	rs := []rune(line)
 	for i := 0; i < len(rs); i++ {
-		if rs[i] == '\033' && i+1 < len(rs) && rs[i+1] == '[' {
-			j := i + 2
-			for j < len(rs) && !(rs[j] >= '@' && rs[j] <= '~') {
-				j++
-			}
-			if j < len(rs) {
-				n += j - i + 1
-				i = j
-			}
+		if j := escapeEnd(rs, i); j > 0 {
+			n += j - i + 1
+			i = j
 		}
 	}
 	return n
+}
+
+// escapeEnd is the index of the last rune of the ANSI escape sequence (ESC
+// [ ... letter) that starts at rs[i], or -1 where none does.
+func escapeEnd(rs []rune, i int) int {
+	if rs[i] != '\033' || i+1 >= len(rs) || rs[i+1] != '[' {
+		return -1
+	}
+	j := i + 2
+	for j < len(rs) && !(rs[j] >= '@' && rs[j] <= '~') {
+		j++
+	}
+	if j >= len(rs) {
+		return -1
+	}
+	return j
 }
 
 // scriptUpdate prints one line per new result, and notes.
@@ -235,16 +245,10 @@ func fitWidth(line string, n int) string {
 	visible, escaped := 0, false
 	rs := []rune(line)
 	for i := 0; i < len(rs); i++ {
-		if rs[i] == '\033' && i+1 < len(rs) && rs[i+1] == '[' {
-			j := i + 2
-			for j < len(rs) && !(rs[j] >= '@' && rs[j] <= '~') {
-				j++
-			}
-			if j < len(rs) {
-				b.WriteString(string(rs[i : j+1]))
-				i, escaped = j, true
-				continue
-			}
+		if j := escapeEnd(rs, i); j > 0 {
+			b.WriteString(string(rs[i : j+1]))
+			i, escaped = j, true
+			continue
 		}
 		if visible == n {
 			if escaped {

@@ -173,15 +173,7 @@ func plain(ctx context.Context, s *session.Session, o Options, out *termOutput, 
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	h.busy.Lock() // a hangup that came meanwhile closes the session itself
-	if s.Agent() != nil {
-		fmt.Fprintln(out.w, "stopping the agent...")
-	}
-	if err := s.Close(); err != nil {
-		out.Error(err.Error())
-		return 1
-	}
-	return 0
+	return leave(s, out, h)
 }
 
 // hangups ends the session on SIGHUP or SIGTERM. The REPL holds busy while
@@ -366,15 +358,7 @@ func interactive(ctx context.Context, s *session.Session, o Options, out *termOu
 			out.Error(err.Error())
 		}
 	}
-	h.busy.Lock() // a hangup that came meanwhile closes the session itself
-	if s.Agent() != nil {
-		fmt.Fprintln(out.w, "stopping the agent...")
-	}
-	if err := s.Close(); err != nil {
-		out.Error(err.Error())
-		return 1
-	}
-	return 0
+	return leave(s, out, h)
 }
 
 // screenHeight is the terminal's height in rows (standard output's), 0
@@ -407,6 +391,20 @@ func quiet(in io.Reader) (restore func()) {
 		return func() {}
 	}
 	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, &was) }
+}
+
+// leave ends an interactive REPL's session, stopping its agent, and
+// returns the exit status.
+func leave(s *session.Session, out *termOutput, h *hangups) int {
+	h.busy.Lock() // a hangup that came meanwhile closes the session itself
+	if s.Agent() != nil {
+		fmt.Fprintln(out.w, "stopping the agent...")
+	}
+	if err := s.Close(); err != nil {
+		out.Error(err.Error())
+		return 1
+	}
+	return 0
 }
 
 // caret is a line with a caret under the column of the line typed after
