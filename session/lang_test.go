@@ -598,3 +598,27 @@ func TestProgramSweepWithoutBinary(t *testing.T) {
 		t.Errorf("a program sweep without an approxtune: %v", err)
 	}
 }
+
+// The best table says which configurations its figures leave out: one left
+// out for good ('resume hung=skip': the sweep then reads "ok"), and, of a
+// tune as of an evaluate, those a stopped sweep never ran (a ScaLAPACK
+// review's tables had named a choice with a configuration never measured,
+// unsaid).
+func TestTableBestSaysWhatIsLeftOut(t *testing.T) {
+	sw := knownSweep(t)
+	sw.Configs = append(sw.Configs, sw.Configs[1])
+	sw.Skipped = map[int]bool{2: true}
+	if tb := TableBest(sw); !strings.Contains(tb, "note: configuration 2 (") || !strings.Contains(tb, ") was left out ('resume skip=' or 'hung=skip')") {
+		t.Errorf("a skipped configuration:\n%s", tb)
+	}
+	tune := knownSweep(t)
+	tune.Spec.Mode = sweep.ModeTune
+	for i := range tune.Results {
+		tune.Results[i].ReferenceS, tune.Results[i].Error = nil, nil
+	}
+	tune.Results = tune.Results[:1]
+	tune.Status = StatusHung
+	if tb := TableBest(tune); !strings.Contains(tb, "note: only 1 of the 2 configurations has results (the sweep hung)") {
+		t.Errorf("a tune that hung after 1 of 2:\n%s", tb)
+	}
+}

@@ -361,14 +361,18 @@ func analyses(sw *Sweep) (yes, no []string) {
 		yes = append(yes, "model")
 	} else {
 		why := ""
-		if mode == sweep.ModeReference || (sw.Spec != nil && sw.Spec.Program != nil) {
-			why = " (reference sweeps and programs have none)"
+		if mode == sweep.ModeReference {
+			why = " (a reference sweep has none)"
 		}
 		no = append(no, "model: no kernel statistics"+why)
 	}
-	if len(sw.Traces) > 0 {
+	switch {
+	case len(sw.Traces) > 0:
 		yes = append(yes, "anomalies")
-	} else {
+	case sw.Spec != nil && sw.Spec.Program != nil:
+		// 'trace on' cannot help: a program's runs record none yet.
+		no = append(no, "anomalies: no timelines: a program's selective runs record none yet")
+	default:
 		no = append(no, "anomalies: no timelines: run with trace on first")
 	}
 	return yes, no

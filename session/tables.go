@@ -60,6 +60,9 @@ func tableBest(sw *Sweep) string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), format.Seconds(s.SelTotal), s.Chosen, format.Seconds(s.PredChosen))
 	}
 	tw.Flush()
+	// A tune's choice rests on the configurations run, as an evaluate's
+	// does: a tune that hung after 1 of 4 had named its choice unsaid.
+	b.WriteString(partialLine(sw))
 	b.WriteString(bestClassLine(sw))
 	return b.String()
 }
@@ -73,14 +76,31 @@ func partialLine(sw *Sweep) string {
 		have[r.Index] = true
 	}
 	total := len(sw.Configs) - len(sw.Skipped) // 'resume hung=skip' left some out for good
+	skipped := ""
+	if len(sw.skippedList()) > 0 {
+		// Left out for good, the sweep reads "ok": the table had said
+		// nothing of a configuration never measured.
+		label := sw.Labeler()
+		var names []string
+		for _, i := range sw.skippedList() {
+			if i >= 0 && i < len(sw.Configs) {
+				names = append(names, fmt.Sprintf("%d (%s)", i, label(sw.Configs[i])))
+			}
+		}
+		what := "configuration " + names[0] + " was"
+		if len(names) > 1 {
+			what = "configurations " + strings.Join(names, ", ") + " were"
+		}
+		skipped = "note: " + what + " left out ('resume skip=' or 'hung=skip'): the speed-ups, errors and choices are the other configurations' alone\n"
+	}
 	if len(have) >= total || sw.Status == StatusRunning || sw.Status == StatusOK {
-		return ""
+		return skipped
 	}
 	verb := "have"
 	if len(have) == 1 {
 		verb = "has"
 	}
-	return fmt.Sprintf("note: only %d of the %d configurations %s results (the sweep %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
+	return skipped + fmt.Sprintf("note: only %d of the %d configurations %s results (the sweep %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
 		len(have), total, verb, endedAs(sw.Status))
 }
 

@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/internal/launch"
 	"github.com/approxtune/approxtune/internal/preload"
 	"github.com/approxtune/approxtune/internal/programs"
@@ -222,7 +223,13 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	defer cancel(nil)
 	watch := &launchWatch{d: d, configs: configs, stop: cancel}
 	defer watch.ended()
-	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error { return enc.Encode(ev) },
+	failed := 0 // selective runs that failed: told of as error events, the sweep going on
+	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error {
+		if _, ok := ev.(sweep.ErrorEvent); ok {
+			failed++
+		}
+		return enc.Encode(ev)
+	},
 		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Started: watch.started, Ended: watch.ended}
 	if err := r.Sweep(ctx, spec, configs); err != nil {
 		switch cause := context.Cause(ctx); {
@@ -233,6 +240,12 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 		}
 		_ = enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
 		return fail(1, "%v", err)
+	}
+	if failed > 0 {
+		// A batch job reads the exit status: 3 of 4 configurations
+		// crashed had ended with 0 and a choice among the one left.
+		return fail(1, "%s failed and %s no result (their error events are on standard output); the summaries are the other runs'",
+			format.Count(failed, "selective run", "selective runs"), map[bool]string{true: "has", false: "have"}[failed == 1])
 	}
 	return 0
 }

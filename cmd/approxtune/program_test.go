@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -649,6 +650,18 @@ func TestProgramSelectiveFailureRecorded(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// 'program --sweep' ends with exit status 1 when selective runs failed, as
+// the REPL's sweep ends failed: 3 of 4 configurations crashed had ended
+// with 0 and a choice among the one left (a ScaLAPACK review).
+func TestProgramSweepSelectiveFailureExit(t *testing.T) {
+	so, se, err := sweepProgram(t, "fails.c", `"command": [%q, "{x}"]}, "space": {"x": [1, 2], "ranks": [2]}, "policies": ["conditional"]`)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(se, "2 selective runs failed and have no result (their error events are on standard output)") ||
+		strings.Count(so, `"type":"error"`) != 2 {
+		t.Fatalf("program --sweep with failing selective runs: %v\n%s\n%s", err, so, se)
 	}
 }
 

@@ -648,8 +648,9 @@ func (l *launcher) sameCalls(what string, calls map[string]int64) {
 	}
 	l.r.warned = true
 	l.r.Warn(fmt.Sprintf("configuration %s: %s called %s %d times over its ranks, %s %d times: the program's control flow depends on what it computes, "+
-		"which skipped kernels leave meaningless, and its predictions are meaningless too; fix its iteration count "+
-		"or stop on APPROXTUNE_SKIPPING() (docs/programs.md)", l.label, l.callsWhat, worst, l.calls[worst], what, calls[worst]))
+		"which skipped kernels leave meaningless, so its selective runs do other work than its full runs: read their predictions with care. "+
+		"An iteration to convergence: fix its count, or stop on APPROXTUNE_SKIPPING(); pivoting (LU's row swaps) or deflation (a divide-and-conquer eigensolver) cannot be fixed so (docs/programs.md)",
+		l.label, l.callsWhat, worst, l.calls[worst], what, calls[worst]))
 }
 
 // mpirunLine is a line Open MPI's mpirun writes of itself: "[host:pid]
