@@ -673,14 +673,18 @@ func TestCompleteModelRoutines(t *testing.T) {
 	}
 }
 
-// A model whose terms rest on one size (fitted without it, it misses it by
-// more than half) says so; one that follows every size does not.
+// A size the model fitted without it misses by more than half is told of:
+// as one the model rests on where the model fitted with it follows it,
+// and as one that stands apart (an outlier) where it misses it either way
+// (a review's allreduce, 437 µs against 83 µs from the model with it,
+// had been said to carry the model). One that follows every size has no
+// note.
 func TestModelRestsOnOneSize(t *testing.T) {
-	run := func(odd float64) string {
+	run := func(odd float64, at int) string {
 		var ks []sweep.KernelStat
 		for i, n := range []int{16, 32, 64, 128, 256, 512} {
 			v := 1e-6 + 1e-10*float64(n*n*n)*(1+0.02*float64(i%2))
-			if n == 512 {
+			if n == at {
 				v *= odd
 			}
 			ks = append(ks, kstat(fmt.Sprintf("potrf[L] %d", n), 40, v, v/20))
@@ -693,11 +697,19 @@ func TestModelRestsOnOneSize(t *testing.T) {
 		}
 		return out.b.String()
 	}
-	if got := run(1); strings.Contains(got, "rests on one size") {
+	if got := run(1, 0); strings.Contains(got, "rests on one size") || strings.Contains(got, "misses one size") {
 		t.Errorf("a clean n³ family is said to rest on one size:\n%s", got)
 	}
-	if got := run(8); !strings.Contains(got, "potrf[L]: the model rests on one size, n=512: fitted without it, it predicts ") {
-		t.Errorf("a family whose largest size is 8 times its trend does not say the model rests on it:\n%s", got)
+	// The largest size 8 times its trend: the model follows the others
+	// (n³) and misses it, with it as without it.
+	if got := run(8, 512); !strings.Contains(got, "potrf[L]: the model misses one size by more than half, n=512: it predicts ") || strings.Contains(got, "rests on one size") {
+		t.Errorf("a family whose largest size is 8 times its trend:\n%s", got)
+	}
+	// A size in the middle 5 times its trend: the model follows the
+	// others and misses it with it as without it. It stands apart; it
+	// does not carry the model (it had been said to).
+	if got := run(5, 128); !strings.Contains(got, "potrf[L]: the model misses one size by more than half, n=128: it predicts ") || strings.Contains(got, "rests on one size") {
+		t.Errorf("a family with one size 5 times its trend in the middle:\n%s", got)
 	}
 }
 
