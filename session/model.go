@@ -649,13 +649,16 @@ func (s *Session) kernelSweeps() int {
 
 // sizeHint is what to do for more sizes: for a sweep with a block size b,
 // the block sizes to try.
+// The sizes counted are rank 0's kernel statistics: a review's 3 block
+// sizes read as 2, rank 0 running no gemm at b=256 on a 4x1 grid.
 func sizeHint(sw *Sweep) string {
+	const whose = " (the sizes are rank 0's: one only other ranks ran is not among them)"
 	if sw != nil && len(sw.Configs) > 0 {
 		if _, ok := sw.Configs[0].Value("b"); ok {
-			return "sweep more block sizes, e.g. space b=32,64,128,256,512"
+			return "sweep more block sizes, e.g. space b=32,64,128,256,512" + whose
 		}
 	}
-	return "sweep more of the sizes the kernels' dimensions follow"
+	return "sweep more of the sizes the kernels' dimensions follow" + whose
 }
 
 // num writes a size: whole numbers in full, others to 4 digits.
