@@ -1086,9 +1086,8 @@ func (p Progress) Line() string {
 		return s
 	}
 	s := fmt.Sprintf("sweep %d %s %s: %d/%d runs, %s elapsed", sw.ID, mode, sw.Workload, p.Done, p.Total, FormatDuration(p.Elapsed))
-	if p.Done > 0 && p.Done < p.Total && !p.Final {
-		eta := time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done))
-		s += ", about " + FormatDuration(eta) + " left"
+	if left, ok := p.left(); ok {
+		s += ", about " + FormatDuration(left) + " left"
 	}
 	if p.Running != "" && !p.Final {
 		s += "; now " + p.Running
@@ -1099,13 +1098,23 @@ func (p Progress) Line() string {
 	return s
 }
 
-// LineWithin is Line in at most n characters where it can be: what
-// matters least goes first (the run under way, the workload and mode,
-// the word elapsed), so that a narrow terminal keeps the counts and the
-// time left whole; cut at n, it had read "..., about 3" at 60 columns.
+// left is the time the sweep's remaining runs should take at the pace of
+// those done; ok is false where there is no pace or nothing left.
+func (p Progress) left() (time.Duration, bool) {
+	if p.Done <= 0 || p.Done >= p.Total || p.Final {
+		return 0, false
+	}
+	return time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done)), true
+}
+
+// LineWithin is Line in at most n characters where it can be (n <= 0: no
+// limit): what matters least goes first (the run under way, the workload
+// and mode, the word elapsed), so that a narrow terminal keeps the counts
+// and the time left whole; cut at n, it had read "..., about 3" at 60
+// columns.
 func (p Progress) LineWithin(n int) string {
 	full := p.Line()
-	if utf8.RuneCountInString(full) <= n {
+	if n <= 0 || utf8.RuneCountInString(full) <= n {
 		return full
 	}
 	q := p
@@ -1117,8 +1126,8 @@ func (p Progress) LineWithin(n int) string {
 	s := fmt.Sprintf("sweep %d: %d/%d runs, %s", sw.ID, p.Done, p.Total, FormatDuration(p.Elapsed))
 	if sw.Spec != nil && sw.Spec.Search != sweep.SearchNone {
 		s = fmt.Sprintf("sweep %d: %s, %d runs, %s", sw.ID, sw.roundNow(), p.Done, FormatDuration(p.Elapsed))
-	} else if p.Done > 0 && p.Done < p.Total && !p.Final {
-		s += ", " + FormatDuration(time.Duration(float64(p.Elapsed)/float64(p.Done)*float64(p.Total-p.Done))) + " left"
+	} else if left, ok := p.left(); ok {
+		s += ", " + FormatDuration(left) + " left"
 	}
 	if p.Final {
 		s += " (" + string(sw.Status) + ")"

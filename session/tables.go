@@ -77,15 +77,13 @@ func partialLine(sw *Sweep) string {
 	}
 	total := len(sw.Configs) - len(sw.Skipped) // 'resume hung=skip' left some out for good
 	skipped := ""
-	if len(sw.skippedList()) > 0 {
+	if left := sw.skippedList(); len(left) > 0 {
 		// Left out for good, the sweep reads "ok": the table had said
 		// nothing of a configuration never measured.
 		label := sw.Labeler()
 		var names []string
-		for _, i := range sw.skippedList() {
-			if i >= 0 && i < len(sw.Configs) {
-				names = append(names, fmt.Sprintf("%d (%s)", i, label(sw.Configs[i])))
-			}
+		for _, i := range left {
+			names = append(names, fmt.Sprintf("%d (%s)", i, label(sw.Configs[i])))
 		}
 		what := "configuration " + names[0] + " was"
 		if len(names) > 1 {

@@ -147,17 +147,27 @@ func (k sweepKind) match(evs []event) error {
 	if err := json.Unmarshal(evs[i].Spec, &s); err != nil {
 		return fmt.Errorf("the start event's spec: %w", err)
 	}
-	tols := make([]float64, len(s.Tolerances))
-	for i, t := range s.Tolerances {
-		tols[i] = float64(t)
-	}
-	if s.Workload == k.workload && s.Search == k.search &&
-		(k.policies == nil || sameSet(s.Policies, k.policies)) &&
-		(k.tolerances == nil || sameSet(tols, k.tolerances)) &&
-		(k.models == modelsAny || s.Models == (k.models == modelsOn)) {
+	got := s.kind()
+	if got.workload == k.workload && got.search == k.search &&
+		(k.policies == nil || sameSet(got.policies, k.policies)) &&
+		(k.tolerances == nil || sameSet(got.tolerances, k.tolerances)) &&
+		(k.models == modelsAny || (got.models == modelsOn) == (k.models == modelsOn)) {
 		return nil
 	}
-	return fmt.Errorf("holds a sweep of %s; want a sweep of %s (%s)", s.describe(), k.describe(), k.spec)
+	return fmt.Errorf("holds a sweep of %s; want a sweep of %s (%s)", got.describe(), k.describe(), k.spec)
+}
+
+// kind is the sweepKind a start event's spec is of; its models are on, or
+// any (a spec without them is described without them).
+func (s startSpec) kind() sweepKind {
+	k := sweepKind{workload: s.Workload, search: s.Search, policies: s.Policies}
+	for _, t := range s.Tolerances {
+		k.tolerances = append(k.tolerances, float64(t))
+	}
+	if s.Models {
+		k.models = modelsOn
+	}
+	return k
 }
 
 // sameSet says whether a and b hold the same values, in any order.
@@ -175,29 +185,6 @@ func tolerances(ts []float64) string {
 		out[i] = format.Tolerance(t)
 	}
 	return strings.Join(out, ",")
-}
-
-// describe names a sweep's workload, search, policies, tolerances and
-// models.
-func (s startSpec) describe() string {
-	d := "workload " + s.Workload
-	if s.Search != "" {
-		d += ", search " + s.Search
-	} else {
-		d += ", no search"
-	}
-	d += ", policies " + strings.Join(s.Policies, ",")
-	if len(s.Tolerances) > 0 {
-		ts := make([]float64, len(s.Tolerances))
-		for i, t := range s.Tolerances {
-			ts[i] = float64(t)
-		}
-		d += ", tolerances " + tolerances(ts)
-	}
-	if s.Models {
-		d += ", models on"
-	}
-	return d
 }
 
 // describe names what a sweep of kind k has.
@@ -297,12 +284,7 @@ func spanOf(layout string, mean, lo, hi float64, n int) string {
 }
 
 // plural is n and word, in the plural unless n is 1.
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+func plural(n int, word string) string { return format.Count(n, word, word+"s") }
 
 // floorFigure is the pooled noise floor of the sweeps' floors (measured,
 // as a percentage), its interval where there are two or more, "n/a"

@@ -244,8 +244,12 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	if failed > 0 {
 		// A batch job reads the exit status: 3 of 4 configurations
 		// crashed had ended with 0 and a choice among the one left.
+		have := "have"
+		if failed == 1 {
+			have = "has"
+		}
 		return fail(1, "%s failed and %s no result (their error events are on standard output); the summaries are the other runs'",
-			format.Count(failed, "selective run", "selective runs"), map[bool]string{true: "has", false: "have"}[failed == 1])
+			format.Count(failed, "selective run", "selective runs"), have)
 	}
 	return 0
 }

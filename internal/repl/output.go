@@ -118,10 +118,7 @@ func (o *termOutput) Update(p session.Progress) {
 	if o.height != nil {
 		h = o.height()
 	}
-	lines := []string{p.Line()}
-	if w > 1 {
-		lines[0] = p.LineWithin(w - 1)
-	}
+	lines := []string{p.LineWithin(w - 1)}
 	if c := session.TextChartIn(p.Sweep.ChartRows(), o.color, max(w-1, 0)); c != "" {
 		chart := strings.Split(strings.TrimSuffix(c, "\n"), "\n")
 		if room := h - 2 - len(lines); h > 0 && !p.Final && len(chart) > room && room >= 2 {

@@ -54,8 +54,9 @@ type Comm struct {
 	promised map[uint64]int64 // collectives' calls left that run without records on a member's promise
 	timed    map[uint64]int64 // never-skipped collectives executed here after records, per key
 
-	// open are a program's receives started through the engine and not yet
-	// completed, in posting order (Request.takeInOrder).
+	// open are the receives started through the engine (StartRecv: a
+	// program's, and a workload's Irecv) and not yet completed, in
+	// posting order (Request.takeInOrder).
 	open []*Request
 }
 
