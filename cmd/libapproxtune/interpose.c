@@ -437,10 +437,10 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 }
 
 // Fortran MPI (mpif.h and the mpi module, as gfortran names them). Open MPI's
-// Fortran layer calls PMPI_* and never reaches the C interposers above;
-// MPICH's calls the C MPI_* routines, which then find the library busy and
-// neither count nor model the call twice. Handles are converted with the
-// MPI library's own *_f2c.
+// Fortran layer calls PMPI_* and never reaches the C interposers above:
+// fortran.c interposes the rest of its routines. MPICH's calls the C MPI_*
+// routines, which then find the library busy and neither count nor model
+// the call twice. Handles are converted with the MPI library's own *_f2c.
 
 void mpi_init_(MPI_Fint *ierr) {
 	static void (*real)(MPI_Fint *);
@@ -491,13 +491,15 @@ void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
 	at_leave();
 }
 
-// mpi_allreduce_ is forwarded: its send buffer may be Fortran's
-// MPI_IN_PLACE, which only the Fortran layer translates. A Fortran layer
-// that calls MPI_Allreduce (MPICH's) reaches the C interposer, which counts
-// and models the call; one that calls PMPI_Allreduce (Open MPI's) does not,
-// and the call is counted here, after it ran (at_f_allreduce). Entered
-// before forwarding, the library had been busy for the C interposer, and
-// under MPICH a Fortran program's allreduces always ran.
+#if !defined(OPEN_MPI)
+// mpi_allreduce_ is forwarded (Open MPI's is fortran.c's): its send buffer
+// may be Fortran's MPI_IN_PLACE, which only the Fortran layer translates.
+// A Fortran layer that calls MPI_Allreduce (MPICH's) reaches the C
+// interposer, which counts and models the call; one that calls
+// PMPI_Allreduce does not, and the call is counted here, after it ran
+// (at_f_allreduce). Entered before forwarding, the library had been busy
+// for the C interposer, and under MPICH a Fortran program's allreduces
+// always ran.
 void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, MPI_Fint *c, MPI_Fint *ierr) {
 	static void (*real)(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
 	if (real == NULL) real = at_next("mpi_allreduce_");
@@ -509,6 +511,7 @@ void mpi_allreduce_(void *sb, void *rb, MPI_Fint *n, MPI_Fint *t, MPI_Fint *op, 
 		at_leave();
 	}
 }
+#endif
 
 // The timed region, when the program marks it (approxtune.h): every rank
 // calls approxtune_begin, then approxtune_end. Outside a selective or
