@@ -107,6 +107,9 @@ func atBegin() C.uintptr_t {
 	e.SetConfidence(cfg.Confidence)
 	e.SetNMin(cfg.NMin)
 	e.SetModels(cfg.Models)
+	// Every launch is a fresh process, with no warm-up run: the first call
+	// of each kernel is cold (selective/cold.go).
+	e.SetColdFirstCalls(true)
 	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, pol: pol, comms: map[uintptr]*selective.Comm{}}
 	r.comms[world.Handle()] = e.World()
 	if pol != nil && preload.MarksRegion() {

@@ -35,6 +35,7 @@ type kstat struct {
 	pred         *prediction // models on, no samples: its time predicted from its family's model (models.go)
 	ready        bool        // models on: known to the tolerance from its own samples
 	pooled       bool        // Sharer: charged from the sample pooled over the processes (Track.pooled, pool.go)
+	first        bool        // cold first calls: this call is the process's first of the kernel (cold.go)
 }
 
 // Track holds a policy x tolerance's statistics across the configurations of
@@ -99,7 +100,8 @@ type Engine struct {
 	k         *kernels.Kernels
 	qs        *quantiles
 	nmin      int64
-	models    bool // kernels never measured are predicted from models (models.go)
+	models    bool       // kernels never measured are predicted from models (models.go)
+	cold      *coldFirst // nil unless SetColdFirstCalls (cold.go)
 
 	// sameClock: every rank reads the same mpi.Clock (one host), so a
 	// receiver can tell idle waiting from transfer. Communication and
@@ -326,6 +328,9 @@ type RunStats struct {
 // run it also computes the track's critical-path counts (collective over world).
 func (e *Engine) End() (RunStats, error) {
 	defer func() { e.cutoff = 0 }()
+	if e.cold != nil {
+		e.cold.flush()
+	}
 	if e.on {
 		e.gap()
 		if e.skip {
@@ -525,7 +530,9 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	if e.tracing {
 		e.span(st.key, t0, t1, 0, false)
 	}
-	st.Add(dt)
+	if e.cold == nil || !e.cold.hold(st, dt) {
+		st.Add(dt)
+	}
 	e.add(dt, st.key)
 	e.executed++
 	if e.models {
@@ -614,6 +621,9 @@ func smallMessage(k Key) bool { return 8*int64(k.M) <= EagerLimit }
 // Kernel intercepts a computation kernel (kernels.Interceptor).
 func (e *Engine) Kernel(c *kernels.Call) {
 	if !e.on {
+		if e.cold != nil {
+			e.cold.seen[compKey(c.Sig)] = true
+		}
 		c.Run()
 		return
 	}
@@ -627,6 +637,9 @@ func (e *Engine) Kernel(c *kernels.Call) {
 	}
 	e.gap()
 	st := e.stat(compKey(c.Sig))
+	if e.cold != nil {
+		e.cold.called(st)
+	}
 	if e.skippable(st) {
 		e.skippedFor(st, 0)
 		e.resume()
@@ -671,6 +684,9 @@ func (e *Engine) prepareInput(c *kernels.Call) bool {
 // before the next event, in the same log entry, when the kernel is skipped).
 func (e *Engine) kernelCPU(c *kernels.Call) {
 	st := e.stat(compKey(c.Sig))
+	if e.cold != nil {
+		e.cold.called(st)
+	}
 	if e.skippable(st) {
 		e.skippedFor(st, 0)
 		return

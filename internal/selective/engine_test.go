@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 		"models-gemm":    modelsGemm,
 		"p2p-elide":      p2pElide,
 		"small-turns":    smallMessagesTakingTurns,
+		"cold-first":     coldFirstCalls,
 	})
 }
 
@@ -239,6 +240,7 @@ func TestEagerSharesOnExecution(t *testing.T)     { mpitest.Run(t, "eager-once",
 func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4) }
 
 func TestPredictionStandardError(t *testing.T) { mpitest.Run(t, "prediction-se", 4) }
+func TestColdFirstCalls(t *testing.T)          { mpitest.Run(t, "cold-first", 2) }
 
 // A skipped kernel's estimated mean adds its uncertainty to the path: rank
 // r skips 3(r+1) calls of a kernel whose mean has standard error se (s/sqrt(n)
@@ -298,6 +300,61 @@ func predictionSE(r *mpitest.R) {
 		}
 		if rs.Skipped != 0 || rs.Var != 0 || p.SE != 0 {
 			r.Errorf("tolerance 0: %d skipped, variance %g, standard error %g; want all 0", rs.Skipped, rs.Var, p.SE)
+		}
+	}
+}
+
+// With cold first calls (the preload library's engine: a program's launches
+// are fresh processes), a kernel's first call in the process, 40 ms where
+// the others take 4, is charged as it ran but left out of the kernel's
+// sample once the kernel is called again, so its skipped calls are charged
+// about 4 ms; a kernel called once keeps its only sample. Without, the
+// first call's 40 ms is among the samples. A spin called during a run the
+// engine does not intercept (Off) is not cold in the next.
+func coldFirstCalls(r *mpitest.R) {
+	k1 := compKey(kernels.Signature{Routine: kernels.Spin, M: 1})
+	k2 := compKey(kernels.Signature{Routine: kernels.Spin, M: 2})
+	k3 := compKey(kernels.Signature{Routine: kernels.Spin, M: 3})
+	for _, cold := range []bool{true, false} {
+		e := newEngine(r)
+		e.SetColdFirstCalls(cold)
+		k := e.Kernels()
+		e.Begin(nil, Off)
+		k.Spin(3, 0.004)
+		if _, err := e.End(); err != nil {
+			r.Fatalf("end: %v", err)
+		}
+		tr := NewTrack(policy.Conditional{}, 0.5)
+		e.Begin(tr, Selective)
+		k.Spin(1, 0.04)
+		for i := 0; i < 11; i++ {
+			k.Spin(1, 0.004)
+		}
+		k.Spin(2, 0.006)
+		k.Spin(3, 0.004)
+		k.Spin(3, 0.004)
+		k.Spin(3, 0.004)
+		rs, err := e.End()
+		if err != nil {
+			r.Fatalf("end: %v", err)
+		}
+		s1, s2, s3 := tr.stats[k1], tr.stats[k2], tr.stats[k3]
+		if cold {
+			if s1.N < 2 || s1.Mean > 0.006 || s1.skips == 0 {
+				r.Errorf("cold first calls: spin 1's sample %+v (%d skipped); want its 4 ms calls only, and some skipped", s1.Stat, s1.skips)
+			}
+			if s2.N != 1 || math.Abs(s2.Mean-0.006) > 0.003 {
+				r.Errorf("cold first calls: spin 2, called once: sample %+v; want its one call's 6 ms", s2.Stat)
+			}
+			if s3.N+s3.skips != 3 {
+				r.Errorf("cold first calls: spin 3, called before the run: sample %+v, %d skipped; want each of its 3 calls sampled or skipped", s3.Stat, s3.skips)
+			}
+			// The path: 40 + 11 x 4 + 6 + 12 ms, each skipped call at its mean.
+			if rs.Total < 0.09 || rs.Total > 0.14 {
+				r.Errorf("cold first calls: path %.3f s; want about 0.102 s", rs.Total)
+			}
+		} else if s1.N < 2 || s1.Mean < 0.006 {
+			r.Errorf("without cold first calls: spin 1's sample %+v; want the 40 ms call among them", s1.Stat)
 		}
 	}
 }
