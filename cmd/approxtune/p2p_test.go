@@ -51,7 +51,8 @@ func TestProgramPointToPointFortran(t *testing.T) {
 // (testdata/program/requests.f90: MPI_WAITANY's and MPI_WAITSOME's 1-based
 // indices, MPI_TESTANY's LOGICAL flag, MPI_TESTSOME, MPI_TESTALL,
 // MPI_SENDRECV_REPLACE, the gathers, communicators from MPI_COMM_DUP,
-// MPI_CART_CREATE and MPI_CART_SUB, MPI_CANCEL) give the program what MPI
+// MPI_CART_CREATE and MPI_CART_SUB, MPI_CANCEL, MPI_BOTTOM in a broadcast,
+// which had crashed every launch, and a Sendrecv) give the program what MPI
 // gives it alone: at tolerance 0 the same output, every case passing; at
 // 2^-1, with messages skipped, every case still passing.
 func TestProgramFortranRequests(t *testing.T) {
@@ -60,7 +61,7 @@ func TestProgramFortranRequests(t *testing.T) {
 	bin, lib := testenv.Build(t), buildPreload(t)
 	prog := compile(t, mpifort, filepath.Join("testdata", "program", "requests.f90"))
 	const ranks, reps = 4, 6
-	cases := []string{"waitany", "waitsome", "testany", "replace", "gathers", "comms", "cancel"}
+	cases := []string{"waitany", "waitsome", "testany", "replace", "gathers", "comms", "cancel", "bottom"}
 	var want strings.Builder
 	for i := 0; i < reps; i++ {
 		for _, c := range cases {
@@ -224,6 +225,30 @@ func mpichPreload(t *testing.T) (lib, mpicc, mpiexec string) {
 	return lib, mpicc, mpiexec
 }
 
+// An MPICH program, with the library built for MPICH, that Open MPI's
+// mpirun would start is refused before it is launched, and the message
+// names the launcher to set: Open MPI's mpirun had started its ranks as
+// one-rank jobs, and a check of 4 ranks had reported 1 rank's calls, exit
+// 0 (a review). With APPROXTUNE_MPIRUN set to MPICH's, the check counts
+// every rank's calls.
+func TestProgramOtherLauncherRefused(t *testing.T) {
+	lib, mpicc, mpiexec := mpichPreload(t)
+	openmpi := testenv.Tool(t, "mpirun.openmpi")
+	bin := testenv.Build(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "exchange.c"), "-lopenblas")
+	t.Setenv("APPROXTUNE_MPIRUN", openmpi)
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "4", prog, "2", "64")
+	if code == 0 || !strings.Contains(stderr, "would start each rank as a job of its own") ||
+		!strings.Contains(stderr, "APPROXTUNE_MPIRUN=mpiexec.mpich") || strings.Contains(stdout, "intercepted") {
+		t.Errorf("program --check of an MPICH program under Open MPI's mpirun: exit %d; want a refusal naming APPROXTUNE_MPIRUN=mpiexec.mpich\n%s%s", code, stdout, stderr)
+	}
+	t.Setenv("APPROXTUNE_MPIRUN", mpiexec)
+	stdout, stderr, code = runCheck(t, bin, lib, "--ranks", "4", prog, "2", "64")
+	if code != 0 || !strings.Contains(stdout, "over 4 ranks") {
+		t.Errorf("program --check under mpiexec.mpich: exit %d; want the calls of 4 ranks\n%s%s", code, stdout, stderr)
+	}
+}
+
 // The preload library builds against MPICH (-tags mpich), whose MPI_Request
 // and MPI_Comm are integers, and runs the same program's every message form
 // under MPICH's launcher: at tolerance 0 every call executes and the output
@@ -349,5 +374,17 @@ func TestProgramFortranMPICH(t *testing.T) {
 	}
 	if so.String() != fortranOutput {
 		t.Errorf("the program's output changed: %q, want %q", so.String(), fortranOutput)
+	}
+
+	// requests.f90's cases pass, its MPI_BOTTOM broadcast among them,
+	// which had crashed every launch under MPICH too.
+	req := compile(t, mpifort, filepath.Join("testdata", "program", "requests.f90"))
+	cmd = exec.CommandContext(ctx, mpiexec, "-n", "4", "-genv", "LD_PRELOAD", lib,
+		"-genv", preload.EnvRun, fmt.Sprintf(`{"policy":"eager","tolerance":0,"out":%q}`, out), req, "exact", "1")
+	so.Reset()
+	se.Reset()
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Run(); err != nil || strings.Count(so.String(), " ok\n") != 8 {
+		t.Errorf("requests.f90 under MPICH at tolerance 0: %v; want its 8 cases ok\n%s%s", err, so.String(), se.String())
 	}
 }

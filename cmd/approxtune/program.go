@@ -130,6 +130,9 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	if err != nil {
 		return nil, err
 	}
+	if err := preload.CheckLauncher(path, l.Path, l.Flavor.Name()); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "approxtune-check")
 	if err != nil {
 		return nil, err

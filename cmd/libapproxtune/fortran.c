@@ -292,7 +292,18 @@ void mpi_testsome_(fi *n, fi *reqs, fi *outcount, fi *indices, fi *sts, fi *ierr
 	at_f_some(1, n, reqs, outcount, indices, sts, ierr);
 }
 
-// Collectives (MPI_Bcast and MPI_Barrier are interpose.c's, for both MPIs).
+// Collectives. A broadcast's MPI_BOTTOM is converted like the others':
+// passed on as an address, a broadcast of a datatype of absolute addresses
+// had crashed every launch, its full runs too (a review; under MPICH too,
+// whose own Fortran layer now converts it).
+
+void mpi_bcast_(void *b, fi *n, fi *t, fi *root, fi *c, fi *ierr) {
+	*ierr = MPI_Bcast(at_f_buf(b), *n, AT_TYPE(t), *root, AT_COMM(c));
+}
+
+void mpi_barrier_(fi *c, fi *ierr) {
+	*ierr = MPI_Barrier(AT_COMM(c));
+}
 
 void mpi_allreduce_(void *sb, void *rb, fi *n, fi *t, fi *op, fi *c, fi *ierr) {
 	*ierr = MPI_Allreduce(at_f_buf(sb), at_f_buf(rb), *n, AT_TYPE(t), PMPI_Op_f2c(*op), AT_COMM(c));

@@ -436,11 +436,11 @@ void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const 
 	at_leave();
 }
 
-// Fortran MPI (mpif.h and the mpi module, as gfortran names them). Open MPI's
-// Fortran layer calls PMPI_* and never reaches the C interposers above:
-// fortran.c interposes the rest of its routines. MPICH's calls the C MPI_*
-// routines, which then find the library busy and neither count nor model
-// the call twice. Handles are converted with the MPI library's own *_f2c.
+// Fortran MPI (mpif.h and the mpi module, as gfortran names them): MPI_Init
+// and MPI_Finalize, which start and end the selective run whichever layer
+// the MPI library's Fortran MPI_INIT goes through. Open MPI's Fortran layer
+// calls PMPI_* and never reaches the C interposers above: fortran.c
+// interposes the rest of its routines. MPICH's calls the C MPI_* routines.
 
 void mpi_init_(MPI_Fint *ierr) {
 	static void (*real)(MPI_Fint *);
@@ -467,28 +467,6 @@ void mpi_finalize_(MPI_Fint *ierr) {
 	at_finishing();
 	real(ierr);
 	at_depth--;
-}
-
-void mpi_bcast_(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr) {
-	static void (*real)(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
-	if (real == NULL) real = at_next("mpi_bcast_");
-	if (at_enter(AT_MPI_BCAST) && at_run) {
-		*ierr = atBcast(at_run, b, *n, PMPI_Type_f2c(*t), *root, PMPI_Comm_f2c(*c));
-	} else {
-		real(b, n, t, root, c, ierr);
-	}
-	at_leave();
-}
-
-void mpi_barrier_(MPI_Fint *c, MPI_Fint *ierr) {
-	static void (*real)(MPI_Fint *, MPI_Fint *);
-	if (real == NULL) real = at_next("mpi_barrier_");
-	if (at_enter(AT_MPI_BARRIER) && at_run) {
-		*ierr = atBarrier(at_run, PMPI_Comm_f2c(*c));
-	} else {
-		real(c, ierr);
-	}
-	at_leave();
 }
 
 #if !defined(OPEN_MPI)

@@ -78,6 +78,18 @@ func ForPath(path string) (*Launcher, error) {
 	return &Launcher{Path: path, Flavor: flavorOf(string(out)), Cores: runtime.NumCPU()}, nil
 }
 
+// Name is the flavor's implementation as people name it ("Open MPI",
+// "MPICH"), "" when unknown.
+func (f Flavor) Name() string {
+	switch f {
+	case OpenMPI:
+		return "Open MPI"
+	case MPICH:
+		return "MPICH"
+	}
+	return ""
+}
+
 func flavorOf(version string) Flavor {
 	switch {
 	case strings.Contains(version, "Open MPI"), strings.Contains(version, "OpenRTE"):

@@ -215,6 +215,23 @@ func CheckMPI(path, lib string) error {
 		path, prog, progLib, lib, ours, ourLib, ours, prog, build, launcher)
 }
 
+// CheckLauncher refuses a program linking one MPI implementation that
+// would be started by the other's launcher (launcher: the mpirun's path;
+// flavor: "Open MPI" or "MPICH", "" when unknown): Open MPI's mpirun starts
+// an MPICH program's ranks as separate one-rank jobs, and a check of 4
+// ranks had reported the calls of 1, exit 0 (a review).
+func CheckLauncher(path, launcher, flavor string) error {
+	prog, progLib := linkedMPI(path)
+	if prog == "" || flavor == "" || prog == flavor {
+		return nil
+	}
+	other := "APPROXTUNE_MPIRUN=mpiexec.mpich"
+	if prog == "Open MPI" {
+		other = "APPROXTUNE_MPIRUN=mpirun.openmpi"
+	}
+	return fmt.Errorf("%s links %s (%s), and the launcher %s is %s's: it would start each rank as a job of its own; set %s (%s's launcher) where approxtune runs", path, prog, progLib, launcher, flavor, other, prog)
+}
+
 // linkedMPI names the MPI implementation the ELF file at path links, and
 // the library that says so; "" when it links none it can name.
 func linkedMPI(path string) (impl, soname string) {

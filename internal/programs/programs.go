@@ -482,6 +482,11 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 	if err := preload.CheckMPI(path, r.Lib); err != nil {
 		return nil, err
 	}
+	if m, ok := r.Launcher.(Mpirun); ok && m.Launcher != nil {
+		if err := preload.CheckLauncher(path, m.Path, m.Flavor.Name()); err != nil {
+			return nil, err
+		}
+	}
 	argv[0] = path
 	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
 		tmpl := p.Decks[file]

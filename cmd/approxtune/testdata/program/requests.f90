@@ -11,6 +11,9 @@
 !   comms     MPI_COMM_DUP, MPI_CART_CREATE (periodic, LOGICAL), MPI_CART_SUB,
 !             a message on each, MPI_COMM_FREE
 !   cancel    MPI_CANCEL of a receive never matched: MPI_TEST_CANCELLED
+!   bottom    MPI_BCAST and MPI_SENDRECV of MPI_BOTTOM with datatypes of
+!             absolute addresses (MPI_TYPE_CREATE_STRUCT of integers and
+!             doubles)
 ! The sequence runs REPS times (the second argument, default 1), so that a
 ! selective run may skip the later ones' messages. The doubles (messages
 ! of M doubles, over the eager limit) are checked exactly with the first
@@ -23,6 +26,10 @@ program requests
   integer :: ierr, rank, nprocs, left, right, i, k, idx, n, out, tag, cnt
   integer :: q(2), sq(2), idxs(2), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2), ints(2)
   integer :: dup, cart, line, dims(1), coords(1), src, dst, rep, reps
+  integer :: stype, rtype, bl(2), bt(2)
+  integer(kind=MPI_ADDRESS_KIND) :: bdisp(2)
+  integer, volatile :: bi(4), ri(4)
+  double precision, volatile :: bd(m), rd(m)
   logical :: exact, ok, flag, done(2), periods(1), remain(1)
   double precision :: x(m, 2), y(m, 2), z(m)
   double precision, allocatable :: g(:), h(:)
@@ -202,6 +209,35 @@ program requests
   call MPI_TEST_CANCELLED(st, flag, ierr)
   ok = flag .and. q(1) == MPI_REQUEST_NULL
   call report('cancel')
+
+  ! bottom
+  bi = -1
+  bd = -1
+  if (rank == 0) then
+    bi = (/ 7, 8, 9, 10 /)
+    bd = 0.5d0
+  end if
+  bl = (/ 4, m /)
+  bt = (/ MPI_INTEGER, MPI_DOUBLE_PRECISION /)
+  call MPI_GET_ADDRESS(bi, bdisp(1), ierr)
+  call MPI_GET_ADDRESS(bd, bdisp(2), ierr)
+  call MPI_TYPE_CREATE_STRUCT(2, bl, bdisp, bt, stype, ierr)
+  call MPI_TYPE_COMMIT(stype, ierr)
+  call MPI_GET_ADDRESS(ri, bdisp(1), ierr)
+  call MPI_GET_ADDRESS(rd, bdisp(2), ierr)
+  call MPI_TYPE_CREATE_STRUCT(2, bl, bdisp, bt, rtype, ierr)
+  call MPI_TYPE_COMMIT(rtype, ierr)
+  call MPI_BCAST(MPI_BOTTOM, 1, stype, 0, MPI_COMM_WORLD, ierr)
+  ok = all(bi == (/ 7, 8, 9, 10 /))
+  if (exact) ok = ok .and. all(bd == 0.5d0)
+  bi = (/ rank, 1, 2, 3 /)
+  bd = rank
+  call MPI_SENDRECV(MPI_BOTTOM, 1, stype, right, 11, MPI_BOTTOM, 1, rtype, left, 11, MPI_COMM_WORLD, st, ierr)
+  ok = ok .and. ri(1) == left .and. ri(4) == 3 .and. st(MPI_SOURCE) == left
+  if (exact) ok = ok .and. all(rd == left)
+  call MPI_TYPE_FREE(stype, ierr)
+  call MPI_TYPE_FREE(rtype, ierr)
+  call report('bottom')
   end do
 
   call MPI_FINALIZE(ierr)
