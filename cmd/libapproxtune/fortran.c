@@ -329,6 +329,24 @@ void mpi_alltoall_(void *sb, fi *sn, fi *st, void *rb, fi *rn, fi *rt, fi *c, fi
 	*ierr = MPI_Alltoall(at_f_buf(sb), *sn, AT_TYPE(st), at_f_buf(rb), *rn, AT_TYPE(rt), AT_COMM(c));
 }
 
+void mpi_allgatherv_(void *sb, fi *sn, fi *st, void *rb, fi *rcounts, fi *displs, fi *rt, fi *c, fi *ierr) {
+	*ierr = MPI_Allgatherv(at_f_buf(sb), *sn, AT_TYPE(st), at_f_buf(rb), rcounts, displs, AT_TYPE(rt), AT_COMM(c));
+}
+
+void mpi_gatherv_(void *sb, fi *sn, fi *st, void *rb, fi *rcounts, fi *displs, fi *rt, fi *root, fi *c, fi *ierr) {
+	*ierr = MPI_Gatherv(at_f_buf(sb), *sn, AT_TYPE(st), at_f_buf(rb), rcounts, displs, AT_TYPE(rt), *root, AT_COMM(c));
+}
+
+void mpi_scatterv_(void *sb, fi *scounts, fi *displs, fi *st, void *rb, fi *rn, fi *rt, fi *root, fi *c, fi *ierr) {
+	*ierr = MPI_Scatterv(at_f_buf(sb), scounts, displs, AT_TYPE(st), at_f_buf(rb), *rn, AT_TYPE(rt), *root, AT_COMM(c));
+}
+
+void mpi_alltoallv_(void *sb, fi *scounts, fi *sdispls, fi *st, void *rb, fi *rcounts, fi *rdispls, fi *rt, fi *c,
+	fi *ierr) {
+	*ierr = MPI_Alltoallv(at_f_buf(sb), scounts, sdispls, AT_TYPE(st), at_f_buf(rb), rcounts, rdispls, AT_TYPE(rt),
+		AT_COMM(c));
+}
+
 // Communicators: the engine learns each new one's shape.
 
 // AT_F_COMM defines a constructor: the C routine's call, the new

@@ -54,6 +54,10 @@
 	X(AT_MPI_ALLGATHER, MPI_Allgather) \
 	X(AT_MPI_SCATTER, MPI_Scatter) \
 	X(AT_MPI_ALLTOALL, MPI_Alltoall) \
+	X(AT_MPI_ALLGATHERV, MPI_Allgatherv) \
+	X(AT_MPI_ALLTOALLV, MPI_Alltoallv) \
+	X(AT_MPI_GATHERV, MPI_Gatherv) \
+	X(AT_MPI_SCATTERV, MPI_Scatterv) \
 	X(AT_MPI_BARRIER, MPI_Barrier) \
 	X(AT_MPI_COMM_SPLIT, MPI_Comm_split) \
 	X(AT_MPI_COMM_DUP, MPI_Comm_dup) \
@@ -101,6 +105,24 @@ uintptr_t at_status_at(uintptr_t sts, int i);
 int at_proc_null(void);
 void at_pending_add(int d);
 enum { AT_OP_GATHER, AT_OP_ALLGATHER, AT_OP_SCATTER, AT_OP_ALLTOALL };
+// The v-collectives' arguments (p2p.c): counts and displacements of the
+// side that has them, the other side's single count.
+enum { AT_OP_ALLGATHERV, AT_OP_ALLTOALLV, AT_OP_GATHERV, AT_OP_SCATTERV };
+struct at_vargs {
+	int op;
+	const void *sb;
+	int sn;
+	const int *scounts, *sdispls;
+	MPI_Datatype st;
+	void *rb;
+	int rn;
+	const int *rcounts, *rdispls;
+	MPI_Datatype rt;
+	int root;
+	MPI_Comm c;
+};
+int at_vcall(struct at_vargs *a);
+long long at_v_bytes(struct at_vargs *a);
 int at_gathers(int op, uintptr_t sb, int sn, MPI_Datatype st, uintptr_t rb, int rn, MPI_Datatype rt, int root,
 	MPI_Comm c);
 uintptr_t atp_in_place(void);

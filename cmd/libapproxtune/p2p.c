@@ -413,6 +413,91 @@ int MPI_Alltoall(const void *sb, int sn, MPI_Datatype st, void *rb, int rn, MPI_
 	return r;
 }
 
+// The v-collectives, whose members may each move a different amount: the
+// engine always executes them, keyed by the bytes this process moves
+// (atCollectiveV), and the path goes through them as through the others.
+
+// at_vcall performs the v-collective a (for Go).
+int at_vcall(struct at_vargs *a) {
+	switch (a->op) {
+	case AT_OP_ALLGATHERV:
+		return PMPI_Allgatherv(a->sb, a->sn, a->st, a->rb, a->rcounts, a->rdispls, a->rt, a->c);
+	case AT_OP_GATHERV:
+		return PMPI_Gatherv(a->sb, a->sn, a->st, a->rb, a->rcounts, a->rdispls, a->rt, a->root, a->c);
+	case AT_OP_SCATTERV:
+		return PMPI_Scatterv(a->sb, a->scounts, a->sdispls, a->st, a->rb, a->rn, a->rt, a->root, a->c);
+	}
+	return PMPI_Alltoallv(a->sb, a->scounts, a->sdispls, a->st, a->rb, a->rcounts, a->rdispls, a->rt, a->c);
+}
+
+static long long at_type_bytes(MPI_Datatype t, long long n) {
+	int size = 0;
+	if (n == 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS) return 0;
+	return n * size;
+}
+
+static long long at_sum(const int *counts, int n) {
+	long long s = 0;
+	for (int i = 0; i < n; i++) s += counts[i];
+	return s;
+}
+
+// at_v_bytes is the bytes this process sends in the v-collective a on an
+// intracommunicator (it receives them where it sends in place, or, for
+// Scatterv, where it is not the root).
+long long at_v_bytes(struct at_vargs *a) {
+	int rank = 0, size = 1;
+	PMPI_Comm_rank(a->c, &rank);
+	PMPI_Comm_size(a->c, &size);
+	switch (a->op) {
+	case AT_OP_ALLGATHERV:
+		return a->sb == MPI_IN_PLACE ? at_type_bytes(a->rt, a->rcounts[rank]) : at_type_bytes(a->st, a->sn);
+	case AT_OP_GATHERV:
+		if (rank == a->root && a->sb == MPI_IN_PLACE) return at_type_bytes(a->rt, a->rcounts[rank]);
+		return at_type_bytes(a->st, a->sn);
+	case AT_OP_SCATTERV:
+		if (rank == a->root) {
+			return a->rb == MPI_IN_PLACE ? at_type_bytes(a->st, a->scounts[rank]) : at_type_bytes(a->rt, a->rn);
+		}
+		return at_type_bytes(a->rt, a->rn);
+	}
+	return a->sb == MPI_IN_PLACE ? at_type_bytes(a->rt, at_sum(a->rcounts, size)) : at_type_bytes(a->st, at_sum(a->scounts, size));
+}
+
+static int at_v(int idx, struct at_vargs *a) {
+	int r = AT_RUN_IF(idx) ? atCollectiveV(at_current_run(), a) : at_vcall(a);
+	at_busy_leave();
+	return r;
+}
+
+int MPI_Allgatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int *rcounts, const int *displs,
+	MPI_Datatype rt, MPI_Comm c) {
+	struct at_vargs a = {.op = AT_OP_ALLGATHERV, .sb = sb, .sn = sn, .st = st, .rb = rb, .rcounts = rcounts,
+		.rdispls = displs, .rt = rt, .c = c};
+	return at_v(AT_MPI_ALLGATHERV, &a);
+}
+
+int MPI_Gatherv(const void *sb, int sn, MPI_Datatype st, void *rb, const int *rcounts, const int *displs,
+	MPI_Datatype rt, int root, MPI_Comm c) {
+	struct at_vargs a = {.op = AT_OP_GATHERV, .sb = sb, .sn = sn, .st = st, .rb = rb, .rcounts = rcounts,
+		.rdispls = displs, .rt = rt, .root = root, .c = c};
+	return at_v(AT_MPI_GATHERV, &a);
+}
+
+int MPI_Scatterv(const void *sb, const int *scounts, const int *displs, MPI_Datatype st, void *rb, int rn,
+	MPI_Datatype rt, int root, MPI_Comm c) {
+	struct at_vargs a = {.op = AT_OP_SCATTERV, .sb = sb, .scounts = scounts, .sdispls = displs, .st = st, .rb = rb,
+		.rn = rn, .rt = rt, .root = root, .c = c};
+	return at_v(AT_MPI_SCATTERV, &a);
+}
+
+int MPI_Alltoallv(const void *sb, const int *scounts, const int *sdispls, MPI_Datatype st, void *rb,
+	const int *rcounts, const int *rdispls, MPI_Datatype rt, MPI_Comm c) {
+	struct at_vargs a = {.op = AT_OP_ALLTOALLV, .sb = sb, .scounts = scounts, .sdispls = sdispls, .st = st, .rb = rb,
+		.rcounts = rcounts, .rdispls = rdispls, .rt = rt, .c = c};
+	return at_v(AT_MPI_ALLTOALLV, &a);
+}
+
 // at_gathers performs one of the gathering collectives (for Go).
 int at_gathers(int op, uintptr_t s, int sn, MPI_Datatype st, uintptr_t r, int rn, MPI_Datatype rt, int root,
 	MPI_Comm c) {

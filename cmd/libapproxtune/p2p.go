@@ -415,6 +415,32 @@ func atReduce(h C.uintptr_t, sb, rb C.uintptr_t, n C.int, t C.MPI_Datatype, op C
 	return C.MPI_SUCCESS
 }
 
+// atCollectiveV is a v-collective (MPI_Allgatherv, MPI_Alltoallv,
+// MPI_Gatherv, MPI_Scatterv), its arguments in a (p2p.c): always executed,
+// keyed by the bytes this process moves (selective.Comm.CollectiveV).
+//
+//export atCollectiveV
+func atCollectiveV(h C.uintptr_t, a *C.struct_at_vargs) C.int {
+	defer guard()
+	sc := the(h).comm(a.c)
+	if sc == nil {
+		return C.at_vcall(a)
+	}
+	op, name := selective.OpAlltoallv, "MPI_Alltoallv"
+	switch a.op {
+	case C.AT_OP_ALLGATHERV:
+		op, name = selective.OpAllgatherv, "MPI_Allgatherv"
+	case C.AT_OP_GATHERV:
+		op, name = selective.OpGatherv, "MPI_Gatherv"
+	case C.AT_OP_SCATTERV:
+		op, name = selective.OpScatterv, "MPI_Scatterv"
+	}
+	sc.CollectiveV(op, int(C.at_v_bytes(a)), func() error {
+		return mpiError(name, C.at_vcall(a))
+	})
+	return C.MPI_SUCCESS
+}
+
 // atGathers is MPI_Gather, MPI_Allgather, MPI_Scatter and MPI_Alltoall
 // (op: AT_OP_*), keyed by the bytes this process sends (receives, where it
 // sends in place or, for Scatter, is not the root). Its buffers travel as

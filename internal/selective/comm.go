@@ -232,6 +232,13 @@ func shapeOf(ranks []int64, load int) Shape {
 // that take turns on a core in a full run compute at once, and the kernels
 // would be timed in a context the full run never has.
 func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
+	c.collectiveOf(op, n, skippable, false, do)
+}
+
+// collectiveOf is collective, and with varied a collective whose members
+// may each move a different amount (CollectiveV): n is this member's
+// share, and its key may not be the others'.
+func (c *Comm) collectiveOf(op Op, n int, skippable, varied bool, do func() error) {
 	e := c.e
 	if !e.on {
 		must(do())
@@ -245,7 +252,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	st := e.stat(Key{Op: op, M: int32(n), Shape: c.shape})
 	sk := settleKey{c.id, st.hash}
 	coll := event{kind: evColl, comm: c.id, size: int64(size), seq: seq}
-	promised := e.skip && c.promised[st.hash] > 0
+	promised := !varied && e.skip && c.promised[st.hash] > 0
 	if promised {
 		c.promised[st.hash]--
 	}
@@ -258,7 +265,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	// of the same shape has more of those (each rank in two pair
 	// communicators of a chain: the middle ranks ran without records where
 	// the ends waited for them, and every selective run hung).
-	if promised || (!skippable && e.skip && c.timed[st.hash] >= e.nmin && seq%refresh != 0) {
+	if promised || (!skippable && !varied && e.skip && c.timed[st.hash] >= e.nmin && seq%refresh != 0) {
 		e.logEvent(coll)
 		t0 := mpi.Clock()
 		must(do())
@@ -285,7 +292,10 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 		e.rec[recBusy] = 1
 	}
 	c.execMark = e.executed
-	e.rec[recPromise] = e.promise(st)
+	e.rec[recPromise] = 0
+	if !varied {
+		e.rec[recPromise] = e.promise(st)
+	}
 	e.logEvent(coll)
 	if len(c.scratch) < size*e.recLen {
 		c.scratch = make([]float64, size*e.recLen)
@@ -323,7 +333,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 		return
 	}
 	delete(e.tr.settled, sk)
-	if promise >= 1 {
+	if promise >= 1 && !varied {
 		if c.promised == nil {
 			c.promised = map[uint64]int64{}
 		}
@@ -334,7 +344,7 @@ func (c *Comm) collective(op Op, n int, skippable bool, do func() error) {
 	t1 := mpi.Clock()
 	e.executedFor(st, collectiveTime(n, t1-t0, exchanged-lastIn), t0, t1)
 	e.resumeAt(t1)
-	if !skippable {
+	if !skippable && !varied {
 		if c.timed == nil {
 			c.timed = map[uint64]int64{}
 		}
@@ -371,6 +381,20 @@ func collectiveTime(n int, ran, exchange float64) float64 {
 // below. It panics with Failure when MPI fails.
 func (c *Comm) Collective(op Op, bytes int, skippable bool, do func() error) {
 	c.collective(op, (bytes+7)/8, skippable, do)
+}
+
+// CollectiveV intercepts a collective whose members may each move a
+// different amount (MPI_Allgatherv, MPI_Alltoallv, MPI_Gatherv,
+// MPI_Scatterv): bytes is this member's share. It always executes, and the
+// members exchange records at every call, so the path goes through it as
+// through any collective: forwarded unseen, it had let a rank's path skip
+// the wait for another's skipped kernels. A member's key is its own share,
+// which another member's may differ from, so it takes none of the branches
+// that follow a key's history (promises, settled skips, the records left
+// out for a collective never skipped once its cost is known), which the
+// members must take alike. It panics with Failure when MPI fails.
+func (c *Comm) CollectiveV(op Op, bytes int, do func() error) {
+	c.collectiveOf(op, (bytes+7)/8, false, true, do)
 }
 
 // Barrier synchronizes the communicator (never skipped).

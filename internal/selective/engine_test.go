@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 		"p2p-elide":      p2pElide,
 		"small-turns":    smallMessagesTakingTurns,
 		"cold-first":     coldFirstCalls,
+		"collective-v":   collectiveV,
 	})
 }
 
@@ -241,6 +242,7 @@ func TestPointToPointSkip(t *testing.T)           { mpitest.Run(t, "p2p-skip", 4
 
 func TestPredictionStandardError(t *testing.T) { mpitest.Run(t, "prediction-se", 4) }
 func TestColdFirstCalls(t *testing.T)          { mpitest.Run(t, "cold-first", 2) }
+func TestCollectiveV(t *testing.T)             { mpitest.Run(t, "collective-v", 2) }
 
 // A skipped kernel's estimated mean adds its uncertainty to the path: rank
 // r skips 3(r+1) calls of a kernel whose mean has standard error se (s/sqrt(n)
@@ -356,5 +358,54 @@ func coldFirstCalls(r *mpitest.R) {
 		} else if s1.N < 2 || s1.Mean < 0.006 {
 			r.Errorf("without cold first calls: spin 1's sample %+v; want the 40 ms call among them", s1.Stat)
 		}
+	}
+}
+
+// A v-collective (CollectiveV) carries the path as any collective does: in
+// the third run, where eager skips rank 0's spin of 50 ms (a kernel only
+// rank 0 runs: executed in the first two runs), rank 1's path after the
+// collective still holds it, though rank 1 waited for nothing. The
+// members' keys differ (rank 0 moves another amount at each call, rank 1
+// the same each time), and every call exchanges records on both: decided
+// by each key's own history, as a collective never skipped is, rank 1
+// would have stopped exchanging them while rank 0 went on.
+func collectiveV(r *mpitest.R) {
+	e := newEngine(r)
+	tr := NewTrack(policy.Eager{}, 1)
+	k := e.Kernels()
+	w := e.World()
+	spinKey := compKey(kernels.Signature{Routine: kernels.Spin, M: 9})
+	var rs RunStats
+	for run := 0; run < 3; run++ {
+		e.Begin(tr, Selective)
+		if r.Rank == 0 {
+			k.Spin(9, 0.05)
+		}
+		for i := 0; i < 20; i++ {
+			bytes := 800
+			if r.Rank == 0 {
+				bytes = 8 * (1 + i%3)
+			}
+			w.CollectiveV(OpAllgatherv, bytes, w.c.Barrier)
+		}
+		var err error
+		if rs, err = e.End(); err != nil {
+			r.Fatalf("run %d: end: %v", run+1, err)
+		}
+	}
+	if r.Rank == 0 {
+		if st := tr.stats[spinKey]; st == nil || st.skips != 1 {
+			r.Errorf("rank 0's spin: %+v; want it skipped in the third run", st)
+		}
+		for i := 1; i <= 3; i++ {
+			if st := tr.stats[Key{Op: OpAllgatherv, M: int32(i), Shape: w.Shape()}]; st == nil || st.N == 0 {
+				r.Errorf("rank 0's allgatherv of %d doubles: %+v; want it executed", i, st)
+			}
+		}
+	} else if st := tr.stats[Key{Op: OpAllgatherv, M: 100, Shape: w.Shape()}]; st == nil || st.N < 20 || st.skips != 0 {
+		r.Errorf("rank 1's allgatherv of 100 doubles: %+v; want its calls executed, none skipped", st)
+	}
+	if rs.Total < 0.045 {
+		r.Errorf("third run: path %.3f s; want the 50 ms spin on every rank's path", rs.Total)
 	}
 }

@@ -25,9 +25,14 @@ const (
 	OpIrecv
 	OpBarrier
 	OpAlltoall
+	OpAllgatherv
+	OpAlltoallv
+	OpGatherv
+	OpScatterv
 )
 
-var commNames = [...]string{"bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "send", "recv", "isend", "irecv", "barrier", "alltoall"}
+var commNames = [...]string{"bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "send", "recv", "isend", "irecv", "barrier", "alltoall",
+	"allgatherv", "alltoallv", "gatherv", "scatterv"}
 
 func (o Op) String() string {
 	if o >= OpBcast && int(o-OpBcast) < len(commNames) {

@@ -8,6 +8,8 @@
 !             MPI_TESTALL
 !   replace   MPI_SENDRECV_REPLACE
 !   gathers   MPI_GATHER, MPI_SCATTER, MPI_ALLTOALL
+!   vgathers  MPI_ALLGATHERV, MPI_GATHERV, MPI_SCATTERV, MPI_ALLTOALLV, rank
+!             i's share (i+1)*M/8 doubles
 !   comms     MPI_COMM_DUP, MPI_CART_CREATE (periodic, LOGICAL), MPI_CART_SUB,
 !             a message on each, MPI_COMM_FREE
 !   cancel    MPI_CANCEL of a receive never matched: MPI_TEST_CANCELLED
@@ -26,7 +28,8 @@ program requests
   integer :: ierr, rank, nprocs, left, right, i, k, idx, n, out, tag, cnt
   integer :: q(2), sq(2), idxs(2), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2), ints(2)
   integer :: dup, cart, line, dims(1), coords(1), src, dst, rep, reps
-  integer :: stype, rtype, bl(2), bt(2)
+  integer :: stype, rtype, bl(2), bt(2), vtot
+  integer, allocatable :: vc(:), vd(:)
   integer(kind=MPI_ADDRESS_KIND) :: bdisp(2)
   integer, volatile :: bi(4), ri(4)
   double precision, volatile :: bd(m), rd(m)
@@ -173,6 +176,53 @@ program requests
     end do
   end if
   call report('gathers')
+
+  ! vgathers
+  ok = .true.
+  allocate (vc(nprocs), vd(nprocs))
+  vtot = 0
+  do i = 1, nprocs
+    vc(i) = i * m / 8
+    vd(i) = vtot
+    vtot = vtot + vc(i)
+  end do
+  z(1:vc(rank + 1)) = rank + 1
+  g = -1
+  call MPI_ALLGATHERV(z, vc(rank + 1), MPI_DOUBLE_PRECISION, g, vc, vd, MPI_DOUBLE_PRECISION, MPI_COMM_WORLD, ierr)
+  if (exact) then
+    do i = 1, nprocs
+      ok = ok .and. all(g(vd(i) + 1:vd(i) + vc(i)) == i)
+    end do
+  end if
+  g = -1
+  call MPI_GATHERV(z, vc(rank + 1), MPI_DOUBLE_PRECISION, g, vc, vd, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
+  if (exact .and. rank == 0) then
+    do i = 1, nprocs
+      ok = ok .and. all(g(vd(i) + 1:vd(i) + vc(i)) == i)
+    end do
+  end if
+  if (rank == 0) then
+    do i = 1, nprocs
+      g(vd(i) + 1:vd(i) + vc(i)) = i + 20
+    end do
+  end if
+  z = -1
+  call MPI_SCATTERV(g, vc, vd, MPI_DOUBLE_PRECISION, z, vc(rank + 1), MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
+  if (exact) ok = ok .and. all(z(1:vc(rank + 1)) == rank + 21)
+  ! every rank sends vc(rank+1) doubles to each
+  do i = 1, nprocs
+    g((i - 1) * vc(rank + 1) + 1:i * vc(rank + 1)) = rank * 10 + i
+  end do
+  h = -1
+  call MPI_ALLTOALLV(g, (/ (vc(rank + 1), i = 1, nprocs) /), (/ ((i - 1) * vc(rank + 1), i = 1, nprocs) /), &
+    MPI_DOUBLE_PRECISION, h, vc, vd, MPI_DOUBLE_PRECISION, MPI_COMM_WORLD, ierr)
+  if (exact) then
+    do i = 1, nprocs
+      ok = ok .and. all(h(vd(i) + 1:vd(i) + vc(i)) == (i - 1) * 10 + rank + 1)
+    end do
+  end if
+  deallocate (vc, vd)
+  call report('vgathers')
 
   ! comms
   ok = .true.
