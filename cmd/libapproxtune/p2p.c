@@ -442,9 +442,13 @@ static long long at_sum(const int *counts, int n) {
 	return s;
 }
 
-// at_v_bytes is the bytes this process sends in the v-collective a on an
-// intracommunicator (it receives them where it sends in place, or, for
-// Scatterv, where it is not the root).
+// at_v_bytes is the bytes this process moves in the v-collective a on an
+// intracommunicator: what it sends, or what it receives where it sends in
+// place or is a process of MPI_Scatterv's other than the root; a root of
+// MPI_Gatherv everything it gathers, of MPI_Scatterv everything it
+// scatters (keyed by a share of its own, a root that keeps none of the
+// data had been charged a latency for its transfer). The counts arrays are
+// read only where MPI gives them.
 long long at_v_bytes(struct at_vargs *a) {
 	int rank = 0, size = 1;
 	PMPI_Comm_rank(a->c, &rank);
@@ -453,13 +457,9 @@ long long at_v_bytes(struct at_vargs *a) {
 	case AT_OP_ALLGATHERV:
 		return a->sb == MPI_IN_PLACE ? at_type_bytes(a->rt, a->rcounts[rank]) : at_type_bytes(a->st, a->sn);
 	case AT_OP_GATHERV:
-		if (rank == a->root && a->sb == MPI_IN_PLACE) return at_type_bytes(a->rt, a->rcounts[rank]);
-		return at_type_bytes(a->st, a->sn);
+		return rank == a->root ? at_type_bytes(a->rt, at_sum(a->rcounts, size)) : at_type_bytes(a->st, a->sn);
 	case AT_OP_SCATTERV:
-		if (rank == a->root) {
-			return a->rb == MPI_IN_PLACE ? at_type_bytes(a->st, a->scounts[rank]) : at_type_bytes(a->rt, a->rn);
-		}
-		return at_type_bytes(a->rt, a->rn);
+		return rank == a->root ? at_type_bytes(a->st, at_sum(a->scounts, size)) : at_type_bytes(a->rt, a->rn);
 	}
 	return a->sb == MPI_IN_PLACE ? at_type_bytes(a->rt, at_sum(a->rcounts, size)) : at_type_bytes(a->st, at_sum(a->scounts, size));
 }

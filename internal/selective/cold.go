@@ -13,8 +13,10 @@ package selective
 // With cold first calls (SetColdFirstCalls), a process's first executed
 // call of each computation kernel is charged to the path as measured, as
 // any executed call is, and its sample is held back: dropped when the
-// process calls the kernel again, kept (added at the run's end) when that
-// was its only call, since then every call of it is a first one.
+// process executes the kernel again, kept (added at the run's end)
+// otherwise, since then it is the process's one measure of the kernel. A
+// kernel whose sample is held counts as measured: it is not predicted from
+// its family's model as one never measured would be.
 
 // coldFirst is the engine's state for cold first calls.
 type coldFirst struct {
@@ -39,32 +41,36 @@ func (e *Engine) SetColdFirstCalls(on bool) {
 	}
 }
 
-// called notes a call of the computation kernel st and marks whether it is
-// this process's first (st.first); a later call drops the first one's held
-// sample.
+// called notes a call of the computation kernel st: st.first says whether
+// the process has executed it yet (or called it while the engine was off).
 func (c *coldFirst) called(st *kstat) {
-	if c.seen[st.key] {
-		st.first = false
-		delete(c.held, st.key)
-		return
-	}
-	c.seen[st.key] = true
-	st.first = true
+	st.first = !c.seen[st.key]
 }
 
 // hold keeps an executed first call's sample back, and reports whether st's
-// call was one.
+// call was one; a later execution drops the held sample.
 func (c *coldFirst) hold(st *kstat, dt float64) bool {
+	if st.key.IsComm() {
+		return false
+	}
 	if !st.first {
+		delete(c.held, st.key)
 		return false
 	}
 	st.first = false
+	c.seen[st.key] = true
 	c.held[st.key] = heldSample{st: st, dt: dt}
 	return true
 }
 
-// flush adds the samples still held, of kernels called once: every call of
-// such a kernel is a first one.
+// holds says whether a sample of the kernel k is held back.
+func (c *coldFirst) holds(k Key) bool {
+	_, ok := c.held[k]
+	return ok
+}
+
+// flush adds the samples still held, of kernels the process executed once:
+// each is its one measure of its kernel.
 func (c *coldFirst) flush() {
 	for k, h := range c.held {
 		h.st.Add(h.dt)

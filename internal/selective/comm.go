@@ -385,7 +385,10 @@ func (c *Comm) Collective(op Op, bytes int, skippable bool, do func() error) {
 
 // CollectiveV intercepts a collective whose members may each move a
 // different amount (MPI_Allgatherv, MPI_Alltoallv, MPI_Gatherv,
-// MPI_Scatterv): bytes is this member's share. It always executes, and the
+// MPI_Scatterv): bytes is what this member moves (the whole of what it
+// sends to every member, in MPI_Alltoallv), by which an executed call is
+// charged its timed run or, within the eager limit, a latency
+// (collectiveTime). It always executes, and the
 // members exchange records at every call, so the path goes through it as
 // through any collective: forwarded unseen, it had let a rank's path skip
 // the wait for another's skipped kernels. A member's key is its own share,

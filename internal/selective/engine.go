@@ -35,7 +35,7 @@ type kstat struct {
 	pred         *prediction // models on, no samples: its time predicted from its family's model (models.go)
 	ready        bool        // models on: known to the tolerance from its own samples
 	pooled       bool        // Sharer: charged from the sample pooled over the processes (Track.pooled, pool.go)
-	first        bool        // cold first calls: this call is the process's first of the kernel (cold.go)
+	first        bool        // cold first calls: the process has not executed the kernel yet (cold.go)
 }
 
 // Track holds a policy x tolerance's statistics across the configurations of
@@ -449,7 +449,7 @@ func (e *Engine) skippable(st *kstat) bool {
 			return e.agreedOn(st.hash)
 		}
 	}
-	if st.N == 0 && e.models && e.modelled(st) {
+	if st.N == 0 && e.models && (e.cold == nil || !e.cold.holds(st.key)) && e.modelled(st) {
 		return true
 	}
 	alpha := tr.pol.Significance(e.view(st))

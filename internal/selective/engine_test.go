@@ -329,8 +329,16 @@ func coldFirstCalls(r *mpitest.R) {
 		tr := NewTrack(policy.Conditional{}, 0.5)
 		e.Begin(tr, Selective)
 		k.Spin(1, 0.04)
+		// Held, the sample still counts as a measure of the kernel (not one
+		// for its family's model to predict).
+		if cold && !e.cold.holds(k1) {
+			r.Errorf("cold first calls: spin 1's first sample not held after its first call")
+		}
 		for i := 0; i < 11; i++ {
 			k.Spin(1, 0.004)
+		}
+		if cold && e.cold.holds(k1) {
+			r.Errorf("cold first calls: spin 1's first sample still held after a second execution")
 		}
 		k.Spin(2, 0.006)
 		k.Spin(3, 0.004)
