@@ -20,7 +20,7 @@ package selective
 
 // coldFirst is the engine's state for cold first calls.
 type coldFirst struct {
-	seen map[Key]bool       // computation kernels this process has called
+	seen map[Key]bool       // computation kernels this process has executed, or called with the engine off
 	held map[Key]heldSample // first calls executed, their samples held back
 }
 
@@ -30,10 +30,10 @@ type heldSample struct {
 	dt float64
 }
 
-// SetColdFirstCalls sets whether a process's first call of each
-// computation kernel is left out of its statistics when the process calls
-// the kernel again (see above). The preload library sets it: a program's
-// launches are fresh processes, with no warm-up run.
+// SetColdFirstCalls sets whether a process's first executed call of each
+// computation kernel is left out of its statistics when the process
+// executes the kernel again (see above). The preload library sets it: a
+// program's launches are fresh processes, with no warm-up run.
 func (e *Engine) SetColdFirstCalls(on bool) {
 	e.cold = nil
 	if on {

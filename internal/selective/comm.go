@@ -388,10 +388,10 @@ func (c *Comm) Collective(op Op, bytes int, skippable bool, do func() error) {
 // MPI_Scatterv): bytes is what this member moves (the whole of what it
 // sends to every member, in MPI_Alltoallv), by which an executed call is
 // charged its timed run or, within the eager limit, a latency
-// (collectiveTime). It always executes, and the
-// members exchange records at every call, so the path goes through it as
-// through any collective: forwarded unseen, it had let a rank's path skip
-// the wait for another's skipped kernels. A member's key is its own share,
+// (collectiveTime). It always executes, and the members exchange records
+// at every call, so the path goes through it as through any collective:
+// forwarded unseen, it had let a rank's path skip the wait for another's
+// skipped kernels. A member's key is its own share,
 // which another member's may differ from, so it takes none of the branches
 // that follow a key's history (promises, settled skips, the records left
 // out for a collective never skipped once its cost is known), which the
