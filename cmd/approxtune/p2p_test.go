@@ -186,6 +186,28 @@ func TestProgramVCollectives(t *testing.T) {
 	}
 }
 
+// Sends that Open MPI finishes at once (zero-count ones here; a skipped
+// message, sent empty, too) share one static request handle while several
+// are in flight (testdata/program/zerosend.c): each is completed, none
+// left holding its record's pinned buffer. The engine had kept one per
+// handle, and the garbage collector, finding the others' pins, ended every
+// selective launch of hpcc ("runtime.Pinner: found leaking pinned
+// pointer"); GOGC=1 makes it collect often enough to find them at once.
+func TestProgramZeroCountSends(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	lib := buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "zerosend.c"))
+	for _, pol := range []string{"conditional", "eager"} {
+		out := filepath.Join(t.TempDir(), "result.json")
+		cfg := fmt.Sprintf(`{"policy":%q,"tolerance":0.5,"out":%q}`, pol, out)
+		r := testenv.MPIRun(t, time.Minute, 4, []string{"GOGC=1", "LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog, "100")
+		if r.ExitCode != 0 || r.Stdout != "zerosend ok\n" || strings.Contains(r.Stderr, "panic") {
+			t.Errorf("%s at 2^-1: exit %d, output %q; want it to end well\n%s", pol, r.ExitCode, r.Stdout, r.Stderr)
+		}
+	}
+}
+
 // pointToPoint runs TestProgramPointToPoint's checks on prog, a build of
 // exchange.c or of its Fortran translation.
 func pointToPoint(t *testing.T, prog string) {

@@ -38,8 +38,8 @@ type run struct {
 	comms map[uintptr]*selective.Comm
 	t0    float64
 
-	reqs    map[uintptr]*selective.Request // the program's requests the engine started, by handle
-	persist map[uintptr]persistent         // the program's persistent requests on communicators the engine knows
+	reqs    map[uintptr][]*selective.Request // the program's requests the engine started, by handle (p2p.go's track)
+	persist map[uintptr]persistent           // the program's persistent requests on communicators the engine knows
 
 	// The timed region: from MPI_Init to MPI_Finalize, unless the program
 	// marks it with approxtune_begin and approxtune_end.

@@ -36,23 +36,47 @@ func skippable(n C.int, t C.MPI_Datatype) bool {
 }
 
 // track remembers the engine's side of the program's request q until it
-// completes.
+// completes. Several requests may share a handle: Open MPI returns one
+// static, already completed request for a send it finished at once (an
+// empty one, as a skipped message is, or a zero-count one), and one entry
+// per handle had left all but the last of such sends never completed,
+// their records' buffers pinned until the garbage collector found them
+// and ended the program (hpcc: "runtime.Pinner: found leaking pinned
+// pointer" in every selective launch). They are completed in the order
+// they were started.
 func (r *run) track(q C.MPI_Request, er *selective.Request) {
 	if r.reqs == nil {
-		r.reqs = map[uintptr]*selective.Request{}
+		r.reqs = map[uintptr][]*selective.Request{}
 	}
-	r.reqs[uintptr(C.at_request_key(q))] = er
+	key := uintptr(C.at_request_key(q))
+	r.reqs[key] = append(r.reqs[key], er)
 	C.at_pending_add(1)
 }
 
-// untrack returns the engine's side of the request whose handle was key,
-// nil for a request the engine did not start, and forgets it.
-func (r *run) untrack(key uintptr) *selective.Request {
-	er := r.reqs[key]
-	if er != nil {
-		delete(r.reqs, key)
-		C.at_pending_add(-1)
+// tracked is the engine's side of the oldest request the program holds
+// with the handle key, nil for one the engine did not start.
+func (r *run) tracked(key uintptr) *selective.Request {
+	if l := r.reqs[key]; len(l) > 0 {
+		return l[0]
 	}
+	return nil
+}
+
+// untrack returns the engine's side of the request whose handle was key
+// (the oldest, when several share it), nil for a request the engine did
+// not start, and forgets it.
+func (r *run) untrack(key uintptr) *selective.Request {
+	l := r.reqs[key]
+	if len(l) == 0 {
+		return nil
+	}
+	er := l[0]
+	if len(l) == 1 {
+		delete(r.reqs, key)
+	} else {
+		r.reqs[key] = l[1:]
+	}
+	C.at_pending_add(-1)
 	return er
 }
 
@@ -330,7 +354,7 @@ func atRequestFree(h C.uintptr_t, q *C.MPI_Request) C.int {
 //export atCancel
 func atCancel(h C.uintptr_t, q *C.MPI_Request) C.int {
 	defer guard()
-	if er := the(h).reqs[uintptr(C.at_request_key(*q))]; er != nil {
+	if er := the(h).tracked(uintptr(C.at_request_key(*q))); er != nil {
 		er.Cancelling()
 	}
 	return C.PMPI_Cancel(q)
