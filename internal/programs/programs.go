@@ -452,7 +452,8 @@ func (r *Runner) ended() {
 type launcher struct {
 	r     *Runner
 	argv  []string
-	dir   string
+	dir   string   // the configuration's: its decks, and a directory of each launch's
+	decks []string // the decks' file names
 	ranks int
 	label string // the configuration's
 
@@ -488,7 +489,8 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 		}
 	}
 	argv[0] = path
-	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
+	decks := slices.Sorted(maps.Keys(p.Decks))
+	for _, file := range decks {
 		tmpl := p.Decks[file]
 		if !filepath.IsAbs(tmpl) {
 			tmpl = filepath.Join(r.Dir, tmpl)
@@ -501,7 +503,7 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 			return nil, fmt.Errorf("deck %s: %w", file, err)
 		}
 	}
-	return &launcher{r: r, argv: argv, dir: dir, ranks: p.Ranks(c), label: c.Label()}, nil
+	return &launcher{r: r, argv: argv, dir: dir, decks: decks, ranks: p.Ranks(c), label: c.Label()}, nil
 }
 
 // launched is what one launch reported: its result and, for a selective
@@ -544,6 +546,28 @@ func (l *launcher) selective(ctx context.Context, cfg preload.Run) (*launched, f
 	return res, extra + cextra, nil
 }
 
+// launchDir makes a fresh directory for one launch, in the
+// configuration's, holding a copy of each deck: launches had shared the
+// configuration's directory, so a program that appends to a file of its
+// own (hpcc's hpccoutf.txt) read the earlier launches' output in each
+// later one (a review).
+func (l *launcher) launchDir() (string, error) {
+	dir, err := os.MkdirTemp(l.dir, "launch")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range l.decks {
+		b, err := os.ReadFile(filepath.Join(l.dir, f))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+		if err != nil {
+			return "", fmt.Errorf("deck %s: %w", f, err)
+		}
+	}
+	return dir, nil
+}
+
 // run launches the program once as cfg says and returns what it reported
 // and the launch's time beyond the run's timed region.
 func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64, error) {
@@ -560,7 +584,9 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 	if err != nil {
 		return nil, 0, &LaunchError{err}
 	}
-	cmd.Dir = l.dir
+	if cmd.Dir, err = l.launchDir(); err != nil {
+		return nil, 0, err
+	}
 	tail := &Tail{}
 	out := io.Writer(tail)
 	if l.r.Output != nil {
