@@ -413,9 +413,8 @@ func (s *Session) noteSpace(out Output) {
 			}
 		}
 	}
-	if unused := st.Program.Unused(st.Space); len(unused) > 0 {
-		out.Print(fmt.Sprintf("note: %s appears in no argument or deck of the program: its configurations differ in nothing the program sees and repeat each other's runs (put {%s} where the program should read it)",
-			strings.Join(unused, ", "), unused[0]))
+	if note := st.Program.UnusedNote(st.Space); note != "" {
+		out.Print(note)
 	}
 }
 

@@ -105,6 +105,30 @@ func (p *Program) CheckBraces() error {
 	return nil
 }
 
+// UnusedNote is the note for a space with parameters the program never
+// sees (Unused), "" when it has none.
+func (p *Program) UnusedNote(space map[string][]any) string {
+	unused := p.Unused(space)
+	if len(unused) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: %s appears in no argument or deck of the program: its configurations differ in nothing the program sees and repeat each other's runs (put {%s} where the program should read it)",
+		strings.Join(unused, ", "), unused[0])
+}
+
+// SpaceOf is the space that configs enumerate: each parameter's values, as
+// many as there are configurations.
+func SpaceOf(configs []Config) map[string][]any {
+	space := map[string][]any{}
+	for _, c := range configs {
+		for _, n := range c.Names() {
+			v, _ := c.Value(n)
+			space[n] = append(space[n], v)
+		}
+	}
+	return space
+}
+
 // Unused lists, sorted, the parameters of space that no placeholder of the
 // command or the decks names: the program sees nothing of them, and their
 // configurations repeat each other's runs. The rank count and a grid,

@@ -213,6 +213,10 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	if err != nil {
 		return fail(2, "%v", err)
 	}
+	// As the REPL's 'space' does: a review's "q": [1] had run unremarked.
+	if note := spec.Program.UnusedNote(sweep.SpaceOf(configs)); note != "" {
+		fmt.Fprintln(stderr, "approxtune program: "+note)
+	}
 	lib, err := preload.Find()
 	if err != nil {
 		return fail(1, "%v", err)

@@ -463,16 +463,22 @@ func sweepProgram(t *testing.T, src, spec string) (string, string, error) {
 
 // Each launch of a configuration runs in a fresh directory holding the
 // decks: a program that appends to a file of its own finds only its own
-// line there. The launches had shared the configuration's directory, and
+// line there. A parameter of the space that the program never sees is
+// noted. The launches had shared the configuration's directory, and
 // hpcc's hpccoutf.txt held the earlier launches' output too (a review).
 func TestProgramLaunchesFreshDirectory(t *testing.T) {
 	tmpl := filepath.Join(t.TempDir(), "in.template")
 	if err := os.WriteFile(tmpl, []byte("steps {steps}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	so, se, err := sweepProgram(t, "appends.c", `"command": [%q], "decks": {"in.txt": "`+tmpl+`"}}, "space": {"steps": [3], "ranks": [2]}, "policies": ["conditional", "eager"]`)
+	so, se, err := sweepProgram(t, "appends.c", `"command": [%q], "decks": {"in.txt": "`+tmpl+`"}}, "space": {"steps": [3], "q": [1], "ranks": [2]}, "policies": ["conditional", "eager"]`)
 	if err != nil || strings.Count(so, `"type":"result"`) != 2 {
 		t.Fatalf("program --sweep: %v; want two results\n%s\n%s", err, so, se)
+	}
+	// A parameter the program never sees is noted, as the REPL's 'space'
+	// notes it (a review's "q": [1] had run unremarked).
+	if !strings.Contains(se, "approxtune program: note: q appears in no argument or deck of the program") {
+		t.Errorf("no note of the unused parameter q:\n%s", se)
 	}
 	if n := strings.Count(se, "lines 1, deck steps 3\n"); n != 3 || strings.Contains(se, "lines 2") {
 		t.Errorf("%d launches found out.txt with their own line alone and the deck, want 3 (a reference, two selective runs):\n%s", n, se)

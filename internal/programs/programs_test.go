@@ -78,6 +78,23 @@ func TestSameCalls(t *testing.T) {
 	}
 }
 
+// Two full runs of a configuration whose calls differ (HPL's look-ahead
+// polls with MPI_Iprobe and updates meanwhile) are told as such, with
+// timing as the likely cause: they had been told as "the full run called
+// cblas_dtrsm 1128 times ..., the full run 1047 times: the program's
+// control flow depends on what it computes" (a review).
+func TestSameCallsTwoFullRuns(t *testing.T) {
+	var warned []string
+	r := &Runner{Warn: func(msg string) { warned = append(warned, msg) }}
+	l := &launcher{r: r, label: "b=32 grid=1x4"}
+	l.sameCalls("the full run", map[string]int64{"cblas_dtrsm": 1128})
+	l.sameCalls("the full run", map[string]int64{"cblas_dtrsm": 1047})
+	want := "configuration b=32 grid=1x4: two full runs called cblas_dtrsm 1128 and 1047 times over their ranks: the program's work depends on the timing of its messages"
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], want) || strings.Contains(warned[0], "the full run called") {
+		t.Errorf("two full runs that differ: warned %q, want one warning starting %q", warned, want)
+	}
+}
+
 // A configuration's failure is its own (and worth skipping) when its full
 // run exited with an error or crashed, not when it was stopped from
 // outside (SIGTERM, SIGKILL, or a launcher's 143 or 137 for them) nor when
