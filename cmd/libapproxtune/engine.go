@@ -108,8 +108,10 @@ func atBegin() C.uintptr_t {
 	e.SetNMin(cfg.NMin)
 	e.SetModels(cfg.Models)
 	// Every launch is a fresh process, with no warm-up run: the first call
-	// of each kernel is cold (selective/cold.go).
-	e.SetColdFirstCalls(true)
+	// of each kernel is cold (selective/cold.go). Not in a reference run,
+	// which samples nothing: there it would only add a map write to every
+	// kernel call of the run the others are judged by.
+	e.SetColdFirstCalls(pol != nil)
 	r := &run{cfg: cfg, world: world, e: e, k: k, be: be, pol: pol, comms: map[uintptr]*selective.Comm{}}
 	r.comms[world.Handle()] = e.World()
 	if pol != nil && preload.MarksRegion() {

@@ -54,7 +54,9 @@ func (c *coldFirst) hold(st *kstat, dt float64) bool {
 		return false
 	}
 	if !st.first {
-		delete(c.held, st.key)
+		if len(c.held) > 0 { // most executions find none held
+			delete(c.held, st.key)
+		}
 		return false
 	}
 	st.first = false
