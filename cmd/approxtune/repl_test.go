@@ -127,14 +127,20 @@ func (m tmux) run(args ...string) string {
 func (m tmux) screen() string { return m.run("capture-pane", "-p", "-t", m.name, "-S", "-200") }
 
 func (m tmux) waitFor(want string, timeout time.Duration) string {
+	return m.waitUntil(want, timeout, func(s string) bool { return strings.Contains(s, want) })
+}
+
+// waitUntil polls the screen until ok holds of it; what names ok in the
+// failure.
+func (m tmux) waitUntil(what string, timeout time.Duration, ok func(screen string) bool) string {
 	deadline := time.Now().Add(timeout)
 	for {
 		s := m.screen()
-		if strings.Contains(s, want) {
+		if ok(s) {
 			return s
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("the screen never showed %q:\n%s", want, s)
+			m.t.Fatalf("the screen never showed %q:\n%s", what, s)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -215,12 +221,16 @@ func TestREPLPlainTerminal(t *testing.T) {
 		m.run("send-keys", "-t", m.name, "space n=100,12x", "Enter")
 		m.waitFor(`"12x" is not valid`, 10*time.Second)
 		m.run("send-keys", "-t", m.name, "status", "Enter")
-		scr := m.waitFor("session     "+dir+"/"+c.name, 10*time.Second)
+		// Piped, the answer may reach the screen before or after the next
+		// prompt (tee and the REPL write it apart): wait for both.
+		answer := "session     " + dir + "/" + c.name
+		scr := m.waitUntil(answer+" and a third prompt", 10*time.Second, func(s string) bool {
+			return strings.Contains(s, answer) && strings.Count(s, "approxtune>") >= 3
+		})
 		// A caret under the column at fault, below the line typed.
 		if c.name == "dumb" && !strings.Contains(scr, "approxtune> space n=100,12x\n"+strings.Repeat(" ", 24)+"^\n") {
 			t.Errorf("%s: no caret under the column at fault:\n%s", c.name, scr)
 		}
-		// (Piped, the answer may reach the screen after the next prompt.)
 		if !strings.Contains(scr, "space n=100,12x") || !strings.Contains(scr, "status") || strings.Count(scr, "approxtune>") < 3 {
 			t.Errorf("%s: the prompts and what was typed are not on the screen:\n%s", c.name, scr)
 		}
