@@ -114,6 +114,8 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		return s.completeModel(fields, key, word, item, start, itemStart)
 	case "models":
 		return match([]string{"on", "off"}, word), start
+	case "messages":
+		return match([]string{"skip", "run"}, word), start
 	case "grid":
 		return s.completeParam(s.st.Workload, "grid", "grid="+word, item, start, itemStart)
 	case "tolerance":

@@ -291,3 +291,36 @@ func TestTraceAtToleranceZeroChosen(t *testing.T) {
 		t.Fatalf("tolerance=0: %+v, %v; want the run at 0", tr, err)
 	}
 }
+
+// 'messages run' reaches the spec and the status; 'messages skip' takes it
+// back; anything else is refused, naming both words.
+func TestMessagesVerb(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	out := &textOut{}
+	if s.State().Spec("tune").RunsMessages() {
+		t.Fatal("messages run by default")
+	}
+	if err := s.Exec(ctx, "messages run", out); err != nil {
+		t.Fatal(err)
+	}
+	if !s.State().Spec("tune").RunsMessages() {
+		t.Fatal("messages run did not reach the spec")
+	}
+	out.b.Reset()
+	s.Exec(ctx, "status", out)
+	if !strings.Contains(out.b.String(), "messages    run") {
+		t.Errorf("status does not show messages run:\n%s", out.b.String())
+	}
+	out.b.Reset()
+	s.Exec(ctx, "messages", out)
+	if !strings.HasPrefix(out.b.String(), "messages run") {
+		t.Errorf("messages alone: %q", out.b.String())
+	}
+	if err := s.Exec(ctx, "messages never", out); err == nil || !strings.HasPrefix(err.Error(), `column 10: "never" is not skip or run`) {
+		t.Errorf("messages never: %v", err)
+	}
+	if err := s.Exec(ctx, "messages Skip", out); err != nil || s.State().Spec("tune").RunsMessages() {
+		t.Errorf("messages Skip: %v, spec runs messages %v", err, s.State().Spec("tune").RunsMessages())
+	}
+}

@@ -24,7 +24,10 @@ type State struct {
 	Ranks      int              `json:"ranks"`
 	Trace      bool             `json:"trace,omitempty"`  // selective runs send their timelines ('trace on')
 	Models     bool             `json:"models,omitempty"` // kernels never measured are predicted from models ('models on')
-	Deadline   Deadline         `json:"deadline"`         // when a sweep is called hung ('deadline')
+	// Messages is sweep.MessagesRun where selective runs run every
+	// message ('messages run'), "" where they may skip them.
+	Messages sweep.Messages `json:"messages,omitempty"`
+	Deadline Deadline       `json:"deadline"` // when a sweep is called hung ('deadline')
 	// Program, when set, is the user's program the sweeps run instead of
 	// a built-in workload (Workload is then sweep.ProgramWorkload).
 	Program *sweep.Program `json:"program,omitempty"`
@@ -60,7 +63,8 @@ func (s State) clone() State {
 // Spec builds the sweep spec for a mode.
 func (s State) Spec(mode sweep.Mode) *sweep.Spec {
 	sp := &sweep.Spec{Workload: s.Workload, Space: map[string]json.RawMessage{}, Confidence: s.Confidence,
-		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace, Models: s.Models}
+		ReferenceReps: s.Reps, Mode: mode, Kernels: true, Trace: s.Trace, Models: s.Models,
+		Messages: s.Messages}
 	for k, vs := range s.Space {
 		sp.Space[k] = raw(vs)
 	}

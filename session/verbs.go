@@ -60,6 +60,8 @@ func verbs() []verb {
 			"With trace on, every selective run of the next sweeps records on each rank every kernel and communication it intercepts (start, end, routine, size; skipped ones as the instant they were skipped, with their predicted time), and the agent sends the timelines after the run, outside its timed region. 'plot gantt' draws one; 'anomalies' finds in one the kernels slower than their size predicts. At most 20000 kernels per rank and run are kept (fewer with more than 10 ranks). Alone, shows the setting; off by default.", "trace on", cmdTrace},
 		{"models", "models [on|off]", "predict kernels never measured from performance models",
 			"With models on, a computation kernel of a size not measured yet (a new block size) is predicted from its routine's performance model, fitted as 'model' fits them over the sizes measured so far (by the process; under eager, also what the grid shared), and skipped from its first call, when that model rests on at least 4 distinct sizes, the new size lies among them or one step beyond, and the model's error (leave-one-out, its 95% prediction band, and beyond the sizes the error of predicting the last one from the others) is within the tolerance; otherwise it runs until its own samples settle it, as with models off. Communication is never predicted from a model. The kernels table shows such kernels as modelled. Alone, shows the setting; off by default.", "models on", cmdModels},
+		{"messages", "messages [skip|run]", "let selective runs skip messages, or run them all",
+			"With messages skip (the default), a selective run skips a message or collective its policy can predict, as it skips kernels: a floating-point one over 4 KiB (a program's integer and small ones always run), which then arrives empty and leaves its receive buffer as it was. Some programs send what they compute with inside such data: HPL sends each row's index with the row it swaps, and a panel's pivots with the panel; a skipped one leaves the receiver stale indices, and its selective runs crash (a segmentation fault, MPI_ERR_TRUNCATE) where its full runs do not. With messages run, every message and collective runs, its time measured, and only computation kernels are skipped: such a program runs through, at a smaller speed-up. Alone, shows the setting.", "messages run", cmdMessages},
 		{"listen", "listen [ADDR | off]", "wait for a cluster agent to dial in",
 			"Opens a listener (default on all interfaces, a free port) and prints the command to run under your batch system; the token the agent presents in APPROXTUNE_TOKEN is written to the session directory's agent-token file, readable by you only, never printed (so it stays out of notebooks and logs). Agents always dial in to the session; there is no 'connect'. The next sweep waits for an agent. 'listen off' goes back to local agents.", "listen 0.0.0.0:7077", cmdListen},
 		{"launcher", "launcher [local | slurm [KEY=VALUE ...]]", "start agents on this machine or through Slurm",
@@ -279,6 +281,9 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		trace = "on (timelines for plot gantt)"
 	}
 	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, st.Ranks, trace, st.Deadline)
+	if st.Messages == sweep.MessagesRun { // shown when set: the default is said by 'messages'
+		fmt.Fprintf(&b, "messages    run (every message and collective runs; kernels alone are skipped)\n")
+	}
 	fmt.Fprintf(&b, "launcher    %s\n", strings.TrimPrefix(st.Launcher.Command(), "launcher "))
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
 		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
@@ -679,6 +684,30 @@ func cmdModels(s *Session, ctx context.Context, c *Command, out Output) error {
 		"on: kernels never measured are predicted from their routine's model when it is good enough",
 		"off: kernels never measured run until their own samples settle them",
 		"models on predicts kernels never measured from their routine's model, models off runs them")
+}
+
+func cmdMessages(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) == 0 {
+		if s.st.Messages == sweep.MessagesRun {
+			out.Print("messages run: every message and collective runs; kernels alone are skipped")
+		} else {
+			out.Print("messages skip: selective runs skip the messages and collectives their policy can predict, as they skip kernels")
+		}
+		return nil
+	}
+	a, err := oneArg(c, "skip or run")
+	if err != nil {
+		return err
+	}
+	switch m := sweep.Messages(strings.ToLower(a.Value)); m {
+	case sweep.MessagesSkip:
+		s.st.Messages = ""
+	case sweep.MessagesRun:
+		s.st.Messages = m
+	default:
+		return errAt(a.Col, "%q is not skip or run: messages skip lets selective runs skip messages as they skip kernels, messages run runs every one", a.Value)
+	}
+	return nil
 }
 
 func cmdListen(s *Session, ctx context.Context, c *Command, out Output) error {

@@ -96,6 +96,13 @@ type Spec struct {
 	// them, and the model's error passes the tolerance rule
 	// (internal/selective/models.go).
 	Models bool `json:"models,omitempty"`
+	// Messages says what a selective run may skip besides kernels:
+	// MessagesSkip (or "") lets the policy skip a message or collective
+	// as it skips kernels; MessagesRun runs every one, for a program that
+	// sends what it computes with inside floating-point data (HPL sends
+	// each row's index with the row it swaps, and a panel's pivots with
+	// the panel), which a skipped message leaves stale.
+	Messages Messages `json:"messages,omitempty"`
 	// Search, when set, searches the space instead of running every
 	// configuration under every policy and tolerance: SearchHalving runs
 	// rounds of selective runs of one policy at the tolerances in order
@@ -120,6 +127,20 @@ type Spec struct {
 	// the agent starts each such policy and tolerance from them.
 	Carried []Carried `json:"carried,omitempty"`
 }
+
+// Messages is what a selective run does with the messages and collectives
+// the policy could skip (Spec.Messages).
+type Messages string
+
+// The values of Spec.Messages.
+const (
+	MessagesSkip Messages = "skip"
+	MessagesRun  Messages = "run"
+)
+
+// RunsMessages reports whether the spec's selective runs run every message
+// and collective (MessagesRun).
+func (s *Spec) RunsMessages() bool { return s.Messages == MessagesRun }
 
 // CarriedFor returns the statistics Carried holds for policy at tolerance,
 // or nil.
@@ -283,6 +304,9 @@ func (s *Spec) Validate(lookup Lookup, workloads []string, ranks int) ([]Config,
 	}
 	if err := s.validateSearch(); err != nil {
 		return nil, err
+	}
+	if s.Messages != "" && s.Messages != MessagesSkip && s.Messages != MessagesRun {
+		return nil, fmt.Errorf("sweep spec: messages %q is unknown: want skip (the default: the policy skips messages as it skips kernels) or run (every message and collective runs)", s.Messages)
 	}
 	if s.Mode != ModeReference {
 		for i, p := range s.Policies {

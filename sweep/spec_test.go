@@ -122,6 +122,7 @@ func TestValidationErrors(t *testing.T) {
 		{"choice", `{"workload":"toy","space":{"strategy":[4]}}`, `space.strategy: "4" is not valid: want one of 1, 2, 3`},
 		{"check", `{"workload":"toy","space":{"b":[24]}}`, "configuration n=64 grid=2x2 b=24 strategy=1: b=24 must divide n/pr"},
 		{"mode", `{"workload":"toy","mode":"fast"}`, `mode "fast" is unknown: want one of reference, evaluate, tune`},
+		{"messages", `{"workload":"toy","messages":"never"}`, `messages "never" is unknown: want skip (the default: the policy skips messages as it skips kernels) or run`},
 		{"policy", `{"workload":"toy","policies":["eagre"]}`, `policies[0] "eagre" is unknown: want one of conditional, local, online, apriori, eager`},
 		{"tolerance", `{"workload":"toy","tolerances":[-1]}`, "tolerances[0] -1 is out of range"},
 		{"confidence", `{"workload":"toy","confidence":1.5}`, "confidence 1.5 is out of range"},
@@ -212,6 +213,7 @@ func TestWrongTypeErrors(t *testing.T) {
 		"kernels":        {`"yes"`, `kernels: want true or false, got "yes"`},
 		"trace":          {`1`, `trace: want true or false, got 1`},
 		"models":         {`[]`, `models: want true or false, got []`},
+		"messages":       {`false`, `messages: want "skip" or "run", a string, got false`},
 		"search":         {`true`, `search: want "halving" or "random", a string, got true`},
 		"budget":         {`"` + strings.Repeat("many ", 20) + `"`, `budget: want a whole number, got "many many many many many many many m...`},
 		"runs":           {`[{"config": "first"}]`, `runs: want a list of runs ([{"config": 0, "policy": "eager", "tolerance": 0.125}]), got [{"config":"first"}]`},
@@ -245,7 +247,7 @@ func TestWrongTypeErrors(t *testing.T) {
 	for spec, want := range map[string]string{
 		`[1, 2]`:                          `sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got [1,2]`,
 		`"synthetic"`:                     `got "synthetic"`,
-		`{"workload": "toy", "ranks": 4}`: `sweep spec: unknown field "ranks": the fields are workload, program, space, policies, tolerances, confidence, reference_reps, mode, n_min, seed, kernels, trace, models, search, budget, runs`,
+		`{"workload": "toy", "ranks": 4}`: `sweep spec: unknown field "ranks": the fields are workload, program, space, policies, tolerances, confidence, reference_reps, mode, n_min, seed, kernels, trace, models, messages, search, budget, runs`,
 	} {
 		if _, err := Parse([]byte(spec)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)

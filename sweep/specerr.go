@@ -85,6 +85,8 @@ func wantOf(name string) string {
 		return "one of " + joinModes(Modes()) + ", a string"
 	case "search":
 		return `"halving" or "random", a string`
+	case "messages":
+		return `"skip" or "run", a string`
 	case "kernels", "trace", "models":
 		return "true or false"
 	case "runs":

@@ -54,7 +54,7 @@ func TestProgramCheckCounts(t *testing.T) {
 	if !strings.Contains(stdout, "info 0 sum 3 c00 8") {
 		t.Errorf("the program's own output changed under the library:\n%s", stdout)
 	}
-	want := map[string]int{"dgemm_": 5, "cblas_dgemm": 3, "dpotrf_": 1, "MPI_Bcast": 4, "MPI_Allreduce": 2, "MPI_Barrier": 1}
+	want := map[string]int{"dgemm_": 5, "cblas_dgemm": 3, "dpotrf_": 1, "MPI_Bcast": 4, "MPI_Allreduce": 2, "MPI_Barrier": 1, "cblas_dtrsm": 2}
 	rows := map[string][]string{}
 	for _, l := range strings.Split(stdout, "\n") {
 		if f := strings.Fields(l); len(f) == 3 {
@@ -69,6 +69,14 @@ func TestProgramCheckCounts(t *testing.T) {
 	}
 	if len(rows) != len(want) {
 		t.Errorf("routines listed: %v, want exactly %v", rows, want)
+	}
+	// What a selective run does not skip: the routines only counted, and
+	// those the library never sees.
+	for _, line := range []string{"counted only, run as they are in selective runs (never skipped): cblas_dtrsm\n",
+		"counts also calls routines the library does not intercept: they run as they are in every launch, their time part of the time between kernels: MPI_Iprobe, cblas_dgemv\n"} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("the check does not say %q:\n%s", line, stdout)
+		}
 	}
 }
 
@@ -440,12 +448,12 @@ func TestProgramCancelledReceive(t *testing.T) {
 // where the executable goes; at 2^-1, evaluate mode, one reference each.
 // It returns the sweep's events, its standard error (with the program's
 // output) and how it ended; a sweep past 90 s is killed.
-func sweepProgram(t *testing.T, src, spec string) (string, string, error) {
+func sweepProgram(t *testing.T, src, spec string, flags ...string) (string, string, error) {
 	t.Helper()
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
-	prog := compile(t, mpicc, filepath.Join("testdata", "program", src), "-I"+filepath.Join(testenv.Root(t), "include"))
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", src), append([]string{"-I" + filepath.Join(testenv.Root(t), "include")}, flags...)...)
 	path := filepath.Join(t.TempDir(), "spec.json")
 	text := `{"program": {` + fmt.Sprintf(spec, prog) + `, "tolerances": ["2^-1"], "mode": "evaluate", "reference_reps": 1}`
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -685,6 +693,54 @@ func TestProgramSelectiveFailureRecorded(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A program that sends the index it computes with inside floating-point
+// data (packed.c, as HPL sends each swapped row's index with the row)
+// reads a stale one once eager skips the message, and stops: the error
+// event says what to try. With "messages": "run" every message runs, the
+// kernels alone are skipped, and the program ends well. hpcc's eager
+// launches had crashed (a segmentation fault in HPL_dlaswp03T, writing
+// through a stale row index, or MPI_ERR_TRUNCATE), with nothing said.
+func TestProgramStaleMessages(t *testing.T) {
+	const spec = `"command": [%q, "2000", "8192"]}, "space": {"ranks": [2]}, "policies": ["eager"], "messages": `
+	so, se, err := sweepProgram(t, "packed.c", spec+`"skip"`, "-lopenblas")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(so, `the message's index is`) ||
+		!strings.Contains(so, `'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone`) {
+		t.Fatalf("messages skipped: %v; want the launch stopped on a stale index, and the hint\n%s\n%s", err, so, se)
+	}
+	so, se, err = sweepProgram(t, "packed.c", spec+`"run"`, "-lopenblas")
+	if err != nil || strings.Contains(so, `"type":"error"`) {
+		t.Fatalf("messages run: %v\n%s\n%s", err, so, se)
+	}
+	var res sweep.Result
+	var sent *sweep.KernelStat
+	for _, l := range strings.Split(so, "\n") {
+		switch {
+		case strings.Contains(l, `"type":"result"`):
+			if err := json.Unmarshal([]byte(l), &res); err != nil {
+				t.Fatal(err)
+			}
+		case strings.Contains(l, `"type":"kernels"`):
+			var k sweep.KernelsEvent
+			if err := json.Unmarshal([]byte(l), &k); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range k.Kernels {
+				if s.Routine == "send" && k.Rank == 0 {
+					sent = &k.Kernels[i]
+				}
+			}
+		}
+	}
+	skipped := int64(0)
+	if res.Skipped != nil {
+		skipped = *res.Skipped
+	}
+	if skipped == 0 || sent == nil || sent.Calls != 2000 || sent.Skipped != 0 {
+		t.Errorf("messages run: %d calls skipped, rank 0's send %+v; want kernels skipped and the 2000 sends run\n%s", skipped, sent, so)
 	}
 }
 

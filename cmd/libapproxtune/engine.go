@@ -107,6 +107,7 @@ func atBegin() C.uintptr_t {
 	e.SetConfidence(cfg.Confidence)
 	e.SetNMin(cfg.NMin)
 	e.SetModels(cfg.Models)
+	e.SetMessagesExecuted(cfg.RunMessages)
 	// Every launch is a fresh process, with no warm-up run: the first call
 	// of each kernel is cold (selective/cold.go). Not in a reference run,
 	// which samples nothing: there it would only add a map write to every

@@ -15,10 +15,13 @@
 #include "interpose.h"
 #include "_cgo_export.h"
 
-#define AT_NAME(idx, sym) #sym,
+#define AT_NAME(idx, sym, engine) #sym,
 static const char *at_names[] = { AT_ROUTINES(AT_NAME) };
+#define AT_ENGINE(idx, sym, engine) engine,
+static const char at_engine[] = { AT_ROUTINES(AT_ENGINE) };
 
 const char *at_routine_name(int i) { return at_names[i]; }
+int at_routine_engine(int i) { return at_engine[i]; }
 
 static long long at_counts[AT_NROUTINES];
 static __thread int at_depth;

@@ -2,77 +2,82 @@
 #define AT_INTERPOSE_H
 
 // The routines the preload library interposes, as an X-macro list:
-// X(index name, symbol). interpose.c defines each symbol; report.go names
-// them in the check report.
+// X(index name, symbol, engine): engine is 1 for a routine a selective run
+// takes through the engine, 0 for one only counted and forwarded.
+// interpose.c defines each symbol; main.go names them in the check report.
 #define AT_ROUTINES(X) \
-	X(AT_DGEMM_F, dgemm_) \
-	X(AT_DSYRK_F, dsyrk_) \
-	X(AT_DTRSM_F, dtrsm_) \
-	X(AT_DTRMM_F, dtrmm_) \
-	X(AT_DSYMM_F, dsymm_) \
-	X(AT_DPOTRF_F, dpotrf_) \
-	X(AT_DTRTRI_F, dtrtri_) \
-	X(AT_DGETRF_F, dgetrf_) \
-	X(AT_DGEQRF_F, dgeqrf_) \
-	X(AT_CBLAS_DGEMM, cblas_dgemm) \
-	X(AT_CBLAS_DSYRK, cblas_dsyrk) \
-	X(AT_CBLAS_DTRSM, cblas_dtrsm) \
-	X(AT_LAPACKE_DPOTRF, LAPACKE_dpotrf) \
-	X(AT_MPI_SEND, MPI_Send) \
-	X(AT_MPI_RSEND, MPI_Rsend) \
-	X(AT_MPI_SSEND, MPI_Ssend) \
-	X(AT_MPI_BSEND, MPI_Bsend) \
-	X(AT_MPI_RECV, MPI_Recv) \
-	X(AT_MPI_ISEND, MPI_Isend) \
-	X(AT_MPI_IRSEND, MPI_Irsend) \
-	X(AT_MPI_ISSEND, MPI_Issend) \
-	X(AT_MPI_IBSEND, MPI_Ibsend) \
-	X(AT_MPI_IRECV, MPI_Irecv) \
-	X(AT_MPI_SENDRECV, MPI_Sendrecv) \
-	X(AT_MPI_SENDRECV_REPLACE, MPI_Sendrecv_replace) \
-	X(AT_MPI_SEND_INIT, MPI_Send_init) \
-	X(AT_MPI_RSEND_INIT, MPI_Rsend_init) \
-	X(AT_MPI_SSEND_INIT, MPI_Ssend_init) \
-	X(AT_MPI_BSEND_INIT, MPI_Bsend_init) \
-	X(AT_MPI_RECV_INIT, MPI_Recv_init) \
-	X(AT_MPI_START, MPI_Start) \
-	X(AT_MPI_STARTALL, MPI_Startall) \
-	X(AT_MPI_REQUEST_FREE, MPI_Request_free) \
-	X(AT_MPI_CANCEL, MPI_Cancel) \
-	X(AT_MPI_WAIT, MPI_Wait) \
-	X(AT_MPI_WAITALL, MPI_Waitall) \
-	X(AT_MPI_WAITANY, MPI_Waitany) \
-	X(AT_MPI_WAITSOME, MPI_Waitsome) \
-	X(AT_MPI_TEST, MPI_Test) \
-	X(AT_MPI_TESTALL, MPI_Testall) \
-	X(AT_MPI_TESTANY, MPI_Testany) \
-	X(AT_MPI_TESTSOME, MPI_Testsome) \
-	X(AT_MPI_BCAST, MPI_Bcast) \
-	X(AT_MPI_REDUCE, MPI_Reduce) \
-	X(AT_MPI_ALLREDUCE, MPI_Allreduce) \
-	X(AT_MPI_GATHER, MPI_Gather) \
-	X(AT_MPI_ALLGATHER, MPI_Allgather) \
-	X(AT_MPI_SCATTER, MPI_Scatter) \
-	X(AT_MPI_ALLTOALL, MPI_Alltoall) \
-	X(AT_MPI_ALLGATHERV, MPI_Allgatherv) \
-	X(AT_MPI_ALLTOALLV, MPI_Alltoallv) \
-	X(AT_MPI_GATHERV, MPI_Gatherv) \
-	X(AT_MPI_SCATTERV, MPI_Scatterv) \
-	X(AT_MPI_BARRIER, MPI_Barrier) \
-	X(AT_MPI_COMM_SPLIT, MPI_Comm_split) \
-	X(AT_MPI_COMM_DUP, MPI_Comm_dup) \
-	X(AT_MPI_COMM_CREATE, MPI_Comm_create) \
-	X(AT_MPI_COMM_CREATE_GROUP, MPI_Comm_create_group) \
-	X(AT_MPI_COMM_SPLIT_TYPE, MPI_Comm_split_type) \
-	X(AT_MPI_CART_CREATE, MPI_Cart_create) \
-	X(AT_MPI_CART_SUB, MPI_Cart_sub) \
-	X(AT_MPI_COMM_FREE, MPI_Comm_free)
+	X(AT_DGEMM_F, dgemm_, 1) \
+	X(AT_DSYRK_F, dsyrk_, 1) \
+	X(AT_DTRSM_F, dtrsm_, 1) \
+	X(AT_DTRMM_F, dtrmm_, 1) \
+	X(AT_DSYMM_F, dsymm_, 0) \
+	X(AT_DPOTRF_F, dpotrf_, 1) \
+	X(AT_DTRTRI_F, dtrtri_, 1) \
+	X(AT_DGETRF_F, dgetrf_, 0) \
+	X(AT_DGEQRF_F, dgeqrf_, 0) \
+	X(AT_CBLAS_DGEMM, cblas_dgemm, 1) \
+	X(AT_CBLAS_DSYRK, cblas_dsyrk, 0) \
+	X(AT_CBLAS_DTRSM, cblas_dtrsm, 0) \
+	X(AT_LAPACKE_DPOTRF, LAPACKE_dpotrf, 0) \
+	X(AT_MPI_SEND, MPI_Send, 1) \
+	X(AT_MPI_RSEND, MPI_Rsend, 1) \
+	X(AT_MPI_SSEND, MPI_Ssend, 1) \
+	X(AT_MPI_BSEND, MPI_Bsend, 1) \
+	X(AT_MPI_RECV, MPI_Recv, 1) \
+	X(AT_MPI_ISEND, MPI_Isend, 1) \
+	X(AT_MPI_IRSEND, MPI_Irsend, 1) \
+	X(AT_MPI_ISSEND, MPI_Issend, 1) \
+	X(AT_MPI_IBSEND, MPI_Ibsend, 1) \
+	X(AT_MPI_IRECV, MPI_Irecv, 1) \
+	X(AT_MPI_SENDRECV, MPI_Sendrecv, 1) \
+	X(AT_MPI_SENDRECV_REPLACE, MPI_Sendrecv_replace, 1) \
+	X(AT_MPI_SEND_INIT, MPI_Send_init, 1) \
+	X(AT_MPI_RSEND_INIT, MPI_Rsend_init, 1) \
+	X(AT_MPI_SSEND_INIT, MPI_Ssend_init, 1) \
+	X(AT_MPI_BSEND_INIT, MPI_Bsend_init, 1) \
+	X(AT_MPI_RECV_INIT, MPI_Recv_init, 1) \
+	X(AT_MPI_START, MPI_Start, 1) \
+	X(AT_MPI_STARTALL, MPI_Startall, 1) \
+	X(AT_MPI_REQUEST_FREE, MPI_Request_free, 1) \
+	X(AT_MPI_CANCEL, MPI_Cancel, 1) \
+	X(AT_MPI_WAIT, MPI_Wait, 1) \
+	X(AT_MPI_WAITALL, MPI_Waitall, 1) \
+	X(AT_MPI_WAITANY, MPI_Waitany, 1) \
+	X(AT_MPI_WAITSOME, MPI_Waitsome, 1) \
+	X(AT_MPI_TEST, MPI_Test, 1) \
+	X(AT_MPI_TESTALL, MPI_Testall, 1) \
+	X(AT_MPI_TESTANY, MPI_Testany, 1) \
+	X(AT_MPI_TESTSOME, MPI_Testsome, 1) \
+	X(AT_MPI_BCAST, MPI_Bcast, 1) \
+	X(AT_MPI_REDUCE, MPI_Reduce, 1) \
+	X(AT_MPI_ALLREDUCE, MPI_Allreduce, 1) \
+	X(AT_MPI_GATHER, MPI_Gather, 1) \
+	X(AT_MPI_ALLGATHER, MPI_Allgather, 1) \
+	X(AT_MPI_SCATTER, MPI_Scatter, 1) \
+	X(AT_MPI_ALLTOALL, MPI_Alltoall, 1) \
+	X(AT_MPI_ALLGATHERV, MPI_Allgatherv, 1) \
+	X(AT_MPI_ALLTOALLV, MPI_Alltoallv, 1) \
+	X(AT_MPI_GATHERV, MPI_Gatherv, 1) \
+	X(AT_MPI_SCATTERV, MPI_Scatterv, 1) \
+	X(AT_MPI_BARRIER, MPI_Barrier, 1) \
+	X(AT_MPI_COMM_SPLIT, MPI_Comm_split, 1) \
+	X(AT_MPI_COMM_DUP, MPI_Comm_dup, 1) \
+	X(AT_MPI_COMM_CREATE, MPI_Comm_create, 1) \
+	X(AT_MPI_COMM_CREATE_GROUP, MPI_Comm_create_group, 1) \
+	X(AT_MPI_COMM_SPLIT_TYPE, MPI_Comm_split_type, 1) \
+	X(AT_MPI_CART_CREATE, MPI_Cart_create, 1) \
+	X(AT_MPI_CART_SUB, MPI_Cart_sub, 1) \
+	X(AT_MPI_COMM_FREE, MPI_Comm_free, 1)
 
-#define AT_ENUM(idx, sym) idx,
+#define AT_ENUM(idx, sym, engine) idx,
 enum { AT_ROUTINES(AT_ENUM) AT_NROUTINES };
 
 // at_routine_name returns the symbol of routine i.
 const char *at_routine_name(int i);
+
+// at_routine_engine reports whether a selective run takes routine i
+// through the engine (1) or only counts it (0).
+int at_routine_engine(int i);
 
 #include <stdint.h>
 #include <mpi.h>

@@ -46,7 +46,11 @@ func atReport(sums *C.longlong, n C.int, size C.int, marks *C.longlong, foreign 
 	}
 	c := &preload.Check{Ranks: int(size), Calls: map[string]int64{}}
 	for i, k := range unsafe.Slice((*int64)(unsafe.Pointer(sums)), int(n)) {
-		c.Calls[C.GoString(C.at_routine_name(C.int(i)))] = k
+		name := C.GoString(C.at_routine_name(C.int(i)))
+		c.Calls[name] = k
+		if C.at_routine_engine(C.int(i)) == 0 {
+			c.Counted = append(c.Counted, name)
+		}
 	}
 	m := unsafe.Slice((*int64)(unsafe.Pointer(marks)), 4)
 	c.Begin, c.BeginTwice, c.End, c.EndTwice = int(m[0]), int(m[1]), int(m[2]), int(m[3])

@@ -321,6 +321,7 @@ func (r *runner) sweepBody(ctx context.Context, spec *sweep.Spec, configs []swee
 	r.eng.SetConfidence(spec.Confidence)
 	r.eng.SetNMin(spec.NMin)
 	r.eng.SetModels(spec.Models)
+	r.eng.SetMessagesExecuted(spec.RunsMessages())
 	if spec.Trace && len(spec.Policies) > 0 && spec.Mode != sweep.ModeReference {
 		r.eng.SetTrace(traceLimit(r.world.Size()))
 		defer r.eng.SetTrace(0)

@@ -94,6 +94,10 @@ type Check struct {
 	// LinksMarks says whether the program links approxtune_begin
 	// (MarksRegion): its selective launches then wait for the mark.
 	LinksMarks bool `json:"links_marks,omitempty"`
+	// Counted are the intercepted routines a selective run only counts
+	// and runs as they are (never skipped), the others going through the
+	// engine.
+	Counted []string `json:"counted,omitempty"`
 }
 
 // Problems are what would make the program's launches fail or hang, which
@@ -295,6 +299,91 @@ func StaticKernels(path string) []string {
 	return out
 }
 
+// Unintercepted lists the routines the executable at path imports that do
+// communication or dense linear algebra beyond level 1 and that the
+// library does not intercept (intercepted: the C names it does, as a
+// check report gives them; Fortran MPI names are taken by their C names):
+// every launch runs them as they are, never skipped, and their time is
+// part of the time between kernels. Routines the program reaches only
+// through a library of its own (ScaLAPACK's) are not seen. Nil for a
+// file that is not ELF or imports none.
+func Unintercepted(path string, intercepted []string) []string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	syms, _ := f.ImportedSymbols()
+	var out []string
+	for _, s := range syms {
+		name, _, _ := strings.Cut(s.Name, "@") // a versioned import
+		if c, ok := fortranMPI(name); ok {
+			name = c
+		}
+		if heavyRoutine(name) && !slices.Contains(intercepted, name) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fortranMPI is the C name of a Fortran MPI entry point (mpi_iprobe_ is
+// MPI_Iprobe).
+func fortranMPI(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "mpi_")
+	if !ok || !strings.HasSuffix(rest, "_") || len(rest) < 2 {
+		return "", false
+	}
+	rest = strings.TrimRight(rest, "_")
+	return "MPI_" + strings.ToUpper(rest[:1]) + rest[1:], true
+}
+
+// heavyRoutine says whether name is an MPI routine that communicates, or
+// a BLAS level-2 or level-3 or LAPACK routine (Fortran, CBLAS or LAPACKE
+// form): the calls whose time a user would want modelled.
+func heavyRoutine(name string) bool {
+	if rest, ok := strings.CutPrefix(name, "MPI_"); ok {
+		for _, p := range []string{"Neighbor_", "Ineighbor_", "Win_", "File_"} {
+			if strings.HasPrefix(rest, p) {
+				return true
+			}
+		}
+		switch rest {
+		case "Probe", "Iprobe", "Mprobe", "Improbe", "Mrecv", "Imrecv", "Alltoallw", "Reduce_scatter", "Reduce_scatter_block",
+			"Scan", "Exscan", "Put", "Get", "Accumulate", "Get_accumulate", "Rput", "Rget", "Fetch_and_op", "Compare_and_swap",
+			"Ibcast", "Ireduce", "Iallreduce", "Igather", "Igatherv", "Iscatter", "Iscatterv", "Iallgather", "Iallgatherv",
+			"Ialltoall", "Ialltoallv", "Ialltoallw", "Ibarrier", "Ireduce_scatter", "Ireduce_scatter_block", "Iscan", "Iexscan":
+			return true
+		}
+		return false
+	}
+	if strings.HasPrefix(name, "LAPACKE_") {
+		return true
+	}
+	stem := strings.TrimPrefix(name, "cblas_")
+	if stem == name {
+		var ok bool
+		if stem, ok = strings.CutSuffix(name, "_"); !ok {
+			return false
+		}
+	}
+	if len(stem) < 4 || !strings.ContainsRune("sdcz", rune(stem[0])) {
+		return false
+	}
+	switch stem[1:] {
+	case "gemv", "gbmv", "symv", "sbmv", "spmv", "hemv", "hbmv", "hpmv", "trmv", "tbmv", "tpmv", "trsv", "tbsv", "tpsv",
+		"ger", "geru", "gerc", "syr", "syr2", "spr", "spr2", "her", "her2", "hpr", "hpr2",
+		"gemm", "symm", "hemm", "syrk", "herk", "syr2k", "her2k", "trmm", "trsm",
+		"getrf", "getrs", "getri", "gesv", "potrf", "potrs", "potri", "posv", "trtri", "trtrs", "sytrf", "sytrs",
+		"geqrf", "gelqf", "orgqr", "ormqr", "ungqr", "unmqr", "gels", "laswp", "larfb", "larft", "larfg",
+		"syev", "syevd", "syevr", "heev", "heevd", "heevr", "sytrd", "hetrd", "gebrd", "gehrd", "hseqr", "geev",
+		"gesvd", "gesdd", "stedc", "steqr", "sterf":
+		return true
+	}
+	return false
+}
+
 // StaticKernelsNote is the warning for StaticKernels' list, or "".
 func StaticKernelsNote(path string) string {
 	ks := StaticKernels(path)
@@ -322,6 +411,9 @@ type Run struct {
 	// Models lets a kernel never measured be predicted from its
 	// routine's performance model (sweep.Spec.Models).
 	Models bool `json:"models,omitempty"`
+	// RunMessages makes every message and collective execute, kernels
+	// alone being skipped (sweep.Spec.Messages).
+	RunMessages bool `json:"run_messages,omitempty"`
 	// State, for a policy that carries its statistics from one
 	// configuration to the next (policy.Carrier), names the files (State.N
 	// for rank N) each rank's track is read from at the start and written

@@ -380,7 +380,8 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		if err := references(j); err != nil {
 			return nil, nil, err
 		}
-		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, Models: spec.Models, State: t.state}
+		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, Models: spec.Models,
+			RunMessages: spec.RunsMessages(), State: t.state}
 		if t.counts {
 			cfg.Counts = filepath.Join(l.dir, fmt.Sprintf("approxtune-counts-%d", j))
 		}
@@ -394,6 +395,12 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			// program may stop on it: the run is told of and has no
 			// result (resume tries it again); the sweep goes on.
 			msg := fmt.Sprintf("configuration %s: %s at %s: %v", c.Label(), t.policy, format.Tolerance(t.tol), err)
+			if !spec.RunsMessages() {
+				// A crash where the full runs pass (hpcc: a segmentation
+				// fault in HPL's row swaps, MPI_ERR_TRUNCATE) was a
+				// skipped message's stale indices, and nothing said so.
+				msg += "\n    " + StaleMessagesHint
+			}
 			if err := r.Emit(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg}); err != nil {
 				return nil, nil, err
 			}
@@ -430,6 +437,11 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	}
 	return results, refs, nil
 }
+
+// StaleMessagesHint follows a selective launch's failure while the
+// sweep lets messages be skipped: what to try when the program's full
+// runs end well.
+const StaleMessagesHint = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone (docs/programs.md)"
 
 // started tells Started of a run about to start.
 func (r *Runner) started(rs sweep.RunStart) {

@@ -120,6 +120,7 @@ type Engine struct {
 	skip         bool // skipping allowed (false in a counting run)
 	elides       bool // messages may be left out of this run, and what it sees of them is noted (elide.go)
 	keepMessages bool // SetElision(false)
+	execMessages bool // SetMessagesExecuted(true): every message and collective executes
 	pairs        map[pairKey]pairNote
 	elided       int64   // left-out sends and receives this run
 	counts       bool    // propagate path counts
@@ -222,6 +223,16 @@ func (e *Engine) CopyCost() (float64, bool) { return e.place.copyCost, e.place.a
 // runs, on every process alike.
 func (e *Engine) SetElision(on bool) { e.keepMessages = !on }
 
+// SetMessagesExecuted makes every message and collective execute (true),
+// computation kernels alone being skipped, or lets the policy skip them as
+// kernels (false, the default). A program may send what it computes with
+// inside floating-point data (HPL sends each panel's pivots as doubles at
+// the end of the panel): a skipped message leaves its receiver the
+// previous contents, and the ranks then swap the wrong rows, read past
+// their arrays or disagree on the next message's size. Set it between
+// runs, on every process alike.
+func (e *Engine) SetMessagesExecuted(on bool) { e.execMessages = on }
+
 // SetConfidence sets the confidence level of the intervals (0.95 by default).
 func (e *Engine) SetConfidence(c float64) {
 	if e.qs == nil || e.qs.conf != c {
@@ -290,7 +301,7 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 		tr.settled = map[settleKey]bool{}
 		tr.families = nil
 	}
-	e.elides = !e.keepMessages && mode == Selective && tr.shares && tr.carries && !e.counts && tr.Tolerance > 0
+	e.elides = !e.keepMessages && !e.execMessages && mode == Selective && tr.shares && tr.carries && !e.counts && tr.Tolerance > 0
 	for _, st := range tr.stats {
 		st.calls, st.skips = 0, 0
 	}

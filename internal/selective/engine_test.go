@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 		"small-turns":    smallMessagesTakingTurns,
 		"cold-first":     coldFirstCalls,
 		"collective-v":   collectiveV,
+		"msgs-executed":  messagesExecuted,
 	})
 }
 
@@ -235,6 +236,56 @@ func p2pSkip(r *mpitest.R) {
 	_ = mpi.Wtime
 }
 
+// With messages executed (SetMessagesExecuted), a message and a
+// collective the policy would skip still deliver their data, while a
+// kernel is skipped; without, all three are skipped.
+func messagesExecuted(r *mpitest.R) {
+	e := newEngine(r)
+	k := e.Kernels()
+	w := e.World()
+	right, left := (r.Rank+1)%4, (r.Rank+3)%4
+	spin := compKey(kernels.Signature{Routine: kernels.Spin, M: 1})
+	for _, executed := range []bool{false, true} {
+		e.SetMessagesExecuted(executed)
+		tr := NewTrack(policy.Conditional{}, 0.01)
+		e.Begin(tr, Selective) // the keys' shapes are the run's
+		for _, key := range []Key{w.p2pKey(OpIsend, 8, right), w.p2pKey(OpSend, 8, right), {Op: OpBcast, M: 8, Shape: w.Shape()}, spin} {
+			tr.stats[key] = &kstat{key: key, hash: key.hash(), Stat: predictable}
+		}
+		out, in, in2, bc := make([]float64, 8), make([]float64, 8), make([]float64, 8), make([]float64, 8)
+		for i := range out {
+			out[i], in[i], in2[i], bc[i] = float64(10*r.Rank+i), -1, -1, -1
+			if r.Rank == 0 {
+				bc[i] = float64(i)
+			}
+		}
+		rq := w.Irecv(in, left, 3)
+		sq := w.Isend(out, right, 3)
+		Waitall([]*Request{sq, rq})
+		if r.Rank%2 == 0 {
+			w.Send(out, right, 4)
+			w.Recv(in2, left, 4)
+		} else {
+			w.Recv(in2, left, 4)
+			w.Send(out, right, 4)
+		}
+		w.Bcast(bc, 0)
+		k.Spin(1, 0.004)
+		rs, err := e.End()
+		if err != nil {
+			r.Fatalf("end: %v", err)
+		}
+		got := in[2] == float64(10*left+2) && in2[2] == float64(10*left+2) && bc[2] == 2
+		if executed && (!got || rs.Skipped != 1) {
+			r.Errorf("messages executed: received %v, %v, broadcast %v, %d skipped; want the data and the kernel alone skipped", in[2], in2[2], bc[2], rs.Skipped)
+		}
+		if !executed && (in[2] != -1 || in2[2] != -1 || (r.Rank != 0 && bc[2] != -1) || rs.Skipped < 4) {
+			r.Errorf("messages skipped: received %v, %v, broadcast %v, %d skipped; want the buffers untouched and messages, broadcast and kernel skipped", in[2], in2[2], bc[2], rs.Skipped)
+		}
+	}
+}
+
+func TestMessagesExecuted(t *testing.T)           { mpitest.Run(t, "msgs-executed", 4) }
 func TestCommKernelNeedsEveryRank(t *testing.T)   { mpitest.Run(t, "comm-agreement", 4) }
 func TestEagerSpreadsAndCarriesOver(t *testing.T) { mpitest.Run(t, "eager-spread", 4) }
 func TestEagerSharesOnExecution(t *testing.T)     { mpitest.Run(t, "eager-once", 4) }

@@ -64,7 +64,7 @@ func (c *Comm) StartSend(op Op, bytes, dest, tag int, skippable bool, start func
 	e.gap()
 	n := (bytes + 7) / 8
 	st := e.stat(c.p2pKey(op, n, dest))
-	exec := !skippable || !e.skeleton && !e.skippable(st)
+	exec := !skippable || e.execMessages || !e.skeleton && !e.skippable(st)
 	r := &Request{c: c, st: st, send: true, rec: make([]float64, e.recLen), bytes: bytes, peer: dest, tag: tag,
 		rdv: bytes > EagerLimit, gen: e.gen}
 	e.fill(r.rec, c.shape, exec, e.mean(st, 0))

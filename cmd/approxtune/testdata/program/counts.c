@@ -1,6 +1,8 @@
 // A small MPI + BLAS program with known calls per rank, for the preload
 // library's tests: 5 dgemm_ (Fortran), 3 cblas_dgemm, 1 dpotrf_ (whose own
-// BLAS calls are part of it), 4 MPI_Bcast, 2 MPI_Allreduce, 1 MPI_Barrier.
+// BLAS calls are part of it), 4 MPI_Bcast, 2 MPI_Allreduce, 1 MPI_Barrier,
+// 2 cblas_dtrsm (only counted), and cblas_dgemv and MPI_Iprobe, which the
+// library does not intercept.
 #include <mpi.h>
 #include <stdio.h>
 #include <cblas.h>
@@ -16,6 +18,12 @@ int main(int argc, char **argv) {
 	for (int k = 0; k < 3; k++) cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a, n, b, n, 0, c, n);
 	for (int i = 0; i < n*n; i++) c[i] = (i / n == i % n) ? n : 0.5 / (1 + i % 3);
 	dpotrf_("L", &n, c, &n, &info);
+	static double t[64*64], x[64], y[64];
+	for (int i = 0; i < n*n; i++) t[i] = (i / n == i % n) ? 2 : 0;
+	for (int k = 0; k < 2; k++) cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, n, n, 1, t, n, b, n);
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1, a, n, x, 1, 0, y, 1);
+	int flag;
+	MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
 	double v = 1, s;
 	for (int k = 0; k < 4; k++) MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	for (int k = 0; k < 2; k++) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
