@@ -290,6 +290,11 @@ type ErrorEvent struct {
 	Type    string `json:"type"`
 	V       int    `json:"v"`
 	Message string `json:"message"`
+	// Index and ReferenceS are, for a program's selective run that
+	// failed, its configuration and the configuration's full runs (none
+	// in tune): a result would have carried them.
+	Index      *int      `json:"index,omitempty"`
+	ReferenceS []float64 `json:"reference_s,omitempty"`
 }
 
 // Round ends a search round: which configurations ran at which tolerance,

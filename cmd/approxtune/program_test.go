@@ -754,6 +754,20 @@ func TestProgramSweepSelectiveFailureExit(t *testing.T) {
 		strings.Count(so, `"type":"error"`) != 2 {
 		t.Fatalf("program --sweep with failing selective runs: %v\n%s\n%s", err, so, se)
 	}
+	// Each failure carries its configuration's full runs, which no result
+	// carries here: they had been lost.
+	for _, l := range strings.Split(so, "\n") {
+		if !strings.Contains(l, `"type":"error"`) {
+			continue
+		}
+		var ev sweep.ErrorEvent
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Index == nil || len(ev.ReferenceS) != 1 || !strings.Contains(ev.Message, "the configuration's full runs: ") {
+			t.Errorf("a failed run's error event without its configuration's full runs: %s", l)
+		}
+	}
 }
 
 // A program whose selective run deadlocks is stopped at the deadline, as

@@ -376,9 +376,38 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	}
 	var results []launched
 	var launches []float64
+	// Failed selective runs are told of at the configuration's end, with
+	// its full runs: a configuration whose every selective run failed had
+	// left no trace of the references measured (a review's hpcc sweep).
+	var failed []string
+	tell := func() error {
+		for _, msg := range failed {
+			idx := i
+			ev := sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg, Index: &idx, ReferenceS: refs}
+			if len(refs) > 0 {
+				var ts []string
+				for _, x := range refs {
+					ts = append(ts, format.Seconds(x))
+				}
+				ev.Message += "\n    the configuration's full runs: " + strings.Join(ts, ", ") + " s"
+			}
+			if err := r.Emit(ev); err != nil {
+				return err
+			}
+		}
+		failed = nil
+		return nil
+	}
+	// stop returns err, once the failures so far are told of.
+	stop := func(err error) error {
+		if e := tell(); e != nil {
+			return e
+		}
+		return err
+	}
 	for j, t := range wanted {
 		if err := references(j); err != nil {
-			return nil, nil, err
+			return nil, nil, stop(err)
 		}
 		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, Models: spec.Models,
 			RunMessages: spec.RunsMessages(), State: t.state}
@@ -401,13 +430,11 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 				// skipped message's stale indices, and nothing said so.
 				msg += "\n    " + StaleMessagesHint
 			}
-			if err := r.Emit(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg}); err != nil {
-				return nil, nil, err
-			}
+			failed = append(failed, msg)
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s at %s: %w", t.policy, format.Tolerance(t.tol), err)
+			return nil, nil, stop(fmt.Errorf("%s at %s: %w", t.policy, format.Tolerance(t.tol), err))
 		}
 		res.Workload, res.Index, res.Config = spec.Workload, i, c
 		if res.kernels != nil {
@@ -418,6 +445,9 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		launches = append(launches, extra)
 	}
 	if err := references(len(wanted)); err != nil {
+		return nil, nil, stop(err)
+	}
+	if err := tell(); err != nil {
 		return nil, nil, err
 	}
 	ref := math.NaN()
