@@ -40,7 +40,9 @@ func runProgram(ctx context.Context, args []string, stdout, stderr io.Writer) in
 MPI and BLAS/LAPACK and call MPI_Init and MPI_Finalize.
 
 --check runs CMD once and lists how often its ranks called each BLAS, LAPACK
-and MPI routine the library intercepts.
+and MPI routine the library intercepts, then names those it only counts (run
+as they are, never skipped) and the heavy routines the program calls that it
+does not intercept.
 
 --sweep runs a sweep spec whose "program" gives the command, with the space's
 parameters as placeholders ({b}, {n}, {grid_r}, {grid_c}, {ranks}), and input
@@ -50,7 +52,9 @@ decks written per configuration from templates:
    "space": {"b": [32, 64], "grid": ["1x4", "2x2"]},
    "policies": ["conditional", "eager"], "tolerances": ["2^-1", "2^-3"], "mode": "evaluate"}
 Each reference or selective run is one launch in a fresh directory holding the
-decks; relative paths are taken from the spec file's directory. It prints the
+decks; relative paths are taken from the spec file's directory. "messages": "run"
+runs every message and collective, skipping kernels alone, for a program that
+sends indices among its floating-point data (HPL; docs/programs.md). It prints the
 sweep's events as JSON lines, as 'approxtune agent --sweep' does. A launch that
 runs past --deadline is stopped as hung, and the sweep ends (exit 1).`, stderr)
 	check := fs.Bool("check", false, "run CMD once and list the intercepted routines it called")

@@ -339,32 +339,37 @@ func fortranMPI(name string) (string, bool) {
 	return "MPI_" + strings.ToUpper(rest[:1]) + rest[1:], true
 }
 
-// heavyRoutine says whether name is an MPI routine that communicates, or
-// a BLAS level-2 or level-3 or LAPACK routine (Fortran, CBLAS or LAPACKE
-// form): the calls whose time a user would want modelled.
+// heavyRoutine says whether name is an MPI routine that communicates
+// (large-count "_c" forms too), or a BLAS level-2 or level-3 or LAPACK
+// routine (Fortran, CBLAS or LAPACKE form, LAPACKE's "_work" too): the
+// calls whose time a user would want modelled. LAPACK's auxiliaries
+// (dlacpy, dlange) are not.
 func heavyRoutine(name string) bool {
 	if rest, ok := strings.CutPrefix(name, "MPI_"); ok {
-		for _, p := range []string{"Neighbor_", "Ineighbor_", "Win_", "File_"} {
+		rest = strings.TrimSuffix(rest, "_c")
+		for _, p := range []string{"Neighbor_", "Ineighbor_", "File_read", "File_write", "File_iread", "File_iwrite", "Win_lock", "Win_unlock", "Win_flush"} {
 			if strings.HasPrefix(rest, p) {
 				return true
 			}
 		}
-		switch rest {
-		case "Probe", "Iprobe", "Mprobe", "Improbe", "Mrecv", "Imrecv", "Alltoallw", "Reduce_scatter", "Reduce_scatter_block",
-			"Scan", "Exscan", "Put", "Get", "Accumulate", "Get_accumulate", "Rput", "Rget", "Fetch_and_op", "Compare_and_swap",
+		switch strings.TrimSuffix(rest, "_init") { // persistent forms
+		case "Send", "Rsend", "Ssend", "Bsend", "Recv", "Isend", "Irsend", "Issend", "Ibsend", "Irecv", "Sendrecv", "Sendrecv_replace",
+			"Isendrecv", "Isendrecv_replace", "Psend", "Precv", "Probe", "Iprobe", "Mprobe", "Improbe", "Mrecv", "Imrecv",
+			"Bcast", "Reduce", "Allreduce", "Gather", "Gatherv", "Allgather", "Allgatherv", "Scatter", "Scatterv",
+			"Alltoall", "Alltoallv", "Alltoallw", "Barrier", "Reduce_scatter", "Reduce_scatter_block", "Scan", "Exscan",
 			"Ibcast", "Ireduce", "Iallreduce", "Igather", "Igatherv", "Iscatter", "Iscatterv", "Iallgather", "Iallgatherv",
-			"Ialltoall", "Ialltoallv", "Ialltoallw", "Ibarrier", "Ireduce_scatter", "Ireduce_scatter_block", "Iscan", "Iexscan":
+			"Ialltoall", "Ialltoallv", "Ialltoallw", "Ibarrier", "Ireduce_scatter", "Ireduce_scatter_block", "Iscan", "Iexscan",
+			"Put", "Get", "Accumulate", "Get_accumulate", "Rput", "Rget", "Raccumulate", "Rget_accumulate", "Fetch_and_op",
+			"Compare_and_swap", "Win_fence", "Win_start", "Win_complete", "Win_post", "Win_wait":
 			return true
 		}
 		return false
 	}
-	if strings.HasPrefix(name, "LAPACKE_") {
-		return true
-	}
-	stem := strings.TrimPrefix(name, "cblas_")
-	if stem == name {
-		var ok bool
-		if stem, ok = strings.CutSuffix(name, "_"); !ok {
+	stem, ok := strings.CutPrefix(name, "cblas_")
+	if !ok {
+		if stem, ok = strings.CutPrefix(name, "LAPACKE_"); ok {
+			stem = strings.TrimSuffix(stem, "_work")
+		} else if stem, ok = strings.CutSuffix(name, "_"); !ok {
 			return false
 		}
 	}
@@ -436,10 +441,19 @@ type Run struct {
 	Out string `json:"out"`
 }
 
-// ParseRun reads a Run from its JSON and fills in the defaults.
+// ParseRun reads a Run from its JSON and fills in the defaults. A field
+// it does not know is an error: a library older than the approxtune that
+// launched it would otherwise drop a setting unsaid (a review's old
+// library ignored "run_messages", and the program crashed on the
+// messages it skipped).
 func ParseRun(s string) (*Run, error) {
 	var r Run
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		if strings.Contains(err.Error(), "unknown field") {
+			return nil, fmt.Errorf("%s: %v: this library is older than the approxtune that launched the program; install both from one build (./install.sh), or set APPROXTUNE_LIB to the library built with it", EnvRun, err)
+		}
 		return nil, fmt.Errorf("%s: %w", EnvRun, err)
 	}
 	if r.Out == "" {

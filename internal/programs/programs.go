@@ -471,7 +471,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 // StaleMessagesHint follows a selective launch's failure while the
 // sweep lets messages be skipped: what to try when the program's full
 // runs end well.
-const StaleMessagesHint = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone (docs/programs.md)"
+const StaleMessagesHint = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): a sweep with 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone; 'resume' keeps the sweep's setting (docs/programs.md)"
 
 // started tells Started of a run about to start.
 func (r *Runner) started(rs sweep.RunStart) {
