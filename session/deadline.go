@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/internal/programs"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -488,8 +489,14 @@ func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 		return fmt.Sprintf("%s made no progress: no run ended for %s, past the deadline of %s (%s); %s was stopped",
 			describeConfig(sw, config), briefDuration(w.fired), briefDuration(w.limit), basis, w.stopping)
 	}
-	return fmt.Sprintf("%s made no progress in %s: it had not ended after %s, past the deadline of %s (%s); %s was stopped",
+	msg := fmt.Sprintf("%s made no progress in %s: it had not ended after %s, past the deadline of %s (%s); %s was stopped",
 		describeConfig(sw, config), describeRun(w.hung), briefDuration(w.fired), briefDuration(w.limit), basis, w.stopping)
+	if sp := sw.Spec; sp != nil && sp.Program != nil && !sp.RunsMessages() && w.hung.Kind == sweep.RunSelective {
+		// A review's hpcc launch hung where others crashed on the same
+		// stale indices, and only the crashes said what to try.
+		msg += "; " + programs.StaleMessagesHint
+	}
+	return msg
 }
 
 // hungIndex is the configuration that hung: the announced run's, or (an

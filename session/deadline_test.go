@@ -271,6 +271,16 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	if w.hungIndex(sw) != 2 || !strings.Contains(w.hungMessage(sw, 2), " made no progress in a selective run (conditional at 2^-1): it had not ended after 9") {
 		t.Errorf("the hung run: configuration %d, %s", w.hungIndex(sw), w.hungMessage(sw, 2))
 	}
+	// A program's selective run that hangs where messages may be skipped
+	// says what to try, as a crash does; not once messages run.
+	sw.Spec = &sweep.Spec{Program: &sweep.Program{Command: []string{"hpcc"}}}
+	if !strings.Contains(w.hungMessage(sw, 2), "'messages run'") {
+		t.Errorf("a program's hung selective run: %s", w.hungMessage(sw, 2))
+	}
+	sw.Spec.Messages = sweep.MessagesRun
+	if strings.Contains(w.hungMessage(sw, 2), "'messages run'") {
+		t.Errorf("a program's hung selective run with messages run: %s", w.hungMessage(sw, 2))
+	}
 
 	// tune: no references; every run's scale is the first run's.
 	w = newWatchdog(Deadline{Factor: 4}, nil)

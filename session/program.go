@@ -332,6 +332,10 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 			var ev sweep.ErrorEvent
 			_ = json.Unmarshal(line, &ev)
 			failed = append(failed, ev.Message)
+			// Said as it happens, in a line (in full at the sweep's
+			// end): the progress had passed the configuration unsaid.
+			first, _, _ := strings.Cut(ev.Message, "\n")
+			defer pr.note("failed, the sweep goes on (told in full at its end): " + first)
 		}
 		pr.event(e)
 		if jerr != nil && journalErr == nil {

@@ -281,8 +281,11 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		trace = "on (timelines for plot gantt)"
 	}
 	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, st.Ranks, trace, st.Deadline)
-	if st.Messages == sweep.MessagesRun { // shown when set: the default is said by 'messages'
+	switch {
+	case st.Messages == sweep.MessagesRun:
 		fmt.Fprintf(&b, "messages    run (every message and collective runs; kernels alone are skipped)\n")
+	case st.Program != nil: // where it matters; a built-in workload's status leaves the default unsaid
+		fmt.Fprintf(&b, "messages    skip (selective runs may skip messages as they skip kernels; 'messages run' runs them all)\n")
 	}
 	fmt.Fprintf(&b, "launcher    %s\n", strings.TrimPrefix(st.Launcher.Command(), "launcher "))
 	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
@@ -417,6 +420,12 @@ func (s *Session) noteSpace(out Output) {
 				}
 			}
 		}
+	}
+	if _, _, err := validate(s.schemas(), st, sweep.ModeEvaluate, 1<<20); err != nil && strings.Contains(err.Error(), "is not a grid") {
+		// A mistyped grid (2x2x) is a word to a program's space: the note
+		// below had said grid is in no argument.
+		out.Print("note: evaluate and tune would refuse this space: " + err.Error())
+		return
 	}
 	if note := st.Program.UnusedNote(st.Space); note != "" {
 		out.Print(note)

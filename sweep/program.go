@@ -29,6 +29,10 @@ type Program struct {
 // ProgramWorkload is the workload name of a sweep over a program.
 const ProgramWorkload = "program"
 
+// almostGrid is a word of digits and x's with an x and a digit in it: a
+// grid, or one mistyped.
+var almostGrid = regexp.MustCompile(`^[0-9xX]*([0-9][xX]|[xX][0-9])[0-9xX]*$`)
+
 var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // programSchema is the schema of a program's space: every parameter the
@@ -52,6 +56,13 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 	for _, q := range s.params {
 		if q.Kind == Grid {
 			grids = append(grids, q.Name)
+		}
+		// A grid mistyped ("2x2x") had made the parameter a word, and the
+		// note that followed said grid is in no argument.
+		for _, c := range q.Choices {
+			if _, err := ParseGrid(c); err != nil && almostGrid.MatchString(c) {
+				return nil, fmt.Errorf("program: %s: %v", q.Name, err)
+			}
 		}
 	}
 	if len(grids) > 1 {

@@ -18,6 +18,9 @@ func TestProgramSchemaRankCount(t *testing.T) {
 		{`{"g": ["1x2"], "h": ["2x1"]}`, "the space has 2 grid parameters (g, h): want at most one"},
 		{`{"grid": ["1x2", "2x2"]}`, ""},
 		{`{"ranks": [2, 4]}`, ""},
+		{`{"grid": ["2x2x"]}`, `program: grid: "2x2x" is not a grid: want positive integers separated by x`},
+		{`{"grid": ["2x2", "x4"], "b": [1]}`, `program: grid: "x4" is not a grid`},
+		{`{"ranks": [2], "mode": ["x", "xx", "fast"]}`, ""},
 	} {
 		var space map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(tc.space), &space); err != nil {

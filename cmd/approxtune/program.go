@@ -109,6 +109,9 @@ runs past --deadline is stopped as hung, and the sweep ends (exit 1).`, stderr)
 			fmt.Fprintf(stdout, "%s also calls routines the library does not intercept: they run as they are in every launch, their time part of the time between kernels: %s\n",
 				filepath.Base(path), strings.Join(un, ", "))
 		}
+		if !preload.ImportsMPI(path) {
+			fmt.Fprintf(stdout, "note: %s calls no MPI itself (a shell or a launcher?): the routines the library does not intercept are named from the program itself, so check it directly\n", filepath.Base(path))
+		}
 	}
 	// What a launch would fail at, which the check ran through: it had
 	// passed such programs, and the sweep then failed or hung.

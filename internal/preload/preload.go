@@ -328,6 +328,24 @@ func Unintercepted(path string, intercepted []string) []string {
 	return out
 }
 
+// ImportsMPI reports whether the ELF file at path calls MPI itself (a
+// shell or a launcher script does not); true for a file that is not ELF,
+// which cannot be told.
+func ImportsMPI(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	syms, _ := f.ImportedSymbols()
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "MPI_") || strings.HasPrefix(s.Name, "mpi_") || strings.HasPrefix(s.Name, "PMPI_") {
+			return true
+		}
+	}
+	return false
+}
+
 // fortranMPI is the C name of a Fortran MPI entry point (mpi_iprobe_ is
 // MPI_Iprobe).
 func fortranMPI(name string) (string, bool) {

@@ -1,0 +1,30 @@
+package session
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// With a policy's run of one configuration missing (it failed), the
+// launch-inclusive speed-up of that policy counts the full runs of its own
+// configurations only: a review's hpcc sweep read 0.95x for the timed
+// regions and 1.25x with the launches.
+func TestLaunchLineOwnConfigurations(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	res := func(i int, pol string, sel float64) sweep.Result {
+		return sweep.Result{Index: i, Policy: pol, Tolerance: f(0.5), SelectiveS: f(sel), ReferenceS: []float64{10}, LaunchS: f(1)}
+	}
+	sw := &Sweep{Results: []sweep.Result{res(0, "eager", 10), res(1, "eager", 10), res(0, "conditional", 5), res(1, "conditional", 5)}}
+	sw.Results = sw.Results[1:] // eager's run of configuration 0 failed
+	line := launchLine(sw, []Summary{{Policy: "eager", Tolerance: 0.5}, {Policy: "conditional", Tolerance: 0.5}})
+	// A configuration's launch time is shared by its launches (1 s each
+	// reported, with 1 reference): eager 1.00x (it had read 1.98x);
+	// conditional (10.5 + 10.67) / (5.5 + 5.67) = 1.90x.
+	for _, want := range []string{"eager 2^-1 1.00x", "conditional 2^-1 1.90x"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("launch line %q lacks %q", line, want)
+		}
+	}
+}
