@@ -48,6 +48,9 @@ type Sweep struct {
 	origin string
 	// shared is the configuration each index's results carry (apply).
 	shared map[int]sweep.Config
+	// failedRefs are the full runs of configurations whose selective runs
+	// failed, by index, as a program's error events carry them (apply).
+	failedRefs map[int][]float64
 	// made is the transcript's step of the command that made the sweep
 	// when that command failed (cancelled, hung: failed commands are not
 	// recorded); a 'resume' of it that succeeds records it first, so an
@@ -101,6 +104,14 @@ func (s *Sweep) apply(e Event) {
 			s.Results = append(s.Results, r)
 			s.pending = max(s.pending-1, 0)
 			s.runs = max(s.runs, r.Total)
+		}
+	case sweep.TypeError:
+		var ev sweep.ErrorEvent
+		if e.Decode(&ev) == nil && ev.Index != nil && len(ev.ReferenceS) > 0 {
+			if s.failedRefs == nil {
+				s.failedRefs = map[int][]float64{}
+			}
+			s.failedRefs[*ev.Index] = ev.ReferenceS
 		}
 	case sweep.TypeRound:
 		var r sweep.Round
@@ -383,6 +394,13 @@ func (sw *Sweep) takenReferences(runs []sweep.RunRef) map[int][]float64 {
 	for _, r := range sw.Results {
 		if _, ok := taken[r.Index]; !ok && r.Policy != "" && len(r.ReferenceS) > 0 {
 			taken[r.Index] = r.ReferenceS
+		}
+	}
+	// A configuration whose selective runs all failed has its full runs
+	// in their error events: a resume had taken them again.
+	for i, refs := range sw.failedRefs {
+		if _, ok := taken[i]; !ok {
+			taken[i] = refs
 		}
 	}
 	var refs map[int][]float64

@@ -1087,6 +1087,53 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 	}
 }
 
+// A configuration whose every selective run failed is resumed against the
+// full runs its error events carry: resume had taken them again (a review
+// of hpcc), where a configuration's runs are all judged against one set.
+func TestProgramResumeKeepsFailedReferences(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "flaky.c"))
+	flag := filepath.Join(t.TempDir(), "fail")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "session")
+	if out, code := replIn(t, bin, dir, fmt.Sprintf("program %s %s\nspace ranks=2\npolicy eager\ntolerance 2^-1\nreps 2\nevaluate\n", prog, flag)); code == 0 || !strings.Contains(out, "1 selective run failed") {
+		t.Fatalf("the sweep with eager failing: exit %d\n%s", code, out)
+	}
+	journal, err := os.ReadFile(filepath.Join(dir, session.JournalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed sweep.ErrorEvent
+	for _, l := range strings.Split(string(journal), "\n") {
+		if strings.Contains(l, `"type":"error"`) {
+			var rec struct{ Event sweep.ErrorEvent } // {"kind": "event", "event": {...}}
+			if err := json.Unmarshal([]byte(l), &rec); err != nil {
+				t.Fatalf("%v: %s", err, l)
+			}
+			failed = rec.Event
+		}
+	}
+	if len(failed.ReferenceS) != 2 {
+		t.Fatalf("the failure's error event: %+v; want the configuration's 2 full runs\n%s", failed, journal)
+	}
+	os.Remove(flag)
+	if out, code := replIn(t, bin, dir, "resume\n"); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, out)
+	}
+	sws, err := session.ReadJournal(filepath.Join(dir, session.JournalName))
+	if err != nil || len(sws) != 1 || len(sws[0].Results) != 1 {
+		t.Fatalf("journal: %v, %d sweeps", err, len(sws))
+	}
+	if got := sws[0].Results[0].ReferenceS; !slices.Equal(got, failed.ReferenceS) {
+		t.Errorf("the resumed run judged against %v; want the full runs taken before, %v", got, failed.ReferenceS)
+	}
+}
+
 // A program sweep's eager run that failed at its last configuration is
 // resumed with the kernel statistics eager carried from the launches
 // before it (sweep.Carried, kept beside the journal, after the last
