@@ -328,6 +328,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		// not (as an agent's sweep does): its record waits in the
 		// journal's backlog, and resume would run it again otherwise.
 		jerr := s.journalEvent(sw, e)
+		pr.event(e)
 		if head.Type == sweep.TypeError {
 			var ev sweep.ErrorEvent
 			_ = json.Unmarshal(line, &ev)
@@ -335,9 +336,8 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 			// Said as it happens, in a line (in full at the sweep's
 			// end): the progress had passed the configuration unsaid.
 			first, _, _ := strings.Cut(ev.Message, "\n")
-			defer pr.note("failed, the sweep goes on (told in full at its end): " + first)
+			pr.note("failed, the sweep goes on (told in full at its end): " + first)
 		}
-		pr.event(e)
 		if jerr != nil && journalErr == nil {
 			journalErr = jerr
 		}

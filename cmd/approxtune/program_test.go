@@ -1052,12 +1052,11 @@ func TestProgramLibraryInRanksOnly(t *testing.T) {
 	}
 }
 
-// A program sweep's configuration whose conditional run has its result
-// and whose eager run failed: 'resume' judges the eager run against the
-// references the conditional one was judged against, and takes none
-// (sweep.Spec.References), so both rows of the configuration have one
-// reference.
-func TestProgramResumeKeepsReferences(t *testing.T) {
+// evaluateFlaky evaluates flaky.c on 2 ranks under policies at 2^-1 with
+// 2 references, its eager run failing, in a session directory it returns
+// with the binary; then it lets eager's runs pass, for a resume.
+func evaluateFlaky(t *testing.T, policies string) (bin, dir string) {
+	t.Helper()
 	mpicc := testenv.Tool(t, "mpicc")
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
@@ -1067,13 +1066,22 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "session")
-	repl := func(script string) (string, int) { return replIn(t, bin, dir, script) }
-	if out, code := repl(fmt.Sprintf("program %s %s\nspace ranks=2\npolicy conditional,eager\ntolerance 2^-1\nreps 2\nevaluate\n", prog, flag)); code == 0 || !strings.Contains(out, "1 selective run failed") {
+	dir = filepath.Join(t.TempDir(), "session")
+	if out, code := replIn(t, bin, dir, fmt.Sprintf("program %s %s\nspace ranks=2\npolicy %s\ntolerance 2^-1\nreps 2\nevaluate\n", prog, flag, policies)); code == 0 || !strings.Contains(out, "1 selective run failed") {
 		t.Fatalf("the sweep with eager failing: exit %d\n%s", code, out)
 	}
 	os.Remove(flag)
-	out, code := repl("resume\n")
+	return bin, dir
+}
+
+// A program sweep's configuration whose conditional run has its result
+// and whose eager run failed: 'resume' judges the eager run against the
+// references the conditional one was judged against, and takes none
+// (sweep.Spec.References), so both rows of the configuration have one
+// reference.
+func TestProgramResumeKeepsReferences(t *testing.T) {
+	bin, dir := evaluateFlaky(t, "conditional,eager")
+	out, code := replIn(t, bin, dir, "resume\n")
 	if code != 0 || !strings.Contains(out, "2 of 2 runs (ok)") {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
@@ -1091,19 +1099,7 @@ func TestProgramResumeKeepsReferences(t *testing.T) {
 // full runs its error events carry: resume had taken them again (a review
 // of hpcc), where a configuration's runs are all judged against one set.
 func TestProgramResumeKeepsFailedReferences(t *testing.T) {
-	mpicc := testenv.Tool(t, "mpicc")
-	testenv.Launcher(t)
-	bin, lib := testenv.Build(t), buildPreload(t)
-	t.Setenv(preload.EnvLib, lib)
-	prog := compile(t, mpicc, filepath.Join("testdata", "program", "flaky.c"))
-	flag := filepath.Join(t.TempDir(), "fail")
-	if err := os.WriteFile(flag, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "session")
-	if out, code := replIn(t, bin, dir, fmt.Sprintf("program %s %s\nspace ranks=2\npolicy eager\ntolerance 2^-1\nreps 2\nevaluate\n", prog, flag)); code == 0 || !strings.Contains(out, "1 selective run failed") {
-		t.Fatalf("the sweep with eager failing: exit %d\n%s", code, out)
-	}
+	bin, dir := evaluateFlaky(t, "eager")
 	journal, err := os.ReadFile(filepath.Join(dir, session.JournalName))
 	if err != nil {
 		t.Fatal(err)
@@ -1121,7 +1117,6 @@ func TestProgramResumeKeepsFailedReferences(t *testing.T) {
 	if len(failed.ReferenceS) != 2 {
 		t.Fatalf("the failure's error event: %+v; want the configuration's 2 full runs\n%s", failed, journal)
 	}
-	os.Remove(flag)
 	if out, code := replIn(t, bin, dir, "resume\n"); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, out)
 	}
