@@ -111,7 +111,9 @@ func (sw *Sweep) carriedFor(runs []sweep.RunRef) (cs []sweep.Carried, why []stri
 			continue
 		}
 		what := c.Policy + " at " + format.Tolerance(c.Tolerance)
-		if !slices.ContainsFunc(sw.Results, func(r sweep.Result) bool {
+		// A configuration left out since (leftOut) ran before: the
+		// statistics that follow its result still hold.
+		if !slices.ContainsFunc(slices.Concat(sw.Results, sw.leftOut), func(r sweep.Result) bool {
 			return r.Index == c.Index && r.Policy == c.Policy && r.Tolerance != nil && *r.Tolerance == c.Tolerance
 		}) {
 			why = append(why, fmt.Sprintf("%s's follow configuration %d, which has no result of it in the journal", what, c.Index))

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,17 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 	case "table":
 		if len(fields) == 1 {
 			return match([]string{"configs", "kernels", "best"}, word), start
+		}
+		if strings.ToLower(fields[1]) == "kernels" {
+			switch key {
+			case "":
+				return match([]string{"routine=", "top=", "config=", "policy=", "tolerance="}, word), start
+			case "routine":
+				return match(s.lastRoutines(), item), itemStart
+			case "top":
+				return match([]string{"all"}, item), itemStart
+			}
+			return s.completeRead(key, item, itemStart)
 		}
 	case "export":
 		if len(fields) == 1 {
@@ -210,6 +222,22 @@ func (s *Session) completeRead(key, item string, itemStart int) ([]string, int) 
 		return match(ts, item), itemStart
 	}
 	return nil, itemStart
+}
+
+// lastRoutines are the routines of the last sweep's kernel statistics, in
+// order, for 'table kernels routine='.
+func (s *Session) lastRoutines() []string {
+	sw := s.Last()
+	if sw == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, k := range sw.Kernels {
+		for _, st := range k.Kernels {
+			seen[st.Routine] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // completeParam completes "key=" names, or the values of a choice or grid parameter.

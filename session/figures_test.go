@@ -324,3 +324,28 @@ func TestMessagesVerb(t *testing.T) {
 		t.Errorf("messages Skip: %v, spec runs messages %v", err, s.State().Spec("tune").RunsMessages())
 	}
 }
+
+// A program session's status gives the rank counts its launches take, its
+// configurations' grids, not the ranks setting, which 'ranks' says it does
+// not change for a program: status had shown 'ranks 4' beside a grid of 6.
+func TestProgramStatusRanks(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	execAll(t, s, &textOut{}, "ranks 4", "program /bin/true {grid}", "space grid=2x3,1x2,3x2")
+	out := &textOut{}
+	if err := s.Exec(ctx, "status", out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "ranks       2, 6 (each launch on its configuration's grid or ranks=") {
+		t.Errorf("a program's status:\n%s", out.b.String())
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "ranks 3", out); err != nil || !strings.Contains(out.b.String(), "note: a program's launches take their configuration's grid or ranks=, not this setting") {
+		t.Errorf("ranks 3 in a program session: %v\n%s", err, out.b.String())
+	}
+	execAll(t, s, &textOut{}, "workload synthetic")
+	out.b.Reset()
+	if err := s.Exec(ctx, "status", out); err != nil || !strings.Contains(out.b.String(), "ranks       3\n") {
+		t.Errorf("a built-in workload's status: %v\n%s", err, out.b.String())
+	}
+}

@@ -529,10 +529,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 		case "resume":
 			s.Status = StatusRunning
 			for _, i := range r.Skip {
-				if s.Skipped == nil {
-					s.Skipped = map[int]bool{}
-				}
-				s.Skipped[i] = true
+				s.leaveOut(i)
 			}
 		}
 	}

@@ -611,6 +611,16 @@ func TestTableBestSaysWhatIsLeftOut(t *testing.T) {
 	if tb := TableBest(sw); !strings.Contains(tb, "note: configuration 2 (") || !strings.Contains(tb, ") was left out ('resume skip=' or 'hung=skip')") {
 		t.Errorf("a skipped configuration:\n%s", tb)
 	}
+	// A configuration whose selective runs all failed, with full runs
+	// faster than the best named, is told of; a slower one is not.
+	failed := knownSweep(t)
+	failed.Configs = append(failed.Configs, failed.Configs[1], failed.Configs[1])
+	failed.Status = StatusFailed
+	failed.failedRefs = map[int][]float64{2: {0.1, 0.12}, 3: {0.5}}
+	tb := TableBest(failed)
+	if !strings.Contains(tb, "note: configuration 2 (") || !strings.Contains(tb, ") had shorter full runs (0.1100 s) than the best above (0.2000 s), but every selective run of it failed") || strings.Contains(tb, "configuration 3 (") {
+		t.Errorf("a faster configuration whose selective runs failed:\n%s", tb)
+	}
 	tune := knownSweep(t)
 	tune.Spec.Mode = sweep.ModeTune
 	for i := range tune.Results {
@@ -620,5 +630,70 @@ func TestTableBestSaysWhatIsLeftOut(t *testing.T) {
 	tune.Status = StatusHung
 	if tb := TableBest(tune); !strings.Contains(tb, "note: only 1 of the 2 configurations has results (the sweep hung)") {
 		t.Errorf("a tune that hung after 1 of 2:\n%s", tb)
+	}
+}
+
+// 'table kernels' lists at most 40 kernels, those that took the most time
+// in the run first, and says how many more there are (hpcc's last run had
+// listed 890); top=, routine= and config=, policy=, tolerance= choose what
+// it shows, a routine the run lacks is refused with those it has, and Tab
+// offers the options.
+func TestTableKernelsOptions(t *testing.T) {
+	s := newSession(t)
+	sw := knownSweep(t)
+	stat := func(key, routine string, mean float64, calls int64) sweep.KernelStat {
+		return sweep.KernelStat{Key: key, Routine: routine, Count: 3, MeanS: mean, HalfS: mean / 10, Calls: calls, Skipped: calls - 3, State: sweep.KernelPredictable}
+	}
+	var many []sweep.KernelStat
+	for i := 1; i <= 50; i++ { // gemm i: i ms, called once; the last ones take the most time
+		many = append(many, stat(fmt.Sprintf("gemm[NN] %dx8x8", i), "gemm", float64(i)*1e-3, 4))
+	}
+	many = append(many, stat("bcast 64 B", "bcast", 1e-5, 100), stat("gemm[NT] 8x8x8", "gemm", 2e-3, 4))
+	sw.Kernels = []sweep.KernelsEvent{
+		{Index: 0, Policy: "conditional", Tolerance: 0.5, Kernels: []sweep.KernelStat{stat("trsm[LLNN] 8x8", "trsm", 1e-3, 5)}},
+		{Index: 1, Policy: "conditional", Tolerance: 0.5, Kernels: many},
+	}
+	s.sweeps = append(s.sweeps, sw)
+	ctx := context.Background()
+	run := func(line string) (string, error) {
+		out := &textOut{}
+		err := s.Exec(ctx, line, out)
+		return out.b.String(), err
+	}
+	got, err := run("table kernels")
+	rows := strings.Count(got, "\n")
+	if err != nil || !strings.HasPrefix(got, "kernels of configuration 1 ") || rows != 1+1+40+1+1 ||
+		!strings.Contains(got, "(the 40 kernels that took the most time in the run (mean x calls), the longest first; 12 more: top=all lists every one") ||
+		strings.Index(got, "gemm[NN] 50x8x8") > strings.Index(got, "gemm[NN] 49x8x8") || strings.Contains(got, "gemm[NN] 5x8x8 ") {
+		t.Errorf("table kernels (%d lines): %v\n%s", rows, err, got)
+	}
+	if got, err := run("table kernels top=all"); err != nil || strings.Count(got, "\n") != 1+1+52+1 || strings.Contains(got, " more: ") {
+		t.Errorf("top=all: %v\n%s", err, got)
+	}
+	if got, err := run("table kernels top=2 routine=GEMM"); err != nil || strings.Count(got, "\n") != 6 || !strings.Contains(got, "gemm[NN] 50x8x8") || !strings.Contains(got, "(the 2 kernels that took the most time in the run (mean x calls), the longest first; 49 more:") {
+		t.Errorf("top=2 routine=GEMM: %v\n%s", err, got)
+	}
+	if got, err := run("table kernels routine=gemm[NT]"); err != nil || strings.Count(got, "\n") != 4 || !strings.Contains(got, "gemm[NT] 8x8x8") {
+		t.Errorf("routine=gemm[NT]: %v\n%s", err, got)
+	}
+	if got, err := run("table kernels config=0 policy=conditional tolerance=2^-1"); err != nil || !strings.HasPrefix(got, "kernels of configuration 0 ") || !strings.Contains(got, "trsm[LLNN] 8x8") {
+		t.Errorf("config=0: %v\n%s", err, got)
+	}
+	for line, want := range map[string]string{
+		"table kernels routine=potrf": "routine=potrf: no kernel of configuration 1's run is one; its routines are bcast, gemm",
+		"table kernels top=0":         "top=0: want a number of kernels from 1, or all",
+		"table kernels config=5":      "no selective run with kernel statistics matches: the runs with them are config=0 policy=conditional tolerance=2^-1, config=1",
+		"table kernels level=2":       `"level" is not routine=, top=, config=, policy= or tolerance=`,
+		"table kernels gemm":          `table kernels takes routine=, top=, config=, policy= and tolerance=, not "gemm"`,
+		"table best top=3":            "top=3 is one too many",
+	} {
+		if _, err := run(line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", line, err, want)
+		}
+	}
+	for line, want := range map[string]string{"table kernels ro": "routine=", "table kernels routine=b": "bcast", "table kernels top=a": "all"} {
+		if got, _ := s.Complete(line, len(line)); !slices.Contains(got, want) {
+			t.Errorf("Tab after %q offers %v, want %s", line, got, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,13 +228,16 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: old.Spec, Configs: old.Configs, Workload: old.Workload,
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
-		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin}
+		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin,
+		leftOut: old.leftOut}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
 		return nil, err
 	}
 	event := func(v any) error { return s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw(v)}) }
 	var errs []error
-	for _, r := range sw.Results {
+	// The results of configurations left out go in too, ahead of the
+	// resume record that leaves them out again on reading.
+	for _, r := range slices.Concat(sw.Results, old.leftOut) {
 		r.Type = sweep.TypeResult
 		errs = append(errs, event(r))
 	}

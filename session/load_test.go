@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -422,4 +424,89 @@ func TestResumeSessionKeepsKernelsAndTraces(t *testing.T) {
 		t.Errorf("read back: %d kernel records and %d timelines; want the %d and %d of the first session's runs and those of the resumed ones",
 			len(sw.Kernels), len(sw.Traces), len(old.Kernels), len(old.Traces))
 	}
+}
+
+// A configuration left out for good ('resume skip=N') after one policy had
+// run it leaves every figure, table and count, in the journal read back and
+// in a session that loads it, which keeps its results in its own journal.
+// conditional's mean error had averaged it in, 'table configs' listed its
+// row, and the best table read "5 of 4 runs".
+func TestLeftOutConfigurationLeavesTheFigures(t *testing.T) {
+	home := sessionsHome(t)
+	spec, err := sweep.Parse([]byte(`{"workload":"x","policies":["conditional","eager"],"tolerances":[0.5],"mode":"evaluate"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []sweep.Config
+	for _, js := range []string{`{"b":1}`, `{"b":2}`, `{"b":3}`} {
+		var c sweep.Config
+		if err := json.Unmarshal([]byte(js), &c); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	f := func(x float64) *float64 { return &x }
+	tol := 0.5
+	run := func(i int, policy string, pred float64) sweep.Result {
+		return sweep.Result{Type: sweep.TypeResult, Index: i, Config: cs[i], Policy: policy, Tolerance: &tol,
+			ReferenceS: []float64{1}, PredictedS: f(pred), SelectiveS: f(0.25), Error: f(math.Abs(pred - 1))}
+	}
+	// Configuration 2 ran under conditional (an error of 90%, a choice),
+	// and failed under eager every time.
+	results := []sweep.Result{run(0, "conditional", 1.1), run(0, "eager", 1), run(1, "conditional", 1.1), run(1, "eager", 1),
+		run(2, "conditional", 0.1)}
+	src := filepath.Join(home, "20261130-213000-aaaaaa")
+	j, err := OpenJournal(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []record{{Kind: "sweep", Sweep: 1, Spec: spec, Configs: cs}}
+	for _, r := range results {
+		recs = append(recs, record{Kind: "event", Sweep: 1, Event: raw(r)})
+	}
+	recs = append(recs, record{Kind: "end", Sweep: 1, Status: StatusFailed, Message: "eager failed"},
+		record{Kind: "resume", Sweep: 1, Spec: spec, Skip: []int{2}},
+		record{Kind: "end", Sweep: 1, Status: StatusOK, Message: "complete without the configurations skipped"})
+	for _, r := range recs {
+		if err := j.append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+
+	check := func(where string, sw *Sweep) {
+		t.Helper()
+		if len(sw.Results) != 4 || sw.Total() != 4 || len(sw.Missing()) != 0 || len(sw.leftOut) != 1 {
+			t.Errorf("%s: %d of %d results, missing %v, %d left out; want 4 of 4, none missing, 1 left out", where, len(sw.Results), sw.Total(), sw.Missing(), len(sw.leftOut))
+		}
+		for _, sm := range sw.Summaries() {
+			if sm.Configs != 2 || math.Abs(sm.MeanError-map[string]float64{"conditional": 0.1, "eager": 0}[sm.Policy]) > 1e-9 || sm.Chosen == "b=3" {
+				t.Errorf("%s: %s over %d configurations, mean error %v, chose %s; want 2, without b=3", where, sm.Policy, sm.Configs, sm.MeanError, sm.Chosen)
+			}
+		}
+		tb, tc := TableBest(sw), TableConfigs(sw)
+		if !strings.Contains(tb, "4 of 4 runs") || !strings.Contains(tb, "note: configuration 2 (b=3) was left out") {
+			t.Errorf("%s: the best table\n%s", where, tb)
+		}
+		if strings.Contains(tc, "b=3  ") || strings.Count(tc, "\n") != 6 || !strings.Contains(tc, "note: configuration 2 (b=3) was left out") {
+			t.Errorf("%s: the configurations table lists the left-out one, or does not say it is left out:\n%s", where, tc)
+		}
+	}
+	sws, err := ReadJournal(filepath.Join(src, JournalName))
+	if err != nil || len(sws) != 1 {
+		t.Fatalf("read back: %d sweeps, %v", len(sws), err)
+	}
+	check("ReadJournal", sws[0])
+
+	s := newSession(t)
+	if err := s.Exec(context.Background(), "load "+src, &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	check("loaded", s.Last())
+	s.Close()
+	again, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
+	if err != nil || len(again) != 1 {
+		t.Fatalf("the loading session's journal: %d sweeps, %v", len(again), err)
+	}
+	check("the loading session's journal", again[0])
 }

@@ -24,7 +24,7 @@ type Sweep struct {
 	Search   *sweep.SearchEvent // a search's outcome, once it came
 	Status   Status             // running, ok, cancelled, failed, died, hung
 	Hung     *int               // the configuration that hung (status hung)
-	Skipped  map[int]bool       // configurations 'resume hung=skip' left out: no runs missing there
+	Skipped  map[int]bool       // configurations 'resume skip=' or 'hung=skip' left out: no runs missing there (leaveOut)
 	Message  string
 	Started  time.Time
 	Elapsed  time.Duration
@@ -34,7 +34,11 @@ type Sweep struct {
 	// CopyCost is the core time per byte of a large transfer that the
 	// agent's engine measured where processes share cores (s/B); 0 when
 	// it reported none (sweep.Start.CopyCostSPerB).
-	CopyCost  float64
+	CopyCost float64
+	// leftOut are the results of the configurations in Skipped, out of
+	// Results (leaveOut): kept for the journal of a sweep adopted by
+	// another session, and counted in no figure.
+	leftOut   []sweep.Result
 	resumedAt int // results present when the last resume started
 	pending   int // runs made whose results have not come yet (progress events)
 	runs      int // a search's runs as far as known (the agent's latest total)
@@ -370,6 +374,27 @@ func (s *Sweep) NoiseLine() string {
 // noiseLine words a noise floor of e over n reference runs.
 func noiseLine(e float64, n int) string {
 	return fmt.Sprintf("noise floor: a full run misses the mean of its configuration's other full runs by %.1f%% on average (%d runs); a mean error at or below it is as close as one more full run would be", 100*e, n)
+}
+
+// leaveOut leaves configuration i out of the sweep for good: its runs are
+// no longer missing, and the results it had (a policy that ran before
+// another's run of it failed or hung) move from Results to leftOut, so that
+// every figure, table and count is the other configurations' alone. They
+// had stayed: conditional's mean error averaged in a configuration the
+// best table said was left out, 'table configs' listed it, and a sweep of
+// 6 runs read '7 of 6'.
+func (s *Sweep) leaveOut(i int) {
+	if s.Skipped == nil {
+		s.Skipped = map[int]bool{}
+	}
+	s.Skipped[i] = true
+	s.Results = slices.DeleteFunc(s.Results, func(r sweep.Result) bool {
+		if r.Index == i {
+			s.leftOut = append(s.leftOut, r)
+			return true
+		}
+		return false
+	})
 }
 
 // skippedList is Skipped in order.

@@ -515,10 +515,7 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 		s.setRanks(sw.Ranks, out)
 	}
 	for _, i := range skip {
-		if sw.Skipped == nil {
-			sw.Skipped = map[int]bool{}
-		}
-		sw.Skipped[i] = true
+		sw.leaveOut(i)
 		why := "as asked"
 		if sw.Hung != nil && *sw.Hung == i {
 			why = "which hung"

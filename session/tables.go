@@ -1,11 +1,13 @@
 package session
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -48,6 +50,7 @@ func tableBest(sw *Sweep) string {
 		tw.Flush()
 		b.WriteString(partialLine(sw))
 		fmt.Fprintf(&b, "best configuration (least reference time): %s\n", sums[0].Best)
+		b.WriteString(failedFasterLine(sw))
 		b.WriteString(bestClassLine(sw))
 		if l := sw.NoiseLine(); l != "" {
 			b.WriteString(l + "\n")
@@ -67,6 +70,27 @@ func tableBest(sw *Sweep) string {
 	return b.String()
 }
 
+// leftOutLine names the configurations left out of sw for good ('resume
+// skip=' or 'hung=skip'), or is "". Left out, the sweep reads "ok": the
+// best table had said nothing of a configuration never measured, and
+// the configurations table nothing of the rows it no longer lists.
+func leftOutLine(sw *Sweep) string {
+	left := sw.skippedList()
+	if len(left) == 0 {
+		return ""
+	}
+	label := sw.Labeler()
+	var names []string
+	for _, i := range left {
+		names = append(names, fmt.Sprintf("%d (%s)", i, label(sw.Configs[i])))
+	}
+	what := "configuration " + names[0] + " was"
+	if len(names) > 1 {
+		what = "configurations " + strings.Join(names, ", ") + " were"
+	}
+	return "note: " + what + " left out ('resume skip=' or 'hung=skip'): the speed-ups, errors and choices are the other configurations' alone\n"
+}
+
 // partialLine says, of a sweep that stopped before its end, how few
 // configurations the figures above rest on: a cancelled sweep's table
 // named a best configuration at quality 1.000 from 1 of its 4.
@@ -76,21 +100,7 @@ func partialLine(sw *Sweep) string {
 		have[r.Index] = true
 	}
 	total := len(sw.Configs) - len(sw.Skipped) // 'resume hung=skip' left some out for good
-	skipped := ""
-	if left := sw.skippedList(); len(left) > 0 {
-		// Left out for good, the sweep reads "ok": the table had said
-		// nothing of a configuration never measured.
-		label := sw.Labeler()
-		var names []string
-		for _, i := range left {
-			names = append(names, fmt.Sprintf("%d (%s)", i, label(sw.Configs[i])))
-		}
-		what := "configuration " + names[0] + " was"
-		if len(names) > 1 {
-			what = "configurations " + strings.Join(names, ", ") + " were"
-		}
-		skipped = "note: " + what + " left out ('resume skip=' or 'hung=skip'): the speed-ups, errors and choices are the other configurations' alone\n"
-	}
+	skipped := leftOutLine(sw)
 	if len(have) >= total || sw.Status == StatusRunning || sw.Status == StatusOK {
 		return skipped
 	}
@@ -100,6 +110,37 @@ func partialLine(sw *Sweep) string {
 	}
 	return skipped + fmt.Sprintf("note: only %d of the %d configurations %s results (the sweep %s): the speed-ups, errors and choices are theirs alone; 'resume' runs the rest\n",
 		len(have), total, verb, endedAs(sw.Status))
+}
+
+// failedFasterLine names the configurations whose selective runs all
+// failed (a program's crash; their full runs came in the error events)
+// though their full runs were faster than every configuration with
+// results: the best named and the quality are among the others, and the
+// fastest configuration measured was not among them. "" when there are
+// none.
+func failedFasterLine(sw *Sweep) string {
+	best := math.Inf(1)
+	for _, r := range sw.Results {
+		if len(r.ReferenceS) > 0 {
+			best = math.Min(best, stat.Mean(r.ReferenceS, nil))
+		}
+	}
+	if math.IsInf(best, 1) {
+		return ""
+	}
+	var b strings.Builder
+	label := sw.Labeler()
+	for i := range sw.Configs {
+		refs := sw.failedRefs[i]
+		if len(refs) == 0 || sw.Skipped[i] || slices.ContainsFunc(sw.Results, func(r sweep.Result) bool { return r.Index == i }) {
+			continue
+		}
+		if t := stat.Mean(refs, nil); t < best {
+			fmt.Fprintf(&b, "note: configuration %d (%s) had shorter full runs (%s s) than the best above (%s s), but every selective run of it failed: no policy could choose it (the failure says what to try)\n",
+				i, label(sw.Configs[i]), format.Seconds(t), format.Seconds(best))
+		}
+	}
+	return b.String()
 }
 
 // endedAs says how a sweep ended, after "the sweep": "was cancelled",
@@ -214,29 +255,84 @@ func tableConfigs(sw *Sweep) string {
 			pred, format.SmallSeconds(fptr(r.PredictedSE)), format.Percent(errv), format.Seconds(fptr(r.SelectiveS)), skipped)
 	}
 	tw.Flush()
+	b.WriteString(leftOutLine(sw))
 	return b.String()
+}
+
+// kernelRows is how many kernels 'table kernels' lists when top= does not
+// say: hpcc's last run had 890, which no terminal scrolls back through.
+const kernelRows = 40
+
+// KernelOptions choose what 'table kernels' shows: the run (Config,
+// Policy, Tolerance as for 'plot gantt': unset options match any, the last
+// matching run is shown), a routine or family (Routine: "gemm",
+// "gemm[NN]"), and how many rows (Top: 0 for kernelRows, -1 for all).
+type KernelOptions struct {
+	FigureOptions
+	Top int
 }
 
 // tableKernels lists the kernels of the last selective run on rank 0.
 func tableKernels(sw *Sweep) string {
+	t, _ := tableKernelsOf(sw, KernelOptions{})
+	return t
+}
+
+// tableKernelsOf lists the kernels of the last selective run on rank 0
+// that o chooses: the run's order when they are few, else the Top that took
+// the most time in the run (mean times calls), with how many more there
+// are.
+func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 	if len(sw.Kernels) == 0 {
-		return "no kernel statistics in this sweep\n"
+		return "no kernel statistics in this sweep\n", nil
 	}
-	k := sw.Kernels[len(sw.Kernels)-1]
+	k, err := pickKernels(sw, o.FigureOptions)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	label := ""
 	if k.Index >= 0 && k.Index < len(sw.Configs) {
 		label = sw.Configs[k.Index].Label()
 	}
 	fmt.Fprintf(&b, "kernels of configuration %d (%s), %s at %s, rank %d\n", k.Index, label, k.Policy, format.Tolerance(k.Tolerance), k.Rank)
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "kernel\tsamples\tmean ms\thalf-width\tcalls\tskipped\tstate\t")
 	known := 0
+	var rows []sweep.KernelStat
 	for _, s := range k.Kernels {
+		if o.Routine != "" && !kernelOf(s, o.Routine) {
+			continue
+		}
 		if s.Calls == 0 {
 			known++ // eager: kept from earlier configurations, not called in this run
 			continue
 		}
+		rows = append(rows, s)
+	}
+	if o.Routine != "" && len(rows)+known == 0 {
+		var routines []string
+		for _, s := range k.Kernels {
+			routines = append(routines, s.Routine)
+		}
+		slices.Sort(routines)
+		return "", fmt.Errorf("routine=%s: no kernel of configuration %d's run is one; its routines are %s", o.Routine, k.Index, strings.Join(slices.Compact(routines), ", "))
+	}
+	top := o.Top
+	if top == 0 {
+		top = kernelRows
+	}
+	more := 0
+	if top > 0 && (o.Top > 0 || len(rows) > top) {
+		// The kernels that took the most time, the longest first.
+		slices.SortStableFunc(rows, func(a, b sweep.KernelStat) int {
+			return cmp.Compare(b.MeanS*float64(b.Calls), a.MeanS*float64(a.Calls))
+		})
+		if len(rows) > top {
+			rows, more = rows[:top], len(rows)-top
+		}
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kernel\tsamples\tmean ms\thalf-width\tcalls\tskipped\tstate\t")
+	for _, s := range rows {
 		hw := "-"
 		if s.HalfS >= 0 && s.MeanS > 0 {
 			hw = format.Percent(s.HalfS / s.MeanS)
@@ -244,6 +340,10 @@ func tableKernels(sw *Sweep) string {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%s\t%d\t%d\t%s\t\n", s.Key, s.Count, 1e3*s.MeanS, hw, s.Calls, s.Skipped, s.State)
 	}
 	tw.Flush()
+	if more > 0 {
+		fmt.Fprintf(&b, "(the %s that took the most time in the run (mean x calls), the longest first; %d more: top=all lists every one, routine=R one routine's)\n",
+			format.Count(len(rows), "kernel", "kernels"), more)
+	}
 	if known > 0 {
 		fmt.Fprintf(&b, "(and %d kernels known from earlier configurations, not called in this run)\n", known)
 	}
@@ -252,7 +352,33 @@ func tableKernels(sw *Sweep) string {
 			fmt.Fprintf(&b, "(%s pools the grid's samples: a kernel is predictable once they know it to the tolerance, though rank %d's own samples, shown here, may be fewer and wider)\n", k.Policy, k.Rank)
 		}
 	}
-	return b.String()
+	return b.String(), nil
+}
+
+// kernelOf says whether s is of routine r: its routine ("gemm", any case)
+// or a family its key starts with ("gemm[NN]").
+func kernelOf(s sweep.KernelStat, r string) bool {
+	return strings.EqualFold(s.Routine, r) || (strings.Contains(r, "[") && strings.HasPrefix(strings.ToLower(s.Key), strings.ToLower(r)))
+}
+
+// pickKernels is the last kernels event of sw that matches o (unset
+// options match any run), or an error that names the runs there are.
+func pickKernels(sw *Sweep, o FigureOptions) (*sweep.KernelsEvent, error) {
+	for i := len(sw.Kernels) - 1; i >= 0; i-- {
+		k := &sw.Kernels[i]
+		if (o.Config == nil || k.Index == *o.Config) && (o.Policy == "" || k.Policy == o.Policy) && (!o.tolGiven() || k.Tolerance == o.Tolerance) {
+			return k, nil
+		}
+	}
+	var runs []string
+	for i, k := range sw.Kernels {
+		if i == 8 {
+			runs = append(runs, fmt.Sprintf("and %d more", len(sw.Kernels)-i))
+			break
+		}
+		runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", k.Index, k.Policy, format.Tolerance(k.Tolerance)))
+	}
+	return nil, fmt.Errorf("no selective run with kernel statistics matches: the runs with them are %s", strings.Join(runs, ", "))
 }
 
 func writeJSONL(w io.Writer, sw *Sweep) error {

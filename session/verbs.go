@@ -80,8 +80,8 @@ func verbs() []verb {
 			"Reads another session's journal and adds its sweeps to this session, numbered after this session's own, without running anything: the last one loaded becomes the sweep that table, plot, save, export csv, rank, model and anomalies read. SESSION is the session's directory, or its id under the sessions directory (Tab completes the ids, the most recent first); sweep=N loads only its sweep N. For each sweep it says the mode, workload, configurations, runs with results, whether it has kernel statistics and timelines, and which analyses its data allows: rank needs 2 full runs per configuration or more (evaluate with reps 2 or more) or a tune sweep, model needs kernel statistics, anomalies needs timelines (trace on). The sweeps are copied into this session's journal, so loading or resuming this session later finds them too. An unfinished sweep is loaded as it is, and says so: 'resume SESSION' runs its missing runs.", "load 20261125-101500-a1b2c3", cmdLoad},
 		{"resume", "resume [SESSION] [hung=retry|skip] [skip=N[,N...]]", "run the missing runs of an interrupted sweep",
 			"Reruns only the runs of the last sweep that have no result (after a cancel, a crash, a dead agent, or a run that hung past its deadline), on the ranks the sweep ran on, judged against the references its configurations already have; eager starts from the kernel statistics it had when the sweep stopped. After a hang, hung=retry (the default) runs the configuration that hung again, hung=skip goes on without it for good (it has no results, and tables leave it out). skip=N leaves out configuration N the same way, as for one whose full run fails every time (the failure names it; 'table configs' numbers those with results). SESSION is another session's directory or id (under the sessions directory), to finish a sweep a crashed session left: its last sweep is copied into this session and its missing runs are run. 'load SESSION' only reads a session's sweeps, to look at them or analyse them, and runs nothing.", "resume", cmdResume},
-		{"table", "table configs|kernels|best", "print results as a table",
-			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, state. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice; for a search (tune search=halving), its rounds (tolerance, configurations run, kept and dropped, the fastest, seconds), the choice and what the search cost, and after evaluate the choice judged by the references.", "table best", cmdTable},
+		{"table", "table configs|kernels|best  |  table kernels [routine=R] [top=N|all] [config=N] [policy=P] [tolerance=T]", "print results as a table",
+			"configs: one row per run: reference time, predicted time with its standard error (what the skipped kernels leave unknown), error, selective time, share skipped. kernels: the kernels of the last selective run (rank 0): samples, mean, half-width, calls, skipped, state; config=, policy= and tolerance= choose another run (the last that matches), routine= one routine (gemm) or family (gemm[NN]); more than 40 kernels, or top=N, list those that took the most time in the run (mean x calls) first, top=all every one. best: per policy and tolerance, the speed-up, mean and max error, the chosen and the best configuration and the quality of the choice; for a search (tune search=halving), its rounds (tolerance, configurations run, kept and dropped, the fastest, seconds), the choice and what the search cost, and after evaluate the choice judged by the references.", "table best", cmdTable},
 		{"plot", "plot speedup|error|configs|kernels|path|gantt|rank|anomalies|search [FILE] [policy=P] [tolerance=T] [config=N]  |  plot model ROUTINE [FILE] [sweeps=all]  |  plot live [FILE|off]", "draw a figure of the last sweep, or every sweep's as it runs",
 			"speedup: autotuning speed-up against tolerance, per policy. error: mean prediction error against tolerance (max error as rings, the ideal error = tolerance dashed). configs: reference time (95% interval) and each policy's predicted time per configuration, best and chosen marked. kernels: each kernel's relative half-width against its samples, with the tolerance. path: the predicted critical path per configuration (computation, communication, idle) with the reference time. rank: the 25 fastest configurations by mean, by performance class, then mean time, each with its 95% interval and minimum, the classes shaded and the best one green (see help rank; a tune sweep's predictions of policy= at tolerance=). In the REPL the figure goes to FILE (.png or .svg; default NAME-sweepN.png) and its path is printed; in a notebook it is shown. configs shows every policy's predictions at one tolerance, or policy='s alone, and marks that policy's choice (default the first policy); path shows one policy and tolerance; tolerance= chooses (default the smallest). gantt: one selective run's timeline, a lane per rank, a box per kernel colored by routine, skipped kernels pale under their lane (needs 'trace on' before the sweep); config= (the configuration's index, from 0 as in 'table configs'), policy= and tolerance= choose the run (default the last traced one); anomalous kernels are outlined. model ROUTINE (plot model gemm [FILE] [sweeps=all]): the routine's mean times per call against size with their 95% intervals, its performance model and 95% prediction band, on log-log axes, from the last sweep's kernels or with sweeps=all every sweep's, as 'model' reads them (see 'help model'). anomalies: per routine of that run, kernel durations against their size on log axes with the fit and its 95% prediction interval, anomalies ringed (see 'help anomalies'). search: a search's rounds (tune search=halving), a column each, every configuration it ran a dot at its predicted time (measured, in the full round), survivors blue, the dropped grey, the chosen green, the drop threshold dashed; an evaluate search adds a first column of every configuration's mean reference time and the best one dotted. live FILE: from now on every sweep redraws FILE (.png or .svg, replaced whole) as its results arrive, at most once a second and at its end: speedup and error side by side for evaluate, configs for tune; open it in an image viewer that reloads. 'plot live off' stops; alone, shows the setting. A notebook's sweep display draws them anyway.", "plot error error.svg", cmdPlot},
 		{"rank", "rank [threshold=T] [reps=N] [draws=M] [k=A..B] [seed=S] [policy=P tolerance=T]", "sort the last sweep's configurations into performance classes",
@@ -280,7 +280,8 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	if st.Trace {
 		trace = "on (timelines for plot gantt)"
 	}
-	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %d\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, st.Ranks, trace, st.Deadline)
+	_, configs, verr := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks)
+	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %s\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, statusRanks(st, configs), trace, st.Deadline)
 	switch {
 	case st.Messages == sweep.MessagesRun:
 		fmt.Fprintf(&b, "messages    run (every message and collective runs; kernels alone are skipped)\n")
@@ -288,8 +289,8 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		fmt.Fprintf(&b, "messages    skip (selective runs may skip messages as they skip kernels; 'messages run' runs them all)\n")
 	}
 	fmt.Fprintf(&b, "launcher    %s\n", strings.TrimPrefix(st.Launcher.Command(), "launcher "))
-	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
-		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
+	if verr != nil {
+		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", verr)
 	} else {
 		fmt.Fprintf(&b, "sweep       %s x %s x %s = %s, plus %s in evaluate\n",
 			format.Count(len(configs), "configuration", "configurations"), format.Count(len(st.Policies), "policy", "policies"),
@@ -621,6 +622,30 @@ func (s *Session) setRanks(v int, out Output) {
 	s.st.Ranks = v
 }
 
+// statusRanks is status's ranks line: the setting, or for a program the
+// rank counts its configurations launch on (their grid or ranks=), which
+// the setting does not change; status had shown 'ranks 4' beside a grid
+// of 6.
+func statusRanks(st State, configs []sweep.Config) string {
+	if st.Program == nil {
+		return strconv.Itoa(st.Ranks)
+	}
+	var ns []int
+	for _, c := range configs {
+		ns = append(ns, st.Program.Ranks(c))
+	}
+	slices.Sort(ns)
+	ns = slices.Compact(ns)
+	if len(ns) == 0 {
+		return "each launch on its configuration's grid or ranks= (the space sets none yet)"
+	}
+	var ws []string
+	for _, n := range ns {
+		ws = append(ws, strconv.Itoa(n))
+	}
+	return strings.Join(ws, ", ") + " (each launch on its configuration's grid or ranks=; the 'ranks' setting is the built-in workloads' agent's)"
+}
+
 func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 	l := s.st.Launcher
 	if len(c.Args) == 0 {
@@ -628,7 +653,11 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 		if l.Slurm() {
 			whose = "the Slurm agent's"
 		}
-		out.Print(fmt.Sprintf("ranks %d (%s)", s.st.Ranks, whose))
+		msg := fmt.Sprintf("ranks %d (%s)", s.st.Ranks, whose)
+		if s.st.Program != nil {
+			msg += "; a program's launches take their configuration's grid or ranks= instead"
+		}
+		out.Print(msg)
 		return nil
 	}
 	v, err := intArg(c, 1, 4096, "the number of ranks")
@@ -640,6 +669,9 @@ func cmdRanks(s *Session, ctx context.Context, c *Command, out Output) error {
 			v, l.Nodes, l.TasksPerNode, l.Nodes*l.TasksPerNode)
 	}
 	s.setRanks(v, out)
+	if s.st.Program != nil {
+		out.Print("note: a program's launches take their configuration's grid or ranks=, not this setting ('space ranks=N' or a grid sets them)")
+	}
 	// Local ranks share this machine's CPUs: far more of them than CPUs
 	// and a run's times say more of the scheduler than of its kernels.
 	if cpus := runtime.NumCPU(); !s.st.Launcher.Slurm() && v > 8*cpus {
@@ -926,6 +958,9 @@ func lastSweep(s *Session, c *Command, out Output) (*Sweep, error) {
 }
 
 func cmdTable(s *Session, ctx context.Context, c *Command, out Output) error {
+	if len(c.Args) > 1 && c.Args[0].Key == "" && c.Args[0].Value == "kernels" {
+		return tableKernelsCmd(s, c, out)
+	}
 	a, err := oneArg(c, "what to tabulate")
 	if err != nil {
 		return err
@@ -944,6 +979,46 @@ func cmdTable(s *Session, ctx context.Context, c *Command, out Output) error {
 	default:
 		return errAt(a.Col, "no table %q: want configs, kernels or best", a.Value)
 	}
+	return nil
+}
+
+// tableKernelsCmd is 'table kernels' with its options: routine=, top=,
+// and config=, policy=, tolerance= choosing the run as for 'plot gantt'.
+func tableKernelsCmd(s *Session, c *Command, out Output) error {
+	var o KernelOptions
+	for _, a := range c.Args[1:] {
+		switch a.Key {
+		case "":
+			return errAt(a.Col, "table kernels takes routine=, top=, config=, policy= and tolerance=, not %q", a.Value)
+		case "routine":
+			o.Routine = a.Value
+		case "top":
+			n, err := strconv.Atoi(a.Value)
+			switch {
+			case a.Value == "all":
+				o.Top = -1
+			case err != nil || n < 1:
+				return errAt(a.ValueCol, "top=%s: want a number of kernels from 1, or all", a.Value)
+			default:
+				o.Top = n
+			}
+		case "config", "policy", "tolerance":
+			if err := runOption(a, &o.FigureOptions); err != nil {
+				return err
+			}
+		default:
+			return errAt(a.Col, "%q is not routine=, top=, config=, policy= or tolerance=", a.Key)
+		}
+	}
+	sw, err := lastSweep(s, c, out)
+	if err != nil {
+		return err
+	}
+	t, err := tableKernelsOf(sw, o)
+	if err != nil {
+		return &Error{Msg: err.Error()}
+	}
+	out.Print(t)
 	return nil
 }
 

@@ -73,10 +73,17 @@ func TestProgramCheckCounts(t *testing.T) {
 	// What a selective run does not skip: the routines only counted, and
 	// those the library never sees.
 	for _, line := range []string{"counted only, run as they are in selective runs (never skipped): cblas_dtrsm\n",
-		"counts also calls routines the library does not intercept: they run as they are in every launch, their time part of the time between kernels: MPI_Iprobe, cblas_dgemv\n"} {
+		"counts also calls routines the library does not intercept: they run as they are in every launch, their time part of the time between kernels: MPI_Iprobe, cblas_dgemv\n",
+		"timed: each launch whole, from MPI_Init to MPI_Finalize (no region marked)"} {
 		if !strings.Contains(stdout, line) {
 			t.Errorf("the check does not say %q:\n%s", line, stdout)
 		}
+	}
+	// What is timed, of a program that marks its region.
+	setup := compile(t, mpicc, filepath.Join("testdata", "program", "setup.c"), "-I"+filepath.Join(testenv.Root(t), "include"))
+	stdout, stderr, code = runCheck(t, bin, lib, "--ranks", "2", setup, "3")
+	if code != 0 || !strings.Contains(stdout, "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END(), marked on every rank\n") || strings.Contains(stdout, "timed: each launch whole") {
+		t.Errorf("program --check of a program that marks its region: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 
