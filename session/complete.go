@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
@@ -39,6 +40,13 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		key = strings.ToLower(word[:i])
 	}
 	ss := s.schemas()
+	if key == "sweep" && readsSweep(verb) {
+		var ids []string
+		for _, sw := range s.sweeps {
+			ids = append(ids, strconv.Itoa(sw.ID))
+		}
+		return match(ids, item), itemStart
+	}
 	switch verb {
 	case "help":
 		return match(Verbs(), word), start
@@ -66,10 +74,13 @@ func (s *Session) Complete(line string, pos int) ([]string, int) {
 		if len(fields) == 1 {
 			return match([]string{"configs", "kernels", "best"}, word), start
 		}
+		if strings.ToLower(fields[1]) != "kernels" && key == "" {
+			return match([]string{"sweep="}, word), start
+		}
 		if strings.ToLower(fields[1]) == "kernels" {
 			switch key {
 			case "":
-				return match([]string{"routine=", "top=", "config=", "policy=", "tolerance="}, word), start
+				return match([]string{"routine=", "top=", "config=", "policy=", "tolerance=", "sweep="}, word), start
 			case "routine":
 				return match(s.lastRoutines(), item), itemStart
 			case "top":

@@ -430,7 +430,16 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 	}
 	// Short labels: only the parameters that vary.
 	shortLabels(sw, cs)
-	return plots.Configs(cs, series)
+	p, err := plots.Configs(cs, series)
+	if err == nil && slices.ContainsFunc(cs, func(c plots.Config) bool { return c.Chosen }) {
+		// Whose choice is marked: with two policies drawn, the figure
+		// had not said (a review).
+		if !search {
+			by += " at " + format.Tolerance(o.Tolerance)
+		}
+		p.Title.Text += ", chosen by " + by
+	}
+	return p, err
 }
 
 // shortLabels keeps only the parameters that vary across the sweep.

@@ -18,6 +18,9 @@ type Command struct {
 	VerbCol int
 	Args    []Arg
 	Line    string
+	// Sweep is the sweep a command that reads one reads (sweep=N, taken
+	// out of Args: readsSweep); 0 for the last.
+	Sweep int
 }
 
 // Arg is one word after the verb: "value" or "key=value".

@@ -221,7 +221,7 @@ func TestComplete(t *testing.T) {
 		{"evaluate s", []string{"search=halving", "search=random", "seed="}, 9},
 		{"evaluate search=halving policy=ea", []string{"eager"}, 31},
 		{"tune search=h", []string{"halving"}, 12},
-		{"table configs ", nil, 14},
+		{"table configs ", []string{"sweep="}, 14},
 		{"anomalies le", []string{"level="}, 10},
 		{"model sweeps=a", []string{"all"}, 13},
 		{"model sw", []string{"sweeps=all"}, 6},
@@ -680,12 +680,14 @@ func TestTableKernelsOptions(t *testing.T) {
 		t.Errorf("config=0: %v\n%s", err, got)
 	}
 	for line, want := range map[string]string{
-		"table kernels routine=potrf": "routine=potrf: no kernel of configuration 1's run is one; its routines are bcast, gemm",
-		"table kernels top=0":         "top=0: want a number of kernels from 1, or all",
-		"table kernels config=5":      "no selective run with kernel statistics matches: the runs with them are config=0 policy=conditional tolerance=2^-1, config=1",
-		"table kernels level=2":       `"level" is not routine=, top=, config=, policy= or tolerance=`,
-		"table kernels gemm":          `table kernels takes routine=, top=, config=, policy= and tolerance=, not "gemm"`,
-		"table best top=3":            "top=3 is one too many",
+		"table kernels routine=potrf":  "routine=potrf: no kernel of configuration 1's run is one; its routines are bcast, gemm",
+		"table kernels top=0":          "top=0: want a number of kernels from 1, or all",
+		"table kernels config=5":       "no selective run with kernel statistics has config=5: those with them are of configurations 0, 1 ('table configs' numbers them)",
+		"table kernels policy=eager":   "no selective run with kernel statistics has policy=eager: those with them are of conditional",
+		"table kernels tolerance=2^-3": "no selective run with kernel statistics has tolerance=2^-3: those with them are at 2^-1",
+		"table kernels level=2":        `"level" is not routine=, top=, config=, policy= or tolerance=`,
+		"table kernels gemm":           `table kernels takes routine=, top=, config=, policy= and tolerance=, not "gemm"`,
+		"table best top=3":             "top=3 is one too many",
 	} {
 		if _, err := run(line); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", line, err, want)
@@ -695,5 +697,41 @@ func TestTableKernelsOptions(t *testing.T) {
 		if got, _ := s.Complete(line, len(line)); !slices.Contains(got, want) {
 			t.Errorf("Tab after %q offers %v, want %s", line, got, want)
 		}
+	}
+}
+
+// sweep=N reads an earlier sweep of the session in the commands that read
+// one (the last with results otherwise: a review could not look at an
+// earlier sweep again); a sweep the session lacks is refused with those it
+// has, and Tab offers the ids.
+func TestReadEarlierSweep(t *testing.T) {
+	s := newSession(t)
+	first, second := knownSweep(t), knownSweep(t)
+	first.Workload, second.Workload, second.ID = "x", "x", 2
+	second.Results = second.Results[:1]
+	s.sweeps = append(s.sweeps, first, second)
+	ctx := context.Background()
+	run := func(line string) (string, error) {
+		out := &textOut{}
+		err := s.Exec(ctx, line, out)
+		return out.b.String(), err
+	}
+	if got, err := run("table best"); err != nil || !strings.HasPrefix(got, "sweep 2: ") {
+		t.Errorf("table best: %v\n%s", err, got)
+	}
+	if got, err := run("table best sweep=1"); err != nil || !strings.HasPrefix(got, "sweep 1: evaluate x, 2 of 2 runs") {
+		t.Errorf("table best sweep=1: %v\n%s", err, got)
+	}
+	if got, err := run("table configs sweep=1"); err != nil || strings.Count(got, "conditional") != 2 {
+		t.Errorf("table configs sweep=1: %v\n%s", err, got)
+	}
+	if _, err := run("table best sweep=3"); err == nil || !strings.Contains(err.Error(), "sweep=3: this session's sweeps are 1 (evaluate x, ok), 2 (evaluate x, ok)") {
+		t.Errorf("sweep=3: %v", err)
+	}
+	if h, _ := HelpFor("table"); !strings.Contains(h, "sweep=N (as numbered when it ran) reads sweep N") {
+		t.Errorf("help table says nothing of sweep=:\n%s", h)
+	}
+	if got, _ := s.Complete("table best sweep=", len("table best sweep=")); !slices.Equal(got, []string{"1", "2"}) {
+		t.Errorf("Tab after sweep= offers %v", got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/approxtune/approxtune/internal/format"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -312,7 +313,7 @@ func describeLoad(dir string, old, loaded []*Sweep, lastOld int, pid string) str
 				if running {
 					finish = "'load' it again once it ends there"
 				}
-				fmt.Fprintf(&b, "    incomplete: %d runs have no result (%s); it is loaded as it is, and %s\n", missing, how, finish)
+				fmt.Fprintf(&b, "    incomplete: %s no result (%s); it is loaded as it is, and %s\n", format.Count(missing, "run has", "runs have"), how, finish)
 			}
 		}
 		yes, no := analyses(sw)

@@ -441,6 +441,24 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	}
 	// Several parameters, no lines to tell them apart by: one derived size.
 	km.why = strings.Join(km.vars, ", ") + " vary together"
+	if alone := km.linesAlone(f.sizes); len(alone) > 0 {
+		// Some do vary alone: 512x512x{32,64,128} and 1024x256x{...}
+		// had read "m, n, k vary together", k varying on its own.
+		var not []string
+		for _, v := range km.vars {
+			if !slices.Contains(alone, v) {
+				not = append(not, v)
+			}
+		}
+		vary, them, does := "vary", "one of them", "do"
+		if len(not) == 1 {
+			vary, them = "varies", "it"
+		}
+		if len(alone) == 1 {
+			does = "does"
+		}
+		km.why = fmt.Sprintf("%s never %s alone (no 3 sizes differ in %s only; %s %s)", strings.Join(not, ", "), vary, them, strings.Join(alone, ", "), does)
+	}
 	km.via, km.use, km.vars = "flops", nil, []string{"flops"}
 	if f.comm {
 		km.via, km.vars = "bytes", []string{"bytes"}
@@ -499,6 +517,32 @@ func (km *kernelModel) holdTwoValued() *kernelFamily {
 	g := *f
 	g.sizes = sizes
 	return &g
+}
+
+// linesAlone are the model's parameters (km.use, by name) along which 3
+// sizes or more differ with the others fixed: those the multi-parameter
+// search can fit.
+func (km *kernelModel) linesAlone(sizes []*kernelSize) []string {
+	var alone []string
+	for k, l := range km.use {
+		values := map[string]map[float64]bool{}
+		for _, z := range sizes {
+			rest := slices.Clone(z.params)
+			rest[l] = 0
+			key := fmt.Sprint(rest)
+			if values[key] == nil {
+				values[key] = map[float64]bool{}
+			}
+			values[key][z.params[l]] = true
+		}
+		for _, vs := range values {
+			if len(vs) >= 3 {
+				alone = append(alone, km.vars[k])
+				break
+			}
+		}
+	}
+	return alone
 }
 
 // alongOnly reports whether some two of sizes differ in parameter l alone:

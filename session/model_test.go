@@ -789,3 +789,21 @@ func TestModelFewSizesNamesSweepsAll(t *testing.T) {
 		t.Errorf("model gemm sweeps=all: %v", err)
 	}
 }
+
+// Where k varies alone but m and n only together (512x512xk and
+// 1024x256xk, whose flops coincide), the refusal names m and n, not all
+// three: it had read "m, n, k vary together" (a review).
+func TestModelSaysWhichVaryTogether(t *testing.T) {
+	var ks []sweep.KernelStat
+	for _, mn := range [][2]int{{512, 512}, {1024, 256}} {
+		for _, k := range []int{32, 64, 128} {
+			x := 2e-9 * float64(mn[0]*mn[1]*k)
+			ks = append(ks, kstat(fmt.Sprintf("gemm[NN] %dx%dx%d", mn[0], mn[1], k), 20, x, 0.02*x))
+		}
+	}
+	d := collectKernels([]*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: ks})})
+	km := fitFamily(d.families[0], "")
+	if km.err == nil || !strings.Contains(km.err.Error(), "gemm[NN]: m, n never vary alone (no 3 sizes differ in one of them only; k does), and its 6 sizes have 3 distinct flops") {
+		t.Errorf("the refusal: %v", km.err)
+	}
+}

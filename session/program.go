@@ -75,7 +75,11 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 		return &Error{Msg: err.Error()}
 	}
 	next := s.st.clone()
-	next.Workload, next.Program, next.Space = sweep.ProgramWorkload, p, map[string][]any{}
+	kept := s.st.Program != nil && len(s.st.Space) > 0
+	next.Workload, next.Program = sweep.ProgramWorkload, p
+	if !kept {
+		next.Space = map[string][]any{}
+	}
 	dropped := droppedSpace(s.st.Space, next.Space)
 	s.st = next
 	// The transcript keeps the paths made absolute: a notebook exported
@@ -84,6 +88,14 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	msg := describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
 	if dropped != "" {
 		msg += fmt.Sprintf("\nthe space set before (%s) is back to the defaults: 'space' sets it again", dropped)
+	}
+	if kept {
+		// One program for another (a typo fixed): the space stays, as
+		// the parameters likely do; it had been reset each time.
+		msg += fmt.Sprintf("\nthe space stays: %s ('space reset' clears it)", spaceLine(next.Space))
+		if note := p.UnusedNote(next.Space); note != "" {
+			msg += "\n" + note
+		}
 	}
 	if path, err := exec.LookPath(p.Command[0]); err == nil {
 		if note := preload.StaticKernelsNote(path); note != "" {
@@ -182,9 +194,10 @@ func programSchema(st State) protocol.Workload {
 // Slurm job step with launcher slurm), and follows it as drive does an
 // agent's: every event journaled and shown. The runner emits events
 // between launches only, and waits for each to be shown (figures drawn),
-// so no gate is needed. Interrupting stops the launch under way (or the
-// wait for a Slurm job to start) and ends the sweep; resume runs what is
-// missing.
+// so no gate is needed. Interrupting ends the sweep when the launch under
+// way ends, what its configuration finished reported (a second interrupt
+// stops the launch; the first stops the wait for a Slurm job to start);
+// resume runs what is missing.
 func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Output) error {
 	requests := s.openCancels()
 	defer s.closeCancels()
@@ -193,7 +206,25 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	pr := newProgress(sw, out, s.live)
 	stopClock := pr.clock()
 	defer stopClock()
+	// The first interrupt stops the sweep at the end of the launch under
+	// way, which is then reported with what its configuration finished;
+	// a second stops the launch. The first had stopped the launch, and
+	// its configuration's finished launches were lost (a review's 5 of 6).
+	graceful := make(chan struct{})
+	launching := new(atomic.Bool) // the launches can start (ready): a Slurm job's wait is over
 	go func() {
+		select {
+		case <-requests:
+			if !launching.Load() {
+				pr.note("cancelling: stopping the wait for the launches to start")
+				stop()
+				return
+			}
+			pr.note("cancelling: the sweep stops when the program's launch under way ends (interrupt again to stop the launch now)")
+			close(graceful)
+		case <-runCtx.Done():
+			return
+		}
 		select {
 		case <-requests:
 			pr.note("cancelling: stopping the program's launch")
@@ -211,10 +242,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	ended := make(chan struct{})
 	cancelledFirst := new(atomic.Bool)
 	ready := func() {
+		launching.Store(true)
 		wd.restart()
 		cancelledFirst = wd.guard(runCtx, ended, pr, stop)
 	}
-	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.seen, ready)
+	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.seen, ready, graceful)
 	close(ended)
 	wd.wait()
 	stopClock()
@@ -228,6 +260,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		sw.Status, sw.Message = StatusFailed, what
 	case err == nil:
 		sw.Status, sw.Message = StatusOK, ""
+	case errors.Is(err, programs.ErrStopped) && runCtx.Err() == nil:
+		sw.Status, sw.Message = StatusCancelled, "cancelled at a run boundary (the end of a launch)"
+		if failed > 0 {
+			sw.Message += fmt.Sprintf("; %s failed before (told above)", format.Count(failed, "selective run", "selective runs"))
+		}
 	case runCtx.Err() != nil:
 		sw.Status, sw.Message = StatusCancelled, "interrupted: "+err.Error()
 		if ce := (*programs.ConfigError)(nil); errors.As(err, &ce) {
@@ -266,7 +303,9 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 // session handles it, and is told when it is done. It returns
 // how many selective runs failed (each told of on out), and the journal's
 // first error, which stops the sweep after the event it could not journal.
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func()) (nfailed int, runErr, journalErr error) {
+// Once graceful is closed, the sweep stops at the end of the launch under
+// way (programs.Runner.Stop).
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func(), graceful <-chan struct{}) (nfailed int, runErr, journalErr error) {
 	var failed []string // the selective runs that failed
 	if s.opts.Binary == "" && os.Getenv(preload.EnvLib) == "" {
 		// FindFor("") would look beside the running executable: a Go
@@ -315,7 +354,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		out.Print("the program's output goes to " + logPath)
 	}
 	label := sw.Labeler()
-	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Carry: true, Emit: func(ev any) error {
+	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Carry: true, Stop: graceful, Emit: func(ev any) error {
 		line, err := json.Marshal(ev)
 		if err != nil {
 			return err
@@ -344,18 +383,11 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		return jerr
 	}, Warn: pr.note, Started: func(rs sweep.RunStart) {
 		if logf != nil {
-			what := "a full run"
-			if rs.Kind == sweep.RunSelective {
-				what = rs.Policy
-				if rs.Tolerance != nil {
-					what += " at " + format.Tolerance(*rs.Tolerance)
-				}
-			}
 			c := ""
 			if rs.Index >= 0 && rs.Index < len(configs) {
-				c = " (" + label(configs[rs.Index]) + ")"
+				c = label(configs[rs.Index])
 			}
-			fmt.Fprintf(logf, "== sweep %d, configuration %d%s: %s, %s ==\n", sw.ID, rs.Index, c, what, time.Now().Format(time.DateTime))
+			fmt.Fprintf(logf, "== sweep %d, %s, %s ==\n", sw.ID, programs.Heading(rs, c), time.Now().Format(time.DateTime))
 		}
 		line, err := json.Marshal(rs)
 		if err != nil {

@@ -81,8 +81,17 @@ func TestProgramVerb(t *testing.T) {
 	if !strings.Contains(out.b.String(), "note: c appears in no argument or deck of the program") {
 		t.Errorf("space with a parameter nothing reads:\n%s", out.b.String())
 	}
+	// Another program keeps the space (a typo fixed had cost it), and
+	// says what nothing reads; c=default takes c out.
+	out.b.Reset()
 	if err := s.Exec(ctx, "program "+solver+" -nb {b} -p {grid_r} \"--q={grid_c}\" --Mode=fast deck Solver.dat="+tmpl, out); err != nil {
 		t.Fatal(err)
+	}
+	if got := out.b.String(); !strings.Contains(got, "the space stays: b=32 c=1,2 grid=2x2 ('space reset' clears it)") || !strings.Contains(got, "note: c appears in no argument") {
+		t.Errorf("a program after another:\n%s", got)
+	}
+	if err := s.Exec(ctx, "space c=default", out); err != nil || s.st.Space["c"] != nil || s.st.Space["b"] == nil {
+		t.Errorf("space c=default: %v, space %v", err, s.st.Space)
 	}
 	out.b.Reset()
 	if err := s.Exec(ctx, "space b=32,64 grid=2x2,1x4", out); err != nil || strings.Contains(out.b.String(), "appears in no argument") {

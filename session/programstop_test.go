@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +67,61 @@ func TestProgramOutputKept(t *testing.T) {
 	}
 	if !strings.Contains(out.b.String(), "the program's output goes to "+filepath.Join(dir, ProgramLogName)) {
 		t.Errorf("the sweep does not say where the output goes:\n%s", out.b.String())
+	}
+}
+
+// An interrupt of a program sweep (the REPL's Ctrl-C: Cancel) stops it at
+// the end of the launch under way, and the runs its configuration finished
+// are reported against the full runs it has: the interrupt had stopped the
+// launch and lost them all (a review's 5 of 6 launches), and resume had
+// run them again. Resume then makes only the run still missing.
+func TestProgramCancelKeepsFinishedRuns(t *testing.T) {
+	bin, prog := iterateProgram(t)
+	dir := t.TempDir()
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	// Each launch sleeps 50 ms a step: 20 steps, 1 s. A configuration's
+	// launches: a full run, conditional, a full run, eager.
+	execAll(t, s, &textOut{}, "program "+prog+" {iter} 16 50000", "space iter=20 ranks=2", "policy conditional,eager", "tolerance 2^-1", "reps 2", "deadline off")
+	logPath := filepath.Join(dir, ProgramLogName)
+	launches := func() int {
+		b, _ := os.ReadFile(logPath)
+		return strings.Count(string(b), "== sweep 1, configuration 0")
+	}
+	go func() {
+		// Interrupt once the third launch (the second full run) is
+		// under way.
+		for deadline := time.Now().Add(time.Minute); launches() < 3 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.Cancel()
+	}()
+	out := &textOut{}
+	err = s.Exec(context.Background(), "evaluate", out)
+	sw := s.Last()
+	if err == nil || sw.Status != StatusCancelled || sw.Message != "cancelled at a run boundary (the end of a launch)" {
+		t.Fatalf("evaluate interrupted: %v, status %s (%s)\n%s", err, sw.Status, sw.Message, out.b.String())
+	}
+	if len(sw.Results) != 1 || sw.Results[0].Policy != "conditional" || len(sw.Results[0].ReferenceS) != 2 || sw.Results[0].Error == nil {
+		t.Fatalf("after the interrupt: %d results %+v; want conditional's, judged against both full runs", len(sw.Results), sw.Results)
+	}
+	refs := sw.Results[0].ReferenceS
+	if err := s.Exec(context.Background(), "resume", &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	sw = s.Last()
+	if sw.Status != StatusOK || len(sw.Results) != 2 || sw.Results[1].Policy != "eager" || !slices.Equal(sw.Results[1].ReferenceS, refs) {
+		t.Errorf("resumed: status %s, %d results %+v; want eager's too, against the same full runs", sw.Status, len(sw.Results), sw.Results)
+	}
+	// No launch was stopped, and resume made one: eager's.
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, sums := launches(), strings.Count(string(b), "checksum "); n != 4 || sums != 4 {
+		t.Errorf("%d launches and %d checksums in the log, want 4 of each (none stopped, none run twice):\n%s", n, sums, b)
 	}
 }

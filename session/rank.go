@@ -358,10 +358,25 @@ func (k *ranked) alsoFirst() string {
 	slices.SortStableFunc(others, func(a, b analysis.Member) int { return cmp.Compare(b.Score, a.Score) })
 	var ls []string
 	for _, m := range others {
-		ls = append(ls, fmt.Sprintf("%s (%s)", k.src.labels[k.pos(m)], format.Fixed(m.Score, 2)))
+		ls = append(ls, fmt.Sprintf("%s (score %s)", k.src.labels[k.pos(m)], format.Fixed(m.Score, 2)))
 	}
 	rep := k.st.opt.Rep
-	return fmt.Sprintf(", in %d of the %d sorts; other sorts put in class 1 also %s", int(math.Round(k.r.Support*float64(rep))), rep, listSome(ls, 5))
+	// "These classes": the count is of the whole sorting, not of the
+	// best configuration (a review had read 4 of 100 against a 0.40).
+	return fmt.Sprintf(", these classes in %d of the %d sorts; other sorts put in class 1 also %s", int(math.Round(k.r.Support*float64(rep))), rep, listSome(ls, 5))
+}
+
+// bestShown lists the best class's members, each with its score when
+// other configurations have one too (alsoFirst), so the scores compare.
+func (k *ranked) bestShown() string {
+	ls := k.best()
+	if k.alsoFirst() == "" {
+		return strings.Join(ls, ", ")
+	}
+	for i, m := range k.r.Classes[0].Members {
+		ls[i] += fmt.Sprintf(" (score %s)", format.Fixed(m.Score, 2))
+	}
+	return strings.Join(ls, ", ")
 }
 
 // relation says how the best class stands to the rest.
@@ -403,7 +418,7 @@ func (k *ranked) table(sw *Sweep) string {
 			fmt.Fprintf(&b, " (%d of them cut short by the search: their times are lower bounds)", src.cutShort)
 		}
 	}
-	fmt.Fprintf(&b, "\nbest class: %s — %s%s\n", strings.Join(k.best(), ", "), k.relation(), k.alsoFirst())
+	fmt.Fprintf(&b, "\nbest class: %s — %s%s\n", k.bestShown(), k.relation(), k.alsoFirst())
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if src.predicted {
 		fmt.Fprintln(tw, "class\tconfiguration\tscore\tpredicted s\tstd error s\t")
@@ -484,7 +499,7 @@ func bestClassLine(sw *Sweep) string {
 			few = fmt.Sprintf("; with %d runs of a configuration this compares their fastest runs, which may disagree with the means ('rank' tells more; more runs: reps 20, then evaluate)", k.src.runs[0])
 		}
 	}
-	return fmt.Sprintf("best class (rank, %s): %s — %s%s%s\n", k.src.from, strings.Join(k.best(), ", "), k.relation(), k.alsoFirst(), few)
+	return fmt.Sprintf("best class (rank, %s): %s — %s%s%s\n", k.src.from, k.bestShown(), k.relation(), k.alsoFirst(), few)
 }
 
 // cmdRank is the 'rank' verb: the last sweep's configurations sorted into

@@ -202,7 +202,7 @@ func TestRankEvaluatePlantedClasses(t *testing.T) {
 		other = "A"
 	}
 	line := strings.SplitN(out.b.String(), "\n", 3)[1]
-	if want := "other sorts put in class 1 also " + plantedLabel(t, other) + " (" + rows[plantedLabel(t, other)][1] + ")"; !strings.Contains(line, want) {
+	if want := "these classes in 107 of the 200 sorts; other sorts put in class 1 also " + plantedLabel(t, other) + " (score " + rows[plantedLabel(t, other)][1] + ")"; !strings.Contains(line, want) {
 		t.Errorf("best class line %q lacks %q", line, want)
 	}
 	if !strings.Contains(out.b.String(), "threshold 0.5, 20 bootstrap draws of K in [4, 8] runs' minimum per comparison, 200 sorts (seed 7)") {
@@ -480,7 +480,12 @@ func TestTableBestNamesBestClass(t *testing.T) {
 			t.Errorf("%s: no best class line:\n%s", c.name, tb)
 			continue
 		}
-		members := strings.Split(g[2], ", ")
+		// Each with its score where configurations outside it have
+		// theirs (the tune's).
+		members := strings.Split(regexp.MustCompile(` \(score [0-9.]+\)`).ReplaceAllString(g[2], ""), ", ")
+		if strings.Contains(g[3], "other sorts put in class 1 also") != strings.Contains(g[2], " (score ") {
+			t.Errorf("%s: the best class's members without their scores: %q", c.name, g[2])
+		}
 		if g[1] != c.from || len(members) != 2 || !sameTwo(members, a, b) || !strings.HasPrefix(g[3], "equivalent within threshold 0.9, faster than the other 2") {
 			t.Errorf("%s: best class line %q, want A and B from %s", c.name, g[0], c.from)
 		}

@@ -282,6 +282,9 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 	if err := onceEach(c); err != nil {
 		return err
 	}
+	if err := s.takeSweep(c); err != nil {
+		return err
+	}
 	rec, rout := newRecorder(out)
 	prev := s.Last()
 	before := s.st.clone()
@@ -544,7 +547,11 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 	}
 	var aside []string
 	sp.Carried, aside = sw.carriedFor(missing) // to the agent only: the journal's line has none (carriedName)
-	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs have no result", sw.ID, len(missing), sw.Total()))
+	have := "have"
+	if len(missing) == 1 {
+		have = "has"
+	}
+	out.Print(fmt.Sprintf("resuming sweep %d: %d of %d runs %s no result", sw.ID, len(missing), sw.Total(), have))
 	if n := carriedNote(sw, missing, sp.Carried, aside); n != "" {
 		out.Print(n)
 	}

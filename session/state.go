@@ -123,6 +123,7 @@ func paramNames(w protocol.Workload) string {
 // space of st. Nothing is changed on error.
 func setParams(st *State, w protocol.Workload, args []Arg) error {
 	next := map[string][]any{}
+	drop := map[string]bool{} // KEY=default: back to the default (a program's: out of the space)
 	for _, a := range args {
 		if a.Key == "" {
 			if len(w.Params) == 0 {
@@ -137,6 +138,14 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 		if !ok {
 			return errAt(a.Col, "%s has no parameter %q: its parameters are %s", w.Name, a.Key, paramNames(w))
 		}
+		if strings.EqualFold(a.Value, "default") {
+			// One parameter out, as the launcher's options go: only
+			// 'space reset', of them all, had done it.
+			drop[p.Name] = true
+			delete(next, p.Name)
+			continue
+		}
+		delete(drop, p.Name)
 		items, cols, err := splitList(a.Value, a.ValueCol)
 		if err != nil {
 			return err
@@ -161,6 +170,9 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 	}
 	for k, v := range next {
 		st.Space[k] = v
+	}
+	for k := range drop {
+		delete(st.Space, k)
 	}
 	return nil
 }

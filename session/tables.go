@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -345,7 +346,7 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 			format.Count(len(rows), "kernel", "kernels"), more)
 	}
 	if known > 0 {
-		fmt.Fprintf(&b, "(and %d kernels known from earlier configurations, not called in this run)\n", known)
+		fmt.Fprintf(&b, "(and %s known from earlier configurations, not called in this run)\n", format.Count(known, "kernel", "kernels"))
 	}
 	if p, err := policy.Lookup(k.Policy); err == nil {
 		if _, ok := p.(policy.Sharer); ok {
@@ -362,13 +363,36 @@ func kernelOf(s sweep.KernelStat, r string) bool {
 }
 
 // pickKernels is the last kernels event of sw that matches o (unset
-// options match any run), or an error that names the runs there are.
+// options match any run), or an error that names the value asked for
+// that no run has, with those there are, or, when each value is there but
+// not together, some runs that are.
 func pickKernels(sw *Sweep, o FigureOptions) (*sweep.KernelsEvent, error) {
 	for i := len(sw.Kernels) - 1; i >= 0; i-- {
 		k := &sw.Kernels[i]
 		if (o.Config == nil || k.Index == *o.Config) && (o.Policy == "" || k.Policy == o.Policy) && (!o.tolGiven() || k.Tolerance == o.Tolerance) {
 			return k, nil
 		}
+	}
+	configs, policies, tols := map[int]bool{}, map[string]bool{}, map[float64]bool{}
+	for _, k := range sw.Kernels {
+		configs[k.Index], policies[k.Policy], tols[k.Tolerance] = true, true, true
+	}
+	const lead = "no selective run with kernel statistics has "
+	switch {
+	case o.Config != nil && !configs[*o.Config]:
+		var ns []string
+		for _, i := range slices.Sorted(maps.Keys(configs)) {
+			ns = append(ns, strconv.Itoa(i))
+		}
+		return nil, fmt.Errorf("%sconfig=%d: those with them are of configurations %s ('table configs' numbers them)", lead, *o.Config, strings.Join(ns, ", "))
+	case o.Policy != "" && !policies[o.Policy]:
+		return nil, fmt.Errorf("%spolicy=%s: those with them are of %s", lead, o.Policy, strings.Join(slices.Sorted(maps.Keys(policies)), ", "))
+	case o.tolGiven() && !tols[o.Tolerance]:
+		var ts []string
+		for _, t := range slices.Sorted(maps.Keys(tols)) {
+			ts = append(ts, format.Tolerance(t))
+		}
+		return nil, fmt.Errorf("%stolerance=%s: those with them are at %s", lead, format.Tolerance(o.Tolerance), strings.Join(ts, ", "))
 	}
 	var runs []string
 	for i, k := range sw.Kernels {
@@ -378,7 +402,7 @@ func pickKernels(sw *Sweep, o FigureOptions) (*sweep.KernelsEvent, error) {
 		}
 		runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", k.Index, k.Policy, format.Tolerance(k.Tolerance)))
 	}
-	return nil, fmt.Errorf("no selective run with kernel statistics matches: the runs with them are %s", strings.Join(runs, ", "))
+	return nil, fmt.Errorf("no selective run with kernel statistics matches all of these: the runs with them are %s", strings.Join(runs, ", "))
 }
 
 func writeJSONL(w io.Writer, sw *Sweep) error {

@@ -38,9 +38,9 @@ func verbs() []verb {
 		{"workload", "workload [NAME [KEY=VALUES ...]]", "choose the workload to tune",
 			"Chooses the workload and resets its space to the workload's defaults; KEY=VALUES fixes or lists parameters as 'space' does. Alone, lists the workloads with their parameters, defaults and valid values.", "workload summa n=2048", cmdWorkload},
 		{"program", "program [CMD ARGS... [deck FILE=TEMPLATE ...]]", "tune your own MPI program instead of a workload",
-			"Each run of a sweep becomes one launch of CMD with approxtune's preload library (under the local mpirun; with 'launcher slurm', a job step, srun), which times the run from MPI_Init to MPI_Finalize and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. The program must make its MPI calls from one thread (BLAS and LAPACK from others run as they are), and 'deadline' stops a launch that hangs; 'search=' is for workloads only. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
+			"Each run of a sweep becomes one launch of CMD with approxtune's preload library (under the local mpirun; with 'launcher slurm', a job step, srun), which times the run from MPI_Init to MPI_Finalize (or, where the program calls APPROXTUNE_BEGIN() and APPROXTUNE_END() from include/approxtune.h on every rank, the region between them: leave out input generation and checks; what comes before the region runs in full in every launch) and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. The program must make its MPI calls from one thread (BLAS and LAPACK from others run as they are), and 'deadline' stops a launch that hangs; 'search=' is for workloads only. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
 		{"space", "space [KEY=V1,V2,... ...]", "set the values each parameter takes",
-			"Every combination of the listed values is a configuration of the sweep; parameters not listed keep their default. Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. 'space reset' goes back to the defaults.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
+			"Every combination of the listed values is a configuration of the sweep. A parameter not listed keeps the values an earlier 'space' gave it, or its default (a workload command starts afresh; a program command after another program keeps the space). Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. KEY=default puts one parameter back to its default (a program's parameter leaves the space); 'space reset' puts them all back.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
 		{"grid", "grid [PRxPC[,PRxPC...]]", "shorthand for space grid=...",
 			"Sets the processor grids of the space. Alone, shows them.", "grid 2x2,1x4,4x1", cmdGrid},
 		{"policy", "policy [NAME[,NAME...]]", "choose the skipping policies to compare",
@@ -140,6 +140,9 @@ func HelpFor(name string) (string, bool) {
 		return "", false
 	}
 	text, list, _ := strings.Cut(v.help, "\n")
+	if readsSweep(v.name) {
+		text += " It reads the session's last sweep with results; sweep=N (as numbered when it ran) reads sweep N instead."
+	}
 	if list != "" {
 		list = "\n" + list
 	}
@@ -422,9 +425,11 @@ func (s *Session) noteSpace(out Output) {
 			}
 		}
 	}
-	if _, _, err := validate(s.schemas(), st, sweep.ModeEvaluate, 1<<20); err != nil && strings.Contains(err.Error(), "is not a grid") {
+	if _, _, err := validate(s.schemas(), st, sweep.ModeEvaluate, 1<<20); err != nil && (strings.Contains(err.Error(), "is not a grid") || strings.Contains(err.Error(), "is not a parameter of the space")) {
 		// A mistyped grid (2x2x) is a word to a program's space: the note
-		// below had said grid is in no argument.
+		// below had said grid is in no argument. A placeholder the space
+		// lacks (in a deck's template, say) had been told only at the
+		// sweep.
 		out.Print("note: evaluate and tune would refuse this space: " + err.Error())
 		return
 	}
@@ -432,6 +437,9 @@ func (s *Session) noteSpace(out Output) {
 		out.Print(note)
 	}
 }
+
+// spaceLine lists a space as KEY=VALUES, in name order.
+func spaceLine(space map[string][]any) string { return droppedSpace(space, nil) }
 
 // droppedSpace lists, as KEY=VALUES, the parameters old sets that next
 // does not (a workload command starts the space afresh).
@@ -463,6 +471,9 @@ func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
 			} else {
 				fmt.Fprintf(&b, "%s=%s (default)\n", p.Name, fmtValue(p.Default))
 			}
+		}
+		if b.Len() == 0 { // a program's, before any 'space'
+			b.WriteString("the space is empty: 'space KEY=V1,V2 ...' sets a parameter's values (a program's: a grid or ranks=N, and its {placeholders})")
 		}
 		out.Print(b.String())
 		return nil
@@ -938,7 +949,54 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 // result (cancelled, or dead, before its first), the last that has one,
 // which out (when not nil) is told of: an interrupted second sweep had
 // hidden the first's results, and nothing brought them back.
+// readsSweep says whether a command reads a sweep of the session, the
+// last unless sweep=N says which (Command.Sweep).
+func readsSweep(verb string) bool {
+	switch verb {
+	case "table", "plot", "rank", "anomalies", "model", "export", "save":
+		return true
+	}
+	return false
+}
+
+// takeSweep takes a sweep=N argument out of a command that reads a sweep
+// into c.Sweep, checking N: the tables and figures had read the last
+// sweep with results only, and an earlier one of the session could not be
+// looked at again (a review).
+func (s *Session) takeSweep(c *Command) error {
+	if !readsSweep(c.Verb) {
+		return nil
+	}
+	for i, a := range c.Args {
+		if a.Key != "sweep" {
+			continue
+		}
+		n, err := strconv.Atoi(a.Value)
+		if err != nil || n < 1 || n > len(s.sweeps) {
+			if len(s.sweeps) == 0 {
+				return errAt(a.ValueCol, "sweep=%s: this session has no sweeps yet", a.Value)
+			}
+			var ls []string
+			for _, sw := range s.sweeps {
+				mode := "sweep"
+				if sw.Spec != nil {
+					mode = string(sw.Spec.Mode)
+				}
+				ls = append(ls, fmt.Sprintf("%d (%s %s, %s)", sw.ID, mode, sw.Workload, sw.Status))
+			}
+			return errAt(a.ValueCol, "sweep=%s: this session's sweeps are %s", a.Value, listSome(ls, 12))
+		}
+		c.Sweep = n
+		c.Args = slices.Delete(slices.Clone(c.Args), i, i+1)
+		return nil
+	}
+	return nil
+}
+
 func lastSweep(s *Session, c *Command, out Output) (*Sweep, error) {
+	if c.Sweep > 0 {
+		return s.sweeps[c.Sweep-1], nil
+	}
 	sw := s.Last()
 	if sw == nil {
 		return nil, errAt(c.VerbCol, "no results yet: run evaluate or tune first, or read another session's with 'load SESSION'")

@@ -74,7 +74,9 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 		return nil, fmt.Errorf("program: the space has a grid (%s) and ranks: the grid sets the rank count (its product, also {ranks}); leave ranks out", grids[0])
 	}
 	if _, ok := space["ranks"]; len(grids) == 0 && !ok {
-		return nil, fmt.Errorf("program: the space sets no rank count: give it a grid (\"grid\": [\"2x2\"]) or \"ranks\"")
+		// Said for the REPL and a spec both: the REPL's user had read
+		// JSON for a command.
+		return nil, fmt.Errorf("program: the space sets no rank count: give it a grid ('space grid=2x2', in a spec \"grid\": [\"2x2\"]) or rank counts ('space ranks=4', in a spec \"ranks\": [4])")
 	}
 	if len(grids) == 0 && ProgramParam("ranks", space["ranks"]).Kind != Int {
 		return nil, fmt.Errorf("program: ranks %s: want rank counts, like [1, 2, 4]", shown(space["ranks"]))
@@ -83,18 +85,20 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 	if err := p.CheckBraces(); err != nil {
 		return nil, err
 	}
-	texts := slices.Clone(p.Command)
+	// Where each text comes from, for the error: a review's {zz} in a
+	// deck's template had been looked for on the command line.
+	texts, where := []string{strings.Join(p.Command, " ")}, []string{"the command"}
 	for _, file := range slices.Sorted(maps.Keys(p.Decks)) {
 		b, err := os.ReadFile(p.Decks[file])
 		if err != nil {
 			return nil, fmt.Errorf("program: deck %q: %w", file, err)
 		}
-		texts = append(texts, string(b))
+		texts, where = append(texts, string(b)), append(where, fmt.Sprintf("deck %s's template %s", file, p.Decks[file]))
 	}
-	for _, t := range texts {
+	for i, t := range texts {
 		for _, m := range placeholder.FindAllStringSubmatch(t, -1) {
 			if !slices.Contains(known, m[1]) {
-				return nil, fmt.Errorf("program: {%s} is not a parameter of the space: want one of {%s}", m[1], strings.Join(known, "}, {"))
+				return nil, fmt.Errorf("program: {%s} in %s is not a parameter of the space: want one of {%s}", m[1], where[i], strings.Join(known, "}, {"))
 			}
 		}
 	}

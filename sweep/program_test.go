@@ -2,6 +2,8 @@ package sweep
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,6 +34,25 @@ func TestProgramSchemaRankCount(t *testing.T) {
 			t.Errorf("%s: %v", tc.space, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v; want %q", tc.space, err, tc.want)
+		}
+	}
+}
+
+// A placeholder the space lacks is told with where it is: the command, or
+// the template of which deck (a review's {zz} in a deck's template had been
+// looked for on the command line).
+func TestProgramPlaceholderWhere(t *testing.T) {
+	tmpl := filepath.Join(t.TempDir(), "in.template")
+	if err := os.WriteFile(tmpl, []byte("n {n}\nzz {zz}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	space := map[string]json.RawMessage{"n": json.RawMessage(`[1]`), "ranks": json.RawMessage(`[2]`)}
+	for p, want := range map[*Program]string{
+		{Command: []string{"./solver", "-b", "{b}"}}:                                     "program: {b} in the command is not a parameter of the space: want one of {n}, {ranks}",
+		{Command: []string{"./solver", "{n}"}, Decks: map[string]string{"in.dat": tmpl}}: "program: {zz} in deck in.dat's template " + tmpl + " is not a parameter of the space",
+	} {
+		if _, err := p.Schema(space); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v; want %q", p.Command, err, want)
 		}
 	}
 }

@@ -183,16 +183,30 @@ func main() {
 		defer f.Close()
 		in = f
 	}
-	evs, err := read(in)
+	// A program sweep whose selective runs failed in part goes on with
+	// the others, whose table is worth reading: its first failure had
+	// ended summarize with no table.
+	evs, failed, err := readFailed(in)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
 	}
 	if *overhead {
 		overheadTable(evs)
-		return
+	} else {
+		policyTable(evs)
 	}
-	policyTable(evs)
+	if len(failed) > 0 {
+		have := "have"
+		if len(failed) == 1 {
+			have = "has"
+		}
+		fmt.Fprintf(os.Stderr, "summarize: %s failed and %s no result; the table is the other runs':\n", plural(len(failed), "selective run"), have)
+		for _, f := range failed {
+			fmt.Fprintln(os.Stderr, "  "+strings.ReplaceAll(f, "\n", "\n  "))
+		}
+		os.Exit(1)
+	}
 }
 
 // oneMode says which of the modes given (a flag's name: whether it was
@@ -215,9 +229,21 @@ func oneMode(given map[string]bool) error {
 }
 
 // read reads one sweep's events (an agent's JSON lines, or a session's
-// journal), passing over the events summarize does not read.
+// journal), passing over the events summarize does not read; a sweep that
+// reported an error, a failed run's too, is refused.
 func read(r io.Reader) ([]event, error) {
-	var evs []event
+	evs, failed, err := readFailed(r)
+	if err == nil && len(failed) > 0 {
+		err = fmt.Errorf("the sweep reported: %s", failed[0])
+	}
+	return evs, err
+}
+
+// readFailed is read, but the errors of runs that failed while the sweep
+// went on (a program's selective launch: an error event with the
+// configuration's index) are returned apart, as failed, for a table of the
+// other runs. A sweep's own error is refused, as read does.
+func readFailed(r io.Reader) (evs []event, failed []string, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -231,7 +257,7 @@ func read(r io.Reader) ([]event, error) {
 			Event json.RawMessage `json:"event"`
 		}
 		if err := json.Unmarshal([]byte(line), &j); err != nil {
-			return nil, fmt.Errorf("bad event %q: %w", clip(line), err)
+			return nil, nil, fmt.Errorf("bad event %q: %w", clip(line), err)
 		}
 		raw := []byte(line)
 		switch {
@@ -244,21 +270,28 @@ func read(r io.Reader) ([]event, error) {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(raw, &head); err != nil {
-			return nil, fmt.Errorf("bad event %q: %w", clip(line), err)
+			return nil, nil, fmt.Errorf("bad event %q: %w", clip(line), err)
 		}
 		if !readTypes[head.Type] {
 			continue // a timeline (trace on), a kernels table, a run's start
 		}
 		var e event
 		if err := json.Unmarshal(raw, &e); err != nil {
-			return nil, fmt.Errorf("bad event %q: %w", clip(line), err)
+			return nil, nil, fmt.Errorf("bad event %q: %w", clip(line), err)
 		}
 		if e.Type == "error" {
-			return nil, fmt.Errorf("the agent reported: %s", e.Message)
+			var at struct {
+				Index *int `json:"index"`
+			}
+			if json.Unmarshal(raw, &at) == nil && at.Index != nil {
+				failed = append(failed, e.Message)
+				continue
+			}
+			return nil, nil, fmt.Errorf("the sweep reported: %s", e.Message)
 		}
 		evs = append(evs, e)
 	}
-	return evs, sc.Err()
+	return evs, failed, sc.Err()
 }
 
 // readTypes are the events summarize reads; it passes over the others.

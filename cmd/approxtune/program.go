@@ -281,7 +281,18 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 		}
 		return enc.Encode(ev)
 	},
-		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Started: watch.started, Ended: watch.ended}
+		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Ended: watch.ended,
+		Started: func(rs sweep.RunStart) {
+			// The program's output, on standard error, under a heading
+			// for each launch, as the REPL's program.log has it: it had
+			// come unlabelled among mpirun's.
+			label := ""
+			if rs.Index >= 0 && rs.Index < len(configs) {
+				label = configs[rs.Index].Label()
+			}
+			fmt.Fprintf(stderr, "== %s, %s ==\n", programs.Heading(rs, label), time.Now().Format(time.DateTime))
+			watch.started(rs)
+		}}
 	if err := r.Sweep(ctx, spec, configs); err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.As(cause, new(*hungLaunch)):

@@ -353,7 +353,7 @@ func TestProgramSweep(t *testing.T) {
 	}
 	bad := write("bad.json", fmt.Sprintf(`{"program": {"command": [%q, "{nb}"]}, "space": {"n": [1], "ranks": [2]}}`, prog))
 	out, err := exec.CommandContext(ctx, bin, "program", "--sweep", bad).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "{nb} is not a parameter of the space: want one of {n}, {ranks}") {
+	if err == nil || !strings.Contains(string(out), "{nb} in the command is not a parameter of the space: want one of {n}, {ranks}") {
 		t.Errorf("a placeholder the space lacks: %v\n%s", err, out)
 	}
 }

@@ -62,6 +62,23 @@ func system(path string) bool {
 	return false
 }
 
+// SkippingSymbol is the routine a program calls to learn whether its run
+// may skip kernels (include/approxtune.h's APPROXTUNE_SKIPPING).
+const SkippingSymbol = "approxtune_skipping"
+
+// AsksSkipping reports whether the ELF executable at path calls
+// SkippingSymbol (a program that skips its own result check in selective
+// runs); known is false for a file that is not ELF (a script), which
+// cannot be told.
+func AsksSkipping(path string) (asks, known bool) {
+	if f, err := elf.Open(path); err != nil {
+		return false, false
+	} else {
+		f.Close()
+	}
+	return imports(path, SkippingSymbol), true
+}
+
 // imports says whether the ELF file at path has sym among its undefined
 // dynamic symbols, weak ones included (ImportedSymbols leaves those out).
 func imports(path, sym string) bool {

@@ -137,14 +137,43 @@ type ConfigError struct {
 func (e *ConfigError) Own() bool {
 	var re *referenceError
 	var ee *exec.ExitError
-	if !errors.As(e.Err, &re) || !errors.As(e.Err, &ee) {
-		return false
-	}
+	return errors.As(e.Err, &re) && errors.As(e.Err, &ee) && !stopped(ee)
+}
+
+// stopped says whether a launch that ended with ee was stopped from
+// outside (SIGTERM, SIGKILL: a cancelled job, a killed mpirun or srun), as
+// itself or as its launcher's exit status.
+func stopped(ee *exec.ExitError) bool {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ws.Signal() != syscall.SIGTERM && ws.Signal() != syscall.SIGKILL
+		return ws.Signal() == syscall.SIGTERM || ws.Signal() == syscall.SIGKILL
 	}
 	code := ee.ExitCode()
-	return code != 128+int(syscall.SIGTERM) && code != 128+int(syscall.SIGKILL)
+	return code == 128+int(syscall.SIGTERM) || code == 128+int(syscall.SIGKILL)
+}
+
+// failureHint says what to try after a selective launch of the program at
+// path failed with err, or "": nothing for a launch stopped from outside;
+// for an exit status the program chose, when it does not ask
+// APPROXTUNE_SKIPPING() (a check of its own results fails on what skipped
+// kernels leave), to skip its check there; and while messages may be
+// skipped, StaleMessagesHint. Every failure had been given the stale
+// messages' hint, a killed mpirun and a failed result check too.
+func failureHint(err error, path string, runsMessages bool) string {
+	var hints []string
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if stopped(ee) {
+			return "stopped from outside (SIGTERM or SIGKILL), not by the configuration"
+		}
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		if asks, _ := preload.AsksSkipping(path); !asks && !ws.Signaled() && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
+			hints = append(hints, "a program that checks its own results and exits with an error when they are wrong fails so in selective runs, whose skipped kernels leave them meaningless: skip the check where APPROXTUNE_SKIPPING() is 1 (include/approxtune.h)")
+		}
+	}
+	if !runsMessages {
+		hints = append(hints, StaleMessagesHint)
+	}
+	return strings.Join(hints, "\n    ")
 }
 
 // referenceError is a configuration's reference run that failed.
@@ -204,6 +233,23 @@ type Runner struct {
 	// (sweep.Carried), for a session that can resume the sweep; the
 	// spec's sweep.Spec.Carried are taken in either way.
 	Carry bool
+	// Stop, when set, is closed to stop the sweep at the end of the
+	// launch under way (an interrupt), where cancelling the context stops
+	// the launch itself: Sweep then returns ErrStopped.
+	Stop <-chan struct{}
+}
+
+// ErrStopped is Sweep's error when Stop stopped it at a launch's end.
+var ErrStopped = errors.New("stopped at the end of a launch, as asked")
+
+// stopping says whether Stop asks the sweep to stop.
+func (r *Runner) stopping() bool {
+	select {
+	case <-r.Stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // tally is one policy x tolerance over the configurations.
@@ -269,10 +315,14 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		results, refs, err := r.configuration(ctx, spec, i, c, tallies)
-		if err != nil {
-			return &ConfigError{Index: i, Label: c.Label(), Err: err}
+		if r.stopping() {
+			return ErrStopped
 		}
+		// A configuration cut short (an interrupt, a failed full run)
+		// returns the runs it finished with the full runs it has, which
+		// are reported before the error: an interrupt had lost them, and
+		// resume ran them again.
+		results, refs, cerr := r.configuration(ctx, spec, i, c, tallies)
 		if len(refs) > 0 {
 			refMeans[i], refRuns[i] = stat.Mean(refs, nil), refs
 		}
@@ -296,6 +346,12 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 		}
 		if err := r.carry(i, ran, spec.Program.Ranks(c)); err != nil {
 			return err
+		}
+		switch {
+		case errors.Is(cerr, ErrStopped):
+			return ErrStopped
+		case cerr != nil:
+			return &ConfigError{Index: i, Label: c.Label(), Err: cerr}
 		}
 	}
 	return r.summaries(spec, configs, tallies, refMeans, refRuns, time.Since(t0).Seconds())
@@ -355,6 +411,9 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	launchS := 0.0
 	references := func(j int) error {
 		for len(refs) < reps && slots[len(refs)] <= j {
+			if r.stopping() {
+				return ErrStopped
+			}
 			r.started(sweep.RunStart{Index: i, Kind: sweep.RunReference, ReferenceS: refs})
 			res, extra, err := l.run(ctx, preload.Run{Reference: true})
 			r.ended()
@@ -374,8 +433,6 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		return []launched{{Result: sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: spec.Workload,
 			Index: i, Config: c, ReferenceS: refs, LaunchS: &ls}}}, refs, nil
 	}
-	var results []launched
-	var launches []float64
 	// Failed selective runs are told of at the configuration's end, with
 	// its full runs: a configuration whose every selective run failed had
 	// left no trace of the references measured (a review's hpcc sweep).
@@ -398,16 +455,47 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		failed = nil
 		return nil
 	}
-	// stop returns err, once the failures so far are told of.
-	stop := func(err error) error {
-		if e := tell(); e != nil {
-			return e
+	var results []launched
+	var launches []float64
+	// judged are the results with their errors against the full runs
+	// taken, or none when the sweep takes full runs and none is taken
+	// yet (a resume runs them again).
+	judged := func() []launched {
+		if reps > 0 && len(refs) == 0 {
+			return nil
 		}
-		return err
+		ref := math.NaN()
+		if len(refs) > 0 {
+			ref = stat.Mean(refs, nil)
+		}
+		for k := range results {
+			res, t := &results[k], results[k].tally
+			m := sweep.Measured{Config: i, PredictedS: *res.PredictedS, SelectiveS: *res.SelectiveS, ReferenceS: ref}
+			t.runs = append(t.runs, m)
+			ls := launches[k] + launchS/float64(len(results)) // the references' launches shared out
+			res.LaunchS = &ls
+			if len(refs) > 0 {
+				e := m.Error()
+				res.ReferenceS, res.Error = refs, &e
+			}
+		}
+		return results
+	}
+	// cut ends the configuration with err: the failures so far told of,
+	// and the runs it finished judged against the full runs it has (an
+	// interrupt had lost them, and resume ran them again).
+	cut := func(err error) ([]launched, []float64, error) {
+		if e := tell(); e != nil {
+			return nil, nil, e
+		}
+		return judged(), refs, err
 	}
 	for j, t := range wanted {
 		if err := references(j); err != nil {
-			return nil, nil, stop(err)
+			return cut(err)
+		}
+		if r.stopping() {
+			return cut(ErrStopped)
 		}
 		cfg := preload.Run{Policy: t.policy, Tolerance: t.tol, Confidence: spec.Confidence, NMin: spec.NMin, Models: spec.Models,
 			RunMessages: spec.RunsMessages(), State: t.state}
@@ -424,17 +512,17 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			// program may stop on it: the run is told of and has no
 			// result (resume tries it again); the sweep goes on.
 			msg := fmt.Sprintf("configuration %s: %s at %s: %v", c.Label(), t.policy, format.Tolerance(t.tol), err)
-			if !spec.RunsMessages() {
-				// A crash where the full runs pass (hpcc: a segmentation
-				// fault in HPL's row swaps, MPI_ERR_TRUNCATE) was a
-				// skipped message's stale indices, and nothing said so.
-				msg += "\n    " + StaleMessagesHint
+			// A crash where the full runs pass (hpcc: a segmentation
+			// fault in HPL's row swaps, MPI_ERR_TRUNCATE) was a skipped
+			// message's stale indices, and nothing said so.
+			if h := failureHint(err, l.path, spec.RunsMessages()); h != "" {
+				msg += "\n    " + h
 			}
 			failed = append(failed, msg)
 			continue
 		}
 		if err != nil {
-			return nil, nil, stop(fmt.Errorf("%s at %s: %w", t.policy, format.Tolerance(t.tol), err))
+			return cut(fmt.Errorf("%s at %s: %w", t.policy, format.Tolerance(t.tol), err))
 		}
 		res.Workload, res.Index, res.Config = spec.Workload, i, c
 		if res.kernels != nil {
@@ -445,27 +533,29 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		launches = append(launches, extra)
 	}
 	if err := references(len(wanted)); err != nil {
-		return nil, nil, stop(err)
+		return cut(err)
 	}
 	if err := tell(); err != nil {
 		return nil, nil, err
 	}
-	ref := math.NaN()
-	if len(refs) > 0 {
-		ref = stat.Mean(refs, nil)
-	}
-	for k := range results {
-		res, t := &results[k], results[k].tally
-		m := sweep.Measured{Config: i, PredictedS: *res.PredictedS, SelectiveS: *res.SelectiveS, ReferenceS: ref}
-		t.runs = append(t.runs, m)
-		ls := launches[k] + launchS/float64(len(results)) // the references' launches shared out
-		res.LaunchS = &ls
-		if len(refs) > 0 {
-			e := m.Error()
-			res.ReferenceS, res.Error = refs, &e
+	return judged(), refs, nil
+}
+
+// Heading names a launch in the program's output, between the launches'
+// own lines ("configuration 3 (b=64 grid=2x2): eager at 2^-1"); label is
+// the configuration's, or "".
+func Heading(rs sweep.RunStart, label string) string {
+	what := "a full run"
+	if rs.Kind == sweep.RunSelective {
+		what = rs.Policy
+		if rs.Tolerance != nil {
+			what += " at " + format.Tolerance(*rs.Tolerance)
 		}
 	}
-	return results, refs, nil
+	if label != "" {
+		label = " (" + label + ")"
+	}
+	return fmt.Sprintf("configuration %d%s: %s", rs.Index, label, what)
 }
 
 // StaleMessagesHint follows a selective launch's failure while the
@@ -494,6 +584,7 @@ func (r *Runner) ended() {
 type launcher struct {
 	r     *Runner
 	argv  []string
+	path  string   // the executable argv[0] names
 	dir   string   // the configuration's: its decks, and a directory of each launch's
 	decks []string // the decks' file names
 	ranks int
@@ -545,7 +636,7 @@ func (r *Runner) prepare(p *sweep.Program, c sweep.Config, dir string) (*launche
 			return nil, fmt.Errorf("deck %s: %w", file, err)
 		}
 	}
-	return &launcher{r: r, argv: argv, dir: dir, decks: decks, ranks: p.Ranks(c), label: c.Label()}, nil
+	return &launcher{r: r, argv: argv, path: path, dir: dir, decks: decks, ranks: p.Ranks(c), label: c.Label()}, nil
 }
 
 // launched is what one launch reported: its result and, for a selective

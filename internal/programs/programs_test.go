@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,5 +146,52 @@ func TestUserThreads(t *testing.T) {
 	t.Setenv("OMP_NUM_THREADS", "3")
 	if got := threads(); got != "3 1" {
 		t.Errorf("OMP_NUM_THREADS=3: the rank has %q, want 3 1", got)
+	}
+}
+
+// A failed selective launch's hint fits how it failed: none but that it was
+// stopped from outside for SIGTERM or SIGKILL (a killed mpirun had been
+// given the stale messages' hint); for an exit status the program chose,
+// APPROXTUNE_SKIPPING() first unless the program asks it; the stale
+// messages' hint while messages may be skipped.
+func TestFailureHint(t *testing.T) {
+	cc := testenv.Tool(t, "mpicc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "asks.c")
+	if err := os.WriteFile(src, []byte("#include \"approxtune.h\"\nint main(void) { return APPROXTUNE_SKIPPING(); }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	asks := filepath.Join(dir, "asks")
+	if out, err := exec.Command(cc, "-I"+filepath.Join(testenv.Root(t), "include"), "-o", asks, src).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	exit := func(script string) error {
+		return fmt.Errorf("prog exited: %w", exec.Command("/bin/sh", "-c", script).Run())
+	}
+	const skipping, stale, outside = "APPROXTUNE_SKIPPING() is 1", "'messages run'", "stopped from outside"
+	for _, tc := range []struct {
+		script, path string
+		runs         bool
+		want, not    []string
+	}{
+		{"exit 3", "/bin/sh", false, []string{skipping, stale}, []string{outside}},
+		{"exit 3", "/bin/sh", true, []string{skipping}, []string{stale, outside}},
+		{"exit 3", asks, false, []string{stale}, []string{skipping}},
+		{"kill -SEGV $$", "/bin/sh", false, []string{stale}, []string{skipping}},
+		{"kill -SEGV $$", "/bin/sh", true, nil, []string{stale, skipping, outside}},
+		{"kill -KILL $$", "/bin/sh", false, []string{outside}, []string{stale, skipping}},
+		{"exit 143", "/bin/sh", false, []string{outside}, []string{stale, skipping}},
+	} {
+		h := failureHint(exit(tc.script), tc.path, tc.runs)
+		for _, w := range tc.want {
+			if !strings.Contains(h, w) {
+				t.Errorf("%s (%s, messages run %v): hint %q lacks %q", tc.script, filepath.Base(tc.path), tc.runs, h, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(h, n) {
+				t.Errorf("%s (%s, messages run %v): hint %q has %q", tc.script, filepath.Base(tc.path), tc.runs, h, n)
+			}
+		}
 	}
 }
