@@ -426,10 +426,20 @@ func configsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		if c.Chosen {
 			sum.WriteString(" [chosen by " + by + "]")
 		}
+		if sw.Skipped[i] {
+			sum.WriteString(" [left out]")
+		}
 		sum.WriteString("\n")
 	}
-	// Short labels: only the parameters that vary.
+	// Short labels: only the parameters that vary. A configuration left
+	// out for good says so under its empty place (a non-breaking space:
+	// the label's spaces break lines).
 	shortLabels(sw, cs)
+	for i := range cs {
+		if sw.Skipped[i] {
+			cs[i].Label += " (left\u00a0out)"
+		}
+	}
 	p, err := plots.Configs(cs, series)
 	if err == nil && slices.ContainsFunc(cs, func(c plots.Config) bool { return c.Chosen }) {
 		// Whose choice is marked: with two policies drawn, the figure

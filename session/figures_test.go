@@ -343,6 +343,12 @@ func TestProgramStatusRanks(t *testing.T) {
 	if err := s.Exec(ctx, "ranks 3", out); err != nil || !strings.Contains(out.b.String(), "note: a program's launches take their configuration's grid or ranks=, not this setting") {
 		t.Errorf("ranks 3 in a program session: %v\n%s", err, out.b.String())
 	}
+	// A space not runnable yet (a placeholder it lacks) still sets them.
+	execAll(t, s, &textOut{}, "space reset", "program /bin/true {iter} {zz}", "space iter=2 ranks=2,4")
+	out.b.Reset()
+	if err := s.Exec(ctx, "status", out); err != nil || !strings.Contains(out.b.String(), "ranks       2, 4 (each launch") || !strings.Contains(out.b.String(), "not runnable yet") {
+		t.Errorf("a program's status, the space not runnable yet: %v\n%s", err, out.b.String())
+	}
 	execAll(t, s, &textOut{}, "workload synthetic")
 	out.b.Reset()
 	if err := s.Exec(ctx, "status", out); err != nil || !strings.Contains(out.b.String(), "ranks       3\n") {

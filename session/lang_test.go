@@ -728,6 +728,19 @@ func TestReadEarlierSweep(t *testing.T) {
 	if _, err := run("table best sweep=3"); err == nil || !strings.Contains(err.Error(), "sweep=3: this session's sweeps are 1 (evaluate x, ok), 2 (evaluate x, ok)") {
 		t.Errorf("sweep=3: %v", err)
 	}
+	for line, want := range map[string]string{
+		"export notebook x.ipynb sweep=1": "export notebook reads no sweep: sweep= is for the commands that read one",
+		"plot live x.png sweep=1":         "plot live reads no sweep",
+		"model gemm sweep=1 sweeps=all":   "model takes sweep=N (one sweep) or sweeps=all (every one), not both",
+	} {
+		if _, err := run(line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", line, err, want)
+		}
+	}
+	second.Results, second.Status = nil, StatusFailed
+	if _, err := run("plot speedup x.png sweep=2"); err == nil || !strings.Contains(err.Error(), "sweep 2 has no results (failed)") {
+		t.Errorf("sweep=2 without results: %v", err)
+	}
 	if h, _ := HelpFor("table"); !strings.Contains(h, "sweep=N (as numbered when it ran) reads sweep N") {
 		t.Errorf("help table says nothing of sweep=:\n%s", h)
 	}

@@ -230,7 +230,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
 		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin,
-		leftOut: old.leftOut}
+		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs)}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
 		return nil, err
 	}
@@ -253,6 +253,14 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 	for _, r := range sw.Rounds {
 		r.Type = sweep.TypeRound
 		errs = append(errs, event(r))
+	}
+	// The full runs of configurations whose selective runs all failed
+	// come back from error events (apply): without them, the copy's best
+	// table lost its note of a faster one, and its resume took them again.
+	for _, i := range slices.Sorted(maps.Keys(old.failedRefs)) {
+		idx := i
+		errs = append(errs, event(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Index: &idx, ReferenceS: old.failedRefs[i],
+			Message: fmt.Sprintf("configuration %d: every selective run failed (copied from the loaded sweep)", i)}))
 	}
 	if sw.Search != nil {
 		se := *sw.Search

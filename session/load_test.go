@@ -510,3 +510,48 @@ func TestLeftOutConfigurationLeavesTheFigures(t *testing.T) {
 	}
 	check("the loading session's journal", again[0])
 }
+
+// A sweep taken in by 'load' keeps the full runs of a configuration whose
+// selective runs all failed (its error event's): the copy's best table
+// names it as faster than the best, as the original's does, and reading
+// the loading session's journal back keeps them too.
+func TestLoadKeepsFailedConfigurationsFullRuns(t *testing.T) {
+	home := sessionsHome(t)
+	sw := knownSweep(t)
+	sw.Configs = append(sw.Configs, sw.Configs[1])
+	src := filepath.Join(home, "20261130-223000-bbbbbb")
+	j, err := OpenJournal(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := []record{{Kind: "sweep", Sweep: 1, Spec: sw.Spec, Configs: sw.Configs}}
+	for _, r := range sw.Results {
+		r.Type = sweep.TypeResult
+		recs = append(recs, record{Kind: "event", Sweep: 1, Event: raw(r)})
+	}
+	idx := 2
+	recs = append(recs, record{Kind: "event", Sweep: 1, Event: raw(sweep.ErrorEvent{Type: sweep.TypeError, Message: "configuration 2: conditional at 2^-1: prog exited: exit status 3", Index: &idx, ReferenceS: []float64{0.1, 0.12}})},
+		record{Kind: "end", Sweep: 1, Status: StatusFailed, Message: "1 selective run failed"})
+	for _, r := range recs {
+		if err := j.append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	const note = ") had shorter full runs (0.1100 s) than the best above (0.2000 s), but every selective run of it failed"
+	s := newSession(t)
+	if err := s.Exec(context.Background(), "load "+src, &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	if tb := TableBest(s.Last()); !strings.Contains(tb, note) {
+		t.Errorf("the loaded sweep's best table:\n%s", tb)
+	}
+	s.Close()
+	again, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
+	if err != nil || len(again) != 1 {
+		t.Fatalf("the loading session's journal: %d sweeps, %v", len(again), err)
+	}
+	if tb := TableBest(again[0]); !strings.Contains(tb, note) {
+		t.Errorf("the loading session's journal read back:\n%s", tb)
+	}
+}

@@ -124,4 +124,27 @@ func TestProgramCancelKeepsFinishedRuns(t *testing.T) {
 	if n, sums := launches(), strings.Count(string(b), "checksum "); n != 4 || sums != 4 {
 		t.Errorf("%d launches and %d checksums in the log, want 4 of each (none stopped, none run twice):\n%s", n, sums, b)
 	}
+
+	// Interrupted before its second full run, a configuration reports
+	// nothing: judged against one, it would have kept one for good (resume
+	// takes the full runs it finds as all). Resume runs it whole.
+	sweep2 := func() int {
+		b, _ := os.ReadFile(logPath)
+		return strings.Count(string(b), "== sweep 2, configuration 0")
+	}
+	go func() {
+		for deadline := time.Now().Add(time.Minute); sweep2() < 2 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.Cancel()
+	}()
+	if err := s.Exec(context.Background(), "evaluate", &textOut{}); err == nil || s.Last().Status != StatusCancelled || len(s.Last().Results) != 0 {
+		t.Fatalf("evaluate interrupted in its second launch: %v, status %s, %d results; want none", err, s.Last().Status, len(s.Last().Results))
+	}
+	if err := s.Exec(context.Background(), "resume", &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	if sw := s.Last(); len(sw.Results) != 2 || len(sw.Results[0].ReferenceS) != 2 || len(sw.Results[1].ReferenceS) != 2 {
+		t.Errorf("resumed: %d results %+v; want both judged against 2 full runs", len(sw.Results), sw.Results)
+	}
 }

@@ -338,11 +338,11 @@ func (k *ranked) best() []string {
 }
 
 // alsoFirst names the configurations outside the best class that some sort
-// put in class 1, by descending score ("b=128 (0.43)"), with how many sorts
-// gave the best class, or "" when none did: the best class is the most
-// frequent outcome, which with close configurations may be the outcome of
-// few sorts, and paper 004's set of the fastest is every configuration
-// with a score above 0.
+// put in class 1, by descending score ("b=128 (score 0.43)"), with how
+// many sorts gave these classes, or "" when none did: the best class is
+// the most frequent outcome, which with close configurations may be the
+// outcome of few sorts, and paper 004's set of the fastest is every
+// configuration with a score above 0.
 func (k *ranked) alsoFirst() string {
 	var others []analysis.Member
 	for _, c := range k.r.Classes[1:] {

@@ -379,7 +379,9 @@ func noiseLine(e float64, n int) string {
 // leaveOut leaves configuration i out of the sweep for good: its runs are
 // no longer missing, and the results it had (a policy that ran before
 // another's run of it failed or hung) move from Results to leftOut, so that
-// every figure, table and count is the other configurations' alone. They
+// the figures, tables and counts of results are the other configurations'
+// alone (its kernels' statistics, measurements of their own, stay in the
+// kernel tables and models). They
 // had stayed: conditional's mean error averaged in a configuration the
 // best table said was left out, 'table configs' listed it, and a sweep of
 // 6 runs read '7 of 6'.

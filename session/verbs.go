@@ -40,7 +40,7 @@ func verbs() []verb {
 		{"program", "program [CMD ARGS... [deck FILE=TEMPLATE ...]]", "tune your own MPI program instead of a workload",
 			"Each run of a sweep becomes one launch of CMD with approxtune's preload library (under the local mpirun; with 'launcher slurm', a job step, srun), which times the run from MPI_Init to MPI_Finalize (or, where the program calls APPROXTUNE_BEGIN() and APPROXTUNE_END() from include/approxtune.h on every rank, the region between them: leave out input generation and checks; what comes before the region runs in full in every launch) and, in selective runs, puts its BLAS, LAPACK and MPI calls through the engine. {NAME} in the arguments and in each deck template is the configuration's value of the space's parameter NAME ({grid_r}, {grid_c} for a grid, {ranks}); a deck FILE is written from TEMPLATE in each launch's directory. The space's parameters are whatever 'space' sets; a grid or ranks=N gives the rank count. 'workload NAME' goes back to a built-in workload. 'approxtune program --check CMD' shows what a program calls. The program must make its MPI calls from one thread (BLAS and LAPACK from others run as they are), and 'deadline' stops a launch that hangs; 'search=' is for workloads only. Alone, shows the program.", "program ./solver -nb {b} -p {grid_r} -q {grid_c}", cmdProgram},
 		{"space", "space [KEY=V1,V2,... ...]", "set the values each parameter takes",
-			"Every combination of the listed values is a configuration of the sweep. A parameter not listed keeps the values an earlier 'space' gave it, or its default (a workload command starts afresh; a program command after another program keeps the space). Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. KEY=default puts one parameter back to its default (a program's parameter leaves the space); 'space reset' puts them all back.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
+			"Every combination of the listed values is a configuration of the sweep. A parameter not listed keeps the values an earlier 'space' gave it, or its default (a workload command starts afresh; a program command after another program keeps the space). Values: integers, grids PRxPC (or PRxPCxPD), choices. Alone, shows the space. KEY=default puts one parameter back to its default (a program's parameter leaves the space, and cannot take the word default as a value); 'space reset' puts them all back.", "space b=64,128,256 grid=1x4,2x2,4x1", cmdSpace},
 		{"grid", "grid [PRxPC[,PRxPC...]]", "shorthand for space grid=...",
 			"Sets the processor grids of the space. Alone, shows them.", "grid 2x2,1x4,4x1", cmdGrid},
 		{"policy", "policy [NAME[,NAME...]]", "choose the skipping policies to compare",
@@ -283,8 +283,7 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 	if st.Trace {
 		trace = "on (timelines for plot gantt)"
 	}
-	_, configs, verr := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks)
-	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %s\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, statusRanks(st, configs), trace, st.Deadline)
+	fmt.Fprintf(&b, "confidence  %g\nreps        %d\nranks       %s\ntrace       %s\ndeadline    %s\n", st.Confidence, st.Reps, statusRanks(st), trace, st.Deadline)
 	switch {
 	case st.Messages == sweep.MessagesRun:
 		fmt.Fprintf(&b, "messages    run (every message and collective runs; kernels alone are skipped)\n")
@@ -292,8 +291,8 @@ func cmdStatus(s *Session, ctx context.Context, c *Command, out Output) error {
 		fmt.Fprintf(&b, "messages    skip (selective runs may skip messages as they skip kernels; 'messages run' runs them all)\n")
 	}
 	fmt.Fprintf(&b, "launcher    %s\n", strings.TrimPrefix(st.Launcher.Command(), "launcher "))
-	if verr != nil {
-		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", verr)
+	if _, configs, err := validate(s.schemas(), st, sweep.ModeEvaluate, st.Ranks); err != nil {
+		fmt.Fprintf(&b, "sweep       not runnable yet: %v\n", err)
 	} else {
 		fmt.Fprintf(&b, "sweep       %s x %s x %s = %s, plus %s in evaluate\n",
 			format.Count(len(configs), "configuration", "configurations"), format.Count(len(st.Policies), "policy", "policies"),
@@ -483,6 +482,16 @@ func cmdSpace(s *Session, ctx context.Context, c *Command, out Output) error {
 		return err
 	}
 	s.st = next
+	for _, a := range c.Args {
+		if strings.EqualFold(a.Value, "default") {
+			// Said, as the word could have been meant as a value.
+			if w.Name == sweep.ProgramWorkload {
+				out.Print(fmt.Sprintf("%s: out of the space (KEY=default takes a parameter out; a program's parameter cannot take the word default itself)", a.Key))
+			} else {
+				out.Print(fmt.Sprintf("%s: back to its default", a.Key))
+			}
+		}
+	}
 	s.noteSpace(out)
 	return nil
 }
@@ -637,13 +646,24 @@ func (s *Session) setRanks(v int, out Output) {
 // rank counts its configurations launch on (their grid or ranks=), which
 // the setting does not change; status had shown 'ranks 4' beside a grid
 // of 6.
-func statusRanks(st State, configs []sweep.Config) string {
+func statusRanks(st State) string {
 	if st.Program == nil {
 		return strconv.Itoa(st.Ranks)
 	}
+	// From the space itself, not its configurations: a space that is not
+	// runnable yet (a placeholder it lacks) still sets them.
 	var ns []int
-	for _, c := range configs {
-		ns = append(ns, st.Program.Ranks(c))
+	for _, k := range slices.Sorted(maps.Keys(st.Space)) {
+		for _, v := range st.Space[k] {
+			switch v := v.(type) {
+			case sweep.GridShape:
+				ns = append(ns, v.Procs())
+			case int:
+				if k == "ranks" {
+					ns = append(ns, v)
+				}
+			}
+		}
 	}
 	slices.Sort(ns)
 	ns = slices.Compact(ns)
@@ -944,11 +964,6 @@ func cmdResume(s *Session, ctx context.Context, c *Command, out Output) error {
 	return err
 }
 
-// lastSweep is the sweep table, plot, save, export, rank, model and
-// anomalies read: the session's last, or, when that one ended with no
-// result (cancelled, or dead, before its first), the last that has one,
-// which out (when not nil) is told of: an interrupted second sweep had
-// hidden the first's results, and nothing brought them back.
 // readsSweep says whether a command reads a sweep of the session, the
 // last unless sweep=N says which (Command.Sweep).
 func readsSweep(verb string) bool {
@@ -970,6 +985,16 @@ func (s *Session) takeSweep(c *Command) error {
 	for i, a := range c.Args {
 		if a.Key != "sweep" {
 			continue
+		}
+		first := ""
+		if len(c.Args) > 0 && c.Args[0].Key == "" {
+			first = strings.ToLower(c.Args[0].Value)
+		}
+		switch {
+		case c.Verb == "export" && first == "notebook", c.Verb == "plot" && first == "live":
+			return errAt(a.Col, "%s %s reads no sweep: sweep= is for the commands that read one", c.Verb, first)
+		case c.Verb == "model" && slices.ContainsFunc(c.Args, func(x Arg) bool { return x.Key == "sweeps" }):
+			return errAt(a.Col, "model takes sweep=N (one sweep) or sweeps=all (every one), not both")
 		}
 		n, err := strconv.Atoi(a.Value)
 		if err != nil || n < 1 || n > len(s.sweeps) {
@@ -993,9 +1018,19 @@ func (s *Session) takeSweep(c *Command) error {
 	return nil
 }
 
+// lastSweep is the sweep table, plot, save, export, rank, model and
+// anomalies read: sweep=N's (Command.Sweep), else the session's last, or,
+// when that one ended with no result (cancelled, or dead, before its
+// first), the last that has one, which out (when not nil) is told of: an
+// interrupted second sweep had hidden the first's results, and nothing
+// brought them back.
 func lastSweep(s *Session, c *Command, out Output) (*Sweep, error) {
 	if c.Sweep > 0 {
-		return s.sweeps[c.Sweep-1], nil
+		sw := s.sweeps[c.Sweep-1]
+		if len(sw.Results) == 0 && sw.Status != StatusRunning {
+			return nil, &Error{Msg: fmt.Sprintf("sweep %d has no results (%s)", sw.ID, sw.Status)}
+		}
+		return sw, nil
 	}
 	sw := s.Last()
 	if sw == nil {

@@ -1263,3 +1263,27 @@ func replIn(t *testing.T, bin, dir, script string) (string, int) {
 	out, errs, code := runScriptIn(t, bin, dir, script)
 	return out + errs, code
 }
+
+// What the check says a launch times follows the marks the check run saw,
+// and says nothing where the marks are a problem (Problems tells): a
+// program that links approxtune_begin but never called it had been told
+// both that its launches fail without the mark and that they are timed
+// whole.
+func TestRegionLine(t *testing.T) {
+	for _, tc := range []struct {
+		c    preload.Check
+		want string
+	}{
+		{preload.Check{Ranks: 2}, "timed: each launch whole"},
+		{preload.Check{Ranks: 2, Begin: 2, End: 2}, "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END()"},
+		{preload.Check{Ranks: 2, Begin: 2}, "timed: from APPROXTUNE_BEGIN(), marked on every rank, to MPI_Finalize"},
+		{preload.Check{Ranks: 2, LinksMarks: true}, ""},
+		{preload.Check{Ranks: 2, Begin: 1, End: 1}, ""},
+		{preload.Check{Ranks: 2, Begin: 2, BeginTwice: 1, End: 2}, ""},
+	} {
+		got := regionLine(&tc.c)
+		if (tc.want == "") != (got == "") || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}

@@ -71,12 +71,12 @@ const SkippingSymbol = "approxtune_skipping"
 // runs); known is false for a file that is not ELF (a script), which
 // cannot be told.
 func AsksSkipping(path string) (asks, known bool) {
-	if f, err := elf.Open(path); err != nil {
+	f, err := elf.Open(path)
+	if err != nil {
 		return false, false
-	} else {
-		f.Close()
 	}
-	return imports(path, SkippingSymbol), true
+	defer f.Close()
+	return importsFrom(f, SkippingSymbol), true
 }
 
 // imports says whether the ELF file at path has sym among its undefined
@@ -87,6 +87,11 @@ func imports(path, sym string) bool {
 		return false
 	}
 	defer f.Close()
+	return importsFrom(f, sym)
+}
+
+// importsFrom is imports of an ELF file open as f.
+func importsFrom(f *elf.File, sym string) bool {
 	syms, err := f.DynamicSymbols()
 	if err != nil {
 		return false

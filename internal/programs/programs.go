@@ -153,8 +153,8 @@ func stopped(ee *exec.ExitError) bool {
 
 // failureHint says what to try after a selective launch of the program at
 // path failed with err, or "": nothing for a launch stopped from outside;
-// for an exit status the program chose, when it does not ask
-// APPROXTUNE_SKIPPING() (a check of its own results fails on what skipped
+// for an exit status the program chose, when it is known not to ask
+// APPROXTUNE_SKIPPING() (an ELF executable; a script cannot be read so) (a check of its own results fails on what skipped
 // kernels leave), to skip its check there; and while messages may be
 // skipped, StaleMessagesHint. Every failure had been given the stale
 // messages' hint, a killed mpirun and a failed result check too.
@@ -166,7 +166,7 @@ func failureHint(err error, path string, runsMessages bool) string {
 			return "stopped from outside (SIGTERM or SIGKILL), not by the configuration"
 		}
 		ws, _ := ee.Sys().(syscall.WaitStatus)
-		if asks, _ := preload.AsksSkipping(path); !asks && !ws.Signaled() && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
+		if asks, known := preload.AsksSkipping(path); known && !asks && !ws.Signaled() && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
 			hints = append(hints, "a program that checks its own results and exits with an error when they are wrong fails so in selective runs, whose skipped kernels leave them meaningless: skip the check where APPROXTUNE_SKIPPING() is 1 (include/approxtune.h)")
 		}
 	}
@@ -457,11 +457,13 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	}
 	var results []launched
 	var launches []float64
-	// judged are the results with their errors against the full runs
-	// taken, or none when the sweep takes full runs and none is taken
-	// yet (a resume runs them again).
+	// judged are the results with their errors against the full runs,
+	// or none while the configuration has fewer than it takes (a resume
+	// runs them again, with the rest of the full runs): judged against
+	// those it had, they would have left it with fewer for good, which
+	// resume would then have taken as all (reps = len(known)).
 	judged := func() []launched {
-		if reps > 0 && len(refs) == 0 {
+		if len(refs) < reps {
 			return nil
 		}
 		ref := math.NaN()
@@ -482,8 +484,8 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 		return results
 	}
 	// cut ends the configuration with err: the failures so far told of,
-	// and the runs it finished judged against the full runs it has (an
-	// interrupt had lost them, and resume ran them again).
+	// and the runs it finished judged, once its full runs are all taken
+	// (an interrupt had lost them, and resume ran them again).
 	cut := func(err error) ([]launched, []float64, error) {
 		if e := tell(); e != nil {
 			return nil, nil, e
