@@ -85,7 +85,10 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	// The transcript keeps the paths made absolute: a notebook exported
 	// elsewhere (or run from another directory) finds the same program.
 	c.Line = programLine(p)
-	msg := describeProgram(p) + "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
+	msg := describeProgram(p)
+	if !kept {
+		msg += "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
+	}
 	if dropped != "" {
 		msg += fmt.Sprintf("\nthe space set before (%s) is back to the defaults: 'space' sets it again", dropped)
 	}

@@ -72,6 +72,28 @@ func TestDisplayBundles(t *testing.T) {
 		!strings.Contains(tb["text/html"].(string), html.EscapeString(l)) {
 		t.Errorf("best class %q: text\n%s\nhtml\n%s", l, text, tb["text/html"])
 	}
+	// Every line after the text's table is in the HTML, in its order: a
+	// cancelled sweep's note of the configurations it lacks among them
+	// (the HTML had made its own few lines and left that one out).
+	cut := handSweep(sweep.ModeEvaluate)
+	cut.Configs = append(cut.Configs, sweep.Config{})
+	cut.Status = session.StatusCancelled
+	ct := session.TableBest(cut)
+	ch := tableBundle(cut, ct)["text/html"].(string)
+	lines := strings.Split(strings.TrimRight(ct, "\n"), "\n")
+	tail := lines[2+len(cut.Summaries()):]
+	if !strings.Contains(ct, "note: only 2 of the 3 configurations have results (the sweep was cancelled)") || len(tail) < 3 {
+		t.Fatalf("the cancelled sweep's text:\n%s", ct)
+	}
+	at := 0
+	for _, l := range tail {
+		i := strings.Index(ch[at:], "<div>"+html.EscapeString(l)+"</div>")
+		if i < 0 {
+			t.Errorf("the HTML lacks, or has out of order, %q:\n%s", l, ch)
+			break
+		}
+		at += i
+	}
 	// Every bundle JSON-encodes with text/plain.
 	for _, bd := range []Bundle{b, tb, TextBundle("a<b")} {
 		js, err := json.Marshal(bd)

@@ -25,12 +25,15 @@ func (k *Kernel) handleControl(r request) {
 		k.Interrupt() // with no cell running, nothing to do
 		k.reply(r, "interrupt_reply", map[string]string{"status": "ok"})
 		k.status(r.msg, "idle")
+		k.rebusy()
 	case "kernel_info_request", "comm_info_request":
 		k.simple(r)
+		k.rebusy()
 	default:
 		k.status(r.msg, "busy")
 		k.log.Printf("unsupported request %q on control: dropped", r.msg.Header.MsgType)
 		k.status(r.msg, "idle")
+		k.rebusy()
 	}
 }
 

@@ -158,9 +158,11 @@ type Kernel struct {
 	done     chan struct{} // closed when a shutdown is asked
 	doneOnce sync.Once
 
+	statusMu sync.Mutex // orders status messages with rebusy's look at shellMsg
 	mu       sync.Mutex
 	cell     *cell         // the running cell, or nil
 	busy     bool          // the shell goroutine is handling a request
+	shellMsg *Message      // that request (busy), for rebusy
 	idle     chan struct{} // closed when it is done with it
 	stopping bool          // no more shell requests are handled
 	closed   bool          // the session is closed
@@ -382,7 +384,7 @@ func (k *Kernel) executor() {
 		case <-k.done:
 			return
 		case r := <-k.shellQ:
-			if !k.begin() {
+			if !k.begin(r.msg) {
 				return
 			}
 			k.handleShell(r)
@@ -391,22 +393,39 @@ func (k *Kernel) executor() {
 	}
 }
 
-// begin marks the shell goroutine busy, unless the kernel is stopping.
-func (k *Kernel) begin() bool {
+// begin marks the shell goroutine busy with msg, unless the kernel is
+// stopping.
+func (k *Kernel) begin(msg *Message) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.stopping {
 		return false
 	}
-	k.busy, k.idle = true, make(chan struct{})
+	k.busy, k.idle, k.shellMsg = true, make(chan struct{}), msg
 	return true
 }
 
 func (k *Kernel) end() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.busy = false
+	k.busy, k.shellMsg = false, nil
 	close(k.idle)
+}
+
+// rebusy publishes busy again for the shell request under way, if any,
+// after a control request's idle: the classic Notebook and JupyterLab take
+// any idle on iopub for the kernel's, and showed the kernel idle for as
+// long as an interrupted sweep took to stop (a launch's end, minutes for a
+// long program), a cell run then being queued and aborted unseen.
+func (k *Kernel) rebusy() {
+	k.statusMu.Lock() // not between the shell request's idle and its end
+	defer k.statusMu.Unlock()
+	k.mu.Lock()
+	msg := k.shellMsg
+	k.mu.Unlock()
+	if msg != nil {
+		k.publish("status", msg, map[string]string{"execution_state": "busy"})
+	}
 }
 
 // newMessage makes a message of type typ in answer to (or caused by) parent.
@@ -462,5 +481,16 @@ func (k *Kernel) publishMeta(typ string, parent *Message, content any, metadata 
 }
 
 func (k *Kernel) status(parent *Message, state string) {
+	k.statusMu.Lock()
+	defer k.statusMu.Unlock()
+	if state == "idle" {
+		// Its idle sent, the shell request is no longer one rebusy
+		// may announce again.
+		k.mu.Lock()
+		if k.shellMsg == parent {
+			k.shellMsg = nil
+		}
+		k.mu.Unlock()
+	}
 	k.publish("status", parent, map[string]string{"execution_state": state})
 }

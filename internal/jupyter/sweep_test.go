@@ -145,6 +145,33 @@ wait:
 		}
 	}
 	ir := c.send(c.control, "interrupt_request", map[string]any{})
+	// After the interrupt's idle, busy again for the cell, which runs
+	// until the sweep stops: frontends take any idle for the kernel's,
+	// and a notebook had shown the kernel idle while the cell ran on.
+	sawIdle := false
+	rebusy := time.After(30 * time.Second)
+watch:
+	for {
+		select {
+		case m := <-c.iopubC:
+			if m.parentID() == id {
+				got = append(got, m)
+			}
+			if m.Header.MsgType != "status" {
+				continue
+			}
+			switch st := m.content()["execution_state"]; {
+			case m.parentID() == ir && st == "idle":
+				sawIdle = true
+			case m.parentID() == id && st == "busy" && sawIdle:
+				break watch
+			case m.parentID() == id && st == "idle":
+				t.Fatalf("the cell ended with no busy after the interrupt's idle (idle seen: %v)", sawIdle)
+			}
+		case <-rebusy:
+			t.Fatalf("no busy for the cell after the interrupt's idle (idle seen: %v)", sawIdle)
+		}
+	}
 	c.reply(c.ctrlC, ir, 10*time.Second)
 	r := c.reply(c.shellC, id, 2*time.Minute)
 	got = append(got, c.outputs(id, 60*time.Second)...)
