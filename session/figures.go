@@ -641,14 +641,9 @@ func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 		}
 	}
 	if tr == nil {
-		var runs []string
-		for i, t := range sw.Traces {
-			if i == 8 {
-				runs = append(runs, fmt.Sprintf("and %d more", len(sw.Traces)-i))
-				break
-			}
-			runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", t.Index, t.Policy, format.Tolerance(t.Tolerance)))
-		}
+		runs := someRuns(len(sw.Traces), func(i int) (int, string, float64) {
+			return sw.Traces[i].Index, sw.Traces[i].Policy, sw.Traces[i].Tolerance
+		})
 		want := []string{}
 		if o.Config != nil {
 			want = append(want, fmt.Sprintf("config=%d", *o.Config))
@@ -659,7 +654,7 @@ func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 		if o.tolGiven() {
 			want = append(want, "tolerance="+format.Tolerance(o.Tolerance))
 		}
-		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), strings.Join(runs, ", "))
+		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), runs)
 	}
 	return tr, nil
 }

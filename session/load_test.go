@@ -28,17 +28,28 @@ func sessionsHome(t *testing.T) string {
 	return DefaultSessionsDir()
 }
 
-// writeJournal writes sws to a journal in dir as a session does: each
-// sweep, its events, its end.
-func writeJournal(t *testing.T, dir string, sws []*Sweep) {
+// appendRecords writes recs to the journal in dir, as a session would.
+func appendRecords(t *testing.T, dir string, recs []record) {
 	t.Helper()
 	j, err := OpenJournal(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
+	for _, r := range recs {
+		if err := j.append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeJournal writes sws to a journal in dir as a session does: each
+// sweep, its events, its end.
+func writeJournal(t *testing.T, dir string, sws []*Sweep) {
+	t.Helper()
+	var appends []record
 	for _, sw := range sws {
-		appends := []record{{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs}}
+		appends = append(appends, record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs})
 		for _, r := range sw.Results {
 			appends = append(appends, record{Kind: "event", Sweep: sw.ID, Event: raw(r)})
 		}
@@ -49,12 +60,8 @@ func writeJournal(t *testing.T, dir string, sws []*Sweep) {
 			appends = append(appends, record{Kind: "event", Sweep: sw.ID, Event: raw(tr)})
 		}
 		appends = append(appends, record{Kind: "end", Sweep: sw.ID, Status: sw.Status, Message: sw.Message})
-		for _, r := range appends {
-			if err := j.append(r); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
+	appendRecords(t, dir, appends)
 }
 
 // The journal keeps a result's predicted_se_s and a span's size through a
@@ -456,10 +463,6 @@ func TestLeftOutConfigurationLeavesTheFigures(t *testing.T) {
 	results := []sweep.Result{run(0, "conditional", 1.1), run(0, "eager", 1), run(1, "conditional", 1.1), run(1, "eager", 1),
 		run(2, "conditional", 0.1)}
 	src := filepath.Join(home, "20261130-213000-aaaaaa")
-	j, err := OpenJournal(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := []record{{Kind: "sweep", Sweep: 1, Spec: spec, Configs: cs}}
 	for _, r := range results {
 		recs = append(recs, record{Kind: "event", Sweep: 1, Event: raw(r)})
@@ -467,12 +470,7 @@ func TestLeftOutConfigurationLeavesTheFigures(t *testing.T) {
 	recs = append(recs, record{Kind: "end", Sweep: 1, Status: StatusFailed, Message: "eager failed"},
 		record{Kind: "resume", Sweep: 1, Spec: spec, Skip: []int{2}},
 		record{Kind: "end", Sweep: 1, Status: StatusOK, Message: "complete without the configurations skipped"})
-	for _, r := range recs {
-		if err := j.append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j.Close()
+	appendRecords(t, src, recs)
 
 	check := func(where string, sw *Sweep) {
 		t.Helper()
@@ -498,17 +496,26 @@ func TestLeftOutConfigurationLeavesTheFigures(t *testing.T) {
 	}
 	check("ReadJournal", sws[0])
 
+	loaded, again := loadBack(t, src)
+	check("loaded", loaded)
+	check("the loading session's journal", again)
+}
+
+// loadBack loads the session at src into a new session, and returns the
+// sweep loaded and the same sweep as the new session's journal reads back.
+func loadBack(t *testing.T, src string) (loaded, again *Sweep) {
+	t.Helper()
 	s := newSession(t)
 	if err := s.Exec(context.Background(), "load "+src, &textOut{}); err != nil {
 		t.Fatal(err)
 	}
-	check("loaded", s.Last())
+	loaded = s.Last()
 	s.Close()
-	again, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
-	if err != nil || len(again) != 1 {
-		t.Fatalf("the loading session's journal: %d sweeps, %v", len(again), err)
+	sws, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
+	if err != nil || len(sws) != 1 {
+		t.Fatalf("the loading session's journal: %d sweeps, %v", len(sws), err)
 	}
-	check("the loading session's journal", again[0])
+	return loaded, sws[0]
 }
 
 // A sweep taken in by 'load' keeps the full runs of a configuration whose
@@ -520,10 +527,6 @@ func TestLoadKeepsFailedConfigurationsFullRuns(t *testing.T) {
 	sw := knownSweep(t)
 	sw.Configs = append(sw.Configs, sw.Configs[1])
 	src := filepath.Join(home, "20261130-223000-bbbbbb")
-	j, err := OpenJournal(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := []record{{Kind: "sweep", Sweep: 1, Spec: sw.Spec, Configs: sw.Configs}}
 	for _, r := range sw.Results {
 		r.Type = sweep.TypeResult
@@ -532,26 +535,13 @@ func TestLoadKeepsFailedConfigurationsFullRuns(t *testing.T) {
 	idx := 2
 	recs = append(recs, record{Kind: "event", Sweep: 1, Event: raw(sweep.ErrorEvent{Type: sweep.TypeError, Message: "configuration 2: conditional at 2^-1: prog exited: exit status 3", Index: &idx, ReferenceS: []float64{0.1, 0.12}})},
 		record{Kind: "end", Sweep: 1, Status: StatusFailed, Message: "1 selective run failed"})
-	for _, r := range recs {
-		if err := j.append(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	j.Close()
+	appendRecords(t, src, recs)
 	const note = ") had shorter full runs (0.1100 s) than the best above (0.2000 s), but every selective run of it failed"
-	s := newSession(t)
-	if err := s.Exec(context.Background(), "load "+src, &textOut{}); err != nil {
-		t.Fatal(err)
-	}
-	if tb := TableBest(s.Last()); !strings.Contains(tb, note) {
+	loaded, again := loadBack(t, src)
+	if tb := TableBest(loaded); !strings.Contains(tb, note) {
 		t.Errorf("the loaded sweep's best table:\n%s", tb)
 	}
-	s.Close()
-	again, err := ReadJournal(filepath.Join(s.Dir(), JournalName))
-	if err != nil || len(again) != 1 {
-		t.Fatalf("the loading session's journal: %d sweeps, %v", len(again), err)
-	}
-	if tb := TableBest(again[0]); !strings.Contains(tb, note) {
+	if tb := TableBest(again); !strings.Contains(tb, note) {
 		t.Errorf("the loading session's journal read back:\n%s", tb)
 	}
 }

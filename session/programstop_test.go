@@ -43,13 +43,7 @@ func TestProgramStopNamesTheStop(t *testing.T) {
 // program log, each launch under a heading that names it, and the sweep
 // says where; it had been kept nowhere (a Slurm review).
 func TestProgramOutputKept(t *testing.T) {
-	bin, prog := iterateProgram(t)
-	dir := t.TempDir()
-	s, err := New(Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, prog, dir := iterateSession(t)
 	out := &textOut{}
 	execAll(t, s, out, "program "+prog+" {iter} 16", "space iter=2,3 ranks=2", "policy conditional", "tolerance 2^-1", "reps 1", "evaluate")
 	b, err := os.ReadFile(filepath.Join(dir, ProgramLogName))
@@ -76,13 +70,7 @@ func TestProgramOutputKept(t *testing.T) {
 // launch and lost them all (a review's 5 of 6 launches), and resume had
 // run them again. Resume then makes only the run still missing.
 func TestProgramCancelKeepsFinishedRuns(t *testing.T) {
-	bin, prog := iterateProgram(t)
-	dir := t.TempDir()
-	s, err := New(Options{Dir: dir, Binary: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, prog, dir := iterateSession(t)
 	// Each launch sleeps 50 ms a step: 20 steps, 1 s. A configuration's
 	// launches: a full run, conditional, a full run, eager.
 	execAll(t, s, &textOut{}, "program "+prog+" {iter} 16 50000", "space iter=20 ranks=2", "policy conditional,eager", "tolerance 2^-1", "reps 2", "deadline off")
@@ -91,16 +79,10 @@ func TestProgramCancelKeepsFinishedRuns(t *testing.T) {
 		b, _ := os.ReadFile(logPath)
 		return strings.Count(string(b), "== sweep 1, configuration 0")
 	}
-	go func() {
-		// Interrupt once the third launch (the second full run) is
-		// under way.
-		for deadline := time.Now().Add(time.Minute); launches() < 3 && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		s.Cancel()
-	}()
+	// Interrupt once the third launch (the second full run) is under way.
+	go cancelAt(s, launches, 3)
 	out := &textOut{}
-	err = s.Exec(context.Background(), "evaluate", out)
+	err := s.Exec(context.Background(), "evaluate", out)
 	sw := s.Last()
 	if err == nil || sw.Status != StatusCancelled || sw.Message != "cancelled at a run boundary (the end of a launch)" {
 		t.Fatalf("evaluate interrupted: %v, status %s (%s)\n%s", err, sw.Status, sw.Message, out.b.String())
@@ -132,12 +114,7 @@ func TestProgramCancelKeepsFinishedRuns(t *testing.T) {
 		b, _ := os.ReadFile(logPath)
 		return strings.Count(string(b), "== sweep 2, configuration 0")
 	}
-	go func() {
-		for deadline := time.Now().Add(time.Minute); sweep2() < 2 && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		s.Cancel()
-	}()
+	go cancelAt(s, sweep2, 2)
 	if err := s.Exec(context.Background(), "evaluate", &textOut{}); err == nil || s.Last().Status != StatusCancelled || len(s.Last().Results) != 0 {
 		t.Fatalf("evaluate interrupted in its second launch: %v, status %s, %d results; want none", err, s.Last().Status, len(s.Last().Results))
 	}
@@ -147,4 +124,27 @@ func TestProgramCancelKeepsFinishedRuns(t *testing.T) {
 	if sw := s.Last(); len(sw.Results) != 2 || len(sw.Results[0].ReferenceS) != 2 || len(sw.Results[1].ReferenceS) != 2 {
 		t.Errorf("resumed: %d results %+v; want both judged against 2 full runs", len(sw.Results), sw.Results)
 	}
+}
+
+// cancelAt interrupts s's sweep (Cancel) once launches() reaches n, or
+// after a minute.
+func cancelAt(s *Session, launches func() int, n int) {
+	for deadline := time.Now().Add(time.Minute); launches() < n && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.Cancel()
+}
+
+// iterateSession is a session in a directory of its own (dir) with
+// approxtune to launch iterate.c (prog) under.
+func iterateSession(t *testing.T) (s *Session, prog, dir string) {
+	t.Helper()
+	bin, prog := iterateProgram(t)
+	dir = t.TempDir()
+	s, err := New(Options{Dir: dir, Binary: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, prog, dir
 }

@@ -356,6 +356,22 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 	return b.String(), nil
 }
 
+// someRuns names the first 8 of n runs as their options choose them
+// ("config=0 policy=eager tolerance=2^-1"), and how many more there are;
+// run gives the i-th's configuration, policy and tolerance.
+func someRuns(n int, run func(i int) (config int, policy string, tol float64)) string {
+	var runs []string
+	for i := range n {
+		if i == 8 {
+			runs = append(runs, fmt.Sprintf("and %d more", n-i))
+			break
+		}
+		c, p, t := run(i)
+		runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", c, p, format.Tolerance(t)))
+	}
+	return strings.Join(runs, ", ")
+}
+
 // kernelOf says whether s is of routine r: its routine ("gemm", any case)
 // or a family its key starts with ("gemm[NN]").
 func kernelOf(s sweep.KernelStat, r string) bool {
@@ -394,15 +410,10 @@ func pickKernels(sw *Sweep, o FigureOptions) (*sweep.KernelsEvent, error) {
 		}
 		return nil, fmt.Errorf("%stolerance=%s: those with them are at %s", lead, format.Tolerance(o.Tolerance), strings.Join(ts, ", "))
 	}
-	var runs []string
-	for i, k := range sw.Kernels {
-		if i == 8 {
-			runs = append(runs, fmt.Sprintf("and %d more", len(sw.Kernels)-i))
-			break
-		}
-		runs = append(runs, fmt.Sprintf("config=%d policy=%s tolerance=%s", k.Index, k.Policy, format.Tolerance(k.Tolerance)))
-	}
-	return nil, fmt.Errorf("no selective run with kernel statistics matches all of these: the runs with them are %s", strings.Join(runs, ", "))
+	runs := someRuns(len(sw.Kernels), func(i int) (int, string, float64) {
+		return sw.Kernels[i].Index, sw.Kernels[i].Policy, sw.Kernels[i].Tolerance
+	})
+	return nil, fmt.Errorf("no selective run with kernel statistics matches all of these: the runs with them are %s", runs)
 }
 
 func writeJSONL(w io.Writer, sw *Sweep) error {
