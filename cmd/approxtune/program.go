@@ -39,24 +39,35 @@ func runProgram(ctx context.Context, args []string, stdout, stderr io.Writer) in
 (LD_PRELOAD), on the local mpirun. A program must be dynamically linked against
 MPI and BLAS/LAPACK and call MPI_Init and MPI_Finalize.
 
+A launch is timed from MPI_Init to MPI_Finalize, or, where the program calls
+APPROXTUNE_BEGIN() and APPROXTUNE_END() (include/approxtune.h) on every rank,
+over the region between them; APPROXTUNE_SKIPPING() is 1 in a launch that may
+skip kernels, for a program to skip its own result check there
+(docs/programs.md).
+
 --check runs CMD once and lists how often its ranks called each BLAS, LAPACK
 and MPI routine the library intercepts, then names those it only counts (run
-as they are, never skipped) and the heavy routines the program calls that it
-does not intercept.
+as they are, never skipped), the heavy routines the program calls that it
+does not intercept, and what a launch times.
 
 --sweep runs a sweep spec whose "program" gives the command, with the space's
-parameters as placeholders ({b}, {n}, {grid_r}, {grid_c}, {ranks}), and input
+parameters as placeholders ({b}, {n}, {grid_r}, {grid_c}, {grid_d}, {ranks}), and input
 decks written per configuration from templates:
   {"program": {"command": ["./solver", "-nb", "{b}", "-p", "{grid_r}", "-q", "{grid_c}"],
                "decks": {"solver.dat": "solver.template"}},
    "space": {"b": [32, 64], "grid": ["1x4", "2x2"]},
    "policies": ["conditional", "eager"], "tolerances": ["2^-1", "2^-3"], "mode": "evaluate"}
-Each reference or selective run is one launch in a fresh directory holding the
-decks; relative paths are taken from the spec file's directory. "messages": "run"
+Each reference or selective run is one launch (apriori's selective run two: a
+counting launch first) in a fresh directory holding the decks; relative paths
+are taken from the spec file's directory. "messages": "run"
 runs every message and collective, skipping kernels alone, for a program that
 sends indices among its floating-point data (HPL; docs/programs.md). It prints the
-sweep's events as JSON lines, as 'approxtune agent --sweep' does. A launch that
-runs past --deadline is stopped as hung, and the sweep ends (exit 1).`, stderr)
+sweep's events as JSON lines, as 'approxtune agent --sweep' does, and the
+program's own output on standard error, each launch under a heading. A launch
+that runs past --deadline is stopped as hung, and the sweep ends (exit 1). An
+interrupt stops the launch under way and ends the sweep; the runs its
+configuration finished are printed when its full runs were all taken (the
+REPL's first Ctrl-C waits for the launch's end instead).`, stderr)
 	check := fs.Bool("check", false, "run CMD once and list the intercepted routines it called")
 	ranks := fs.Int("ranks", 2, "start `N` ranks (--check)")
 	sweepPath := fs.String("sweep", "", "run the sweep spec `FILE` (or - for standard input) over the program it names")

@@ -695,8 +695,8 @@ func TestProgramSelectiveFailureRecorded(t *testing.T) {
 		t.Fatalf("exit %d; want a failure that counts the runs that failed\n%s\n%s", code, out, errs)
 	}
 	for _, want := range []string{
-		"a selective run failed and has no result ('resume' tries it again): configuration ranks=2 x=1: conditional at 2^-1: fails exited: exit status 3",
-		"a selective run failed and has no result ('resume' tries it again): configuration ranks=2 x=2"} {
+		"a selective run failed and has no result ('resume' tries it again): configuration 0 (ranks=2 x=1): conditional at 2^-1: fails exited: exit status 3",
+		"a selective run failed and has no result ('resume' tries it again): configuration 1 (ranks=2 x=2)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -513,7 +513,9 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			// Skipped kernels leave the program's data meaningless, and a
 			// program may stop on it: the run is told of and has no
 			// result (resume tries it again); the sweep goes on.
-			msg := fmt.Sprintf("configuration %s: %s at %s: %v", c.Label(), t.policy, format.Tolerance(t.tol), err)
+			// Its index too: 'resume skip=N' takes it, and 'table configs'
+			// lists no configuration without results.
+			msg := fmt.Sprintf("configuration %d (%s): %s at %s: %v", i, c.Label(), t.policy, format.Tolerance(t.tol), err)
 			// A crash where the full runs pass (hpcc: a segmentation
 			// fault in HPL's row swaps, MPI_ERR_TRUNCATE) was a skipped
 			// message's stale indices, and nothing said so.
