@@ -168,6 +168,9 @@ type watchdog struct {
 	hung         *sweep.RunStart
 	// stopping is what a hang stops: the agent, or a program's launch.
 	stopping string
+	// pastResult: the program's launch that hung had written its result
+	// (programs.ErrPastResult), set before conclude.
+	pastResult bool
 	// launch is, for a program, the longest a launch took beyond its timed
 	// region so far (sweep.RunStart.LaunchS): a launch may take twice that
 	// more than the deadline its timed region gives (mpirun starting on a
@@ -491,6 +494,11 @@ func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 	}
 	msg := fmt.Sprintf("%s made no progress in %s: it had not ended after %s, past the deadline of %s (%s); %s was stopped",
 		describeConfig(sw, config), describeRun(w.hung), briefDuration(w.fired), briefDuration(w.limit), basis, w.stopping)
+	if w.pastResult {
+		// Its region and its result were done: what hung is no skipped
+		// message of the region's.
+		return msg + "; " + programs.PastResultHint + " ('deadline 30x')"
+	}
 	if sp := sw.Spec; sp != nil && sp.Program != nil && !sp.RunsMessages() && w.hung.Kind == sweep.RunSelective {
 		// A review's hpcc launch hung where others crashed on the same
 		// stale indices, and only the crashes said what to try.

@@ -291,6 +291,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 			}
 		}
 	}
+	wd.pastResult = errors.Is(err, programs.ErrPastResult)
 	hung := wd.conclude(sw, cancelledFirst)
 	if _, last, ok := strings.Cut(fmt.Sprint(err), "\n"); hung != nil && ok && strings.TrimSpace(last) != "" {
 		// What the stopped launch printed last: the library's word on

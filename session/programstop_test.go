@@ -3,11 +3,14 @@ package session
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/approxtune/approxtune/internal/testenv"
 )
 
 // A program sweep stopped at once (Stop: the REPL's SIGTERM) ends
@@ -147,4 +150,44 @@ func iterateSession(t *testing.T) (s *Session, prog, dir string) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, prog, dir
+}
+
+// A launch stopped at the deadline after it had written its result at
+// MPI_Finalize (lingers.c's exit takes a minute) is said to have hung in
+// MPI_Finalize or its exit, with a longer deadline to try, not with the
+// stale messages' hint: a notebook review's launch, slow to exit on a
+// loaded machine, had been blamed on skipped messages.
+func TestProgramHangAfterResult(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	s, _, dir := iterateSession(t)
+	src := filepath.Join(dir, "lingers.c")
+	if err := os.WriteFile(src, []byte(`#include <mpi.h>
+#include <unistd.h>
+static void linger(void) { sleep(60); }
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  double x = 1, y;
+  MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  atexit(linger);
+  MPI_Finalize();
+  return 0;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "lingers")
+	if out, err := exec.Command(mpicc, "-include", "stdlib.h", "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", mpicc, err, out)
+	}
+	execAll(t, s, &textOut{}, "program "+prog+" {x}", "space x=1 ranks=2", "policy conditional", "tolerance 2^-1", "deadline 4s")
+	start := time.Now()
+	err := s.Exec(context.Background(), "tune", &textOut{})
+	sw := s.Last()
+	if err == nil || sw.Status != StatusHung || time.Since(start) > 40*time.Second {
+		t.Fatalf("tune of a program that lingers at exit: %v, status %s after %v", err, sw.Status, time.Since(start))
+	}
+	if !strings.Contains(sw.Message, "it had written its result at MPI_Finalize and did not end after it (in MPI_Finalize or its own exit)") || strings.Contains(sw.Message, "'messages run'") {
+		t.Errorf("the hang's message: %s", sw.Message)
+	}
+	testenv.NoneLeft(t, prog, "1") // its ranks, killed with their launch
 }

@@ -309,7 +309,12 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	if err := r.Sweep(ctx, spec, configs); err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.As(cause, new(*hungLaunch)):
-			err = cause
+			if errors.Is(err, programs.ErrPastResult) {
+				// As the REPL says it: not the region, its exit.
+				err = fmt.Errorf("%w; %s (--deadline 30x)", cause, programs.PastResultHint)
+			} else {
+				err = cause
+			}
 		case ctx.Err() != nil:
 			err = errors.New("interrupted: the launch under way was stopped, and the sweep ended (its events so far are on standard output)")
 		}

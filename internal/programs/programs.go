@@ -239,6 +239,15 @@ type Runner struct {
 	Stop <-chan struct{}
 }
 
+// ErrPastResult is in the error of a launch stopped (its context done)
+// after rank 0 had written its result at MPI_Finalize: what kept it was
+// MPI_Finalize or the program's own exit, not its timed region.
+var ErrPastResult = errors.New("it had written its result at MPI_Finalize and was stopped after it")
+
+// PastResultHint says what a launch stopped as hung after its result
+// (ErrPastResult) did, and what to try.
+const PastResultHint = "it had written its result at MPI_Finalize and did not end after it (in MPI_Finalize or its own exit): on a loaded machine (more ranks than cores, another job beside it), a longer deadline lets it end"
+
 // ErrStopped is Sweep's error when Stop stopped it at a launch's end.
 var ErrStopped = errors.New("stopped at the end of a launch, as asked")
 
@@ -738,6 +747,12 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 			if why := sc.NotStarted(string(tail.b)); why != "" {
 				return nil, 0, &LaunchError{fmt.Errorf("%s%s", why, tail.Lines(10))}
 			}
+		}
+		if fi, serr := os.Stat(cfg.Out); ctx.Err() != nil && serr == nil && fi.Size() > 0 {
+			// Stopped (a deadline, an interrupt) with its result written:
+			// a hang had been blamed on the region, a loaded machine's
+			// slow exit on stale messages (a notebook review).
+			return nil, 0, fmt.Errorf("%s exited: %w (%w)%s", filepath.Base(l.argv[0]), err, ErrPastResult, tail.Lines(10))
 		}
 		return nil, 0, fmt.Errorf("%s exited: %w%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
 	}
