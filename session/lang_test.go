@@ -621,6 +621,12 @@ func TestTableBestSaysWhatIsLeftOut(t *testing.T) {
 	if !strings.Contains(tb, "note: configuration 2 (") || !strings.Contains(tb, ") had shorter full runs (0.1100 s) than the best above (0.2000 s), but every selective run of it failed") || strings.Contains(tb, "configuration 3 (") {
 		t.Errorf("a faster configuration whose selective runs failed:\n%s", tb)
 	}
+	// Every configuration left out: said so, not "no results yet".
+	all := knownSweep(t)
+	all.Skipped, all.Results = map[int]bool{0: true, 1: true}, nil
+	if tb := TableBest(all); !strings.Contains(tb, "0 of 0 runs (ok)") || !strings.Contains(tb, "configurations 0 (") || !strings.HasSuffix(tb, "no results: every configuration was left out\n") {
+		t.Errorf("every configuration left out:\n%s", tb)
+	}
 	tune := knownSweep(t)
 	tune.Spec.Mode = sweep.ModeTune
 	for i := range tune.Results {

@@ -39,7 +39,12 @@ func tableBest(sw *Sweep) string {
 		if sw.Spec.Mode == sweep.ModeReference {
 			return b.String() + tableConfigs(sw) + bestClassLine(sw)
 		}
-		return b.String() + "no selective results yet\n"
+		if len(sw.Skipped) > 0 && len(sw.Skipped) >= len(sw.Configs) {
+			// 'resume skip=' of the last configurations with runs: it
+			// had read "no selective results yet" after "0 of 0 runs".
+			return b.String() + leftOutLine(sw) + "no results: every configuration was left out\n"
+		}
+		return b.String() + leftOutLine(sw) + "no selective results yet\n"
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if sums[0].HasRef {
