@@ -162,7 +162,7 @@ type Kernel struct {
 	mu       sync.Mutex
 	cell     *cell         // the running cell, or nil
 	busy     bool          // the shell goroutine is handling a request
-	shellMsg *Message      // that request (busy), for rebusy
+	shellMsg *Message      // that request, a cell's (busy), until its idle: for rebusy
 	idle     chan struct{} // closed when it is done with it
 	stopping bool          // no more shell requests are handled
 	closed   bool          // the session is closed
@@ -401,7 +401,12 @@ func (k *Kernel) begin(msg *Message) bool {
 	if k.stopping {
 		return false
 	}
-	k.busy, k.idle, k.shellMsg = true, make(chan struct{}), msg
+	k.busy, k.idle = true, make(chan struct{})
+	if msg != nil && msg.Header.MsgType == "execute_request" {
+		// A cell, which an interrupt may leave running for long (rebusy);
+		// other shell requests end at once.
+		k.shellMsg = msg
+	}
 	return true
 }
 
@@ -487,7 +492,7 @@ func (k *Kernel) status(parent *Message, state string) {
 		// Its idle sent, the shell request is no longer one rebusy
 		// may announce again.
 		k.mu.Lock()
-		if k.shellMsg == parent {
+		if k.shellMsg != nil && parent != nil && k.shellMsg.Header.MsgID == parent.Header.MsgID {
 			k.shellMsg = nil
 		}
 		k.mu.Unlock()

@@ -449,8 +449,12 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 	tell := func() error {
 		for _, msg := range failed {
 			idx := i
-			ev := sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg, Index: &idx, ReferenceS: refs}
-			if len(refs) > 0 {
+			ev := sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg, Index: &idx}
+			// The full runs once all are taken (resume judges the rest
+			// against those an error event carries, as all of them: see
+			// judged).
+			if len(refs) > 0 && len(refs) >= reps {
+				ev.ReferenceS = refs
 				var ts []string
 				for _, x := range refs {
 					ts = append(ts, format.Seconds(x))
