@@ -86,18 +86,17 @@ func cmdProgram(s *Session, ctx context.Context, c *Command, out Output) error {
 	// elsewhere (or run from another directory) finds the same program.
 	c.Line = programLine(p)
 	msg := describeProgram(p)
-	if !kept {
-		msg += "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
-	}
-	if dropped != "" {
-		msg += fmt.Sprintf("\nthe space set before (%s) is back to the defaults: 'space' sets it again", dropped)
-	}
 	if kept {
 		// One program for another (a typo fixed): the space stays, as
 		// the parameters likely do; it had been reset each time.
 		msg += fmt.Sprintf("\nthe space stays: %s ('space reset' clears it)", spaceLine(next.Space))
 		if note := p.UnusedNote(next.Space); note != "" {
 			msg += "\n" + note
+		}
+	} else {
+		msg += "\nset its parameters with 'space' (e.g. space b=32,64 grid=2x2,1x4) and the rank count with a grid or ranks=N"
+		if dropped != "" {
+			msg += fmt.Sprintf("\nthe space set before (%s) is back to the defaults: 'space' sets it again", dropped)
 		}
 	}
 	if path, err := exec.LookPath(p.Command[0]); err == nil {

@@ -381,10 +381,9 @@ func noiseLine(e float64, n int) string {
 // another's run of it failed or hung) move from Results to leftOut, so that
 // the figures, tables and counts of results are the other configurations'
 // alone (its kernels' statistics, measurements of their own, stay in the
-// kernel tables and models). They
-// had stayed: conditional's mean error averaged in a configuration the
-// best table said was left out, 'table configs' listed it, and a sweep of
-// 6 runs read '7 of 6'.
+// kernel tables and models). They had stayed: conditional's mean error
+// averaged in a configuration the best table said was left out, 'table
+// configs' listed it, and a sweep of 6 runs read '7 of 6'.
 func (s *Sweep) leaveOut(i int) {
 	if s.Skipped == nil {
 		s.Skipped = map[int]bool{}

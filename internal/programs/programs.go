@@ -154,10 +154,11 @@ func stopped(ee *exec.ExitError) bool {
 // failureHint says what to try after a selective launch of the program at
 // path failed with err, or "": nothing for a launch stopped from outside;
 // for an exit status the program chose, when it is known not to ask
-// APPROXTUNE_SKIPPING() (an ELF executable; a script cannot be read so) (a check of its own results fails on what skipped
-// kernels leave), to skip its check there; and while messages may be
-// skipped, StaleMessagesHint. Every failure had been given the stale
-// messages' hint, a killed mpirun and a failed result check too.
+// APPROXTUNE_SKIPPING() (an ELF executable; a script cannot be read so),
+// to skip its result check there (the check fails on what skipped kernels
+// leave); and while messages may be skipped, StaleMessagesHint. Every
+// failure had been given the stale messages' hint, a killed mpirun and a
+// failed result check too.
 func failureHint(err error, path string, runsMessages bool) string {
 	var hints []string
 	var ee *exec.ExitError
@@ -328,9 +329,9 @@ func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Co
 			return ErrStopped
 		}
 		// A configuration cut short (an interrupt, a failed full run)
-		// returns the runs it finished with the full runs it has, which
-		// are reported before the error: an interrupt had lost them, and
-		// resume ran them again.
+		// returns the runs it finished once its full runs are all taken,
+		// which are reported before the error: an interrupt had lost
+		// them, and resume ran them again.
 		results, refs, cerr := r.configuration(ctx, spec, i, c, tallies)
 		if len(refs) > 0 {
 			refMeans[i], refRuns[i] = stat.Mean(refs, nil), refs
