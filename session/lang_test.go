@@ -107,6 +107,7 @@ func TestCommandErrorsChangeNothing(t *testing.T) {
 	before := s.State()
 	cases := map[string]string{
 		"frobnicate":           "column 1: unknown command \"frobnicate\": the commands are help, status",
+		"policies eager":       "column 1: unknown command \"policies\": did you mean policy?",
 		"workload lu":          "column 10: unknown workload \"lu\": the workloads are ",
 		"space q=1":            "column 7: summa has no parameter \"q\": its parameters are n, grid, b",
 		"space b=64,0":         "column 12: b: 0 is out of range: want an integer from 1 to 65536",

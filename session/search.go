@@ -58,6 +58,9 @@ func searchArgs(s *Session, c *Command) (Search, error) {
 			se.Seed, seed = v, &c.Args[i]
 		case "policy":
 			if _, err := policy.Lookup(a.Value); err != nil {
+				if strings.Contains(a.Value, ",") {
+					return se, errAt(a.ValueCol, "policy= is the one policy a search runs (with search=halving or random); the policies a sweep runs are set by the command 'policy', e.g. policy %s, then %s", a.Value, c.Verb)
+				}
 				return se, errAt(a.ValueCol, "%q is not a policy: want one of %s", a.Value, strings.Join(policy.Names(), ", "))
 			}
 			se.Policy = a.Value

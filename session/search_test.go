@@ -57,6 +57,7 @@ func TestSearchFromTheSession(t *testing.T) {
 		"tune search=fast":                           "want halving",
 		"evaluate search=halving foo=1":              "KEY=VALUE",
 		"tune policy=eager":                          "policy= goes with search=",
+		"evaluate policy=eager,conditional":          "set by the command 'policy', e.g. policy eager,conditional, then evaluate",
 		"tune search=halving search=random budget=2": "search= is given twice",
 		"tune search=random budget=1":                "budget=1 draws 1 configuration, and has nothing to choose from: give budget=2 or more",
 	} {

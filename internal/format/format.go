@@ -89,16 +89,36 @@ func Speedup(x float64) string {
 
 // Nearest is the name in names closest to word by edit distance (one
 // insertion, deletion or substitution each), for a "did you mean" after a
-// typo: "" where none is within 2 edits and under half of word's length.
+// typo, or the name word is the plural of ("policies": policy): "" where
+// none is within 2 edits and under half of word's length.
 func Nearest(word string, names []string) string {
+	lower := strings.ToLower(word)
+	if one, ok := singular(lower); ok {
+		for _, n := range names {
+			if strings.ToLower(n) == one {
+				return n
+			}
+		}
+	}
 	best, bestD := "", 3
-	w := []rune(strings.ToLower(word))
+	w := []rune(lower)
 	for _, n := range names {
 		if d := editDistance(w, []rune(strings.ToLower(n))); d < bestD && 2*d < len(w) {
 			best, bestD = n, d
 		}
 	}
 	return best
+}
+
+// singular is the English singular of a plural word in "ies" or "s".
+func singular(word string) (string, bool) {
+	if w, ok := strings.CutSuffix(word, "ies"); ok && w != "" {
+		return w + "y", true
+	}
+	if w, ok := strings.CutSuffix(word, "s"); ok && w != "" {
+		return w, true
+	}
+	return "", false
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -48,11 +48,12 @@ func TestSmallSeconds(t *testing.T) {
 	}
 }
 
-// Nearest suggests the name a typo was meant as, and nothing for a word
-// far from every name.
+// Nearest suggests the name a typo or a plural was meant as, and nothing
+// for a word far from every name.
 func TestNearest(t *testing.T) {
-	names := []string{"evaluate", "tune", "resume", "repl", "run"}
-	for word, want := range map[string]string{"evalute": "evaluate", "Evaluat": "evaluate", "repel": "repl", "tume": "tune", "xyzzy": "", "r": ""} {
+	names := []string{"evaluate", "tune", "resume", "repl", "run", "policy", "tolerance"}
+	for word, want := range map[string]string{"evalute": "evaluate", "Evaluat": "evaluate", "repel": "repl", "tume": "tune", "xyzzy": "", "r": "",
+		"policies": "policy", "Tolerances": "tolerance", "runs": "run", "s": "", "ies": ""} {
 		if got := Nearest(word, names); got != want {
 			t.Errorf("Nearest(%q) = %q, want %q", word, got, want)
 		}
