@@ -56,7 +56,16 @@ func (f RoutineFit) Expected(size float64) float64 {
 //
 // with x = log(size), ŷ₀ = Intercept + Slope·x₀. For a Constant fit it is
 // exp(ȳ + t_{n-1, (1+level)/2} · S · sqrt(1 + 1/n)).
+//
+// A RoutineFit comes from DetectAnomalies; a zero one has no interval.
 func (f RoutineFit) Upper(size float64, level float64) float64 {
+	fit, margin := f.logBound(size, level)
+	return math.Exp(fit + margin)
+}
+
+// logBound is the fitted log duration ŷ₀ at size and the half-width of
+// the prediction interval around it, on the log scale.
+func (f RoutineFit) logBound(size float64, level float64) (fit, margin float64) {
 	x0 := math.Log(size)
 	n := float64(f.N)
 	dof, lev := n-2, 1/n
@@ -66,8 +75,16 @@ func (f RoutineFit) Upper(size float64, level float64) float64 {
 		lev += (x0 - f.meanX) * (x0 - f.meanX) / f.sxx
 	}
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: dof}.Quantile((1 + level) / 2)
-	return math.Exp(f.Intercept + f.Slope*x0 + t*f.S*math.Sqrt(1+lev))
+	return f.Intercept + f.Slope*x0, t * f.S * math.Sqrt(1+lev)
 }
+
+// logSlack is how far above its bound, on the log scale, an execution
+// must lie to be flagged: a relative 1e-9, far below any clock's
+// resolution, so that the rounding of exp and log never flags one. A
+// routine whose durations are all one value (a small kernel timed at the
+// clock's resolution) has S = 0 and its bound at that value: compared
+// as durations, exp(log d) one ulp below d had flagged every execution.
+const logSlack = 1e-9
 
 // Anomaly is an execution whose duration lies above the upper bound of its
 // routine's prediction interval.
@@ -138,10 +155,10 @@ func DetectAnomalies(execs []Execution, level float64) (AnomalyReport, error) {
 		rep.Fits = append(rep.Fits, f)
 		for _, i := range idx {
 			e := execs[i]
-			up := f.Upper(e.Size, level)
-			if e.Duration > up {
-				exp := f.Expected(e.Size)
-				rep.Anomalies = append(rep.Anomalies, Anomaly{Index: i, Execution: e, Expected: exp, Upper: up, Ratio: e.Duration / exp})
+			fit, margin := f.logBound(e.Size, level)
+			if math.Log(e.Duration)-fit > margin+logSlack {
+				exp := math.Exp(fit)
+				rep.Anomalies = append(rep.Anomalies, Anomaly{Index: i, Execution: e, Expected: exp, Upper: math.Exp(fit + margin), Ratio: e.Duration / exp})
 			}
 		}
 	}

@@ -155,3 +155,28 @@ func TestDetectAnomaliesConstantSizeAndSkips(t *testing.T) {
 		}
 	}
 }
+
+// Executions with no spread about their fit (one duration at one size, a
+// small kernel timed at the clock's resolution; an exact power law) are
+// none of them anomalous: their interval has no width, and compared as
+// durations, exp(log d) rounding one ulp below d had flagged every one.
+func TestNoSpreadNoAnomaly(t *testing.T) {
+	for _, d := range []float64{1e-6, 3e-6, 0.1, 0.3, 0.7} {
+		var same, law []Execution
+		for i := range 100 {
+			same = append(same, Execution{Routine: "tiny", Size: 64, Duration: d})
+			s := float64(8 + i)
+			law = append(law, Execution{Routine: "gemm", Size: s, Duration: d * s * s})
+		}
+		for _, execs := range [][]Execution{same, law} {
+			rep, err := DetectAnomalies(execs, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Anomalies) > 0 {
+				a := rep.Anomalies[0]
+				t.Errorf("%s, no spread, %g s: %d of 100 anomalous (duration %.17g above %.17g)", execs[0].Routine, d, len(rep.Anomalies), a.Duration, a.Upper)
+			}
+		}
+	}
+}

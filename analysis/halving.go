@@ -18,15 +18,21 @@ type Estimate struct {
 }
 
 // Cut is a round of successive halving decided: the survivors, fastest
-// first, the configurations dropped, and the time above which a
-// configuration was dropped.
+// first, the configurations dropped, and the time below which none was.
 type Cut struct {
 	Kept    []int
 	Dropped []int
 	// Capped are the configurations of Dropped that the round's budget
 	// dropped (Cap), not the confidence rule.
-	Capped    []int
-	Best      int
+	Capped []int
+	Best   int
+	// Threshold is the least prediction the round drops: the confidence
+	// rule's boundary for a configuration without sampling error of its
+	// own (one with a standard error must lie further above the best), or
+	// the budget's edge where that is lower. Every configuration dropped
+	// was predicted above it; one kept may be too, its prediction less
+	// certain. +Inf where the rule drops none however slow (z·rel >= 1)
+	// and no budget capped the round.
 	Threshold float64
 }
 
@@ -35,8 +41,9 @@ type Cut struct {
 // cover, the run-to-run noise of the executed part and the bias of
 // predicting a skipped kernel by its mean elsewhere. It is half the
 // tolerance, and never under 5%, the noise floor of a quiet machine: at
-// 2^-1, a configuration is dropped when its prediction is about 1.7 times
-// the best's; at 2^-5, when about 15% above it.
+// 2^-1 and confidence 0.95, a configuration is dropped when its
+// prediction is about 2.2 times the best's; at 2^-5, when about 15% above
+// it (neither prediction with a standard error: see Eliminate).
 func Allowance(tol float64) float64 { return max(tol/2, 0.05) }
 
 // Eliminate decides a round of successive halving (Jamieson and Talwalkar's
@@ -53,8 +60,13 @@ func Allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // model's own bias (a skipped kernel predicted by its mean in another
 // context). Everything not dropped survives, equivalent configurations
 // together, so the true best is dropped only when its prediction is off by
-// more than its uncertainty allows. The threshold reported is the drop
-// boundary for a configuration with the best's uncertainty.
+// more than its uncertainty allows. The threshold reported (Cut.Threshold)
+// is the least T_c that the rule drops with SE_c = 0, the larger root of
+//
+//	(1 - z²rel²) T² - 2 T_b T + T_b² - z² u_b² = 0,
+//
+// below which no configuration is dropped, since the rule's margin only
+// grows with SE_c.
 func Eliminate(est []Estimate, rel, confidence float64) (Cut, error) {
 	if len(est) == 0 {
 		return Cut{}, fmt.Errorf("eliminate: no estimates")
@@ -75,7 +87,7 @@ func Eliminate(est []Estimate, rel, confidence float64) (Cut, error) {
 	z := distuv.UnitNormal.Quantile((1 + confidence) / 2)
 	b := sorted[0]
 	ub := b.SE*b.SE + rel*b.Time*rel*b.Time
-	cut := Cut{Best: b.Index, Threshold: b.Time + z*math.Sqrt(2*ub)}
+	cut := Cut{Best: b.Index, Threshold: dropBoundary(b.Time, ub, rel, z)}
 	for _, e := range sorted {
 		uc := e.SE*e.SE + rel*e.Time*rel*e.Time
 		if e.Time-b.Time > z*math.Sqrt(uc+ub) {
@@ -85,6 +97,17 @@ func Eliminate(est []Estimate, rel, confidence float64) (Cut, error) {
 		}
 	}
 	return cut, nil
+}
+
+// dropBoundary is the least time T > tb with T - tb = z·sqrt(ub + (rel·T)²),
+// ub the best's u², or +Inf where none (z·rel >= 1: the allowance grows as
+// fast as the difference).
+func dropBoundary(tb, ub, rel, z float64) float64 {
+	a := 1 - z*z*rel*rel
+	if a <= 0 {
+		return math.Inf(1)
+	}
+	return (tb + math.Sqrt(tb*tb-a*(tb*tb-z*z*ub))) / a
 }
 
 // Cap bounds a round's survivors to its budget, as successive halving

@@ -179,3 +179,52 @@ func TestCapKeepsTheBestAndTies(t *testing.T) {
 		t.Errorf("Cap within budget changed the cut: %+v", got)
 	}
 }
+
+// The threshold a round reports is its true boundary: every configuration
+// dropped was predicted above it, and one without a standard error of its
+// own just above it is dropped, just below it kept, whatever the best's
+// standard error. It had been the boundary for a configuration with the
+// best's uncertainty: 3.77 s beside one dropped at 3 s, 1.69 s beside two
+// kept at 1.8 and 2 s.
+func TestThresholdIsTheBoundary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 500 {
+		n := 2 + rng.IntN(10)
+		est := make([]Estimate, n)
+		for i := range est {
+			est[i] = Estimate{Index: i, Time: 1 + 3*rng.Float64(), SE: 0.3 * rng.Float64()}
+		}
+		rel := []float64{0.05, 0.125, 0.25}[trial%3]
+		cut, err := Eliminate(est, rel, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range cut.Dropped {
+			if est[i].Time <= cut.Threshold {
+				t.Fatalf("trial %d: configuration %d dropped at %v, under the threshold %v", trial, i, est[i].Time, cut.Threshold)
+			}
+		}
+		for f, want := range map[float64]bool{1 + 1e-9: true, 1 - 1e-9: false} {
+			probe := append(slices.Clone(est), Estimate{Index: n, Time: cut.Threshold * f})
+			c, err := Eliminate(probe, rel, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(c.Dropped, n); got != want || c.Threshold != cut.Threshold {
+				t.Fatalf("trial %d: a prediction without error at %v x the threshold %v: dropped %v, want %v", trial, f, cut.Threshold, got, want)
+			}
+		}
+	}
+	// The allowance's own figures (Allowance's comment): with no standard
+	// errors, 2.17 times the best at 2^-1, 1.15 at 2^-5.
+	for tol, want := range map[float64]float64{0.5: 2.1715, 1.0 / 32: 1.1493} {
+		cut, _ := Eliminate([]Estimate{{Index: 0, Time: 1}}, Allowance(tol), 0.95)
+		if math.Abs(cut.Threshold-want) > 1e-3 {
+			t.Errorf("tolerance %v: threshold %.4f x the best, want %.4f", tol, cut.Threshold, want)
+		}
+	}
+	// An allowance the confidence's z outgrows drops nothing.
+	if cut, _ := Eliminate([]Estimate{{Index: 0, Time: 1}, {Index: 1, Time: 100}}, 0.6, 0.95); !math.IsInf(cut.Threshold, 1) || len(cut.Dropped) != 0 {
+		t.Errorf("rel 0.6: threshold %v, dropped %v; want +Inf and none", cut.Threshold, cut.Dropped)
+	}
+}

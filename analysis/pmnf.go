@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -330,7 +331,7 @@ func FitModel(params []string, points []Point) (*Model, error) {
 // ErrNoLines is what FitModel's error wraps when several parameters vary
 // but one of them has fewer than three distinct values along every line of
 // points where the others are fixed, so the multi-parameter search cannot
-// tell the parameters apart (see Coordinates).
+// tell the parameters apart.
 var ErrNoLines = errors.New("on a line where the other parameters are fixed")
 
 // singleCandidates is how many of each parameter's best single-parameter
@@ -474,15 +475,19 @@ func combinations(fs []Factor) [][][]Factor {
 }
 
 // line is the one-parameter data for parameter l: the points on the
-// longest lines along l (other parameters fixed), averaged per value of l
-// over those lines. x is sorted.
+// longest lines along l (other parameters fixed) that share their values
+// of l, averaged per value over those lines. Where longest lines differ in
+// their values of l, the values most of them share are taken, then the
+// least (compared value by value), so that the line, and the model, do
+// not depend on the order of the points: the first line given had been
+// taken, and the same points reversed had fitted another model. x is
+// sorted.
 func line(points []Point, l int) (x, y []float64) {
 	type group struct {
 		sum map[float64]float64
 		n   map[float64]int
 	}
 	groups := make(map[string]*group)
-	var order []string
 	for _, pt := range points {
 		other := slices.Concat(pt.Params[:l], pt.Params[l+1:])
 		key := fmt.Sprint(other)
@@ -490,7 +495,6 @@ func line(points []Point, l int) (x, y []float64) {
 		if g == nil {
 			g = &group{sum: make(map[float64]float64), n: make(map[float64]int)}
 			groups[key] = g
-			order = append(order, key)
 		}
 		g.sum[pt.Params[l]] += pt.Value
 		g.n[pt.Params[l]]++
@@ -499,32 +503,38 @@ func line(points []Point, l int) (x, y []float64) {
 	for _, g := range groups {
 		longest = max(longest, len(g.n))
 	}
-	var ref []float64
-	sum := make(map[float64]float64)
-	cnt := make(map[float64]int)
-	for _, key := range order {
+	// The longest lines by their values of l.
+	type valueSet struct {
+		xs    []float64
+		lines []*group
+	}
+	var sets []*valueSet
+	for _, key := range slices.Sorted(maps.Keys(groups)) { // sums in one order
 		g := groups[key]
 		if len(g.n) != longest {
 			continue
 		}
-		xs := make([]float64, 0, len(g.n))
-		for v := range g.n {
-			xs = append(xs, v)
+		xs := slices.Sorted(maps.Keys(g.n))
+		k := slices.IndexFunc(sets, func(s *valueSet) bool { return slices.Equal(s.xs, xs) })
+		if k < 0 {
+			sets = append(sets, &valueSet{xs: xs})
+			k = len(sets) - 1
 		}
-		slices.Sort(xs)
-		if ref == nil {
-			ref = xs
-		} else if !slices.Equal(ref, xs) {
-			continue
-		}
-		for _, v := range xs {
-			sum[v] += g.sum[v] / float64(g.n[v])
-			cnt[v]++
-		}
+		sets[k].lines = append(sets[k].lines, g)
 	}
-	for _, v := range ref {
+	ref := slices.MinFunc(sets, func(a, b *valueSet) int {
+		if c := cmp.Compare(len(b.lines), len(a.lines)); c != 0 {
+			return c
+		}
+		return slices.Compare(a.xs, b.xs)
+	})
+	for _, v := range ref.xs {
+		sum := 0.0
+		for _, g := range ref.lines {
+			sum += g.sum[v] / float64(g.n[v])
+		}
 		x = append(x, v)
-		y = append(y, sum[v]/float64(cnt[v]))
+		y = append(y, sum/float64(len(ref.lines)))
 	}
 	return x, y
 }

@@ -309,3 +309,36 @@ func within(n int, draw func() float64, lo, hi float64) int {
 	}
 	return c
 }
+
+// The model does not depend on the order of the points: two longest lines
+// along a with different values of a (b = 1 and b = 2), in any order,
+// give one line and one model. The first line given had been the one
+// taken: the same points reversed fitted a^(4/3)·log2(a)·b one way and
+// a^(2/3)·log2(a)²·b the other.
+func TestFitModelIgnoresPointOrder(t *testing.T) {
+	var pts []Point
+	for _, a := range []float64{1, 2, 4, 8} {
+		pts = append(pts, Point{Params: []float64{a, 1}, Value: a * a})
+	}
+	for _, a := range []float64{16, 32, 64, 128} {
+		pts = append(pts, Point{Params: []float64{a, 2}, Value: 80 * a})
+	}
+	for _, b := range []float64{3, 4, 5} {
+		pts = append(pts, Point{Params: []float64{8, b}, Value: 64 * b})
+	}
+	first, err := FitModel([]string{"a", "b"}, pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 20 {
+		rng.Shuffle(len(pts), func(i, j int) { pts[i], pts[j] = pts[j], pts[i] })
+		m, err := FitModel([]string{"a", "b"}, pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.String() != first.String() {
+			t.Fatalf("the same points in another order: %s, first %s", m, first)
+		}
+	}
+}

@@ -46,15 +46,16 @@ func (o Outcome) String() string {
 // (Procedure 2 of paper 004).
 type CompareOptions struct {
 	// M is the number of bootstrap draws, at least 1. With M = 1 the outcome
-	// Equivalent is impossible (for Threshold < 1).
+	// is Equivalent only on a tie of the draw's minima.
 	M int
 	// KMin and KMax bound the bootstrap sample size K: each draw takes K
 	// values with K uniform in [KMin, KMax], 1 <= KMin <= KMax. The paper
 	// recommends K chosen at random from [5, 10].
 	KMin, KMax int
 	// Threshold is the share of draws one side must win to be called
-	// faster, in [0.5, 1). At 0.5 Equivalent is impossible; towards 1 it
-	// becomes the usual outcome. The paper allows 1, where Slower is
+	// faster, in [0.5, 1). At 0.5 the outcome is Equivalent only when
+	// each side wins exactly half the draws; towards 1 it becomes the
+	// usual outcome. The paper allows 1, where Slower is
 	// impossible (c/M < 0 never holds) and the sort keeps its random
 	// starting order: a configuration twice as slow came out "equivalent".
 	Threshold float64
@@ -85,14 +86,18 @@ func (o CompareOptions) Validate() error {
 // the draw) and compares the minima e_a and e_b. With c the number of draws
 // where e_a < e_b, plus half of those where e_a = e_b, and t the threshold:
 //
-//	c/M >= t      a is Faster than b (c/M = 1/2 is not, even at t = 1/2)
-//	c/M <  1 - t  a is Slower than b
-//	otherwise     a and b are Equivalent
+//	c/M >= t          a is Faster than b (c/M = 1/2 is not, even at t = 1/2)
+//	(M - c)/M >= t    a is Slower than b (b's share of the wins, alike)
+//	otherwise         a and b are Equivalent
 //
 // The paper counts e_a <= e_b, so that of two identical samples (a tune
 // sweep's predictions with no standard error) each was faster than the
 // other; a tie counts half a win here, and identical samples are
-// Equivalent.
+// Equivalent. The paper's Slower is c/M < 1 - t: b's share judged
+// strictly where a's is judged inclusively, and through the rounding of
+// 1 - t (1 - 0.9 is 0.0999...98), so that at a share of exactly 1 - t
+// the outcome had depended on t. Judged alike, the outcome of b against a
+// is the reverse of a against b for the same draws.
 func Compare(a, b []float64, opt CompareOptions, rng *rand.Rand) (Outcome, error) {
 	if err := opt.Validate(); err != nil {
 		return 0, err
@@ -121,11 +126,17 @@ func compare(a, b []float64, opt CompareOptions, rng *rand.Rand) Outcome {
 			c++
 		}
 	}
-	p := float64(c) / float64(2*opt.M)
-	switch {
-	case p >= opt.Threshold && p > 0.5: // an even share is no win, at threshold 0.5 too
+	return outcome(c, opt.M, opt.Threshold)
+}
+
+// outcome is Compare's verdict on a's doubled wins c (a tie is one) of m
+// draws at threshold t.
+func outcome(c, m int, t float64) Outcome {
+	share := func(wins int) float64 { return float64(wins) / float64(2*m) }
+	switch p, q := share(c), share(2*m-c); {
+	case p >= t && p > 0.5: // an even share is no win, at threshold 0.5 too
 		return Faster
-	case p < 1-opt.Threshold:
+	case q >= t && q > 0.5:
 		return Slower
 	}
 	return Equivalent

@@ -54,6 +54,31 @@ func TestCompareOptionsValidate(t *testing.T) {
 	}
 }
 
+// Compare's verdict on a share of wins is the reverse of its verdict on
+// the other side's share, and a share of exactly 1 - t is Slower at every
+// threshold: judged as c/M < 1 - t, 9 wins of 30 had been Slower at 0.7
+// (1 - 0.7 rounds up) and 3 of 30 Equivalent at 0.9 (1 - 0.9 rounds down).
+func TestCompareOutcomeSymmetric(t *testing.T) {
+	reverse := map[Outcome]Outcome{Faster: Slower, Slower: Faster, Equivalent: Equivalent}
+	for _, th := range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95} {
+		for _, m := range []int{1, 10, 30} {
+			for c := 0; c <= 2*m; c++ {
+				if got, other := outcome(c, m, th), outcome(2*m-c, m, th); got != reverse[other] {
+					t.Errorf("threshold %v, %d draws: %v half-wins %v, the other side's %v", th, m, c, got, other)
+				}
+			}
+		}
+	}
+	for th, wins := range map[float64]int{0.7: 9, 0.9: 3} {
+		if got := outcome(2*wins, 30, th); got != Slower {
+			t.Errorf("threshold %v: %d wins of 30 (1 - t): %v, want %v", th, wins, got, Slower)
+		}
+	}
+	if got := outcome(1, 1, 0.5); got != Equivalent {
+		t.Errorf("one draw, a tie, threshold 0.5: %v, want %v", got, Equivalent)
+	}
+}
+
 func TestCompare(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	opt := DefaultCompareOptions()

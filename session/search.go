@@ -217,7 +217,11 @@ func roundLine(sw *Sweep, r sweep.Round) string {
 		if cut > 0 {
 			parts = append(parts, fmt.Sprintf("%d cut short", cut))
 		}
-		why = fmt.Sprintf(" (predicted above %s s: %s)", format.Seconds(r.ThresholdS), strings.Join(parts, ", "))
+		above := ""
+		if r.ThresholdS > 0 {
+			above = fmt.Sprintf("each predicted above %s s: ", format.Seconds(r.ThresholdS))
+		}
+		why = fmt.Sprintf(" (%s%s)", above, strings.Join(parts, ", "))
 	}
 	return fmt.Sprintf("round %d at %s: %d configuration%s, %d kept, %d dropped%s; fastest %s",
 		r.Round, format.Tolerance(r.Tolerance), len(r.Ran), plural(len(r.Ran)), len(r.Kept), len(r.Dropped), why, sw.label(r.Best))

@@ -314,9 +314,11 @@ type Round struct {
 	// cut_short.
 	Capped []int `json:"capped,omitempty"`
 	Best   int   `json:"best"` // the round's fastest (predicted, or measured in the full round)
-	// Threshold is the time above which a configuration was dropped: the
-	// best's time plus the margin the ranking's confidence allows, or the
-	// budget's edge where that is lower.
+	// Threshold is the least prediction the round drops (every
+	// configuration dropped was predicted above it; one kept, less
+	// certain, may be too): the confidence rule's boundary for a
+	// prediction without standard error, or the budget's edge where that
+	// is lower (analysis.Cut.Threshold). 0: none.
 	ThresholdS float64 `json:"threshold_s,omitempty"`
 	ElapsedS   float64 `json:"elapsed_s"` // the round's runs' wall time, summed
 }

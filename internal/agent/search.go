@@ -87,7 +87,7 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 		}
 		if err := r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: k + 1, Policy: pol.Name(),
 			Tolerance: tol, Ran: ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Capped: cut.Capped, Best: cut.Best,
-			ThresholdS: cut.Threshold, ElapsedS: elapsed}); err != nil {
+			ThresholdS: finite(cut.Threshold), ElapsedS: elapsed}); err != nil {
 			return err
 		}
 		if last {
@@ -98,6 +98,15 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 	alive = sweep.Finalists(alive, s.leaders, func(i int) int { return w.Grid(configs[i]).Procs() })
 	s.total += len(alive)
 	return s.final(ctx, tr, alive, len(cand))
+}
+
+// finite is x, or 0 (none, in JSON) where x is infinite: a round whose
+// rule drops nothing however slow has no threshold.
+func finite(x float64) float64 {
+	if math.IsInf(x, 0) {
+		return 0
+	}
+	return x
 }
 
 // firstOrder is the order in which a search's first round runs its
