@@ -50,9 +50,9 @@ type FigureOptions struct {
 	// modelSweeps are the sweeps whose kernels plot model fits (sweeps=all);
 	// nil: the figure's sweep.
 	modelSweeps []*Sweep
-	// kernelSweeps is how many of the session's sweeps have kernel
-	// statistics, for plot model's advice when sizes are few (sweeps=all).
-	kernelSweeps int
+	// sessionSweeps are the session's sweeps, for plot model's advice
+	// when sizes are few (sweeps=all, where they have more).
+	sessionSweeps []*Sweep
 	// everyPolicy: no policy was given (defaults), so configs draws
 	// every policy's predictions, the first's choice marked.
 	everyPolicy bool

@@ -684,3 +684,27 @@ func TestRankFewRunsAdvice(t *testing.T) {
 		}
 	}
 }
+
+// A best class of every configuration, some rarely first, shows their
+// scores and how many sorts gave it: "all 7 equivalent within threshold
+// 0.9" had hidden scores from 0.09 to 1 and 8 sorts of 100 (a review).
+func TestRankAllEquivalentShowsScores(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 8, Min: 1, Max: 1 << 20}}
+	sw := &Sweep{ID: 4, Status: "ok", Workload: "toy",
+		Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}}}
+	for i := range 6 {
+		sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"b": 8 * (i + 1)}))
+		p := 0.001 * (1 + 0.1*float64(i))
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: sw.Configs[i], Policy: "eager", Tolerance: f(0.5),
+			PredictedS: f(p), PredictedSE: f(0.03 * p), SelectiveS: f(p / 4)})
+	}
+	out := &textOut{}
+	if err := sessionWith(t, sw).Exec(context.Background(), "rank threshold=0.99", out); err != nil {
+		t.Fatal(err)
+	}
+	best := regexp.MustCompile(`(?m)^best class: .*$`).FindString(out.b.String())
+	if !strings.Contains(best, "all 6 equivalent within threshold 0.99, these classes in ") || !strings.Contains(best, "b=48 (score ") {
+		t.Errorf("best class line:\n%s\nin:\n%s", best, out.b.String())
+	}
+}

@@ -1278,7 +1278,7 @@ func cmdPlot(s *Session, ctx context.Context, c *Command, out Output) error {
 		case "":
 			if name == "model" && o.Routine == "" && file == "" && imageFormat(a.Value) == "" {
 				o.Routine = a.Value // plot model ROUTINE [FILE]
-				o.kernelSweeps = s.kernelSweeps()
+				o.sessionSweeps = s.sweeps
 				continue
 			}
 			if file != "" {
