@@ -651,7 +651,7 @@ func startProcess(ctx context.Context, cmd *exec.Cmd, what, how string, ln *List
 		}
 		p.stop(time.Second)
 		if exited {
-			return nil, fmt.Errorf("%s did not start: %s", how, p.describe())
+			return nil, fmt.Errorf("%s did not start: %s%s", how, p.describe(), tooFewCPUs(p.stderr.String()))
 		}
 		if ctx.Err() == nil && actx.Err() == context.DeadlineExceeded {
 			msgs := strings.TrimSpace(p.stderr.String())

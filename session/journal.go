@@ -42,6 +42,9 @@ type record struct {
 	Message string          `json:"message,omitempty"`
 	Hung    *int            `json:"hung,omitempty"` // end of a hung sweep: the configuration that hung
 	Skip    []int           `json:"skip,omitempty"` // resume: configurations left out for good (they hung)
+	// RanOn is the launcher an adopted sweep's runs ran with (its sweep
+	// record has no state: a sweep's own is its state's launcher).
+	RanOn *Launcher `json:"ran_on,omitempty"`
 }
 
 // Journal appends records to results.jsonl, one write per line as they
@@ -507,7 +510,10 @@ func ReadJournal(path string) ([]*Sweep, error) {
 				// The session writes every sweep with its spec.
 				return nil, damagedLine(path, n, sc.Bytes(), errors.New("a sweep record with no spec"))
 			}
-			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T, Workload: r.Spec.Workload, origin: r.Message}
+			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T, Workload: r.Spec.Workload, origin: r.Message, ranOn: r.RanOn.clone()}
+			if r.State != nil {
+				s.ranOn = ranOn(r.State.Launcher)
+			}
 			byID[r.Sweep] = s
 		case "event":
 			var head struct {

@@ -359,6 +359,22 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 	default:
 		return errAt(kind.Col, "no launcher %q: want local (this machine's mpirun) or slurm (a batch job; see help launcher)", kind.Value)
 	}
+	s.switchLauncher(next, out)
+	if next.Slurm() && next.Nodes > 0 && next.TasksPerNode > 0 && s.st.Ranks != next.Nodes*next.TasksPerNode {
+		s.st.Ranks = next.Nodes * next.TasksPerNode
+		out.Print(fmt.Sprintf("ranks %d (nodes x tasks-per-node)", s.st.Ranks))
+	}
+	c.Line = next.Command()
+	out.Print(s.describeLauncher())
+	return nil
+}
+
+// switchLauncher makes next the session's launcher (nil: local), stopping
+// an agent the old one had started.
+func (s *Session) switchLauncher(next *Launcher, out Output) {
+	if !next.Slurm() {
+		next = nil
+	}
 	if s.agent != nil && s.agent.proc != nil && s.st.Launcher.Command() != next.Command() {
 		if s.stopAgent(out) {
 			out.Print("stopped the agent the session had started; the next sweep starts one with the new launcher")
@@ -368,13 +384,15 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 		s.st.SlurmSet = s.st.Launcher
 	}
 	s.st.Launcher = next
-	if next.Slurm() && next.Nodes > 0 && next.TasksPerNode > 0 && s.st.Ranks != next.Nodes*next.TasksPerNode {
-		s.st.Ranks = next.Nodes * next.TasksPerNode
-		out.Print(fmt.Sprintf("ranks %d (nodes x tasks-per-node)", s.st.Ranks))
+}
+
+// ranOn is the launcher a sweep ran with, as Sweep.ranOn keeps it: a copy
+// of l, or one of Kind "" for local.
+func ranOn(l *Launcher) *Launcher {
+	if l == nil {
+		return &Launcher{}
 	}
-	c.Line = next.Command()
-	out.Print(s.describeLauncher())
-	return nil
+	return l.clone()
 }
 
 // describeLauncher is 'launcher' alone: the launcher as its command, where
@@ -419,7 +437,12 @@ func (s *Session) describeLauncher() string {
 		fmt.Fprintf(&b, "  %s: from %s\n", strings.Join(from[o], ", "), o)
 	}
 	if len(origins) == 0 {
-		fmt.Fprintf(&b, "  every option is Slurm's default (defaults file: %s)\n", LauncherFile())
+		file := LauncherFile()
+		if _, err := os.Stat(file); err != nil {
+			fmt.Fprintf(&b, "  every option is Slurm's default (a defaults file, %s, would set the site's; there is none)\n", file)
+		} else {
+			fmt.Fprintf(&b, "  every option is Slurm's default (defaults file: %s)\n", file)
+		}
 	}
 	id, inside := slurm.Allocation(os.Getenv)
 	switch {

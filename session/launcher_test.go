@@ -182,3 +182,30 @@ func TestLauncherSlurmOptionsSurviveReopen(t *testing.T) {
 		t.Errorf("launcher slurm in the reopened session: %+v, ranks %d; want the options set before", l, again.st.Ranks)
 	}
 }
+
+// A program sweep whose launches take more ranks than the Slurm job's
+// nodes x tasks-per-node is refused as 'ranks' refuses a workload's,
+// before sbatch says "Requested node configuration is not available" (a
+// Slurm review); a step srun refuses for want of CPUs in the session's
+// allocation gets advice.
+func TestSlurmProgramRanksCheck(t *testing.T) {
+	t.Setenv("SLURM_JOB_ID", "")
+	t.Setenv("SLURM_JOBID", "")
+	s := newSession(t)
+	s.st.Launcher = &Launcher{Kind: LauncherSlurm, Nodes: 1, TasksPerNode: 2}
+	_, err := s.programLauncher(context.Background(), 4, &textOut{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the program's launches take up to 4 ranks (its space's ranks=), but the Slurm job is 1 node(s) x 2 tasks-per-node = 2 ranks") {
+		t.Errorf("4 ranks on 1 x 2: %v", err)
+	}
+	refused := "srun: error: Unable to create step for job 20: More processors requested than permitted"
+	t.Setenv("SLURM_NTASKS", "2")
+	if got := tooFewCPUs(refused); !strings.Contains(got, "the session's allocation has 2 tasks (SLURM_NTASKS), fewer than the ranks asked: take at most 2") {
+		t.Errorf("advice: %q", got)
+	}
+	if got := (stepLauncher{}).NotStarted(refused + "\n"); !strings.Contains(got, "take at most 2") {
+		t.Errorf("a launch refused so: %q", got)
+	}
+	if got := tooFewCPUs("srun: error: task 0: Exited with exit code 1"); got != "" {
+		t.Errorf("a program's failure: %q", got)
+	}
+}

@@ -230,8 +230,8 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
 		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin,
-		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs)}
-	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin}); err != nil {
+		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs), ranOn: old.ranOn.clone()}
+	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin, RanOn: sw.ranOn}); err != nil {
 		return nil, err
 	}
 	event := func(v any) error { return s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw(v)}) }

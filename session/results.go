@@ -55,6 +55,11 @@ type Sweep struct {
 	// failedRefs are the full runs of configurations whose selective runs
 	// failed, by index, as a program's error events carry them (apply).
 	failedRefs map[int][]float64
+	// ranOn is the launcher the sweep's runs ran with: a Launcher of Kind
+	// "" for this machine's mpirun; nil where unknown (a sweep adopted
+	// into a journal before adopted sweeps kept it). resume runs the rest
+	// with the same kind.
+	ranOn *Launcher
 	// made is the transcript's step of the command that made the sweep
 	// when that command failed (cancelled, hung: failed commands are not
 	// recorded); a 'resume' of it that succeeds records it first, so an

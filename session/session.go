@@ -441,7 +441,7 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 	if err != nil {
 		return nil, err
 	}
-	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: StatusRunning, Started: time.Now()}
+	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: StatusRunning, Started: time.Now(), ranOn: ranOn(s.st.Launcher)}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs}); err != nil {
 		var je *JournalError
 		if errors.As(err, &je) {
@@ -508,6 +508,15 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 			return nil
 		}
 		return &Error{Msg: fmt.Sprintf("sweep %d is a search (search=%s): its rounds depend on each other, so it cannot be resumed run by run; run it again", sw.ID, sw.Spec.Search)}
+	}
+	if s.ln == nil && sw.ranOn != nil && sw.ranOn.Slurm() != s.st.Launcher.Slurm() {
+		// The rest runs where the first runs did: a Slurm sweep resumed
+		// from another session had run the rest under this machine's
+		// mpirun (a login node's), its configurations then compared
+		// across machines (a Slurm review).
+		was := s.st.Launcher.Command()
+		s.switchLauncher(sw.ranOn.clone(), out)
+		out.Print(fmt.Sprintf("%s, as sweep %d ran (it was %s)", s.st.Launcher.Command(), sw.ID, was))
 	}
 	if sw.Spec != nil && sw.Spec.Program == nil && s.ln == nil && sw.Ranks > 0 && sw.Ranks != s.st.Ranks {
 		// The rest of a sweep runs on the ranks its first runs had: its

@@ -402,7 +402,7 @@ func testSlurmTimeLimit(t *testing.T, bin string, c *slurmtest.Cluster) {
 		t.Fatalf("evaluate past the time limit: %v, sweep %s\n%s", err, sw.Status, out)
 	}
 	t.Logf("evaluate past the time limit: %v", err)
-	for _, want := range []string{"Slurm job " + id + " TIMEOUT", "DUE TO TIME LIMIT", "'resume'"} {
+	for _, want := range []string{"Slurm job " + id + " TIMEOUT", "DUE TO TIME LIMIT", "'resume'", "raise it before 'resume'"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("evaluate: %v\nwant %q in it", err, want)
 		}
@@ -411,9 +411,17 @@ func testSlurmTimeLimit(t *testing.T, bin string, c *slurmtest.Cluster) {
 	if finished < 2 || finished == sw.Total() {
 		t.Fatalf("%d of %d results before the time limit", finished, sw.Total())
 	}
-	if err := s.Exec(context.Background(), "resume", out); err != nil {
+	// Resumed from another session, one of the local launcher, the rest
+	// runs through Slurm as the first runs did: it had run under this
+	// machine's mpirun (a Slurm review).
+	other, out := slurmSession(t, bin)
+	if err := other.Exec(context.Background(), "resume "+s.Dir(), out); err != nil {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
+	if !strings.Contains(out.String(), "launcher slurm time=1 ") || !strings.Contains(out.String(), ", as sweep 1 ran (it was launcher local)") {
+		t.Errorf("resume from a local session: no launcher slurm taken from the sweep\n%s", out)
+	}
+	s, sw = other, other.Last()
 	if len(sw.Results) != sw.Total() || sw.Status != StatusOK {
 		t.Fatalf("after resume: %d of %d results, %s", len(sw.Results), sw.Total(), sw.Status)
 	}

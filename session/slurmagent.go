@@ -427,9 +427,18 @@ func (b *batchJob) describe() string {
 	default:
 		s = "Slurm job " + b.job.ID + " is " + st.String()
 	}
+	if st.Name == "TIMEOUT" {
+		// 'resume' alone would time out again (a Slurm review).
+		s += " (its time limit is 'launcher slurm time=': raise it before 'resume' where the sweep needs longer)"
+	}
 	tail := lastLines(b.job.Tail(8<<10), 15)
 	if tail != "" {
 		s += "; the end of its output (" + b.job.Output + "):\n" + tail
+	}
+	if strings.Contains(tail, "execve(): ") && strings.Contains(tail, "No such file or directory") {
+		// srun could not start the agent: the binary is not where the
+		// compute nodes look (a Slurm review's deleted copy).
+		s += "\nthe compute nodes could not find the approxtune binary the job runs: install it where they see it (a file system they share, the same path), as README.md's \"On a cluster\" says"
 	}
 	if strings.Contains(tail, "connect to the session at") {
 		s += fmt.Sprintf("\nthe compute nodes could not reach the session at %s: set 'launcher slurm address=HOST' to a name or address of this machine that they reach%s", b.dial, ownAddresses())
@@ -542,6 +551,12 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 			return nil, err
 		}
 		return &programLaunch{launcher: programs.Mpirun{Launcher: m}}, nil
+	}
+	if _, in := slurm.Allocation(os.Getenv); !in && l.Nodes > 0 && l.TasksPerNode > 0 && ranks > l.Nodes*l.TasksPerNode {
+		// As 'ranks' says of a workload's: sbatch had refused the job
+		// with "Requested node configuration is not available".
+		return nil, fmt.Errorf("the program's launches take up to %d ranks (its space's ranks=), but the Slurm job is %d node(s) x %d tasks-per-node = %d ranks: change those ('launcher slurm nodes=N tasks-per-node=M'), clear one ('launcher slurm tasks-per-node=default'), or take fewer ranks",
+			ranks, l.Nodes, l.TasksPerNode, l.Nodes*l.TasksPerNode)
 	}
 	if s.agent != nil && s.agent.proc != nil {
 		// An idle agent this session started holds its job's nodes (or,
@@ -731,7 +746,7 @@ func (sl stepLauncher) NotStarted(out string) string {
 			if strings.Contains(why, "already completing or completed") {
 				msg += " (the job has reached its time limit or was ended: 'resume' runs the rest in a new job; 'launcher slurm time=' sets its limit)"
 			}
-			return msg
+			return msg + tooFewCPUs(why)
 		case strings.HasPrefix(why, "Invalid MPI type"):
 			return "srun refused the launch: " + why + " ('launcher slurm mpi=' takes one of them, or 'mpi=default')"
 		case strings.HasPrefix(why, "Unable to allocate resources"):
@@ -739,6 +754,20 @@ func (sl stepLauncher) NotStarted(out string) string {
 		}
 	}
 	return ""
+}
+
+// tooFewCPUs is advice for srun's output when it refused a step larger
+// than the allocation ("More processors requested than permitted"), or "".
+// srun's own line had been all a session in 'salloc -n 2' said of ranks 4.
+func tooFewCPUs(srunOut string) string {
+	if !strings.Contains(srunOut, "More processors requested than permitted") {
+		return ""
+	}
+	has, take := "fewer CPUs than the ranks asked", "fewer"
+	if n := os.Getenv("SLURM_NTASKS"); n != "" {
+		has, take = n+" tasks (SLURM_NTASKS), fewer than the ranks asked", "at most "+n
+	}
+	return fmt.Sprintf("\nthe session's allocation has %s: take %s ('ranks', or a program's space's ranks=), or start the session in a larger allocation (salloc -n N)", has, take)
 }
 
 // waitRunning waits for the job to run. It gives up when the job ends

@@ -113,6 +113,8 @@ func TestStateString(t *testing.T) {
 		{State{Name: "RUNNING", Reason: "None", Nodes: "node[01-02]", ExitCode: "0:0"}, "RUNNING on node[01-02]"},
 		{State{Name: "FAILED", Reason: "NonZeroExitCode", Nodes: "n1", ExitCode: "3:0"}, "FAILED (NonZeroExitCode, exit 3:0)"},
 		{State{Name: "COMPLETED", Reason: "None", Nodes: "n1", ExitCode: "0:0"}, "COMPLETED"},
+		{State{Name: "CANCELLED", Reason: "Resources", ExitCode: "0:0"}, "CANCELLED while pending (it had waited for Resources)"},
+		{State{Name: "CANCELLED", Reason: "None", Nodes: "n1", ExitCode: "0:15"}, "CANCELLED"},
 	} {
 		if got := c.s.String(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.s, got, c.want)

@@ -95,7 +95,15 @@ func (s State) String() string {
 	var b strings.Builder
 	b.WriteString(s.Name)
 	var why []string
-	if s.Reason != "" && s.Reason != "None" {
+	switch {
+	case s.Reason == "" || s.Reason == "None":
+	case s.Name == "CANCELLED" && s.Nodes == "":
+		// Cancelled while pending, the reason is what it had waited
+		// for: "CANCELLED (Resources)" had read as cancelled for want
+		// of resources (a Slurm review).
+		b.WriteString(" while pending")
+		why = append(why, "it had waited for "+s.Reason)
+	default:
 		why = append(why, s.Reason)
 	}
 	if s.Failed() && s.ExitCode != "" && s.Name != "CANCELLED" {
