@@ -118,7 +118,7 @@ say "building the preload library into $prefix/lib/approxtune"
 (cd "$here" && "$gobin" build -tags noopenblas -buildmode=c-shared -o "$prefix/lib/approxtune/libapproxtune.so" ./cmd/libapproxtune)
 rm -f "$prefix/lib/approxtune/libapproxtune.h"
 mkdir -p "$prefix/include"
-cp "$here/include/approxtune.h" "$prefix/include/approxtune.h"
+cp "$here/include/approxtune.h" "$here/include/approxtune_fortran.c" "$prefix/include/"
 "$prefix/bin/approxtune" version | sed 's/^/    /'
 
 # The ScaLAPACK example (notebooks/scalapack.ipynb tunes it), built next to

@@ -542,7 +542,7 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 		if !math.IsNaN(rel) {
 			half = fmt.Sprintf("%.1f%%", 100*rel)
 		}
-		fmt.Fprintf(sum, "%s: %d samples, half-width %s, %d of %d calls skipped\n", s.Key, s.Count, half, s.Skipped, s.Calls)
+		fmt.Fprintf(sum, "%s: %s, half-width %s, %d of %d calls skipped\n", s.Key, format.Count(int(s.Count), "sample", "samples"), half, s.Skipped, s.Calls)
 	}
 	p, err := plots.Kernels(ks, k.Tolerance)
 	if err == nil {

@@ -1,16 +1,19 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -272,7 +275,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		if ce := (*programs.ConfigError)(nil); errors.As(err, &ce) {
 			// The launch's end (its exit status) followed from the
 			// stop: it had read as if the program had failed.
-			sw.Message = fmt.Sprintf("interrupted: the launch of configuration %s was stopped", ce.Label)
+			sw.Message = fmt.Sprintf("interrupted: the launch of configuration %d (%s) was stopped", ce.Index, ce.Label)
 		}
 	default:
 		sw.Status, sw.Message = StatusFailed, err.Error()
@@ -400,8 +403,11 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		defer seen(e)()
 		pr.started(e)
 	}}
+	notes := &libraryNotes{note: pr.note, quiet: 2 * time.Second}
+	defer notes.ended()
+	r.Output, r.Ended = notes, notes.ended
 	if logf != nil {
-		r.Output = logf
+		r.Output = io.MultiWriter(logf, notes)
 	}
 	err = r.Sweep(ctx, sp, configs)
 	if err != nil && ctx.Err() == nil {
@@ -411,4 +417,56 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		out.Print("a selective run failed and has no result ('resume' tries it again): " + f)
 	}
 	return len(failed), err, journalErr
+}
+
+// libraryNotes passes on the lines the preload library writes among a
+// program's output ("libapproxtune: ..."), to note, while the launch that
+// wrote them runs on for quiet after them: that a launch waits for ever at
+// a region mark some ranks never reach had gone to program.log alone, the
+// REPL showing nothing for minutes (a review). A line of a launch that
+// ends sooner is left to the launch's error, which ends with its last
+// lines; each line is noted once. The rest of the output it drops.
+type libraryNotes struct {
+	note  func(string)
+	quiet time.Duration
+	mu    sync.Mutex
+	line  []byte // the last line's start, its end not written yet
+	told  map[string]bool
+	wait  []*time.Timer // lines waiting for quiet to pass
+}
+
+func (w *libraryNotes) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.line = append(w.line, p...)
+	for {
+		i := bytes.IndexByte(w.line, '\n')
+		if i < 0 {
+			break
+		}
+		if l := string(w.line[:i]); strings.HasPrefix(l, "libapproxtune: ") && !w.told[l] {
+			if w.told == nil {
+				w.told = map[string]bool{}
+			}
+			w.told[l] = true
+			w.wait = append(w.wait, time.AfterFunc(w.quiet, func() { w.note(l) }))
+		}
+		w.line = w.line[i+1:]
+	}
+	if len(w.line) > 4096 && !bytes.HasPrefix(w.line, []byte("libapproxtune: ")) {
+		w.line = w.line[:0] // a long line of the program's own
+	}
+	return len(p), nil
+}
+
+// ended tells w that the launches under way have ended: the lines they
+// wrote are not noted (their error ends with them).
+func (w *libraryNotes) ended() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range w.wait {
+		t.Stop()
+	}
+	w.wait = nil
+	w.line = w.line[:0]
 }

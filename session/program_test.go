@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -151,5 +154,38 @@ func TestProgramLineAbsolute(t *testing.T) {
 	}
 	if a, b := describeProgram(again.st.Program), describeProgram(s.st.Program); a != b {
 		t.Errorf("read back: %s\nwant %s", a, b)
+	}
+}
+
+// The preload library's lines among a program's output reach the sweep's
+// notes while the launch runs on after them, whole however the output is
+// cut, once each; the program's own lines do not, nor those of a launch
+// that ends at once (its error ends with them).
+func TestLibraryNotes(t *testing.T) {
+	var mu sync.Mutex
+	var notes []string
+	w := &libraryNotes{quiet: 20 * time.Millisecond, note: func(n string) { mu.Lock(); notes = append(notes, n); mu.Unlock() }}
+	write := func(chunks ...string) {
+		for _, chunk := range chunks {
+			if n, err := w.Write([]byte(chunk)); n != len(chunk) || err != nil {
+				t.Fatalf("Write: %d, %v", n, err)
+			}
+		}
+	}
+	write("residual 1e-12\nlibappro", "xtune: rank 0 has waited 5s in approxtune_begin for the other ranks\n",
+		"ok\n", strings.Repeat("x", 5000), "\nlibapproxtune: dgemm_ is interposed but no library after it defines it\n",
+		"libapproxtune: rank 0 has waited 5s in approxtune_begin for the other ranks\n")
+	time.Sleep(200 * time.Millisecond)
+	w.ended()
+	write("libapproxtune: MPI_Bcast was called from a thread other than the one that initialized MPI\n")
+	w.ended() // the launch ended at once
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"libapproxtune: rank 0 has waited 5s in approxtune_begin for the other ranks", "libapproxtune: dgemm_ is interposed but no library after it defines it"}
+	slices.Sort(notes) // the timers fire in any order
+	slices.Sort(want)
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %q, want %q", notes, want)
 	}
 }

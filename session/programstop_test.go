@@ -37,7 +37,7 @@ func TestProgramStopNamesTheStop(t *testing.T) {
 	if err == nil || sw.Status != StatusCancelled || time.Since(start) > 12*time.Second {
 		t.Fatalf("tune stopped: %v, status %s after %v", err, sw.Status, time.Since(start))
 	}
-	if want := "interrupted: the launch of configuration iter=300 ranks=2 was stopped"; sw.Message != want || strings.Contains(err.Error(), "exit status") {
+	if want := "interrupted: the launch of configuration 0 (iter=300 ranks=2) was stopped"; sw.Message != want || strings.Contains(err.Error(), "exit status") {
 		t.Errorf("the stopped sweep's cause: %q (error %v), want %q", sw.Message, err, want)
 	}
 }

@@ -248,6 +248,10 @@ func TestWrongTypeErrors(t *testing.T) {
 		`[1, 2]`:                          `sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got [1,2]`,
 		`"synthetic"`:                     `got "synthetic"`,
 		`{"workload": "toy", "ranks": 4}`: `sweep spec: unknown field "ranks": the fields are workload, program, space, policies, tolerances, confidence, reference_reps, mode, n_min, seed, kernels, trace, models, messages, search, budget, runs`,
+		// One within the program's object: that object's fields (the
+		// spec's had been listed, "messages" among them).
+		`{"program": {"command": ["./p"], "messages": "run"}, "space": {"ranks": [2]}}`: `sweep spec: program: unknown field "messages": its fields are command, decks`,
+		`{"program": {"cmd": ["./p"]}, "messages": "run"}`:                              `sweep spec: program: unknown field "cmd": its fields are command, decks`,
 	} {
 		if _, err := Parse([]byte(spec)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)

@@ -17,15 +17,29 @@ import (
 // better words for err.
 func fieldError(data []byte, err error) error {
 	fields := specFields()
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		names := make([]string, len(fields))
-		for i, f := range fields {
-			names[i] = f.name
-		}
-		return fmt.Errorf("sweep spec: unknown field %s: the fields are %s", name, strings.Join(names, ", "))
-	}
 	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
+	topErr := json.Unmarshal(data, &top)
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		// In an object within the spec ("program"), that object's
+		// fields: the spec's had been listed, the field among them.
+		for _, f := range fields {
+			t := f.typ
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			raw, ok := top[f.name]
+			if !ok || t.Kind() != reflect.Struct {
+				continue
+			}
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if e := dec.Decode(reflect.New(t).Interface()); e != nil && strings.HasPrefix(e.Error(), "json: unknown field ") {
+				return fmt.Errorf("sweep spec: %s: unknown field %s: its fields are %s", f.name, strings.TrimPrefix(e.Error(), "json: unknown field "), strings.Join(fieldNames(t), ", "))
+			}
+		}
+		return fmt.Errorf("sweep spec: unknown field %s: the fields are %s", name, strings.Join(fieldNames(reflect.TypeFor[Spec]()), ", "))
+	}
+	if topErr != nil {
 		return fmt.Errorf(`sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got %s`, shown(data))
 	}
 	// Each field alone, in the order of the file's fields as Spec has them:
@@ -54,8 +68,10 @@ type field struct {
 }
 
 // specFields lists Spec's JSON fields in order.
-func specFields() []field {
-	t := reflect.TypeFor[Spec]()
+func specFields() []field { return jsonFields(reflect.TypeFor[Spec]()) }
+
+// jsonFields lists the JSON fields of struct type t in order.
+func jsonFields(t reflect.Type) []field {
 	out := make([]field, 0, t.NumField())
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
@@ -64,6 +80,15 @@ func specFields() []field {
 		}
 	}
 	return out
+}
+
+// fieldNames are the names of struct type t's JSON fields, in order.
+func fieldNames(t reflect.Type) []string {
+	var names []string
+	for _, f := range jsonFields(t) {
+		names = append(names, f.name)
+	}
+	return names
 }
 
 // wantOf says in words what a spec field holds.

@@ -43,7 +43,9 @@ A launch is timed from MPI_Init to MPI_Finalize, or, where the program calls
 APPROXTUNE_BEGIN() and APPROXTUNE_END() (include/approxtune.h) on every rank,
 over the region between them; APPROXTUNE_SKIPPING() is 1 in a launch that may
 skip kernels, for a program to skip its own result check there
-(docs/programs.md).
+(docs/programs.md; a Fortran program compiles include/approxtune_fortran.c
+with its own and calls approxtune_begin(), approxtune_end() and
+approxtune_skipping()).
 
 --check runs CMD once and lists how often its ranks called each BLAS, LAPACK
 and MPI routine the library intercepts, then names those it only counts (run
@@ -225,7 +227,7 @@ func regionLine(c *preload.Check) string {
 	case c.LinksMarks && c.Begin == 0:
 		return "" // Problems says a launch fails without the mark
 	case c.Begin == 0 && c.End == 0:
-		return "timed: each launch whole, from MPI_Init to MPI_Finalize (no region marked): to time one part of the program alone, call APPROXTUNE_BEGIN() and APPROXTUNE_END() (include/approxtune.h) around it on every rank"
+		return "timed: each launch whole, from MPI_Init to MPI_Finalize (no region marked): to time one part of the program alone, call APPROXTUNE_BEGIN() and APPROXTUNE_END() (include/approxtune.h; from Fortran, approxtune_begin() and approxtune_end(), include/approxtune_fortran.c) around it on every rank"
 	case c.Begin == c.Ranks && c.BeginTwice == 0 && c.End == c.Ranks && c.EndTwice == 0:
 		return "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END(), marked on every rank"
 	case c.Begin == c.Ranks && c.BeginTwice == 0 && c.End == 0:
@@ -317,6 +319,20 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 			}
 		case ctx.Err() != nil:
 			err = errors.New("interrupted: the launch under way was stopped, and the sweep ended (its events so far are on standard output)")
+		default:
+			var ce *programs.ConfigError
+			var le *programs.LaunchError
+			if errors.As(err, &ce) && !errors.As(err, &le) && ce.Own() {
+				// The REPL's resume skip=N has no counterpart here: a
+				// crashing configuration had ended every sweep of the
+				// spec, those after it never run (a review).
+				first, rest, _ := strings.Cut(err.Error(), "\n")
+				msg := first + " (take it out of the spec's space to sweep the others)"
+				if rest != "" {
+					msg += "\n" + rest
+				}
+				err = errors.New(msg)
+			}
 		}
 		_ = enc.Encode(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: err.Error()})
 		return fail(1, "%v", err)

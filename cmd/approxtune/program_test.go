@@ -608,6 +608,36 @@ func TestProgramFortran(t *testing.T) {
 	}
 }
 
+// A Fortran program marks its timed region and asks whether kernels may be
+// skipped through include/approxtune_fortran.c: --check reads the region
+// as marked on every rank, a selective launch skips the program's check,
+// and without the library the program runs as it is (Fortran cannot
+// declare the header's weak symbols; a review's bind(C) interface had
+// failed to link).
+func TestProgramFortranRegion(t *testing.T) {
+	mpifort := testenv.Tool(t, "mpifort")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	inc := filepath.Join(testenv.Root(t), "include")
+	prog := compile(t, mpifort, filepath.Join("testdata", "program", "region.f90"), "-I"+inc, filepath.Join(inc, "approxtune_fortran.c"))
+	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "2", prog)
+	if code != 0 || !strings.Contains(stdout, "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END(), marked on every rank") {
+		t.Fatalf("program --check: exit %d, want the region marked on every rank\n%s%s", code, stdout, stderr)
+	}
+	if r := testenv.MPIRun(t, time.Minute, 2, nil, "", prog); r.ExitCode != 0 || r.Stdout != "sum    2.0\n" {
+		t.Errorf("without the library: exit %d, %q, want the check's sum\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	out := filepath.Join(t.TempDir(), "result.json")
+	cfg := fmt.Sprintf(`{"policy":"conditional","tolerance":0.5,"out":%q}`, out)
+	r := testenv.MPIRun(t, time.Minute, 2, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + cfg}, "", prog)
+	if r.ExitCode != 0 || r.Stdout != "check skipped\n" {
+		t.Errorf("a selective launch: exit %d, %q, want the check skipped\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("a selective launch wrote no result: %v", err)
+	}
+}
+
 // A program using Fortran's mpi_f08 module is refused before it is
 // launched, with a message that names the module and what to use instead:
 // its MPI_Init and MPI_Finalize reach MPI past the library, and the check

@@ -314,6 +314,7 @@ func Kernels(ks []Kernel, tolerance float64) (*plot.Plot, error) {
 	}
 	p.X.Min, p.X.Max = 1, xmax*1.5
 	p.Y.Min, p.Y.Max = ymin/1.5, ymax*1.5
+	clearOfLegend(p, append(slices.Clone(executing), skipped...), true) // a kernel at 110% had lain under it
 	return p, nil
 }
 

@@ -443,6 +443,11 @@ func TestLegendHidesNoPoint(t *testing.T) {
 	}{
 		{"error", func() (*plot.Plot, error) { return Error(noisy, 0.157) }, errPts, 0.67 * 1.5},
 		{"speed-up", func() (*plot.Plot, error) { return Speedup(noisy) }, speedPts, 7 * 1.15},
+		// A Fortran review's kernel at 11 samples and 110%, under the
+		// kernels figure's legend.
+		{"kernels", func() (*plot.Plot, error) {
+			return Kernels([]Kernel{{Key: "bcast", Samples: 11, RelHalf: 1.1, Executed: 21}, {Key: "gemm", Samples: 2, RelHalf: 0.14, Executed: 2, Skipped: 19}}, 0.25)
+		}, plotter.XYs{{X: 11, Y: 1.1}, {X: 2, Y: 0.14}}, 1.1 * 1.5},
 	} {
 		p, err := c.draw()
 		if err != nil {

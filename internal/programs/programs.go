@@ -153,12 +153,15 @@ func stopped(ee *exec.ExitError) bool {
 
 // failureHint says what to try after a selective launch of the program at
 // path failed with err, or "": nothing for a launch stopped from outside;
-// for an exit status the program chose, when it is known not to ask
-// APPROXTUNE_SKIPPING() (an ELF executable; a script cannot be read so),
-// to skip its result check there (the check fails on what skipped kernels
-// leave); and while messages may be skipped, StaleMessagesHint. Every
-// failure had been given the stale messages' hint, a killed mpirun and a
-// failed result check too.
+// for an exit status the program chose, to skip its result check where
+// APPROXTUNE_SKIPPING() is 1 (the check fails on what skipped kernels
+// leave): plainly when the program is known not to ask it (an ELF
+// executable that does not import it), as a question where it links it
+// (a review's Fortran program linked it and never called it, and was told
+// of stale messages alone) or cannot be read (a script); and while
+// messages may be skipped, StaleMessagesHint. Every failure had been
+// given the stale messages' hint, a killed mpirun and a failed result
+// check too.
 func failureHint(err error, path string, runsMessages bool) string {
 	var hints []string
 	var ee *exec.ExitError
@@ -167,8 +170,16 @@ func failureHint(err error, path string, runsMessages bool) string {
 			return "stopped from outside (SIGTERM or SIGKILL), not by the configuration"
 		}
 		ws, _ := ee.Sys().(syscall.WaitStatus)
-		if asks, known := preload.AsksSkipping(path); known && !asks && !ws.Signaled() && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
-			hints = append(hints, "a program that checks its own results and exits with an error when they are wrong fails so in selective runs, whose skipped kernels leave them meaningless: skip the check where APPROXTUNE_SKIPPING() is 1 (include/approxtune.h)")
+		if !ws.Signaled() && ee.ExitCode() > 0 && ee.ExitCode() < 128 {
+			const where = "APPROXTUNE_SKIPPING() is 1 (include/approxtune.h; from Fortran, approxtune_skipping(), include/approxtune_fortran.c)"
+			switch asks, known := preload.AsksSkipping(path); {
+			case known && !asks:
+				hints = append(hints, "a program that checks its own results and exits with an error when they are wrong fails so in selective runs, whose skipped kernels leave them meaningless: skip the check where "+where)
+			case known:
+				hints = append(hints, "the program links APPROXTUNE_SKIPPING(): if what failed is its own result check, make sure the check is skipped where "+where)
+			default:
+				hints = append(hints, "if the program checks its own results and exits with an error when they are wrong, skip the check where "+where)
+			}
 		}
 	}
 	if !runsMessages {
@@ -184,7 +195,9 @@ func (e *referenceError) Error() string { return "reference run: " + e.err.Error
 
 func (e *referenceError) Unwrap() error { return e.err }
 
-func (e *ConfigError) Error() string { return fmt.Sprintf("configuration %s: %v", e.Label, e.Err) }
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("configuration %d (%s): %v", e.Index, e.Label, e.Err)
+}
 
 func (e *ConfigError) Unwrap() error { return e.Err }
 
@@ -569,6 +582,13 @@ func Heading(rs sweep.RunStart, label string) string {
 		if rs.Tolerance != nil {
 			what += " at " + format.Tolerance(*rs.Tolerance)
 		}
+		if pol, err := policy.Lookup(rs.Policy); err == nil {
+			if _, counts := pol.(policy.Rehearser); counts {
+				// Two launches under the one heading: the first's
+				// output had read as the selective run's.
+				what += ", its counting launch and then its selective launch"
+			}
+		}
 	}
 	if label != "" {
 		label = " (" + label + ")"
@@ -579,7 +599,7 @@ func Heading(rs sweep.RunStart, label string) string {
 // StaleMessagesHint follows a selective launch's failure while the
 // sweep lets messages be skipped: what to try when the program's full
 // runs end well.
-const StaleMessagesHint = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): a sweep with 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone; 'resume' keeps the sweep's setting (docs/programs.md)"
+const StaleMessagesHint = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): a sweep with 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone; in the REPL, 'resume' keeps the sweep's setting (docs/programs.md)"
 
 // started tells Started of a run about to start.
 func (r *Runner) started(rs sweep.RunStart) {
@@ -697,6 +717,38 @@ func (l *launcher) selective(ctx context.Context, cfg preload.Run) (*launched, f
 	return res, extra + cextra, nil
 }
 
+// relativeFiles says which of the launch's arguments name a file by a
+// relative path that is found from approxtune's working directory or the
+// spec's, but not in the launch's own directory dir, where the program
+// looks: "" when none does. A review's "-i rel.in" had failed with the
+// program's own "cannot open deck rel.in" alone.
+func (l *launcher) relativeFiles(dir string) string {
+	cwd, _ := os.Getwd()
+	var names []string
+	for _, a := range l.argv[1:] {
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v // -i=rel.in
+		}
+		if a == "" || filepath.IsAbs(a) || strings.HasPrefix(a, "-") || slices.Contains(names, a) {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, a)); err == nil && !fi.IsDir() {
+			continue
+		}
+		for _, base := range []string{cwd, l.r.Dir} {
+			if fi, err := os.Stat(filepath.Join(base, a)); base != "" && err == nil && fi.Mode().IsRegular() {
+				names = append(names, a)
+				break
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n    each launch runs in a fresh directory, where %s (found from approxtune's working directory or the spec's) is not: give its absolute path, or make it a deck (docs/programs.md)",
+		strings.Join(names, ", "))
+}
+
 // launchDir makes a fresh directory for one launch, in the
 // configuration's, holding a copy of each deck: launches had shared the
 // configuration's directory, so a program that appends to a file of its
@@ -759,7 +811,7 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 			// slow exit on stale messages (a notebook review).
 			return nil, 0, fmt.Errorf("%s exited: %w (%w)%s", filepath.Base(l.argv[0]), err, ErrPastResult, tail.Lines(10))
 		}
-		return nil, 0, fmt.Errorf("%s exited: %w%s", filepath.Base(l.argv[0]), err, tail.Lines(10))
+		return nil, 0, fmt.Errorf("%s exited: %w%s%s", filepath.Base(l.argv[0]), err, tail.Lines(10), l.relativeFiles(cmd.Dir))
 	}
 	b, err := os.ReadFile(cfg.Out)
 	if err != nil {

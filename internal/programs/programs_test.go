@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // A failed launch's tail is the program's last words, each once, not
@@ -165,10 +166,15 @@ func TestFailureHint(t *testing.T) {
 	if out, err := exec.Command(cc, "-I"+filepath.Join(testenv.Root(t), "include"), "-o", asks, src).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	prog := filepath.Join(dir, "run.sh") // a script: what it asks is unknown
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	exit := func(script string) error {
 		return fmt.Errorf("prog exited: %w", exec.Command("/bin/sh", "-c", script).Run())
 	}
 	const skipping, stale, outside = "APPROXTUNE_SKIPPING() is 1", "'messages run'", "stopped from outside"
+	const links, unknown = "the program links APPROXTUNE_SKIPPING(): if what failed is its own result check", "if the program checks its own results"
 	for _, tc := range []struct {
 		script, path string
 		runs         bool
@@ -176,7 +182,9 @@ func TestFailureHint(t *testing.T) {
 	}{
 		{"exit 3", "/bin/sh", false, []string{skipping, stale}, []string{outside}},
 		{"exit 3", "/bin/sh", true, []string{skipping}, []string{stale, outside}},
-		{"exit 3", asks, false, []string{stale}, []string{skipping}},
+		{"exit 3", asks, false, []string{stale, links, skipping}, []string{unknown}},
+		{"exit 3", asks, true, []string{links}, []string{stale, unknown}},
+		{"exit 3", prog, true, []string{unknown, skipping}, []string{links, stale}},
 		{"kill -SEGV $$", "/bin/sh", false, []string{stale}, []string{skipping}},
 		{"kill -SEGV $$", "/bin/sh", true, nil, []string{stale, skipping, outside}},
 		{"kill -KILL $$", "/bin/sh", false, []string{outside}, []string{stale, skipping}},
@@ -192,6 +200,48 @@ func TestFailureHint(t *testing.T) {
 			if strings.Contains(h, n) {
 				t.Errorf("%s (%s, messages run %v): hint %q has %q", tc.script, filepath.Base(tc.path), tc.runs, h, n)
 			}
+		}
+	}
+}
+
+// A failed launch names the arguments that are relative paths to files
+// found from approxtune's working directory or the spec's, but not in the
+// launch's fresh directory, where the program looks.
+func TestRelativeFilesNamed(t *testing.T) {
+	spec, launchDir := t.TempDir(), t.TempDir()
+	for _, f := range []string{"rel.in", "deck.dat"} {
+		if err := os.WriteFile(filepath.Join(spec, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(launchDir, "deck.dat"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := &launcher{r: &Runner{Dir: spec}, argv: []string{"./prog", "-i", "rel.in", "--deck=deck.dat", "-o=rel.in", filepath.Join(spec, "rel.in"), "64"}}
+	got := l.relativeFiles(launchDir)
+	if !strings.Contains(got, "each launch runs in a fresh directory, where rel.in (found from") || strings.Contains(got, "deck.dat") || strings.Contains(got, "rel.in, rel.in") {
+		t.Errorf("hint %q, want rel.in named once, deck.dat (in the launch's directory) not", got)
+	}
+	l.argv = []string{"./prog", "64", "-n"}
+	if got := l.relativeFiles(launchDir); got != "" {
+		t.Errorf("no relative file: %q", got)
+	}
+}
+
+// A launch's heading names the configuration and the run; apriori's,
+// which covers two launches, says so.
+func TestHeading(t *testing.T) {
+	tol := 0.5
+	for _, tc := range []struct {
+		rs   sweep.RunStart
+		want string
+	}{
+		{sweep.RunStart{Index: 3, Kind: sweep.RunReference}, "configuration 3 (b=64): a full run"},
+		{sweep.RunStart{Index: 3, Kind: sweep.RunSelective, Policy: "eager", Tolerance: &tol}, "configuration 3 (b=64): eager at 2^-1"},
+		{sweep.RunStart{Index: 3, Kind: sweep.RunSelective, Policy: "apriori", Tolerance: &tol}, "configuration 3 (b=64): apriori at 2^-1, its counting launch and then its selective launch"},
+	} {
+		if got := Heading(tc.rs, "b=64"); got != tc.want {
+			t.Errorf("Heading(%+v) = %q, want %q", tc.rs, got, tc.want)
 		}
 	}
 }
