@@ -417,6 +417,7 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 		sizes[i] = z.params
 	}
 	var constant []int
+	whole := f // before a parameter of two values is held
 	km.use, constant = analysis.ModelParams(sizes, len(f.params))
 	if len(km.use) > 1 {
 		if g := km.holdTwoValued(); g != nil {
@@ -432,11 +433,7 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	for _, l := range km.use {
 		km.vars = append(km.vars, f.params[l])
 	}
-	for _, l := range constant {
-		if _, held := km.heldAt[l]; len(f.sizes) > 1 && !held {
-			km.fixed = append(km.fixed, f.params[l]+" = "+num(f.sizes[0].params[l]))
-		}
-	}
+	km.fixed = fixedParams(f, constant, km.heldAt)
 	km.group()
 	if len(f.sizes) < minModelSizes {
 		km.err = &fitError{family: f.name, few: len(f.sizes), hint: hint,
@@ -448,7 +445,7 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 		return km
 	}
 	if err == nil {
-		return km.orDerived(hint)
+		return km.orDerived(whole)
 	}
 	if !errors.Is(err, analysis.ErrNoLines) {
 		return km
@@ -483,6 +480,18 @@ func fitFamily(f *kernelFamily, hint string) *kernelModel {
 	return km
 }
 
+// fixedParams are the notes of f's parameters constant at every size
+// ("k = 64"), of their indices constant, but those held at one value.
+func fixedParams(f *kernelFamily, constant []int, heldAt map[int]float64) []string {
+	var fixed []string
+	for _, l := range constant {
+		if _, held := heldAt[l]; len(f.sizes) > 1 && !held {
+			fixed = append(fixed, f.params[l]+" = "+num(f.sizes[0].params[l]))
+		}
+	}
+	return fixed
+}
+
 // derive makes km a model of the family's one derived size: its flops,
 // or a communication's bytes.
 func (km *kernelModel) derive() {
@@ -500,7 +509,7 @@ func (km *kernelModel) derive() {
 // varying along lines of a few sizes each, had been modelled in k alone,
 // the constant winning along m's and n's short lines: 106% SMAPE, most
 // sizes missed by 50-91%, where its flops fit them.
-func (km *kernelModel) orDerived(hint string) *kernelModel {
+func (km *kernelModel) orDerived(whole *kernelFamily) *kernelModel {
 	used := map[int]bool{}
 	for _, t := range km.model.Terms {
 		for _, f := range t.Factors {
@@ -518,7 +527,15 @@ func (km *kernelModel) orDerived(hint string) *kernelModel {
 	}
 	km.unused = unused
 	alt := *km
-	alt.unused = nil
+	// Every size: the flops take a parameter of two values as they come
+	// (one held had refused the others' predictions).
+	alt.fam, alt.unused, alt.held, alt.heldAt = whole, nil, nil, nil
+	sizes := make([][]float64, len(whole.sizes))
+	for i, z := range whole.sizes {
+		sizes[i] = z.params
+	}
+	_, constant := analysis.ModelParams(sizes, len(whole.params))
+	alt.fixed = fixedParams(whole, constant, nil)
 	alt.derive()
 	if len(alt.points) < minModelSizes || alt.fit() != nil || !(alt.model.CVSMAPE < km.model.CVSMAPE) {
 		return km
@@ -1179,10 +1196,10 @@ func modelPrediction(b *strings.Builder, km *kernelModel, given []Arg) error {
 	for _, a := range given {
 		l := slices.Index(f.params, a.Key)
 		if v, held := km.heldAt[l]; held && v != params[l] {
-			return errAt(a.Col, "the model is of %s=%s alone (%s took two values, and a fit along one needs three): give %s=%s, or measure a third %s", a.Key, num(v), a.Key, a.Key, num(v), a.Key)
+			return errAt(a.Col, "%s's model is of %s=%s alone (%s took two values, and a fit along one needs three): give %s=%s, or measure a third %s", f.name, a.Key, num(v), a.Key, a.Key, num(v), a.Key)
 		}
 		if was := f.sizes[0].params[l]; !slices.Contains(need, l) && was != params[l] {
-			return errAt(a.Col, "%s was %s at every measured size, so the model cannot tell what %s=%s costs: give %s=%s, or measure sizes where %s varies", a.Key, num(was), a.Key, a.Value, a.Key, num(was), a.Key)
+			return errAt(a.Col, "%s: %s was %s at every measured size, so the model cannot tell what %s=%s costs: give %s=%s, or measure sizes where %s varies", f.name, a.Key, num(was), a.Key, a.Value, a.Key, num(was), a.Key)
 		}
 	}
 	x := km.coords(params)

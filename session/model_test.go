@@ -577,7 +577,7 @@ func TestModelRefusesAFixedSizeMoved(t *testing.T) {
 		t.Errorf("model gemm m=256 k=512 (m as measured): %v", err)
 	}
 	err := s.Exec(ctx, "model gemm m=512 n=512 k=512", out)
-	if want := "column 12: m was 256 at every measured size, so the model cannot tell what m=512 costs"; err == nil || !strings.HasPrefix(err.Error(), want) {
+	if want := "column 12: gemm[NN]: m was 256 at every measured size, so the model cannot tell what m=512 costs"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("model gemm m=512 n=512 k=512: %v, want %q", err, want)
 	}
 }
@@ -765,7 +765,7 @@ func TestModelHoldsTwoValuedParameter(t *testing.T) {
 	}
 	var b strings.Builder
 	err := modelPrediction(&b, km, []Arg{{Key: "bytes", Value: "32768", Col: 1}, {Key: "p", Value: "2", Col: 14}})
-	if err == nil || !strings.Contains(err.Error(), "the model is of p=4 alone (p took two values, and a fit along one needs three): give p=4, or measure a third p") {
+	if err == nil || !strings.Contains(err.Error(), "allreduce's model is of p=4 alone (p took two values, and a fit along one needs three): give p=4, or measure a third p") {
 		t.Errorf("a prediction at p=2: %v", err)
 	}
 	b.Reset()
