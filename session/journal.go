@@ -43,7 +43,8 @@ type record struct {
 	Hung    *int            `json:"hung,omitempty"` // end of a hung sweep: the configuration that hung
 	Skip    []int           `json:"skip,omitempty"` // resume: configurations left out for good (they hung)
 	// RanOn is the launcher an adopted sweep's runs ran with (its sweep
-	// record has no state: a sweep's own is its state's launcher).
+	// record has no state: a sweep's own is its state's launcher), or
+	// the kind launcherConnected of a sweep whose agent dialled in.
 	RanOn *Launcher `json:"ran_on,omitempty"`
 }
 
@@ -511,7 +512,7 @@ func ReadJournal(path string) ([]*Sweep, error) {
 				return nil, damagedLine(path, n, sc.Bytes(), errors.New("a sweep record with no spec"))
 			}
 			s = &Sweep{ID: r.Sweep, Spec: r.Spec, Configs: r.Configs, Status: StatusRunning, Started: r.T, Workload: r.Spec.Workload, origin: r.Message, ranOn: r.RanOn.clone()}
-			if r.State != nil {
+			if r.State != nil && r.RanOn == nil {
 				s.ranOn = ranOn(r.State.Launcher)
 			}
 			byID[r.Sweep] = s

@@ -48,6 +48,11 @@ type Launcher struct {
 // LauncherSlurm is the Kind of a Slurm launcher.
 const LauncherSlurm = "slurm"
 
+// launcherConnected is the Kind a sweep's Sweep.ranOn has where its agent
+// dialled in to a listening session ('listen'): it ran where that agent
+// ran, which no launcher of the session's says.
+const launcherConnected = "connected"
+
 // Slurm reports whether the launcher submits agents to Slurm.
 func (l *Launcher) Slurm() bool { return l != nil && l.Kind == LauncherSlurm }
 

@@ -209,3 +209,27 @@ func TestSlurmProgramRanksCheck(t *testing.T) {
 		t.Errorf("a program's failure: %q", got)
 	}
 }
+
+// resume takes the launcher kind an adopted sweep ran with only when it has
+// runs to make (a complete one had switched the session's launcher for
+// good); a sweep of the session's own keeps the launcher set since, with a
+// note that its configurations then compare across machines.
+func TestResumeLauncherKind(t *testing.T) {
+	sw := plantedTune(true)
+	sw.origin, sw.ranOn = "loaded from elsewhere, sweep 3", &Launcher{Kind: LauncherSlurm, Partition: "gpu"}
+	s := sessionWith(t, sw)
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "resume", out); err != nil || s.st.Launcher.Slurm() || !strings.Contains(out.b.String(), "complete: nothing to resume") {
+		t.Errorf("resume of a complete sweep: %v, launcher %s\n%s", err, s.st.Launcher.Command(), out.b.String())
+	}
+	// A sweep of this session's own, a run missing: the note, no switch.
+	sw.origin, sw.Status = "", StatusCancelled
+	sw.Results = sw.Results[1:]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the rest is not run
+	out.b.Reset()
+	_ = s.Exec(ctx, "resume", out)
+	if s.st.Launcher.Slurm() || !strings.Contains(out.b.String(), "note: sweep 3 ran with launcher slurm partition=gpu; its rest runs with launcher local, set since") {
+		t.Errorf("resume of the session's own sweep: launcher %s\n%s", s.st.Launcher.Command(), out.b.String())
+	}
+}

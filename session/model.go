@@ -492,6 +492,16 @@ func fixedParams(f *kernelFamily, constant []int, heldAt map[int]float64) []stri
 	return fixed
 }
 
+// pointCount says how many points the model is fitted to: "20 sizes", or
+// where sizes share their coordinates (two gemms of one flops count),
+// "19 points (20 sizes)" (a review had counted 20 rows under "19 sizes").
+func (km *kernelModel) pointCount() string {
+	if n := len(km.fam.sizes); n != len(km.points) {
+		return fmt.Sprintf("%d points (%d sizes)", len(km.points), n)
+	}
+	return format.Count(len(km.points), "size", "sizes")
+}
+
 // derive makes km a model of the family's one derived size: its flops,
 // or a communication's bytes.
 func (km *kernelModel) derive() {
@@ -733,7 +743,6 @@ func (km *kernelModel) restsOn() string {
 	if m == nil || len(m.Terms) == 0 || len(m.LOO) != len(km.points) {
 		return ""
 	}
-	miss := func(pred float64, p *modelPoint) float64 { return math.Abs(pred-p.mean) / p.mean }
 	at := func(p *modelPoint) string {
 		at := make([]string, len(p.x))
 		for i, v := range p.x {
@@ -741,15 +750,21 @@ func (km *kernelModel) restsOn() string {
 		}
 		return strings.Join(at, " ")
 	}
-	missed, worst := 0, -1
-	for i, p := range km.points {
-		if p.mean > 0 && miss(m.Predict(p.x), p) > 0.5 {
-			missed++
-			if worst < 0 || miss(m.Predict(p.x), p) > miss(m.Predict(km.points[worst].x), km.points[worst]) {
-				worst = i
+	// worstMiss is the point pred misses most by more than half (-1:
+	// none), and how many it misses so.
+	worstMiss := func(pred func(i int) float64) (worst, missed int) {
+		worst, most := -1, 0.5
+		for i, p := range km.points {
+			if r := math.Abs(pred(i)-p.mean) / p.mean; p.mean > 0 && r > 0.5 {
+				missed++
+				if r > most {
+					worst, most = i, r
+				}
 			}
 		}
+		return worst, missed
 	}
+	worst, missed := worstMiss(func(i int) float64 { return m.Predict(km.points[i].x) })
 	if missed > 1 {
 		p := km.points[worst]
 		return fmt.Sprintf("the model misses %d of its %d sizes by more than half, the most at %s: it predicts %s there, against the %s measured; the kernel behaves otherwise at these sizes, or its times there are noisy (more samples tell which)",
@@ -764,13 +779,7 @@ func (km *kernelModel) restsOn() string {
 		return fmt.Sprintf("the model misses one size by more than half, %s: it predicts %s there, against the %s measured; an outlier, or a size where the kernel behaves otherwise (more samples there tell which)",
 			at(p), plots.Duration(m.Predict(p.x)), plots.Duration(p.mean))
 	}
-	worst = -1
-	for i, p := range km.points {
-		if p.mean > 0 && miss(m.LOO[i], p) > 0.5 && (worst < 0 || miss(m.LOO[i], p) > miss(m.LOO[worst], km.points[worst])) {
-			worst = i
-		}
-	}
-	if worst < 0 {
+	if worst, _ = worstMiss(func(i int) float64 { return m.LOO[i] }); worst < 0 {
 		return ""
 	}
 	p := km.points[worst]
@@ -1019,14 +1028,21 @@ func notModelledLines(errs []error) (lines []string, hint string) {
 	several := len(errs) > 1
 	slot := map[int]int{}       // a count of too few sizes: its line
 	names := map[int][]string{} // and the families that have it
+	var hinted, pooled []string // the families with a hint; those sweeps=all has more sizes of (sizeHints.For)
 	for _, err := range errs {
 		var fe *fitError
 		if !several || !errors.As(err, &fe) {
 			lines = append(lines, err.Error())
 			continue
 		}
-		if len(fe.hint) > len(hint) { // sweeps=all said where any family has more sizes there
-			hint = fe.hint
+		if fe.hint != "" {
+			hinted = append(hinted, fe.family)
+			if len(fe.hint) > len(hint) {
+				hint = fe.hint
+			}
+			if strings.Contains(fe.hint, "sweeps=all") {
+				pooled = append(pooled, fe.family)
+			}
 		}
 		if fe.few == 0 {
 			lines = append(lines, fe.text)
@@ -1046,6 +1062,11 @@ func notModelledLines(errs []error) (lines []string, hint string) {
 		}
 		list := strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
 		lines[i] = fmt.Sprintf("%s have %d size%s each; a fit needs at least %d", list, c, plural(c), minModelSizes)
+	}
+	if len(pooled) > 0 && len(pooled) < len(hinted) {
+		// sweeps=all helps some: named, where it had read as help for
+		// every family (a review's trmm, in the last sweep alone).
+		hint += " (more sizes of " + strings.Join(pooled, ", ") + ")"
 	}
 	return lines, hint
 }
@@ -1112,7 +1133,7 @@ func modelTable(d *kernelData, hints sizeHints) (string, error) {
 func modelDetail(b *strings.Builder, km *kernelModel, d *kernelData) {
 	m := km.model
 	fmt.Fprintf(b, "%s: %s   (t in seconds)\n", km.fam.name, km.formula())
-	fmt.Fprintf(b, "  SMAPE %.1f%% (leave-one-out %.1f%%), adjusted R² %.4f, %d sizes of %s\n", m.SMAPE, m.CVSMAPE, m.AR2, len(km.points), d.source())
+	fmt.Fprintf(b, "  SMAPE %.1f%% (leave-one-out %.1f%%), adjusted R² %.4f, %s of %s\n", m.SMAPE, m.CVSMAPE, m.AR2, km.pointCount(), d.source())
 	for _, n := range km.notes(true) {
 		b.WriteString("  " + n + "\n")
 	}
@@ -1281,7 +1302,7 @@ func modelFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 			s.Label, s.ModelLabel = f.name+" measured", f.name+" model"
 		}
 		series = append(series, s)
-		fmt.Fprintf(sum, "%s: %s (SMAPE %.1f%%, adjusted R² %.4f, %d sizes)\n", f.name, km.formula(), km.model.SMAPE, km.model.AR2, len(km.points))
+		fmt.Fprintf(sum, "%s: %s (SMAPE %.1f%%, adjusted R² %.4f, %s)\n", f.name, km.formula(), km.model.SMAPE, km.model.AR2, km.pointCount())
 		for _, n := range km.notes(false) {
 			fmt.Fprintf(sum, "  %s\n", n)
 		}
@@ -1329,8 +1350,16 @@ func modelSeries(km *kernelModel) (plots.ModelSeries, string) {
 		switch km.via {
 		case "flops":
 			label = fmt.Sprintf("flops = %s (%s vary together)", km.fam.flopsFormula(), strings.Join(km.fam.params, ", "))
+			if !km.lines {
+				// The search's model left a parameter out: the flops
+				// fit better (orDerived), not a tile's b x b x b.
+				label = fmt.Sprintf("flops = %s (they fit the sizes better than %s apart)", km.fam.flopsFormula(), strings.Join(km.fam.params, ", "))
+			}
 		case "bytes":
 			label = "message bytes per process (p ignored: bytes and p vary together)"
+			if !km.lines {
+				label = "message bytes per process (p ignored: they fit the sizes better)"
+			}
 		default:
 			if km.fam.comm && label == "bytes" {
 				label = "message bytes per process"

@@ -805,6 +805,10 @@ func TestModelFewSizesNamesSweepsAll(t *testing.T) {
 			t.Errorf("%s, a routine of the last sweep only: %v", line, err)
 		}
 	}
+	// model alone: sweeps=all is said for the families it helps, named.
+	if err := s.Exec(context.Background(), "model", &textOut{}); err == nil || !strings.Contains(err.Error(), "with kernel statistics (more sizes of gemm[NT], potrf[L])") {
+		t.Errorf("model alone, trmm in the last sweep only: %v", err)
+	}
 }
 
 // Where k varies alone but m and n only together (512x512xk and

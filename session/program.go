@@ -430,9 +430,10 @@ type libraryNotes struct {
 	note  func(string)
 	quiet time.Duration
 	mu    sync.Mutex
-	line  []byte // the last line's start, its end not written yet
-	told  map[string]bool
-	wait  []*time.Timer // lines waiting for quiet to pass
+	line  []byte          // the last line's start, its end not written yet
+	told  map[string]bool // the lines noted
+	wait  map[string]*time.Timer
+	gen   int // the launches' generation: ended moves it on
 }
 
 func (w *libraryNotes) Write(p []byte) (int, error) {
@@ -444,12 +445,12 @@ func (w *libraryNotes) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		if l := string(w.line[:i]); strings.HasPrefix(l, "libapproxtune: ") && !w.told[l] {
-			if w.told == nil {
-				w.told = map[string]bool{}
+		if l := string(w.line[:i]); strings.HasPrefix(l, "libapproxtune: ") && !w.told[l] && w.wait[l] == nil {
+			if w.wait == nil {
+				w.told, w.wait = map[string]bool{}, map[string]*time.Timer{}
 			}
-			w.told[l] = true
-			w.wait = append(w.wait, time.AfterFunc(w.quiet, func() { w.note(l) }))
+			gen := w.gen
+			w.wait[l] = time.AfterFunc(w.quiet, func() { w.tell(l, gen) })
 		}
 		w.line = w.line[i+1:]
 	}
@@ -459,14 +460,29 @@ func (w *libraryNotes) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// tell notes line l, written by the launches of generation gen, unless
+// they have ended since: under the lock, so that no note follows ended.
+func (w *libraryNotes) tell(l string, gen int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if gen != w.gen {
+		return
+	}
+	delete(w.wait, l)
+	w.told[l] = true
+	w.note(l)
+}
+
 // ended tells w that the launches under way have ended: the lines they
-// wrote are not noted (their error ends with them).
+// wrote and that are not noted yet are not (their error ends with them);
+// a later launch's same line is.
 func (w *libraryNotes) ended() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, t := range w.wait {
+	w.gen++
+	for l, t := range w.wait {
 		t.Stop()
+		delete(w.wait, l)
 	}
-	w.wait = nil
 	w.line = w.line[:0]
 }

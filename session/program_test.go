@@ -160,7 +160,8 @@ func TestProgramLineAbsolute(t *testing.T) {
 // The preload library's lines among a program's output reach the sweep's
 // notes while the launch runs on after them, whole however the output is
 // cut, once each; the program's own lines do not, nor those of a launch
-// that ends at once (its error ends with them).
+// that ends at once (its error ends with them), which a later launch that
+// runs on after the same line has noted.
 func TestLibraryNotes(t *testing.T) {
 	var mu sync.Mutex
 	var notes []string
@@ -175,14 +176,30 @@ func TestLibraryNotes(t *testing.T) {
 	write("residual 1e-12\nlibappro", "xtune: rank 0 has waited 5s in approxtune_begin for the other ranks\n",
 		"ok\n", strings.Repeat("x", 5000), "\nlibapproxtune: dgemm_ is interposed but no library after it defines it\n",
 		"libapproxtune: rank 0 has waited 5s in approxtune_begin for the other ranks\n")
-	time.Sleep(200 * time.Millisecond)
+	waitNotes := func(n int) { // the timers, however slow the machine
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			got := len(notes)
+			mu.Unlock()
+			if got >= n {
+				return
+			}
+		}
+	}
+	waitNotes(2)
 	w.ended()
+	w.quiet = time.Hour // a launch that ends at once, however slow the machine
 	write("libapproxtune: MPI_Bcast was called from a thread other than the one that initialized MPI\n")
-	w.ended() // the launch ended at once
-	time.Sleep(100 * time.Millisecond)
+	w.ended()
+	// Its line, written again by a launch that runs on, is noted.
+	w.quiet = 20 * time.Millisecond
+	write("libapproxtune: MPI_Bcast was called from a thread other than the one that initialized MPI\n")
+	waitNotes(3)
+	w.ended()
 	mu.Lock()
 	defer mu.Unlock()
-	want := []string{"libapproxtune: rank 0 has waited 5s in approxtune_begin for the other ranks", "libapproxtune: dgemm_ is interposed but no library after it defines it"}
+	want := []string{"libapproxtune: rank 0 has waited 5s in approxtune_begin for the other ranks", "libapproxtune: dgemm_ is interposed but no library after it defines it",
+		"libapproxtune: MPI_Bcast was called from a thread other than the one that initialized MPI"}
 	slices.Sort(notes) // the timers fire in any order
 	slices.Sort(want)
 	if !slices.Equal(notes, want) {

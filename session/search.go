@@ -219,7 +219,7 @@ func roundLine(sw *Sweep, r sweep.Round) string {
 		}
 		above := ""
 		if r.ThresholdS > 0 {
-			above = fmt.Sprintf("each predicted above %s s: ", format.Seconds(r.ThresholdS))
+			above = fmt.Sprintf("each predicted at %s s or more: ", format.Seconds(r.ThresholdS))
 		}
 		why = fmt.Sprintf(" (%s%s)", above, strings.Join(parts, ", "))
 	}

@@ -83,12 +83,12 @@ func TestSearchFromTheSession(t *testing.T) {
 func TestRoundLineCutShort(t *testing.T) {
 	sw := &Sweep{Results: []sweep.Result{{Index: 0, Round: 1}, {Index: 1, Round: 1, CutShort: true}, {Index: 2, Round: 1, CutShort: true}, {Index: 3, Round: 2, CutShort: true}}}
 	r := sweep.Round{Round: 1, Policy: "eager", Tolerance: 0.5, Ran: []int{0, 1, 2}, Kept: []int{0}, Dropped: []int{1, 2}, ThresholdS: 1.5}
-	if got, want := roundLine(sw, r), "2 dropped (each predicted above 1.5000 s: 2 cut short)"; !strings.Contains(got, want) {
+	if got, want := roundLine(sw, r), "2 dropped (each predicted at 1.5000 s or more: 2 cut short)"; !strings.Contains(got, want) {
 		t.Errorf("round line %q, want it to contain %q", got, want)
 	}
 	sw.Spec = &sweep.Spec{Confidence: 0.95}
 	r.Ran, r.Dropped, r.Capped = []int{0, 1, 2, 4, 5, 6}, []int{1, 2, 4, 5, 6}, []int{5, 6}
-	if got, want := roundLine(sw, r), "5 dropped (each predicted above 1.5000 s: 1 slower than the fastest with 95% confidence, 2 past the fastest 1 the round keeps, 2 cut short)"; !strings.Contains(got, want) {
+	if got, want := roundLine(sw, r), "5 dropped (each predicted at 1.5000 s or more: 1 slower than the fastest with 95% confidence, 2 past the fastest 1 the round keeps, 2 cut short)"; !strings.Contains(got, want) {
 		t.Errorf("round line %q, want it to contain %q", got, want)
 	}
 	r.Round, r.Ran, r.Dropped = 3, []int{0}, nil

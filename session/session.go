@@ -442,7 +442,13 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 		return nil, err
 	}
 	sw := &Sweep{ID: len(s.sweeps) + 1, Spec: sp, Configs: configs, Workload: sp.Workload, Status: StatusRunning, Started: time.Now(), ranOn: ranOn(s.st.Launcher)}
-	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs}); err != nil {
+	var connected *Launcher
+	if s.ln != nil && sp.Program == nil {
+		// Its agent dialled in ('listen'): it runs where that agent is.
+		sw.ranOn = &Launcher{Kind: launcherConnected}
+		connected = sw.ranOn
+	}
+	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sp, State: &s.st, Configs: configs, RanOn: connected}); err != nil {
 		var je *JournalError
 		if errors.As(err, &je) {
 			// Not started: nothing to resume, and its record is not
@@ -509,15 +515,6 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 		}
 		return &Error{Msg: fmt.Sprintf("sweep %d is a search (search=%s): its rounds depend on each other, so it cannot be resumed run by run; run it again", sw.ID, sw.Spec.Search)}
 	}
-	if s.ln == nil && sw.ranOn != nil && sw.ranOn.Slurm() != s.st.Launcher.Slurm() {
-		// The rest runs where the first runs did: a Slurm sweep resumed
-		// from another session had run the rest under this machine's
-		// mpirun (a login node's), its configurations then compared
-		// across machines (a Slurm review).
-		was := s.st.Launcher.Command()
-		s.switchLauncher(sw.ranOn.clone(), out)
-		out.Print(fmt.Sprintf("%s, as sweep %d ran (it was %s)", s.st.Launcher.Command(), sw.ID, was))
-	}
 	if sw.Spec != nil && sw.Spec.Program == nil && s.ln == nil && sw.Ranks > 0 && sw.Ranks != s.st.Ranks {
 		// The rest of a sweep runs on the ranks its first runs had: its
 		// grids were checked against them, and its runs are compared.
@@ -547,6 +544,21 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 	if len(missing) == 0 {
 		out.Print(fmt.Sprintf("sweep %d is complete: nothing to resume", sw.ID))
 		return nil
+	}
+	if ran := sw.ranOn; s.ln == nil && ran != nil && ran.Kind != launcherConnected && ran.Slurm() != s.st.Launcher.Slurm() {
+		// The rest runs where the first runs did: a Slurm sweep resumed
+		// from another session had run the rest under this machine's
+		// mpirun (a login node's), its configurations then compared
+		// across machines (a Slurm review). A sweep of this session's
+		// own keeps the launcher set since, said.
+		if sw.origin != "" {
+			was := s.st.Launcher.Command()
+			s.switchLauncher(ran.clone(), out)
+			out.Print(fmt.Sprintf("%s, as sweep %d ran (it was %s; a 'launcher' command before 'resume' keeps the session's own kind)", s.st.Launcher.Command(), sw.ID, was))
+		} else {
+			out.Print(fmt.Sprintf("note: sweep %d ran with %s; its rest runs with %s, set since, so its configurations compare across machines ('%s' first runs the rest where it ran)",
+				sw.ID, ran.Command(), s.st.Launcher.Command(), ran.Command()))
+		}
 	}
 	sp := *sw.Spec
 	sp.Runs = missing

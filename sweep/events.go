@@ -315,10 +315,10 @@ type Round struct {
 	Capped []int `json:"capped,omitempty"`
 	Best   int   `json:"best"` // the round's fastest (predicted, or measured in the full round)
 	// Threshold is the least prediction the round drops (every
-	// configuration dropped was predicted above it; one kept, less
+	// configuration dropped was predicted at it or above; one kept, less
 	// certain, may be too): the confidence rule's boundary for a
-	// prediction without standard error, or the budget's edge where that
-	// is lower (analysis.Cut.Threshold). 0: none.
+	// prediction without standard error, the budget's edge, or a run cut
+	// short there, whichever is lowest (analysis.Cut.Threshold). 0: none.
 	ThresholdS float64 `json:"threshold_s,omitempty"`
 	ElapsedS   float64 `json:"elapsed_s"` // the round's runs' wall time, summed
 }

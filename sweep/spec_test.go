@@ -252,6 +252,8 @@ func TestWrongTypeErrors(t *testing.T) {
 		// spec's had been listed, "messages" among them).
 		`{"program": {"command": ["./p"], "messages": "run"}, "space": {"ranks": [2]}}`: `sweep spec: program: unknown field "messages": its fields are command, decks`,
 		`{"program": {"cmd": ["./p"]}, "messages": "run"}`:                              `sweep spec: program: unknown field "cmd": its fields are command, decks`,
+		`{"Program": {"cmd": ["./p"]}}`:                                                 `sweep spec: program: unknown field "cmd": its fields are command, decks`,
+		`{"workload": "toy", "runs": [{"config": 0, "polcy": "eager"}]}`:                `sweep spec: runs: unknown field "polcy": its fields are config, policy, tolerance`,
 	} {
 		if _, err := Parse([]byte(spec)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)

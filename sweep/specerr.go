@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -20,24 +21,33 @@ func fieldError(data []byte, err error) error {
 	var top map[string]json.RawMessage
 	topErr := json.Unmarshal(data, &top)
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		// In an object within the spec ("program"), that object's
-		// fields: the spec's had been listed, the field among them.
-		for _, f := range fields {
-			t := f.typ
-			for t.Kind() == reflect.Pointer {
-				t = t.Elem()
+		// In an object within the spec ("program", a run of "runs"),
+		// that object's fields: the spec's had been listed, the field
+		// among them. Keys match as encoding/json matches them, in any
+		// case.
+		for key, raw := range top {
+			i := slices.IndexFunc(fields, func(f field) bool { return strings.EqualFold(f.name, key) })
+			if i < 0 {
+				continue
 			}
-			raw, ok := top[f.name]
-			if !ok || t.Kind() != reflect.Struct {
+			t := deref(fields[i].typ)
+			if k := t.Kind(); k == reflect.Slice || k == reflect.Array || k == reflect.Map {
+				t = deref(t.Elem())
+			}
+			if t.Kind() != reflect.Struct {
 				continue
 			}
 			dec := json.NewDecoder(bytes.NewReader(raw))
 			dec.DisallowUnknownFields()
-			if e := dec.Decode(reflect.New(t).Interface()); e != nil && strings.HasPrefix(e.Error(), "json: unknown field ") {
-				return fmt.Errorf("sweep spec: %s: unknown field %s: its fields are %s", f.name, strings.TrimPrefix(e.Error(), "json: unknown field "), strings.Join(fieldNames(t), ", "))
+			if e := dec.Decode(reflect.New(fields[i].typ).Interface()); e != nil && strings.HasPrefix(e.Error(), "json: unknown field ") {
+				return fmt.Errorf("sweep spec: %s: unknown field %s: its fields are %s", fields[i].name, strings.TrimPrefix(e.Error(), "json: unknown field "), strings.Join(fieldNames(t), ", "))
 			}
 		}
-		return fmt.Errorf("sweep spec: unknown field %s: the fields are %s", name, strings.Join(fieldNames(reflect.TypeFor[Spec]()), ", "))
+		names := make([]string, len(fields))
+		for i, f := range fields {
+			names[i] = f.name
+		}
+		return fmt.Errorf("sweep spec: unknown field %s: the fields are %s", name, strings.Join(names, ", "))
 	}
 	if topErr != nil {
 		return fmt.Errorf(`sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got %s`, shown(data))
@@ -80,6 +90,14 @@ func jsonFields(t reflect.Type) []field {
 		}
 	}
 	return out
+}
+
+// deref is t past its pointers.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // fieldNames are the names of struct type t's JSON fields, in order.

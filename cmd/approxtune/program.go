@@ -60,8 +60,10 @@ decks written per configuration from templates:
    "space": {"b": [32, 64], "grid": ["1x4", "2x2"]},
    "policies": ["conditional", "eager"], "tolerances": ["2^-1", "2^-3"], "mode": "evaluate"}
 Each reference or selective run is one launch (apriori's selective run two: a
-counting launch first) in a fresh directory holding the decks; relative paths
-are taken from the spec file's directory. "messages": "run"
+counting launch first) in a fresh directory holding the decks; the relative
+paths of the program and of the templates are taken from the spec file's
+directory, a relative file among the arguments from the launch's directory
+(give it by absolute path, or as a deck). "messages": "run"
 runs every message and collective, skipping kernels alone, for a program that
 sends indices among its floating-point data (HPL; docs/programs.md). It prints the
 sweep's events as JSON lines, as 'approxtune agent --sweep' does, and the
@@ -229,9 +231,9 @@ func regionLine(c *preload.Check) string {
 	case c.Begin == 0 && c.End == 0:
 		return "timed: each launch whole, from MPI_Init to MPI_Finalize (no region marked): to time one part of the program alone, call APPROXTUNE_BEGIN() and APPROXTUNE_END() (include/approxtune.h; from Fortran, approxtune_begin() and approxtune_end(), include/approxtune_fortran.c) around it on every rank"
 	case c.Begin == c.Ranks && c.BeginTwice == 0 && c.End == c.Ranks && c.EndTwice == 0:
-		return "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END(), marked on every rank"
+		return "timed: the region from approxtune_begin to approxtune_end, marked on every rank"
 	case c.Begin == c.Ranks && c.BeginTwice == 0 && c.End == 0:
-		return "timed: from APPROXTUNE_BEGIN(), marked on every rank, to MPI_Finalize"
+		return "timed: from approxtune_begin, marked on every rank, to MPI_Finalize"
 	}
 	return ""
 }
@@ -327,7 +329,7 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 				// crashing configuration had ended every sweep of the
 				// spec, those after it never run (a review).
 				first, rest, _ := strings.Cut(err.Error(), "\n")
-				msg := first + " (take it out of the spec's space to sweep the others)"
+				msg := first + " (the space is a product: leave out one of this configuration's values, and the configurations with it, to sweep the others)"
 				if rest != "" {
 					msg += "\n" + rest
 				}

@@ -82,7 +82,7 @@ func TestProgramCheckCounts(t *testing.T) {
 	// What is timed, of a program that marks its region.
 	setup := compile(t, mpicc, filepath.Join("testdata", "program", "setup.c"), "-I"+filepath.Join(testenv.Root(t), "include"))
 	stdout, stderr, code = runCheck(t, bin, lib, "--ranks", "2", setup, "3")
-	if code != 0 || !strings.Contains(stdout, "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END(), marked on every rank\n") || strings.Contains(stdout, "timed: each launch whole") {
+	if code != 0 || !strings.Contains(stdout, "timed: the region from approxtune_begin to approxtune_end, marked on every rank\n") || strings.Contains(stdout, "timed: each launch whole") {
 		t.Errorf("program --check of a program that marks its region: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
@@ -621,7 +621,7 @@ func TestProgramFortranRegion(t *testing.T) {
 	inc := filepath.Join(testenv.Root(t), "include")
 	prog := compile(t, mpifort, filepath.Join("testdata", "program", "region.f90"), "-I"+inc, filepath.Join(inc, "approxtune_fortran.c"))
 	stdout, stderr, code := runCheck(t, bin, lib, "--ranks", "2", prog)
-	if code != 0 || !strings.Contains(stdout, "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END(), marked on every rank") {
+	if code != 0 || !strings.Contains(stdout, "timed: the region from approxtune_begin to approxtune_end, marked on every rank") {
 		t.Fatalf("program --check: exit %d, want the region marked on every rank\n%s%s", code, stdout, stderr)
 	}
 	if r := testenv.MPIRun(t, time.Minute, 2, nil, "", prog); r.ExitCode != 0 || r.Stdout != "sum    2.0\n" {
@@ -1305,8 +1305,8 @@ func TestRegionLine(t *testing.T) {
 		want string
 	}{
 		{preload.Check{Ranks: 2}, "timed: each launch whole"},
-		{preload.Check{Ranks: 2, Begin: 2, End: 2}, "timed: the region from APPROXTUNE_BEGIN() to APPROXTUNE_END()"},
-		{preload.Check{Ranks: 2, Begin: 2}, "timed: from APPROXTUNE_BEGIN(), marked on every rank, to MPI_Finalize"},
+		{preload.Check{Ranks: 2, Begin: 2, End: 2}, "timed: the region from approxtune_begin to approxtune_end"},
+		{preload.Check{Ranks: 2, Begin: 2}, "timed: from approxtune_begin, marked on every rank, to MPI_Finalize"},
 		{preload.Check{Ranks: 2, LinksMarks: true}, ""},
 		{preload.Check{Ranks: 2, Begin: 1, End: 1}, ""},
 		{preload.Check{Ranks: 2, Begin: 2, BeginTwice: 1, End: 2}, ""},

@@ -212,9 +212,12 @@ func TestDecideKeepsLeaders(t *testing.T) {
 	if cut, _ = s.decide(ests, 0.03125, len(ests), nil); slices.Contains(cut.Kept, 2) {
 		t.Errorf("without leaders, 2 (3 times the best) kept: %+v", cut)
 	}
-	// A configuration cut short is dropped, however it ranks.
-	if cut, _ = s.decide(ests, 0.5, len(ests), map[int]bool{4: true}); slices.Contains(cut.Kept, 4) || !slices.Contains(cut.Dropped, 4) {
-		t.Errorf("4 cut short: %+v", cut)
+	// A configuration cut short is dropped, however it ranks, and the
+	// threshold comes down to where it was cut: every configuration
+	// dropped is predicted at it or above (the round line says so; it
+	// had read "each predicted above 2.17 s" of one cut at 1.05 s).
+	if cut, _ = s.decide(ests, 0.5, len(ests), map[int]bool{4: true}); slices.Contains(cut.Kept, 4) || !slices.Contains(cut.Dropped, 4) || cut.Threshold != 1.02 {
+		t.Errorf("4 cut short at 1.02: %+v", cut)
 	}
 }
 

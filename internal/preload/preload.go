@@ -174,7 +174,8 @@ func ReadCheck(path string) (*Check, error) {
 // the preload library, or nil: the library reaches a program only through
 // the dynamic linker, so a statically linked executable is refused, and
 // only through MPI's C and mpif.h/mpi-module entry points, so a program
-// using Fortran's mpi_f08 module is too (checkF08). A file
+// using Fortran's mpi_f08 module is too (checkF08), as is one that links
+// the library itself (-lapproxtune: it aborts every launch). A file
 // that is not ELF (a script that starts the program) passes: what it runs
 // inherits LD_PRELOAD.
 func CheckLinkage(path string) error {
@@ -189,6 +190,12 @@ func CheckLinkage(path string) error {
 	defer f.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			if libs, _ := f.ImportedLibraries(); slices.Contains(libs, LibName) {
+				// Linked before the BLAS, the library finds no dgemm_
+				// behind its own and aborts every launch, a plain mpirun's
+				// too (a review's -lapproxtune).
+				return fmt.Errorf("%s links approxtune's preload library itself (%s): build it without -lapproxtune; approxtune loads the library into each launch", path, LibName)
+			}
 			return checkF08(f, path)
 		}
 	}

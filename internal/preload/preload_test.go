@@ -71,3 +71,35 @@ func TestRanksStartsThePath(t *testing.T) {
 		}
 	}
 }
+
+// A program linked with the preload library itself (-lapproxtune) is
+// refused, naming it: linked before the BLAS, the library found no dgemm_
+// behind its own and aborted every launch (a review). One linked without
+// it passes.
+func TestCheckLinkageOwnLibrary(t *testing.T) {
+	cc := testenv.Tool(t, "mpicc")
+	dir := t.TempDir()
+	run := func(args ...string) {
+		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	src := filepath.Join(dir, "p.c")
+	if err := os.WriteFile(src, []byte("void approxtune_end(void);\nint main(int argc, char **argv) { if (argc > 5) approxtune_end(); return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, "lib.c")
+	if err := os.WriteFile(lib, []byte("void approxtune_end(void) {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("-shared", "-fPIC", "-o", filepath.Join(dir, preload.LibName), lib)
+	linked, plain := filepath.Join(dir, "linked"), filepath.Join(dir, "plain")
+	run("-o", linked, src, "-L"+dir, "-lapproxtune")
+	run("-o", plain, filepath.Join(dir, "lib.c"), src)
+	if err := preload.CheckLinkage(linked); err == nil || !strings.Contains(err.Error(), "links approxtune's preload library itself (libapproxtune.so): build it without -lapproxtune") {
+		t.Errorf("linked with -lapproxtune: %v", err)
+	}
+	if err := preload.CheckLinkage(plain); err != nil {
+		t.Errorf("linked without it: %v", err)
+	}
+}
