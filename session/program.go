@@ -257,6 +257,9 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	stopClock()
 	sw.Elapsed += time.Since(pr.start)
 	switch {
+	case err == nil && failed > 0 && sp.Search != sweep.SearchNone:
+		// The search chose among the rest: a search cannot be resumed.
+		sw.Status, sw.Message = StatusOK, ""
 	case err == nil && failed > 0:
 		what := "1 selective run failed (told above) and has no result; 'resume' tries it again"
 		if failed > 1 {
@@ -381,7 +384,11 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 			// Said as it happens, in a line (in full at the sweep's
 			// end): the progress had passed the configuration unsaid.
 			first, _, _ := strings.Cut(ev.Message, "\n")
-			pr.note("failed, the sweep goes on (told in full at its end): " + first)
+			goesOn := "the sweep goes on"
+			if sp.Search != sweep.SearchNone {
+				goesOn = "the search goes on without the configuration"
+			}
+			pr.note("failed, " + goesOn + " (told in full at its end): " + first)
 		}
 		if jerr != nil && journalErr == nil {
 			journalErr = jerr
@@ -413,8 +420,12 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	if err != nil && ctx.Err() == nil {
 		err = pl.explain(ctx, err)
 	}
+	what := "a selective run failed and has no result ('resume' tries it again): "
+	if sp.Search != sweep.SearchNone {
+		what = "a selective run failed, and its configuration left the search: "
+	}
 	for _, f := range failed {
-		out.Print("a selective run failed and has no result ('resume' tries it again): " + f)
+		out.Print(what + f)
 	}
 	return len(failed), err, journalErr
 }

@@ -101,9 +101,6 @@ func validateSearch(ss schemaSet, st State, mode sweep.Mode, se Search, ranks in
 	if se.Method == sweep.SearchNone {
 		return validate(ss, st, mode, ranks)
 	}
-	if st.Program != nil {
-		return nil, nil, &Error{Msg: fmt.Sprintf("search=%s runs built-in workloads only for now: a program's sweep runs every configuration (tune without search=)", se.Method)}
-	}
 	st = st.clone()
 	st.Policies = []string{searchPolicy(st, se)}
 	sp, configs, err := validate(ss, st, mode, ranks)
@@ -155,10 +152,19 @@ func (s *Sweep) roundNow() string {
 }
 
 // procs is each configuration's process count, as the search's finals
-// group them (sweep.Finalists), where this binary knows the workload; nil
-// where it does not. A configuration the workload's parameters reject
-// counts 0.
+// group them (sweep.Finalists): a program's ranks, or the grid of a
+// workload this binary knows; nil where it does not. A configuration the
+// workload's parameters reject counts 0.
 func (s *Sweep) procs() func(int) int {
+	if s.Spec != nil && s.Spec.Program != nil {
+		p := s.Spec.Program
+		return func(i int) int {
+			if i < 0 || i >= len(s.Configs) {
+				return 0
+			}
+			return p.Ranks(s.Configs[i])
+		}
+	}
 	w, ok := catalog.Lookup(s.Workload)
 	if !ok {
 		return nil
@@ -318,8 +324,34 @@ func tableSearch(sw *Sweep) string {
 			b.WriteString("; the search took longer than running every configuration in full would: its runs are too short for skipping to pay off")
 		}
 		b.WriteString("\n")
+		b.WriteString(searchLaunchLine(sw, se.SearchS, j.FullS))
 	}
 	return b.String()
+}
+
+// searchLaunchLine compares, for a program's search, the search's launches
+// with one full launch of every configuration (fullS: their medians' sum),
+// each launch's start and end counted (mpirun, MPI_Init, MPI_Finalize:
+// results' launch_s), as a program sweep's table does: for a program of
+// milliseconds they are most of the time the user waits. "" where the
+// results carry no launch times.
+func searchLaunchLine(sw *Sweep, searchS, fullS float64) string {
+	extra, fullExtra, refs := 0.0, 0.0, 0
+	for _, r := range sw.Results {
+		switch {
+		case r.LaunchS == nil:
+		case r.Round > 0:
+			extra += *r.LaunchS
+		case len(r.ReferenceS) > 0:
+			fullExtra += *r.LaunchS / float64(len(r.ReferenceS))
+			refs++
+		}
+	}
+	if refs == 0 || !(searchS+extra > 0) {
+		return ""
+	}
+	return fmt.Sprintf("with each launch's start and end counted (about %s s a launch beyond its timed region): the search %s s, one full run of every configuration %s s, %s\n",
+		format.Seconds(fullExtra/float64(refs)), format.Seconds(searchS+extra), format.Seconds(fullS+fullExtra), format.Speedup((fullS+fullExtra)/(searchS+extra)))
 }
 
 // searchFigure draws a search's rounds (plots.Search): the rounds that

@@ -418,7 +418,7 @@ func testSlurmTimeLimit(t *testing.T, bin string, c *slurmtest.Cluster) {
 	if err := other.Exec(context.Background(), "resume "+s.Dir(), out); err != nil {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
-	if !strings.Contains(out.String(), "launcher slurm time=1 ") || !strings.Contains(out.String(), ", as sweep 1 ran (it was launcher local)") {
+	if !strings.Contains(out.String(), "launcher slurm time=1 ") || !strings.Contains(out.String(), ", as sweep 1 ran (it was launcher local; ") {
 		t.Errorf("resume from a local session: no launcher slurm taken from the sweep\n%s", out)
 	}
 	s, sw = other, other.Last()
@@ -645,6 +645,22 @@ func testSlurmProgram(t *testing.T, bin string, c *slurmtest.Cluster, p *testPro
 	// The sweep: a reference and a selective launch; resume: the same.
 	if steps != 4 {
 		t.Errorf("%d launches as job steps, want 4", steps)
+	}
+
+	// A search of the program's space: every launch a step of the
+	// holding job too, and the fastest chosen.
+	if err := s.Exec(ctx, "space iter=10 n=96,32,160 ranks=2", out); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, "tune search=halving", out); err != nil {
+		t.Fatalf("tune search=halving: %v\n%s", err, out)
+	}
+	sw = s.Last()
+	if sw.Status != StatusOK || sw.Search == nil || sw.Configs[sw.Search.Chosen].Int("n") != 32 {
+		t.Fatalf("the search: %s, outcome %+v; want n=32 chosen\n%s", sw.Status, sw.Search, out)
+	}
+	if n := len(launches(t, log)) - steps; n < len(sw.Results) {
+		t.Errorf("the search: %d launches as job steps for %d results", n, len(sw.Results))
 	}
 }
 

@@ -3,6 +3,7 @@ package sweep
 import (
 	"cmp"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
@@ -30,6 +31,25 @@ const SearchFullRuns = 7
 // the other 2-3 full runs and their warm-ups took 1.6-2.7 s of a 6.2-7.4 s
 // search.
 const SearchFinalists = 3
+
+// Candidates are the configurations of a space of n that a search of s
+// starts from: all of them, or for SearchRandom Budget drawn without
+// replacement with the spec's seed (every rank draws the same), in index
+// order.
+func (s *Spec) Candidates(n int) []int {
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	if s.Search != SearchRandom || s.Budget >= n {
+		return all
+	}
+	rng := rand.New(rand.NewPCG(uint64(s.Seed), 0x5eed))
+	rng.Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
+	out := all[:s.Budget]
+	slices.Sort(out)
+	return out
+}
 
 // Finalists are the configurations a search runs in full at its end, of the
 // last round's survivors (alive, fastest first): every round's leader
@@ -174,4 +194,39 @@ func Median(x []float64) float64 {
 		return s[h]
 	}
 	return (s[h-1] + s[h]) / 2
+}
+
+// RoundEvent is round n of a search decided at tolerance tol under policy:
+// the configurations it ran, those it kept (fastest first), dropped and,
+// of those, capped by its budget, its best, the least prediction it
+// dropped (thresholdS; +Inf: none, told as 0) and its runs' time.
+func RoundEvent(n int, policy string, tol float64, ran, kept, dropped, capped []int, best int, thresholdS, elapsedS float64) Round {
+	if math.IsInf(thresholdS, 0) {
+		thresholdS = 0
+	}
+	if dropped == nil {
+		dropped = []int{} // [], not null
+	}
+	return Round{Type: TypeRound, V: ProtocolVersion, Round: n, Policy: policy, Tolerance: tol, Ran: ran, Kept: kept,
+		Dropped: dropped, Capped: capped, Best: best, ThresholdS: thresholdS, ElapsedS: elapsedS}
+}
+
+// FullRound is a search's last round, n: the finalists (alive) run once
+// each in full in times (seconds, alike), the fastest chosen; and the
+// search's outcome, with the configurations it considered and its cost
+// (costS, the finals included). elapsedS is the round's own time.
+func FullRound(spec *Spec, policy string, n int, configs []Config, alive []int, times []float64, considered int, costS, elapsedS float64) (Round, SearchEvent) {
+	order := make([]int, len(alive))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(times[a], times[b]) })
+	finalists := make([]int, len(alive))
+	for k, o := range order {
+		finalists[k] = alive[o]
+	}
+	best := order[0]
+	return Round{Type: TypeRound, V: ProtocolVersion, Round: n, Ran: alive, Kept: finalists, Dropped: []int{}, Best: alive[best], ElapsedS: elapsedS},
+		SearchEvent{Type: TypeSearch, V: ProtocolVersion, Method: spec.Search, Policy: policy, Chosen: alive[best],
+			Config: configs[alive[best]], ChosenS: times[best], Finalists: finalists, Rounds: n, Considered: considered, SearchS: costS}
 }

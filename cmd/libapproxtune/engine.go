@@ -135,11 +135,20 @@ func (r *run) start() {
 	if r.pol != nil {
 		r.tr = selective.NewTrack(r.pol, r.cfg.Tolerance)
 		if r.cfg.State != "" {
-			if data, err := os.ReadFile(r.rankFile(r.cfg.State)); err == nil {
+			data, err := os.ReadFile(r.rankFile(r.cfg.State))
+			retune := errors.Is(err, fs.ErrNotExist) && r.cfg.Retune != ""
+			if retune {
+				data, err = os.ReadFile(r.rankFile(r.cfg.Retune))
+			}
+			switch {
+			case err == nil:
 				if err := r.tr.Restore(data); err != nil {
 					fatal("%v", err)
 				}
-			} else if !errors.Is(err, fs.ErrNotExist) {
+				if retune {
+					r.tr = r.tr.Retuned(r.cfg.Tolerance)
+				}
+			case !errors.Is(err, fs.ErrNotExist):
 				fatal("%v", err)
 			}
 		}

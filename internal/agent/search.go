@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
-	"sort"
 
 	"github.com/approxtune/approxtune/analysis"
 	"github.com/approxtune/approxtune/internal/format"
@@ -23,10 +21,10 @@ import (
 // runs every surviving configuration once selectively under the spec's
 // policy at the round's tolerance (the spec's, loosest first), and drops
 // those slower than the round's best with the spec's confidence
-// (analysis.Eliminate) and, of the rest, all but the fastest 1/eta
+// (analysis.Eliminate) and, of the rest, all but the fastest 1/analysis.Eta
 // (analysis.Cap; configurations predicted alike stay together). Once a
 // round has as many predictions as it keeps, a run whose prediction passes
-// them is cut short and dropped (cutoff); the first round runs the
+// them is cut short and dropped (analysis.Halving.Cutoff); the first round runs the
 // configurations fewest kernel calls first where the workload can tell
 // (firstOrder), so that the fast ones come early. A
 // configuration that executed kernels in a round and could survive runs a
@@ -50,8 +48,9 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 		return err
 	}
 	tols := spec.RoundTolerances()
-	cand := candidates(spec, len(configs))
-	s := &searchRun{r: r, spec: spec, w: w, configs: configs, total: len(cand)}
+	cand := spec.Candidates(len(configs))
+	s := &searchRun{r: r, spec: spec, w: w, configs: configs, total: len(cand),
+		h: &analysis.Halving{Confidence: spec.Confidence, Least: sweep.SearchFinalists}}
 	if spec.Mode == sweep.ModeEvaluate {
 		s.total += len(configs)
 	}
@@ -78,16 +77,12 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			return err
 		}
 		alive = cut.Kept
-		if !slices.Contains(s.leaders, cut.Best) {
-			s.leaders = append(s.leaders, cut.Best)
-		}
+		s.h.Lead(cut.Best)
 		last := len(alive) <= sweep.SearchFullRuns || k == len(tols)-1
 		if !last {
 			s.total += len(alive)
 		}
-		if err := r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: k + 1, Policy: pol.Name(),
-			Tolerance: tol, Ran: ran, Kept: cut.Kept, Dropped: nonNil(cut.Dropped), Capped: cut.Capped, Best: cut.Best,
-			ThresholdS: finite(cut.Threshold), ElapsedS: elapsed}); err != nil {
+		if err := r.send(sweep.RoundEvent(k+1, pol.Name(), tol, ran, cut.Kept, cut.Dropped, cut.Capped, cut.Best, cut.Threshold, elapsed)); err != nil {
 			return err
 		}
 		if last {
@@ -95,18 +90,9 @@ func (r *runner) search(ctx context.Context, spec *sweep.Spec, w workloads.Workl
 			break
 		}
 	}
-	alive = sweep.Finalists(alive, s.leaders, func(i int) int { return w.Grid(configs[i]).Procs() })
+	alive = sweep.Finalists(alive, s.h.Leaders, func(i int) int { return w.Grid(configs[i]).Procs() })
 	s.total += len(alive)
 	return s.final(ctx, tr, alive, len(cand))
-}
-
-// finite is x, or 0 (none, in JSON) where x is infinite: a round whose
-// rule drops nothing however slow has no threshold.
-func finite(x float64) float64 {
-	if math.IsInf(x, 0) {
-		return 0
-	}
-	return x
 }
 
 // firstOrder is the order in which a search's first round runs its
@@ -124,32 +110,6 @@ func firstOrder(w workloads.Workload, configs []sweep.Config, cand []int) []int 
 	return out
 }
 
-// candidates are the configurations a search starts from: all of them, or
-// for SearchRandom Budget drawn without replacement with the spec's seed
-// (every rank draws the same), in index order.
-func candidates(spec *sweep.Spec, n int) []int {
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	if spec.Search != sweep.SearchRandom || spec.Budget >= n {
-		return all
-	}
-	rng := rand.New(rand.NewPCG(uint64(spec.Seed), 0x5eed))
-	rng.Shuffle(n, func(i, j int) { all[i], all[j] = all[j], all[i] })
-	out := all[:spec.Budget]
-	slices.Sort(out)
-	return out
-}
-
-// nonNil makes an empty list encode as [] rather than null.
-func nonNil(x []int) []int {
-	if x == nil {
-		return []int{}
-	}
-	return x
-}
-
 // searchRun is the state of a search across its rounds.
 type searchRun struct {
 	r       *runner
@@ -160,9 +120,8 @@ type searchRun struct {
 	total   int     // results the sweep will send, as far as known
 	cost    float64 // wall time of the search's runs so far
 	rounds  int     // selective rounds made
-	// leaders are each round's fastest prediction so far: a later round
-	// never drops them (see decide), and they run in the finals.
-	leaders []int
+	// h decides the rounds; its leaders run in the finals.
+	h *analysis.Halving
 }
 
 // prepared runs f on configuration i prepared, after a run boundary, and
@@ -269,19 +228,11 @@ func (s *searchRun) sendFull(i, round int, refs []float64, worst float64) error 
 		Config: s.configs[i], ReferenceS: refs, Residual: &worst, Round: round, Done: s.done, Total: s.total})
 }
 
-// eta is successive halving's reduction: a round keeps at most the fastest
-// 1/eta of the configurations it ran (besides dropping the slower with
-// confidence), never fewer than sweep.SearchFinalists.
-const eta = 4
-
-// tie is how close (relative) two predictions are for a round to keep or
-// drop them together at its budget's edge (analysis.Cap).
-const tie = 0.01
-
 // round runs the configurations alive once each on tr and decides which
 // survive: those not slower than the best with confidence
-// (analysis.Eliminate), at most the fastest 1/eta of them (analysis.Cap).
-// A run that passes the round's cutoff (cutoff) is cut short and dropped.
+// (analysis.Eliminate), at most the fastest 1/analysis.Eta of them (analysis.Cap).
+// A run that passes the round's cutoff (analysis.Halving.Cutoff) is cut
+// short and dropped.
 //
 // A configuration that executed kernels in the round (it met them first at
 // this tolerance) is predicted partly from its own run, the first after its
@@ -318,12 +269,12 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		s.cost += o.wall
 		return o, err
 	}
-	keep := roundKeep(len(alive))
+	keep := s.h.Keep(len(alive))
 	for _, i := range alive {
 		if err := ctx.Err(); err != nil {
 			return analysis.Cut{}, 0, err
 		}
-		o, err := run(i, s.cutoff(ests, keep, i))
+		o, err := run(i, s.h.Cutoff(ests, keep, i))
 		if err != nil {
 			return analysis.Cut{}, 0, err
 		}
@@ -341,7 +292,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		}
 	}
 	if len(pending) > 0 {
-		cut, err := s.decide(ests, tr.Tolerance, len(alive), short)
+		cut, err := s.h.Decide(ests, tr.Tolerance, len(alive), short)
 		if err != nil {
 			return analysis.Cut{}, 0, err
 		}
@@ -376,80 +327,8 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			}
 		}
 	}
-	cut, err := s.decide(ests, tr.Tolerance, len(alive), short)
+	cut, err := s.h.Decide(ests, tr.Tolerance, len(alive), short)
 	return cut, elapsed, err
-}
-
-// roundKeep is how many configurations a round of ran keeps at most: the
-// fastest 1/eta, never fewer than sweep.SearchFinalists.
-func roundKeep(ran int) int { return max(sweep.SearchFinalists, (ran+eta-1)/eta) }
-
-// cutoff is the time past which configuration i's run in a round may be
-// cut short, given the round's estimates so far (0: none): once the round
-// has keep predictions, a run whose prediction passes the keep-th fastest
-// of them (by more than tie) cannot be among the fastest keep the round
-// keeps (analysis.Cap), and is dropped (decide). An earlier round's leader
-// runs whole: no round drops it.
-func (s *searchRun) cutoff(ests []analysis.Estimate, keep, i int) float64 {
-	if len(ests) < keep || slices.Contains(s.leaders, i) {
-		return 0
-	}
-	t := make([]float64, len(ests))
-	for k, e := range ests {
-		t[k] = e.Time
-	}
-	slices.Sort(t)
-	return t[keep-1] * (1 + tie)
-}
-
-// decide is a round's cut: the configurations cut short (short) are
-// dropped, and the confidence rule, then the budget, decide on the rest.
-func (s *searchRun) decide(ests []analysis.Estimate, tol float64, ran int, short map[int]bool) (analysis.Cut, error) {
-	var whole []analysis.Estimate
-	var dropped []int
-	for _, e := range ests {
-		if short[e.Index] {
-			dropped = append(dropped, e.Index)
-		} else {
-			whole = append(whole, e)
-		}
-	}
-	cut, err := analysis.Eliminate(whole, analysis.Allowance(tol), s.spec.Confidence)
-	if err != nil {
-		return cut, err
-	}
-	cut = analysis.Cap(cut, whole, roundKeep(ran), tie)
-	cut.Dropped = append(cut.Dropped, dropped...)
-	for _, e := range ests {
-		if short[e.Index] {
-			// Its time is where it was cut, a lower bound: the threshold
-			// comes down to it, every configuration dropped predicted at
-			// it or above (the line had said "each predicted above
-			// 2.17 s" of one cut short at 1.05 s).
-			cut.Threshold = min(cut.Threshold, e.Time)
-		}
-	}
-	// An earlier round's leader stays: a tighter round predicts the
-	// configurations it runs first from their own cold executions, and on
-	// the cholesky3d n=4096 space the second round put the truly fastest
-	// (b=512, strategy 1), which the first had ranked first in 5 sweeps of
-	// 5, 38-49% above its reference in 3 of them and dropped it. The finals
-	// measure it in full.
-	for _, l := range s.leaders {
-		if k := slices.Index(cut.Dropped, l); k >= 0 {
-			cut.Dropped = slices.Delete(cut.Dropped, k, k+1)
-			cut.Kept = append(cut.Kept, l)
-		}
-		if k := slices.Index(cut.Capped, l); k >= 0 {
-			cut.Capped = slices.Delete(cut.Capped, k, k+1)
-		}
-	}
-	t := make(map[int]float64, len(ests))
-	for _, e := range ests {
-		t[e.Index] = e.Time
-	}
-	slices.SortStableFunc(cut.Kept, func(a, b int) int { return cmp.Compare(t[a], t[b]) })
-	return cut, nil
 }
 
 // report sends configuration i's selective run o in round n.
@@ -523,21 +402,9 @@ func (s *searchRun) final(ctx context.Context, tr *selective.Track, alive []int,
 		}
 	}
 	s.cost += elapsed
-	order := make([]int, len(alive))
-	for k := range order {
-		order[k] = k
-	}
-	sort.SliceStable(order, func(a, b int) bool { return times[order[a]] < times[order[b]] })
-	finalists := make([]int, len(alive))
-	for k, o := range order {
-		finalists[k] = alive[o]
-	}
-	best := order[0]
-	if err := s.r.send(sweep.Round{Type: sweep.TypeRound, V: sweep.ProtocolVersion, Round: n, Ran: alive,
-		Kept: finalists, Dropped: []int{}, Best: alive[best], ElapsedS: elapsed}); err != nil {
+	round, outcome := sweep.FullRound(s.spec, pol, n, s.configs, alive, times, considered, s.cost, elapsed)
+	if err := s.r.send(round); err != nil {
 		return err
 	}
-	return s.r.send(sweep.SearchEvent{Type: sweep.TypeSearch, V: sweep.ProtocolVersion, Method: s.spec.Search, Policy: pol,
-		Chosen: alive[best], Config: s.configs[alive[best]], ChosenS: times[best], Finalists: finalists, Rounds: n,
-		Considered: considered, SearchS: s.cost})
+	return s.r.send(outcome)
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"github.com/approxtune/approxtune/analysis"
 	"math"
 	"slices"
 	"testing"
@@ -187,55 +186,5 @@ func searchCut(r *mpitest.R) {
 	}
 	if cut == 0 {
 		r.Errorf("no run cut short; round 1: %+v", *first)
-	}
-}
-
-// A round never drops an earlier round's leader, however slow it now
-// looks, and keeps its survivors fastest first.
-func TestDecideKeepsLeaders(t *testing.T) {
-	s := &searchRun{spec: &sweep.Spec{Confidence: 0.95}, leaders: []int{2}}
-	ests := []analysis.Estimate{{Index: 0, Time: 1}, {Index: 1, Time: 1.01}, {Index: 2, Time: 3}, {Index: 3, Time: 2.5}, {Index: 4, Time: 1.02}}
-	cut, err := s.decide(ests, 0.03125, len(ests), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(cut.Kept, 2) || slices.Contains(cut.Dropped, 2) {
-		t.Errorf("leader 2 dropped: %+v", cut)
-	}
-	if !slices.Contains(cut.Dropped, 3) {
-		t.Errorf("configuration 3, 2.5 times the best, kept: %+v", cut)
-	}
-	if cut.Kept[len(cut.Kept)-1] != 2 || cut.Kept[0] != 0 {
-		t.Errorf("kept %v: want fastest first, the slow leader last", cut.Kept)
-	}
-	s.leaders = nil
-	if cut, _ = s.decide(ests, 0.03125, len(ests), nil); slices.Contains(cut.Kept, 2) {
-		t.Errorf("without leaders, 2 (3 times the best) kept: %+v", cut)
-	}
-	// A configuration cut short is dropped, however it ranks, and the
-	// threshold comes down to where it was cut: every configuration
-	// dropped is predicted at it or above (the round line says so; it
-	// had read "each predicted above 2.17 s" of one cut at 1.05 s).
-	if cut, _ = s.decide(ests, 0.5, len(ests), map[int]bool{4: true}); slices.Contains(cut.Kept, 4) || !slices.Contains(cut.Dropped, 4) || cut.Threshold != 1.02 {
-		t.Errorf("4 cut short at 1.02: %+v", cut)
-	}
-}
-
-// A round's cutoff is the keep-th fastest prediction so far (with the tie
-// margin), once it has keep of them; an earlier round's leader has none.
-func TestRoundCutoff(t *testing.T) {
-	s := &searchRun{spec: &sweep.Spec{Confidence: 0.95}, leaders: []int{7}}
-	ests := []analysis.Estimate{{Index: 0, Time: 3}, {Index: 1, Time: 1}, {Index: 2, Time: 2}}
-	if c := s.cutoff(ests[:2], 3, 5); c != 0 {
-		t.Errorf("2 estimates, keep 3: cutoff %g, want none", c)
-	}
-	if c, want := s.cutoff(ests, 3, 5), 3*(1+tie); math.Abs(c-want) > 1e-12 {
-		t.Errorf("keep 3 of times 3, 1, 2: cutoff %g, want %g", c, want)
-	}
-	if c, want := s.cutoff(ests, 2, 5), 2*(1+tie); math.Abs(c-want) > 1e-12 {
-		t.Errorf("keep 2 of times 3, 1, 2: cutoff %g, want %g", c, want)
-	}
-	if c := s.cutoff(ests, 2, 7); c != 0 {
-		t.Errorf("a leader's cutoff %g, want none", c)
 	}
 }

@@ -449,6 +449,13 @@ type Run struct {
 	// for rank N) each rank's track is read from at the start and written
 	// to at the end.
 	State string `json:"state,omitempty"`
+	// Retune, with State, names the files (Retune.N) of a search's
+	// round before this launch's, at a looser tolerance: a rank without a
+	// State file of its own yet starts from their statistics' samples
+	// and decides afresh at Tolerance which kernels are known
+	// (selective.Track.Retuned), as a built-in workload's search carries
+	// its track from round to round.
+	Retune string `json:"retune,omitempty"`
 	// Counting makes the launch a policy.Rehearser's counting run (the
 	// policy apriori), a skeleton of the program: no computation kernel
 	// executes, messages and collectives a selective run may skip go

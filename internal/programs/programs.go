@@ -284,10 +284,15 @@ type tally struct {
 	counts bool   // a policy.Rehearser: a counting launch before each selective one
 }
 
-// Sweep runs the configurations of spec, which Validate expanded.
+// Sweep runs the configurations of spec, which Validate expanded: every
+// configuration under every policy and tolerance, or a search of the space
+// (spec.Search: see search).
 func (r *Runner) Sweep(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
 	if spec.Program == nil {
 		return fmt.Errorf("sweep spec has no program")
+	}
+	if spec.Search != sweep.SearchNone {
+		return r.search(ctx, spec, configs)
 	}
 	t0 := time.Now()
 	var tallies []*tally

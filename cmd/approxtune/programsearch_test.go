@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// A search over a program's space (spec "search": "halving", evaluate)
+// runs every configuration's references in round 0, a selective round
+// that drops what is far slower than its best, and full runs of the
+// finalists, and chooses the fastest: iterate.c at n=32 against 96, 160
+// and 224 (times growing with n³). Every result is counted (done reaches
+// total), and every launch is announced on standard error.
+func TestProgramSearch(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	spec := filepath.Join(t.TempDir(), "search.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}"]},
+ "space": {"n": [96, 224, 32, 160], "ranks": [2]}, "policies": ["eager"], "tolerances": ["2^-1"],
+ "search": "halving", "mode": "evaluate", "reference_reps": 2}`, prog)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("program --sweep: %v\n%s", err, stderr.String())
+	}
+	var start sweep.Start
+	var results []sweep.Result
+	var rounds []sweep.Round
+	var outcome *sweep.SearchEvent
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var head struct{ Type string }
+		if err := json.Unmarshal([]byte(line), &head); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		switch head.Type {
+		case sweep.TypeStart:
+			_ = json.Unmarshal([]byte(line), &start)
+		case sweep.TypeResult:
+			var r sweep.Result
+			_ = json.Unmarshal([]byte(line), &r)
+			results = append(results, r)
+		case sweep.TypeRound:
+			var r sweep.Round
+			_ = json.Unmarshal([]byte(line), &r)
+			rounds = append(rounds, r)
+		case sweep.TypeSearch:
+			outcome = new(sweep.SearchEvent)
+			_ = json.Unmarshal([]byte(line), outcome)
+		case sweep.TypeError:
+			t.Errorf("error event: %s", line)
+		}
+	}
+	if outcome == nil || len(rounds) != 2 || len(results) == 0 {
+		t.Fatalf("%d results, rounds %+v, outcome %+v: want 2 rounds and an outcome\n%s", len(results), rounds, outcome, out)
+	}
+	const fastest, slowest = 2, 1 // n=32, n=224
+	if outcome.Chosen != fastest || outcome.Config.Int("n") != 32 || outcome.Method != sweep.SearchHalving || outcome.Policy != "eager" ||
+		outcome.Considered != 4 || outcome.Rounds != 2 || !(outcome.SearchS > 0) || !(outcome.ChosenS > 0) {
+		t.Errorf("outcome %+v: want n=32 (configuration 2) chosen of 4 in 2 rounds, at a cost", *outcome)
+	}
+	first, full := rounds[0], rounds[1]
+	if first.Round != 1 || first.Tolerance != 0.5 || len(first.Ran) != 4 || !slices.Contains(first.Dropped, slowest) || first.Kept[0] != fastest {
+		t.Errorf("round 1 %+v: want all 4 run at 2^-1, n=32 first, n=224 dropped", first)
+	}
+	if full.Round != 2 || full.Tolerance != 0 || full.Best != fastest || !slices.Equal(full.Kept, outcome.Finalists) || len(full.Ran) != len(full.Kept) {
+		t.Errorf("full round %+v: want the finalists %v, n=32 fastest", full, outcome.Finalists)
+	}
+	byRound := map[int][]sweep.Result{}
+	// The total grows as the search learns how many rounds it makes.
+	for k, r := range results {
+		byRound[r.Round] = append(byRound[r.Round], r)
+		if r.Done != k+1 || r.Total < r.Done || k > 0 && r.Total < results[k-1].Total {
+			t.Errorf("result %d: done %d of %d; want %d of a total that never comes down", k, r.Done, r.Total, k+1)
+		}
+	}
+	if start.Runs != results[0].Total {
+		t.Errorf("start: %d runs, the first result's total %d", start.Runs, results[0].Total)
+	}
+	if last := results[len(results)-1]; last.Done != last.Total {
+		t.Errorf("the last result: done %d of %d", last.Done, last.Total)
+	}
+	if len(byRound[0]) != 4 {
+		t.Errorf("round 0: %d results, want the 4 configurations' references", len(byRound[0]))
+	}
+	for _, r := range byRound[0] {
+		if len(r.ReferenceS) != 2 || r.LaunchS == nil {
+			t.Errorf("round 0, configuration %d: references %v, launch time %v; want 2 and the launches' time", r.Index, r.ReferenceS, r.LaunchS)
+		}
+	}
+	ran := map[int]bool{}
+	for _, r := range byRound[1] {
+		ran[r.Index] = true
+		if r.Policy != "eager" || r.PredictedS == nil || r.PredictedSE == nil || r.SelectiveS == nil || r.LaunchS == nil {
+			t.Errorf("round 1 result %+v: want eager's prediction, its standard error, its time and the launch's", r)
+		}
+	}
+	if len(ran) != 4 || len(byRound[1]) < 4 {
+		t.Errorf("round 1: %d results of %d configurations, want every one of 4", len(byRound[1]), len(ran))
+	}
+	for _, r := range byRound[2] {
+		if len(r.ReferenceS) != 1 || r.Policy != "" || !slices.Contains(full.Ran, r.Index) {
+			t.Errorf("full round result %+v: want one full run of a finalist", r)
+		}
+	}
+	if len(byRound[2]) != len(full.Ran) {
+		t.Errorf("full round: %d results for %d finalists", len(byRound[2]), len(full.Ran))
+	}
+	// A configuration that executed kernels and could survive round 1
+	// runs twice in it, its second launch reported.
+	if n, least := strings.Count(stderr.String(), "== configuration "), 8+len(byRound[1])+len(byRound[2]); n < least || n > least+len(first.Kept) {
+		t.Errorf("%d launches announced on standard error, want %d to %d:\n%s", n, least, least+len(first.Kept), stderr.String())
+	}
+}
+
+// A search's round after the first starts each rank's track from the
+// samples of the round before (preload.Run.Retune), deciding afresh at its
+// own tolerance: its launch's computation kernels hold round 1's samples
+// and its own; it writes the statistics of its own round (State), which
+// the round's next launch reads instead of round 1's. A launch without
+// Retune starts afresh.
+func TestProgramSearchRetunes(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	lib := buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	const ranks, iter = 2, 40
+	dir := t.TempDir()
+	// samples are a launch's computation kernels' samples, and its own
+	// executions of them: each a sample, but for a first call held back
+	// as cold (selective.Engine.SetColdFirstCalls).
+	type samples struct{ count, own map[string]int64 }
+	launch := func(cfg preload.Run) samples {
+		t.Helper()
+		cfg.Policy, cfg.Out = "eager", filepath.Join(t.TempDir(), "result.json")
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := testenv.MPIRun(t, 2*time.Minute, ranks, []string{"LD_PRELOAD=" + lib, preload.EnvRun + "=" + string(b)}, "", prog, strconv.Itoa(iter), "64")
+		data, err := os.ReadFile(cfg.Out)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		var k sweep.KernelsEvent
+		if err != nil || len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &k) != nil {
+			t.Fatalf("eager at %g (state %s, retune %s): no result (%v); exit %d\n%s%s", cfg.Tolerance, cfg.State, cfg.Retune, err, r.ExitCode, r.Stdout, r.Stderr)
+		}
+		s := samples{count: map[string]int64{}, own: map[string]int64{}}
+		for _, st := range k.Kernels {
+			if st.Routine == "gemm" {
+				s.count[st.Key], s.own[st.Key] = st.Count, st.Calls-st.Skipped
+			}
+		}
+		if len(s.count) != 2 {
+			t.Fatalf("eager at %g: kernels %+v, want the two gemm", cfg.Tolerance, k.Kernels)
+		}
+		return s
+	}
+	round1, round2 := filepath.Join(dir, "round1"), filepath.Join(dir, "round2")
+	first := launch(preload.Run{Tolerance: 0.5, State: round1})
+	for rank := range ranks {
+		if _, err := os.Stat(fmt.Sprintf("%s.%d", round1, rank)); err != nil {
+			t.Fatalf("round 1's statistics: %v", err)
+		}
+	}
+	const tight = 1.0 / 32
+	fresh := launch(preload.Run{Tolerance: tight})
+	retuned := launch(preload.Run{Tolerance: tight, State: round2, Retune: round1})
+	again := launch(preload.Run{Tolerance: tight, State: round2, Retune: round1})
+	// took says whether a launch's count holds before's samples and its
+	// own executions (the first perhaps held back as cold).
+	took := func(count, before, own int64) bool { return count >= before+own-1 && count <= before+own }
+	for key, n := range first.count {
+		if n < 2 {
+			t.Fatalf("%s: %d samples in round 1, want at least n_min's 2", key, n)
+		}
+		if !took(fresh.count[key], 0, fresh.own[key]) {
+			t.Errorf("%s fresh: %d samples of %d executions; want its own alone", key, fresh.count[key], fresh.own[key])
+		}
+		if !took(retuned.count[key], n, retuned.own[key]) {
+			t.Errorf("%s retuned from round 1: %d samples, want round 1's %d and its own %d executions", key, retuned.count[key], n, retuned.own[key])
+		}
+		if !took(again.count[key], retuned.count[key], again.own[key]) {
+			t.Errorf("%s, the round's second launch: %d samples, want the round's first launch's %d and its own %d executions", key, again.count[key], retuned.count[key], again.own[key])
+		}
+	}
+}
+
+// In the REPL, 'tune search=halving' searches a program's space: the
+// rounds' lines, the choice and the search's cost, and 'table best' its
+// rounds, as for a built-in workload.
+func TestProgramSearchREPL(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	script := fmt.Sprintf(`program %s 20 {n}
+space n=160,32,96,224 ranks=2
+tune search=halving
+table best
+`, prog)
+	out, errs, code := runScript(t, bin, script)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"round 1 at 2^-1: 4 configurations,", "chosen: n=32", "the search's runs took", "round  tolerance"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,406 @@
+package programs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/approxtune/approxtune/analysis"
+	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/internal/preload"
+	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/sweep"
+)
+
+// search runs a searching sweep (spec.Search) over the program's space as
+// a built-in workload's search does (internal/agent), each run a launch
+// of its own: successive halving over the space, or over Budget
+// configurations drawn at random (sweep.Spec.Candidates). Each round
+// launches every surviving configuration once selectively under the
+// spec's one policy at the round's tolerance (the spec's, loosest first),
+// and keeps those analysis.Halving keeps: not slower than the round's best
+// with the spec's confidence, at most the fastest 1/analysis.Eta of them,
+// and every earlier round's leader. A policy that carries its statistics
+// (policy.Carrier) carries them through a round from launch to launch,
+// and into the next round as samples alone (preload.Run.Retune). A
+// configuration that executed kernels in a round and could survive is
+// launched a second time in it, once the means it needs are known, and
+// that launch predicts it (as the agent's round does: the first is
+// predicted partly from its own cold executions, the rest from the means
+// alone, and the two do not rank alike). A selective launch that fails is
+// told of (an error event) and its configuration leaves the search.
+//
+// After the tightest round, or one before it that leaves
+// sweep.SearchFullRuns or fewer, the finalists (sweep.Finalists, grouped
+// by rank count) are launched once each in full, and the fastest is
+// chosen. Each launch is a fresh process, so no finalist warms up: every
+// full run starts as cold as the others. In evaluate mode every
+// configuration of the space first runs its references, in passes (round
+// 0), to judge the choice; they are not part of the search's cost, which
+// is the timed regions of its launches (each launch's time beyond its
+// region is in the results' LaunchS).
+//
+// Unlike the agent's, a round does not cut a launch short once its
+// prediction has passed the round's survivors: the library has no cutoff.
+func (r *Runner) search(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
+	pol, err := policy.Lookup(spec.Policies[0])
+	if err != nil {
+		return err
+	}
+	state, err := os.MkdirTemp(r.Scratch, "approxtune-state")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	cand := spec.Candidates(len(configs))
+	s := &programSearch{r: r, spec: spec, configs: configs, pol: pol, total: len(cand), state: state,
+		h: &analysis.Halving{Confidence: spec.Confidence, Least: sweep.SearchFinalists}}
+	if spec.Mode == sweep.ModeEvaluate {
+		s.total += len(configs)
+	}
+	ranks := 0
+	for _, i := range cand {
+		ranks = max(ranks, spec.Program.Ranks(configs[i]))
+	}
+	if err := r.Emit(sweep.Start{Type: sweep.TypeStart, V: sweep.ProtocolVersion, Spec: spec, Configs: configs, Runs: s.total,
+		Ranks: ranks, BLAS: "the program's own"}); err != nil {
+		return err
+	}
+	if spec.Mode == sweep.ModeEvaluate {
+		if err := s.references(ctx); err != nil {
+			return err
+		}
+	}
+	alive := cand
+	tols := spec.RoundTolerances()
+	for k, tol := range tols {
+		cut, elapsed, err := s.round(ctx, k+1, tol, alive)
+		if err != nil {
+			return err
+		}
+		alive = cut.Kept
+		s.h.Lead(cut.Best)
+		last := len(alive) <= sweep.SearchFullRuns || k == len(tols)-1
+		if !last {
+			s.total += len(alive)
+		}
+		if err := r.Emit(sweep.RoundEvent(k+1, pol.Name(), tol, cut.ran, cut.Kept, cut.Dropped, cut.Capped, cut.Best, cut.Threshold, elapsed)); err != nil {
+			return err
+		}
+		if last {
+			s.rounds = k + 1
+			break
+		}
+	}
+	alive = sweep.Finalists(alive, s.h.Leaders, func(i int) int { return spec.Program.Ranks(configs[i]) })
+	s.total += len(alive)
+	return s.final(ctx, alive, len(cand))
+}
+
+// programSearch is the state of a program's search across its rounds.
+type programSearch struct {
+	r       *Runner
+	spec    *sweep.Spec
+	configs []sweep.Config
+	pol     policy.Policy
+	h       *analysis.Halving
+	state   string  // the directory of a policy.Carrier's statistics, a prefix a round
+	done    int     // results emitted so far
+	total   int     // results the sweep will emit, as far as known
+	cost    float64 // the timed regions of the search's launches so far
+	rounds  int     // selective rounds made
+	failed  int     // selective launches that failed
+}
+
+// roundCut is a round decided, with the configurations it ran (those
+// whose launch failed left out).
+type roundCut struct {
+	analysis.Cut
+	ran []int
+}
+
+// prepared prepares configuration i in a directory of its own, runs f on
+// its launcher, and removes the directory.
+func (s *programSearch) prepared(ctx context.Context, i int, f func(l *launcher) error) error {
+	if err := s.stop(ctx); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(s.r.Scratch, "approxtune-run")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	l, err := s.r.prepare(s.spec.Program, s.configs[i], dir)
+	if err != nil {
+		return &ConfigError{Index: i, Label: s.configs[i].Label(), Err: err}
+	}
+	return f(l)
+}
+
+// stop is the context's error, or ErrStopped once Stop asks the sweep to
+// stop: a search stops at a launch's end.
+func (s *programSearch) stop(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.r.stopping() {
+		return ErrStopped
+	}
+	return nil
+}
+
+// full launches configuration i once in full in round (0: an evaluate
+// search's references), announced with refs, its full runs so far, and
+// returns its time and the launch's time beyond it.
+func (s *programSearch) full(ctx context.Context, l *launcher, i, round int, refs []float64) (float64, float64, error) {
+	s.r.started(sweep.RunStart{Index: i, Kind: sweep.RunReference, Round: round, ReferenceS: refs})
+	res, extra, err := l.run(ctx, preload.Run{Reference: true})
+	s.r.ended()
+	if err == nil && len(res.ReferenceS) == 0 {
+		err = errors.New("run result: no time")
+	}
+	if err != nil {
+		return 0, 0, &ConfigError{Index: i, Label: s.configs[i].Label(), Err: &referenceError{err}}
+	}
+	return res.ReferenceS[0], extra, nil
+}
+
+// emitFull reports configuration i's full runs in round.
+func (s *programSearch) emitFull(i, round int, refs []float64, launchS float64) error {
+	s.done++
+	return s.r.Emit(sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Workload: s.spec.Workload, Index: i,
+		Config: s.configs[i], ReferenceS: refs, LaunchS: &launchS, Round: round, Done: s.done, Total: s.total})
+}
+
+// references launches every configuration's references in full (an
+// evaluate search, to judge its choice) and reports them in round 0. They
+// are taken in passes, one launch of every configuration a pass, so that a
+// slow spell of the machine slows one of a configuration's references,
+// not all (see the agent's). When the passes stop early, every
+// configuration with a reference taken is reported with those it has.
+func (s *programSearch) references(ctx context.Context) (err error) {
+	reps := s.spec.ReferenceReps
+	refs := make([][]float64, len(s.configs))
+	launchS := make([]float64, len(s.configs))
+	sent := make([]bool, len(s.configs))
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := range s.configs {
+			if !sent[i] && len(refs[i]) > 0 {
+				if e := s.emitFull(i, 0, refs[i], launchS[i]); e != nil {
+					return
+				}
+			}
+		}
+	}()
+	for j := 0; j < reps; j++ {
+		for i := range s.configs {
+			err := s.prepared(ctx, i, func(l *launcher) error {
+				dt, extra, err := s.full(ctx, l, i, 0, refs[i])
+				if err != nil {
+					return err
+				}
+				refs[i], launchS[i] = append(refs[i], dt), launchS[i]+extra
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if j == reps-1 {
+				sent[i] = true
+				if err := s.emitFull(i, 0, refs[i], launchS[i]); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// outcome is a selective launch in a round.
+type outcome struct {
+	res   *launched
+	extra float64 // the launch's time beyond its region
+	wall  float64 // its timed region (a counting launch's included)
+}
+
+// round launches the configurations alive once each selectively at tol
+// and decides which survive (analysis.Halving.Decide). It returns the
+// round's cut and the timed regions of its launches.
+func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []int) (roundCut, float64, error) {
+	cfg := preload.Run{Policy: s.pol.Name(), Tolerance: tol, Confidence: s.spec.Confidence, NMin: s.spec.NMin,
+		Models: s.spec.Models, RunMessages: s.spec.RunsMessages()}
+	if _, ok := s.pol.(policy.Carrier); ok {
+		cfg.State = filepath.Join(s.state, fmt.Sprintf("round%d", n))
+		if n > 1 {
+			cfg.Retune = filepath.Join(s.state, fmt.Sprintf("round%d", n-1))
+		}
+	}
+	_, counts := s.pol.(policy.Rehearser)
+	elapsed := 0.0
+	run := func(i int) (*outcome, error) {
+		var o *outcome
+		err := s.prepared(ctx, i, func(l *launcher) error {
+			c := cfg
+			if counts {
+				c.Counts = filepath.Join(l.dir, "approxtune-counts")
+			}
+			t := tol
+			s.r.started(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: c.Policy, Tolerance: &t, Round: n})
+			res, extra, err := l.selective(ctx, c)
+			s.r.ended()
+			var refused *LaunchError
+			switch {
+			case err != nil && (ctx.Err() != nil || errors.As(err, &refused)):
+				return &ConfigError{Index: i, Label: s.configs[i].Label(), Err: fmt.Errorf("%s at %s: %w", c.Policy, format.Tolerance(tol), err)}
+			case err == nil && (res.PredictedS == nil || res.SelectiveS == nil):
+				err = errors.New("run result: no prediction")
+			}
+			if err != nil {
+				// Skipped kernels leave the program's data meaningless,
+				// and a program may stop on it: the configuration leaves
+				// the search, and the search goes on.
+				s.failed++
+				idx := i
+				msg := fmt.Sprintf("configuration %d (%s): %s at %s in round %d: %v", i, s.configs[i].Label(), c.Policy, format.Tolerance(tol), n, err)
+				if h := failureHint(err, l.path, s.spec.RunsMessages()); h != "" {
+					msg += "\n    " + h
+				}
+				msg += "\n    the search goes on without it"
+				return s.r.Emit(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg, Index: &idx})
+			}
+			o = &outcome{res: res, extra: extra, wall: *res.SelectiveS}
+			return nil
+		})
+		if o != nil {
+			elapsed += o.wall
+			s.cost += o.wall
+		}
+		return o, err
+	}
+	var ests []analysis.Estimate
+	var ran, pending []int
+	outs := map[int]*outcome{}
+	for _, i := range alive {
+		o, err := run(i)
+		if err != nil {
+			return roundCut{}, 0, err
+		}
+		if o == nil {
+			continue // failed, and told of
+		}
+		ran = append(ran, i)
+		outs[i] = o
+		ests = append(ests, estimate(i, o))
+		if o.res.Executed != nil && *o.res.Executed > 0 && len(alive) > 1 {
+			pending = append(pending, i)
+			continue
+		}
+		if err := s.report(n, i, o); err != nil {
+			return roundCut{}, 0, err
+		}
+	}
+	if len(ran) == 0 {
+		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launch at %s failed (each told above)", n, format.Tolerance(tol))
+	}
+	if len(pending) > 0 {
+		cut, err := s.h.Decide(ests, tol, len(ran), nil)
+		if err != nil {
+			return roundCut{}, 0, err
+		}
+		// Those that cannot survive are reported first, so that every
+		// result follows its own launch's announcement.
+		for _, i := range pending {
+			if !slices.Contains(cut.Kept, i) {
+				if err := s.report(n, i, outs[i]); err != nil {
+					return roundCut{}, 0, err
+				}
+			}
+		}
+		for _, i := range pending {
+			if !slices.Contains(cut.Kept, i) {
+				continue
+			}
+			again, err := run(i)
+			if err != nil {
+				return roundCut{}, 0, err
+			}
+			if again == nil {
+				// Its second launch failed: the first stands.
+				again = outs[i]
+			} else {
+				again.wall += outs[i].wall
+				again.extra += outs[i].extra
+			}
+			k := slices.IndexFunc(ests, func(e analysis.Estimate) bool { return e.Index == i })
+			ests[k] = estimate(i, again)
+			if err := s.report(n, i, again); err != nil {
+				return roundCut{}, 0, err
+			}
+		}
+	}
+	cut, err := s.h.Decide(ests, tol, len(ran), nil)
+	return roundCut{Cut: cut, ran: ran}, elapsed, err
+}
+
+// estimate is configuration i's prediction in a round.
+func estimate(i int, o *outcome) analysis.Estimate {
+	se := 0.0
+	if o.res.PredictedSE != nil {
+		se = *o.res.PredictedSE
+	}
+	return analysis.Estimate{Index: i, Time: *o.res.PredictedS, SE: se}
+}
+
+// report emits configuration i's selective launch o in round n, and its
+// kernels.
+func (s *programSearch) report(n, i int, o *outcome) error {
+	ev := o.res.Result
+	wall, extra := o.wall, o.extra
+	ev.Workload, ev.Index, ev.Config, ev.Round = s.spec.Workload, i, s.configs[i], n
+	ev.SelectiveS, ev.LaunchS = &wall, &extra
+	s.done++
+	ev.Done, ev.Total = s.done, s.total
+	if err := s.r.Emit(ev); err != nil {
+		return err
+	}
+	if o.res.kernels != nil {
+		k := *o.res.kernels
+		k.Index = i
+		return s.r.Emit(k)
+	}
+	return nil
+}
+
+// final launches the finalists once each in full, chooses the fastest,
+// and reports the full round and the search's outcome.
+func (s *programSearch) final(ctx context.Context, alive []int, considered int) error {
+	n := s.rounds + 1
+	times := make([]float64, 0, len(alive))
+	elapsed := 0.0
+	for _, i := range alive {
+		err := s.prepared(ctx, i, func(l *launcher) error {
+			dt, extra, err := s.full(ctx, l, i, n, nil)
+			if err != nil {
+				return err
+			}
+			times = append(times, dt)
+			elapsed += dt
+			return s.emitFull(i, n, []float64{dt}, extra)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.cost += elapsed
+	round, outcome := sweep.FullRound(s.spec, s.pol.Name(), n, s.configs, alive, times, considered, s.cost, elapsed)
+	if err := s.r.Emit(round); err != nil {
+		return err
+	}
+	return s.r.Emit(outcome)
+}
