@@ -48,9 +48,12 @@ func tableBest(sw *Sweep) string {
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if sums[0].HasRef {
-		fmt.Fprintln(tw, "policy\ttolerance\tspeed-up\tmean error\tmax error\tquality\tchosen\t")
+		// The chosen configuration, the widest cell, trails the columns
+		// left-aligned: right-aligned to the longest label, a workload's
+		// several parameters had pushed the table past 100 columns.
+		fmt.Fprintln(tw, "policy\ttolerance\tspeed-up\tmean error\tmax error\tquality\t  chosen")
 		for _, s := range sums {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Policy, format.Tolerance(s.Tolerance), format.Speedup(s.Speedup),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", s.Policy, format.Tolerance(s.Tolerance), format.Speedup(s.Speedup),
 				format.Percent(s.MeanError), format.Percent(s.MaxError), format.Fixed(s.Quality, 3), s.Chosen)
 		}
 		tw.Flush()
