@@ -502,7 +502,11 @@ func (w *watchdog) hungMessage(sw *Sweep, config int) string {
 	if sp := sw.Spec; sp != nil && sp.Program != nil && !sp.RunsMessages() && w.hung.Kind == sweep.RunSelective {
 		// A review's hpcc launch hung where others crashed on the same
 		// stale indices, and only the crashes said what to try.
-		msg += "; " + programs.StaleMessagesHint
+		hint := programs.StaleMessagesHint
+		if sp.Search != sweep.SearchNone {
+			hint = programs.StaleMessagesSearchHint
+		}
+		msg += "; " + hint
 	}
 	return msg
 }

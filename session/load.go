@@ -230,7 +230,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
 		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin,
-		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs), ranOn: old.ranOn.clone()}
+		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs), leftSearch: slices.Clone(old.leftSearch), ranOn: old.ranOn.clone()}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin, RanOn: sw.ranOn}); err != nil {
 		return nil, err
 	}
@@ -261,6 +261,14 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		idx := i
 		errs = append(errs, event(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Index: &idx, ReferenceS: old.failedRefs[i],
 			Message: fmt.Sprintf("configuration %d: every selective run failed (copied from the loaded sweep)", i)}))
+	}
+	for _, i := range old.leftSearch {
+		if _, told := old.failedRefs[i]; told {
+			continue
+		}
+		idx := i
+		errs = append(errs, event(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Index: &idx,
+			Message: fmt.Sprintf("configuration %d: a selective launch failed, and it left the search (copied from the loaded sweep)", i)}))
 	}
 	if sw.Search != nil {
 		se := *sw.Search

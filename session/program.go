@@ -258,7 +258,8 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	sw.Elapsed += time.Since(pr.start)
 	switch {
 	case err == nil && failed > 0 && sp.Search != sweep.SearchNone:
-		// The search chose among the rest: a search cannot be resumed.
+		// The search chose among the rest ('table best' names those that
+		// left it): a search cannot be resumed.
 		sw.Status, sw.Message = StatusOK, ""
 	case err == nil && failed > 0:
 		what := "1 selective run failed (told above) and has no result; 'resume' tries it again"
@@ -289,6 +290,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 			// the same way: say how to go on without it, on the first
 			// line (the program's last lines follow it).
 			hint := fmt.Sprintf(" ('resume' tries configuration %d again; 'resume skip=%d' goes on without it)", ce.Index, ce.Index)
+			if sp.Search != sweep.SearchNone {
+				// A search cannot be resumed ('resume' had been offered,
+				// and then refused).
+				hint = fmt.Sprintf(" (a search cannot be resumed: leave configuration %d's values out of 'space', or fix what fails, and run it again)", ce.Index)
+			}
 			first, rest, _ := strings.Cut(sw.Message, "\n")
 			sw.Message = first + hint
 			if rest != "" {

@@ -55,6 +55,9 @@ type Sweep struct {
 	// failedRefs are the full runs of configurations whose selective runs
 	// failed, by index, as a program's error events carry them (apply).
 	failedRefs map[int][]float64
+	// leftSearch are the configurations that left a program's search, in
+	// order: a selective launch of theirs failed (an error event, apply).
+	leftSearch []int
 	// ranOn is the launcher the sweep's runs ran with: a Launcher of Kind
 	// "" for this machine's mpirun; nil where unknown (a sweep adopted
 	// into a journal before adopted sweeps kept it). resume runs the rest
@@ -121,6 +124,9 @@ func (s *Sweep) apply(e Event) {
 				s.failedRefs = map[int][]float64{}
 			}
 			s.failedRefs[*ev.Index] = ev.ReferenceS
+		}
+		if ev.Index != nil && s.Spec != nil && s.Spec.Search != sweep.SearchNone && !slices.Contains(s.leftSearch, *ev.Index) {
+			s.leftSearch = append(s.leftSearch, *ev.Index)
 		}
 	case sweep.TypeRound:
 		var r sweep.Round

@@ -291,6 +291,7 @@ func tableSearch(sw *Sweep) string {
 				full = append(full, fmt.Sprintf("%s (%s s)", sw.label(r.Index), format.Seconds(stat.Mean(r.ReferenceS, nil))))
 			}
 		}
+		b.WriteString(leftSearchLine(sw))
 		if len(full) > 0 {
 			return b.String() + "the search has not chosen yet; its full runs so far: " + strings.Join(full, ", ") + "\n"
 		}
@@ -298,7 +299,13 @@ func tableSearch(sw *Sweep) string {
 	}
 	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d round%s on %d configuration%s; the search's runs took %s s\n",
 		sw.label(se.Chosen), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
+	b.WriteString(leftSearchLine(sw))
 	refs := sw.references()
+	if len(refs) == 0 {
+		// A tune: nothing to compare with, but launches are most of
+		// what a short program's search takes.
+		b.WriteString(searchLaunchLine(sw, se.SearchS, math.NaN()))
+	}
 	if j, ok := sweep.Judge(refs, *se); ok {
 		in := "not in it"
 		if j.InBestClass {
@@ -329,8 +336,24 @@ func tableSearch(sw *Sweep) string {
 	return b.String()
 }
 
+// leftSearchLine names the configurations that left a program's search, a
+// selective launch of theirs failed (the sweep ends ok, the choice made
+// among the rest), or is "".
+func leftSearchLine(sw *Sweep) string {
+	if len(sw.leftSearch) == 0 {
+		return ""
+	}
+	var names []string
+	for _, i := range sw.leftSearch {
+		names = append(names, fmt.Sprintf("%d (%s)", i, sw.label(i)))
+	}
+	return fmt.Sprintf("note: %s left the search, a selective launch of theirs failed (the program's output is in %s): %s\n",
+		format.Count(len(names), "configuration", "configurations"), ProgramLogName, listSome(names, 5))
+}
+
 // searchLaunchLine compares, for a program's search, the search's launches
-// with one full launch of every configuration (fullS: their medians' sum),
+// with one full launch of every configuration (fullS: their medians' sum;
+// NaN: no comparison, the search's time alone),
 // each launch's start and end counted (mpirun, MPI_Init, MPI_Finalize:
 // results' launch_s), as a program sweep's table does: for a program of
 // milliseconds they are most of the time the user waits. "" where the
@@ -347,8 +370,11 @@ func searchLaunchLine(sw *Sweep, searchS, fullS float64) string {
 			refs++
 		}
 	}
-	if refs == 0 || !(searchS+extra > 0) {
+	switch {
+	case !(searchS+extra > 0) || extra == 0:
 		return ""
+	case refs == 0 || math.IsNaN(fullS):
+		return fmt.Sprintf("with each launch's start and end counted, the search took %s s\n", format.Seconds(searchS+extra))
 	}
 	return fmt.Sprintf("with each launch's start and end counted (about %s s a launch beyond its timed region): the search %s s, one full run of every configuration %s s, %s\n",
 		format.Seconds(fullExtra/float64(refs)), format.Seconds(searchS+extra), format.Seconds(fullS+fullExtra), format.Speedup((fullS+fullExtra)/(searchS+extra)))

@@ -346,6 +346,14 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 		if failed == 1 {
 			have = "has"
 		}
+		if spec.Search != sweep.SearchNone {
+			left := "their configurations left it"
+			if failed == 1 {
+				left = "its configuration left it"
+			}
+			return fail(1, "%s failed (their error events are on standard output): %s, and the search chose among the rest",
+				format.Count(failed, "selective launch", "selective launches"), left)
+		}
 		return fail(1, "%s failed and %s no result (their error events are on standard output); the summaries are the other runs'",
 			format.Count(failed, "selective run", "selective runs"), have)
 	}

@@ -230,3 +230,69 @@ table best
 		}
 	}
 }
+
+// A configuration whose selective launch fails leaves the search, whether
+// its first launch failed or the second a round gives a configuration
+// that settled kernels (it had stayed, and could be chosen, its error
+// saying it had left); the search chooses among the rest, and
+// 'program --sweep' exits 1 saying so. iterate.c at n=224 fails every
+// eager launch (FLAG), and every configuration its second (ONCE).
+func TestProgramSearchLeavesFailed(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "flag-224"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "search.json")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}", "0", %q, %q]},
+ "space": {"n": [224, 32, 96, 160], "ranks": [2]}, "policies": ["eager"], "tolerances": ["2^-1"], "search": "halving", "mode": "tune"}`,
+		prog, filepath.Join(dir, "flag-{n}"), filepath.Join(dir, "once-{n}"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "failed (their error events are on standard output)") ||
+		!strings.Contains(stderr.String(), "the search chose among the rest") {
+		t.Errorf("program --sweep: %v (exit %d); want exit 1 saying the search chose among the rest\n%s", err, code, stderr.String())
+	}
+	left := map[int]string{}
+	var rounds []sweep.Round
+	var outcome *sweep.SearchEvent
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var head struct{ Type string }
+		_ = json.Unmarshal([]byte(line), &head)
+		switch head.Type {
+		case sweep.TypeError:
+			var e sweep.ErrorEvent
+			_ = json.Unmarshal([]byte(line), &e)
+			if e.Index == nil || !strings.Contains(e.Message, "in round 1") || !strings.Contains(e.Message, "it leaves the search") {
+				t.Errorf("error event %+v: want its configuration, round 1, and that it leaves the search", e)
+				continue
+			}
+			left[*e.Index] = e.Message
+		case sweep.TypeRound:
+			var r sweep.Round
+			_ = json.Unmarshal([]byte(line), &r)
+			rounds = append(rounds, r)
+		case sweep.TypeSearch:
+			outcome = new(sweep.SearchEvent)
+			_ = json.Unmarshal([]byte(line), outcome)
+		}
+	}
+	if _, ok := left[0]; !ok || len(left) < 2 || outcome == nil || len(rounds) != 2 {
+		t.Fatalf("left the search %v, rounds %+v, outcome %+v: want n=224 and at least one more left, and a choice\n%s", left, rounds, outcome, out)
+	}
+	for i := range left {
+		if _, gone := left[outcome.Chosen]; gone || slices.Contains(rounds[0].Ran, i) || slices.Contains(rounds[0].Kept, i) || slices.Contains(rounds[1].Ran, i) {
+			t.Errorf("configuration %d left the search, yet rounds %+v chose %d", i, rounds, outcome.Chosen)
+		}
+	}
+}

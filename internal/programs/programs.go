@@ -162,7 +162,7 @@ func stopped(ee *exec.ExitError) bool {
 // messages may be skipped, StaleMessagesHint. Every failure had been
 // given the stale messages' hint, a killed mpirun and a failed result
 // check too.
-func failureHint(err error, path string, runsMessages bool) string {
+func failureHint(err error, path string, runsMessages, search bool) string {
 	var hints []string
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -182,7 +182,10 @@ func failureHint(err error, path string, runsMessages bool) string {
 			}
 		}
 	}
-	if !runsMessages {
+	switch {
+	case !runsMessages && search:
+		hints = append(hints, StaleMessagesSearchHint)
+	case !runsMessages:
 		hints = append(hints, StaleMessagesHint)
 	}
 	return strings.Join(hints, "\n    ")
@@ -551,7 +554,7 @@ func (r *Runner) configuration(ctx context.Context, spec *sweep.Spec, i int, c s
 			// A crash where the full runs pass (hpcc: a segmentation
 			// fault in HPL's row swaps, MPI_ERR_TRUNCATE) was a skipped
 			// message's stale indices, and nothing said so.
-			if h := failureHint(err, l.path, spec.RunsMessages()); h != "" {
+			if h := failureHint(err, l.path, spec.RunsMessages(), false); h != "" {
 				msg += "\n    " + h
 			}
 			failed = append(failed, msg)
@@ -604,7 +607,13 @@ func Heading(rs sweep.RunStart, label string) string {
 // StaleMessagesHint follows a selective launch's failure while the
 // sweep lets messages be skipped: what to try when the program's full
 // runs end well.
-const StaleMessagesHint = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): a sweep with 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone; in the REPL, 'resume' keeps the sweep's setting (docs/programs.md)"
+const StaleMessagesHint = staleMessages + "; in the REPL, 'resume' keeps the sweep's setting (docs/programs.md)"
+
+// StaleMessagesSearchHint is StaleMessagesHint for a search, which cannot
+// be resumed.
+const StaleMessagesSearchHint = staleMessages + ": run the search again with it (docs/programs.md)"
+
+const staleMessages = "where full runs end well, a program may compute with what a skipped message left stale (HPL sends row indices and pivots among its doubles): a sweep with 'messages run' (spec \"messages\": \"run\") runs every message and skips kernels alone"
 
 // started tells Started of a run about to start.
 func (r *Runner) started(rs sweep.RunStart) {

@@ -190,7 +190,7 @@ func TestFailureHint(t *testing.T) {
 		{"kill -KILL $$", "/bin/sh", false, []string{outside}, []string{stale, skipping}},
 		{"exit 143", "/bin/sh", false, []string{outside}, []string{stale, skipping}},
 	} {
-		h := failureHint(exit(tc.script), tc.path, tc.runs)
+		h := failureHint(exit(tc.script), tc.path, tc.runs, false)
 		for _, w := range tc.want {
 			if !strings.Contains(h, w) {
 				t.Errorf("%s (%s, messages run %v): hint %q lacks %q", tc.script, filepath.Base(tc.path), tc.runs, h, w)

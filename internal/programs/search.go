@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/approxtune/approxtune/analysis"
 	"github.com/approxtune/approxtune/internal/format"
@@ -26,12 +27,14 @@ import (
 // and every earlier round's leader. A policy that carries its statistics
 // (policy.Carrier) carries them through a round from launch to launch,
 // and into the next round as samples alone (preload.Run.Retune). A
-// configuration that executed kernels in a round and could survive is
-// launched a second time in it, once the means it needs are known, and
-// that launch predicts it (as the agent's round does: the first is
-// predicted partly from its own cold executions, the rest from the means
-// alone, and the two do not rank alike). A selective launch that fails is
-// told of (an error event) and its configuration leaves the search.
+// configuration whose launch settled kernels by executing them (settled)
+// and could survive is launched a second time in the round, once the means
+// it needs are known, and that launch predicts it (as the agent's round
+// does: the first is predicted partly from its own cold executions, the
+// rest from the means alone, and the two do not rank alike). A selective
+// launch that fails is told of (an error event) and its configuration
+// leaves the search, the launch's whole time counted in the search's
+// cost.
 //
 // After the tightest round, or one before it that leaves
 // sweep.SearchFullRuns or fewer, the finalists (sweep.Finalists, grouped
@@ -252,6 +255,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			}
 			t := tol
 			s.r.started(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: c.Policy, Tolerance: &t, Round: n})
+			t0 := time.Now()
 			res, extra, err := l.selective(ctx, c)
 			s.r.ended()
 			var refused *LaunchError
@@ -264,14 +268,18 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			if err != nil {
 				// Skipped kernels leave the program's data meaningless,
 				// and a program may stop on it: the configuration leaves
-				// the search, and the search goes on.
+				// the search, and the search goes on. The failed launch
+				// counts whole in the search's cost: it was time spent.
+				wall := time.Since(t0).Seconds()
+				elapsed += wall
+				s.cost += wall
 				s.failed++
 				idx := i
 				msg := fmt.Sprintf("configuration %d (%s): %s at %s in round %d: %v", i, s.configs[i].Label(), c.Policy, format.Tolerance(tol), n, err)
-				if h := failureHint(err, l.path, s.spec.RunsMessages()); h != "" {
+				if h := failureHint(err, l.path, s.spec.RunsMessages(), true); h != "" {
 					msg += "\n    " + h
 				}
-				msg += "\n    the search goes on without it"
+				msg += "\n    it leaves the search"
 				return s.r.Emit(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Message: msg, Index: &idx})
 			}
 			o = &outcome{res: res, extra: extra, wall: *res.SelectiveS}
@@ -286,6 +294,23 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 	var ests []analysis.Estimate
 	var ran, pending []int
 	outs := map[int]*outcome{}
+	// A round stopped early (an interrupt, a launch stopped as hung)
+	// reports the first launches still waiting for their second: they
+	// had been lost.
+	reported := map[int]bool{}
+	report := func(i int, o *outcome) error {
+		reported[i] = true
+		return s.report(n, i, o)
+	}
+	defer func() {
+		for _, i := range pending {
+			if !reported[i] {
+				if report(i, outs[i]) != nil {
+					return
+				}
+			}
+		}
+	}()
 	for _, i := range alive {
 		o, err := run(i)
 		if err != nil {
@@ -297,11 +322,11 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 		ran = append(ran, i)
 		outs[i] = o
 		ests = append(ests, estimate(i, o))
-		if o.res.Executed != nil && *o.res.Executed > 0 && len(alive) > 1 {
+		if settled(o.res) && len(alive) > 1 {
 			pending = append(pending, i)
 			continue
 		}
-		if err := s.report(n, i, o); err != nil {
+		if err := report(i, o); err != nil {
 			return roundCut{}, 0, err
 		}
 	}
@@ -317,7 +342,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 		// result follows its own launch's announcement.
 		for _, i := range pending {
 			if !slices.Contains(cut.Kept, i) {
-				if err := s.report(n, i, outs[i]); err != nil {
+				if err := report(i, outs[i]); err != nil {
 					return roundCut{}, 0, err
 				}
 			}
@@ -331,21 +356,50 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 				return roundCut{}, 0, err
 			}
 			if again == nil {
-				// Its second launch failed: the first stands.
-				again = outs[i]
-			} else {
-				again.wall += outs[i].wall
-				again.extra += outs[i].extra
+				// Its second launch failed, and was told of: the
+				// configuration leaves the search, as the error said,
+				// with no result, as when its first launch fails.
+				reported[i] = true
+				ran = slices.DeleteFunc(ran, func(x int) bool { return x == i })
+				ests = slices.DeleteFunc(ests, func(e analysis.Estimate) bool { return e.Index == i })
+				continue
 			}
+			again.wall += outs[i].wall
+			again.extra += outs[i].extra
 			k := slices.IndexFunc(ests, func(e analysis.Estimate) bool { return e.Index == i })
 			ests[k] = estimate(i, again)
-			if err := s.report(n, i, again); err != nil {
+			if err := report(i, again); err != nil {
 				return roundCut{}, 0, err
 			}
 		}
 	}
+	if len(ran) == 0 {
+		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launches at %s failed (each told above)", n, format.Tolerance(tol))
+	}
 	cut, err := s.h.Decide(ests, tol, len(ran), nil)
 	return roundCut{Cut: cut, ran: ran}, elapsed, err
+}
+
+// settled says whether a selective launch settled kernels by executing
+// them: some kernel it executed is predictable (or modelled) at its end, so
+// a second launch would skip it from its first call and predict it from
+// the means. Its own executions, cold in a fresh process, weigh on its
+// prediction meanwhile. A kernel executed and still executing at the end
+// (a small message the engine runs every time) changes nothing in a
+// second launch: a review's 30-configuration search had launched 9 of
+// round 1's survivors and 6 of round 2's twice for that, each
+// prediction unchanged. Without its kernels' statistics, any execution
+// counts.
+func settled(res *launched) bool {
+	if res.kernels == nil {
+		return res.Executed != nil && *res.Executed > 0
+	}
+	for _, k := range res.kernels.Kernels {
+		if k.Calls > k.Skipped && k.State != sweep.KernelExecuting {
+			return true
+		}
+	}
+	return false
 }
 
 // estimate is configuration i's prediction in a round.

@@ -7,7 +7,9 @@
 // from the input deck iterate.dat ("ITER N"); a third argument, NAP, makes
 // each step sleep NAP microseconds (time no skipped kernel takes off); a
 // fourth, FLAG, makes an eager selective run exit with status 3 (after
-// MPI_Finalize) while the file FLAG exists. The
+// MPI_Finalize) while the file FLAG exists; a fifth, ONCE, makes an eager
+// selective run exit with status 3 when the file ONCE exists and creates
+// it otherwise (its second launch fails). The
 // steps are the region approxtune times (approxtune.h): the 3 dgemm_ of the
 // set-up before it are left out.
 #include <mpi.h>
@@ -60,5 +62,10 @@ int main(int argc, char **argv) {
 	MPI_Finalize();
 	const char *run = getenv("APPROXTUNE_RUN");
 	if (argc > 4 && run != NULL && strstr(run, "\"eager\"") != NULL && access(argv[4], F_OK) == 0) return 3;
+	if (argc > 5 && run != NULL && strstr(run, "\"eager\"") != NULL && rank == 0) {
+		if (access(argv[5], F_OK) == 0) return 3;
+		FILE *once = fopen(argv[5], "w");
+		if (once != NULL) fclose(once);
+	}
 	return 0;
 }
