@@ -196,6 +196,45 @@ func Median(x []float64) float64 {
 	return (s[h-1] + s[h]) / 2
 }
 
+// ReferencePasses takes reps full runs of each of n configurations for an
+// evaluate search to be judged by, in passes: one run of every
+// configuration a pass (run), so that a slow spell of the machine slows
+// one of a configuration's references, not all. Each configuration is
+// reported (report) after its last pass; when a run fails (an interrupt),
+// every configuration not reported yet with a run taken (taken) is
+// reported with those it has, and run's error returned: an interrupt had
+// thrown away the first pass's runs of every configuration the last pass
+// had not reached.
+func ReferencePasses(n, reps int, run func(i int) error, taken func(i int) bool, report func(i int) error) (err error) {
+	sent := make([]bool, n)
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := range n {
+			if !sent[i] && taken(i) {
+				if report(i) != nil {
+					return
+				}
+			}
+		}
+	}()
+	for j := range reps {
+		for i := range n {
+			if err := run(i); err != nil {
+				return err
+			}
+			if j == reps-1 {
+				sent[i] = true
+				if err := report(i); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // RoundEvent is round n of a search decided at tolerance tol under policy:
 // the configurations it ran, those it kept (fastest first), dropped and,
 // of those, capped by its budget, its best, the least prediction it

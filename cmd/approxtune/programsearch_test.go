@@ -29,21 +29,11 @@ func TestProgramSearch(t *testing.T) {
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
-	spec := filepath.Join(t.TempDir(), "search.json")
-	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}"]},
+	out, stderr, code := searchSweep(t, bin, lib, t.TempDir(), fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}"]},
  "space": {"n": [96, 224, 32, 160], "ranks": [2]}, "policies": ["eager"], "tolerances": ["2^-1"],
- "search": "halving", "mode": "evaluate", "reference_reps": 2}`, prog)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
-	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("program --sweep: %v\n%s", err, stderr.String())
+ "search": "halving", "mode": "evaluate", "reference_reps": 2}`, prog))
+	if code != 0 {
+		t.Fatalf("program --sweep: exit %d\n%s", code, stderr)
 	}
 	var start sweep.Start
 	var results []sweep.Result
@@ -129,8 +119,8 @@ func TestProgramSearch(t *testing.T) {
 	}
 	// A configuration that executed kernels and could survive round 1
 	// runs twice in it, its second launch reported.
-	if n, least := strings.Count(stderr.String(), "== configuration "), 8+len(byRound[1])+len(byRound[2]); n < least || n > least+len(first.Kept) {
-		t.Errorf("%d launches announced on standard error, want %d to %d:\n%s", n, least, least+len(first.Kept), stderr.String())
+	if n, least := strings.Count(stderr, "== configuration "), 8+len(byRound[1])+len(byRound[2]); n < least || n > least+len(first.Kept) {
+		t.Errorf("%d launches announced on standard error, want %d to %d:\n%s", n, least, least+len(first.Kept), stderr)
 	}
 }
 
@@ -246,22 +236,11 @@ func TestProgramSearchLeavesFailed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "flag-224"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	spec := filepath.Join(dir, "search.json")
-	if err := os.WriteFile(spec, []byte(fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}", "0", %q, %q]},
+	out, stderr, code := searchSweep(t, bin, lib, dir, fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}", "0", %q, %q]},
  "space": {"n": [224, 32, 96, 160], "ranks": [2]}, "policies": ["eager"], "tolerances": ["2^-1"], "search": "halving", "mode": "tune"}`,
-		prog, filepath.Join(dir, "flag-{n}"), filepath.Join(dir, "once-{n}"))), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", spec)
-	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "failed (their error events are on standard output)") ||
-		!strings.Contains(stderr.String(), "the search chose among the rest") {
-		t.Errorf("program --sweep: %v (exit %d); want exit 1 saying the search chose among the rest\n%s", err, code, stderr.String())
+		prog, filepath.Join(dir, "flag-{n}"), filepath.Join(dir, "once-{n}")))
+	if code != 1 || !strings.Contains(stderr, "failed (their error events are on standard output)") || !strings.Contains(stderr, "the search chose among the rest") {
+		t.Errorf("program --sweep: exit %d; want exit 1 saying the search chose among the rest\n%s", code, stderr)
 	}
 	left := map[int]string{}
 	var rounds []sweep.Round
@@ -295,4 +274,25 @@ func TestProgramSearchLeavesFailed(t *testing.T) {
 			t.Errorf("configuration %d left the search, yet rounds %+v chose %d", i, rounds, outcome.Chosen)
 		}
 	}
+}
+
+// searchSweep runs 'approxtune program --sweep' on the spec text (written
+// in dir) and returns its standard output, standard error and exit status.
+func searchSweep(t *testing.T, bin, lib, dir, spec string) ([]byte, string, int) {
+	t.Helper()
+	path := filepath.Join(dir, "search.json")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "program", "--sweep", path)
+	cmd.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil && cmd.ProcessState == nil {
+		t.Fatalf("program --sweep: %v", err)
+	}
+	return out, stderr.String(), cmd.ProcessState.ExitCode()
 }

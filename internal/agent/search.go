@@ -155,61 +155,34 @@ func (s *searchRun) prepared(i int, f func(pc *config) error) error {
 // come out 10-15% above what it ran in every other sweep and in the
 // search's own full run (0.344 and 0.360 s against 0.293-0.336 s and
 // 0.309 s), which put the search's choice outside the best class that
-// judged it. A configuration is reported after its last pass; when the
-// passes stop early (an interrupt), every configuration with a reference
-// taken is reported with those it has (an interrupt had thrown away the
-// first pass's runs of every configuration the last pass had not reached).
-func (s *searchRun) references(ctx context.Context) (err error) {
-	reps := s.spec.ReferenceReps
+// judged it. sweep.ReferencePasses says what is reported when.
+func (s *searchRun) references(ctx context.Context) error {
 	refs := make([][]float64, len(s.configs))
 	worst := make([]float64, len(s.configs))
-	sent := make([]bool, len(s.configs))
-	defer func() {
-		if err == nil {
-			return
+	run := func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		for i := range s.configs {
-			if !sent[i] && len(refs[i]) > 0 {
-				if e := s.sendFull(i, 0, refs[i], worst[i]); e != nil {
-					return
-				}
-			}
-		}
-	}()
-	for j := 0; j < reps; j++ {
-		for i := range s.configs {
-			if err := ctx.Err(); err != nil {
+		return s.prepared(i, func(pc *config) error {
+			if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp, ReferenceS: refs[i]}); err != nil {
 				return err
 			}
-			err := s.prepared(i, func(pc *config) error {
-				if err := s.r.begin(sweep.RunStart{Index: i, Kind: sweep.RunWarmUp, ReferenceS: refs[i]}); err != nil {
-					return err
-				}
-				if err := s.r.warmUp(ctx, pc, false); err != nil {
-					return fmt.Errorf("warm-up: %w", err)
-				}
-				dt, res, err := s.fullRun(ctx, i, 0, pc, refs[i])
-				if err != nil {
-					return err
-				}
-				refs[i] = append(refs[i], dt)
-				if res > worst[i] || math.IsNaN(res) {
-					worst[i] = res
-				}
-				return nil
-			})
+			if err := s.r.warmUp(ctx, pc, false); err != nil {
+				return fmt.Errorf("warm-up: %w", err)
+			}
+			dt, res, err := s.fullRun(ctx, i, 0, pc, refs[i])
 			if err != nil {
 				return err
 			}
-			if j == reps-1 {
-				sent[i] = true
-				if err := s.sendFull(i, 0, refs[i], worst[i]); err != nil {
-					return err
-				}
+			refs[i] = append(refs[i], dt)
+			if res > worst[i] || math.IsNaN(res) {
+				worst[i] = res
 			}
-		}
+			return nil
+		})
 	}
-	return nil
+	return sweep.ReferencePasses(len(s.configs), s.spec.ReferenceReps, run, func(i int) bool { return len(refs[i]) > 0 },
+		func(i int) error { return s.sendFull(i, 0, refs[i], worst[i]) })
 }
 
 // fullRun runs prepared configuration i of round once in full, announced

@@ -179,50 +179,23 @@ func (s *programSearch) emitFull(i, round int, refs []float64, launchS float64) 
 }
 
 // references launches every configuration's references in full (an
-// evaluate search, to judge its choice) and reports them in round 0. They
-// are taken in passes, one launch of every configuration a pass, so that a
-// slow spell of the machine slows one of a configuration's references,
-// not all (see the agent's). When the passes stop early, every
-// configuration with a reference taken is reported with those it has.
-func (s *programSearch) references(ctx context.Context) (err error) {
-	reps := s.spec.ReferenceReps
+// evaluate search, to judge its choice) and reports them in round 0, in
+// passes (sweep.ReferencePasses).
+func (s *programSearch) references(ctx context.Context) error {
 	refs := make([][]float64, len(s.configs))
 	launchS := make([]float64, len(s.configs))
-	sent := make([]bool, len(s.configs))
-	defer func() {
-		if err == nil {
-			return
-		}
-		for i := range s.configs {
-			if !sent[i] && len(refs[i]) > 0 {
-				if e := s.emitFull(i, 0, refs[i], launchS[i]); e != nil {
-					return
-				}
-			}
-		}
-	}()
-	for j := 0; j < reps; j++ {
-		for i := range s.configs {
-			err := s.prepared(ctx, i, func(l *launcher) error {
-				dt, extra, err := s.full(ctx, l, i, 0, refs[i])
-				if err != nil {
-					return err
-				}
-				refs[i], launchS[i] = append(refs[i], dt), launchS[i]+extra
-				return nil
-			})
+	run := func(i int) error {
+		return s.prepared(ctx, i, func(l *launcher) error {
+			dt, extra, err := s.full(ctx, l, i, 0, refs[i])
 			if err != nil {
 				return err
 			}
-			if j == reps-1 {
-				sent[i] = true
-				if err := s.emitFull(i, 0, refs[i], launchS[i]); err != nil {
-					return err
-				}
-			}
-		}
+			refs[i], launchS[i] = append(refs[i], dt), launchS[i]+extra
+			return nil
+		})
 	}
-	return nil
+	return sweep.ReferencePasses(len(s.configs), s.spec.ReferenceReps, run, func(i int) bool { return len(refs[i]) > 0 },
+		func(i int) error { return s.emitFull(i, 0, refs[i], launchS[i]) })
 }
 
 // outcome is a selective launch in a round.
