@@ -443,22 +443,43 @@ func (w *watchdog) watch(ended <-chan struct{}, hung func()) {
 // returns tells, once ended closed, that the user had cancelled before the
 // deadline passed: the sweep then ends cancelled, not hung (the run was
 // only waited for). After ended closes, wait waits for it.
-func (w *watchdog) guard(runCtx context.Context, ended <-chan struct{}, pr *progress, stop func()) *atomic.Bool {
+//
+// spare, when set, is tried first: it stops the hung run alone where it
+// can (a program search's selective launch, whose configuration then
+// leaves the search) and says so, and the sweep goes on, watched again.
+func (w *watchdog) guard(runCtx context.Context, ended <-chan struct{}, pr *progress, stop func(), spare func(hung *sweep.RunStart) bool) *atomic.Bool {
 	cancelledFirst := new(atomic.Bool)
 	w.watching.Add(1)
 	go func() {
 		defer w.watching.Done()
-		w.watch(ended, func() {
-			cancelledFirst.Store(runCtx.Err() != nil)
-			what := "no run has ended"
-			if w.hung != nil {
-				what = fmt.Sprintf("a run of configuration %d has not ended", w.hung.Index)
-			}
-			pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping %s", what, briefDuration(w.fired), briefDuration(w.limit), w.stopping))
-			stop()
-		})
+		for again := true; again; {
+			again = false
+			w.watch(ended, func() {
+				what := "no run has ended"
+				if w.hung != nil {
+					what = fmt.Sprintf("a run of configuration %d has not ended", w.hung.Index)
+				}
+				if w.hung != nil && spare != nil && runCtx.Err() == nil && spare(w.hung) {
+					pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping its launch, and the configuration leaves the search", what, briefDuration(w.fired), briefDuration(w.limit)))
+					w.forgive()
+					again = true
+					return
+				}
+				cancelledFirst.Store(runCtx.Err() != nil)
+				pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping %s", what, briefDuration(w.fired), briefDuration(w.limit), w.stopping))
+				stop()
+			})
+		}
 	}()
 	return cancelledFirst
+}
+
+// forgive forgets a hang that spare stopped alone: the sweep goes on, and
+// the clock restarts.
+func (w *watchdog) forgive() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.fired, w.hung, w.last = 0, nil, time.Now()
 }
 
 // wait returns once guard's watch is over (at once when guard was not

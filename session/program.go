@@ -244,14 +244,22 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	// reviewer's resume was judged hung while its job was pending).
 	wd := newWatchdog(s.st.Deadline, sw.Results)
 	wd.stopping = "the program's launch"
+	// A search's selective launch that hangs is stopped alone, and its
+	// configuration leaves the search (a search cannot be resumed: a hang
+	// had ended it, everything it had measured with it).
+	var spare func(*sweep.RunStart) bool
+	stoppable := &launchStop{}
+	if sp.Search != sweep.SearchNone {
+		spare = func(hung *sweep.RunStart) bool { return hung.Kind == sweep.RunSelective && stoppable.stop() }
+	}
 	ended := make(chan struct{})
 	cancelledFirst := new(atomic.Bool)
 	ready := func() {
 		launching.Store(true)
 		wd.restart()
-		cancelledFirst = wd.guard(runCtx, ended, pr, stop)
+		cancelledFirst = wd.guard(runCtx, ended, pr, stop, spare)
 	}
-	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.seen, ready, graceful)
+	failed, err, jerr := s.runProgram(runCtx, sw, sp, pr, out, wd.seen, ready, graceful, stoppable.set)
 	close(ended)
 	wd.wait()
 	stopClock()
@@ -320,7 +328,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 // first error, which stops the sweep after the event it could not journal.
 // Once graceful is closed, the sweep stops at the end of the launch under
 // way (programs.Runner.Stop).
-func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func(), graceful <-chan struct{}) (nfailed int, runErr, journalErr error) {
+func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr *progress, out Output, seen func(Event) func(), ready func(), graceful <-chan struct{}, stoppable func(context.CancelCauseFunc)) (nfailed int, runErr, journalErr error) {
 	var failed []string // the selective runs that failed
 	if s.opts.Binary == "" && os.Getenv(preload.EnvLib) == "" {
 		// FindFor("") would look beside the running executable: a Go
@@ -369,7 +377,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		out.Print("the program's output goes to " + logPath)
 	}
 	label := sw.Labeler()
-	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Carry: true, Stop: graceful, Emit: func(ev any) error {
+	r := &programs.Runner{Launcher: pl.launcher, Lib: lib, Dir: dir, Scratch: pl.scratch, Carry: true, Stop: graceful, Stoppable: stoppable, Emit: func(ev any) error {
 		line, err := json.Marshal(ev)
 		if err != nil {
 			return err
@@ -502,4 +510,30 @@ func (w *libraryNotes) ended() {
 		delete(w.wait, l)
 	}
 	w.line = w.line[:0]
+}
+
+// launchStop holds the stop of the program's launch under way that may be
+// stopped alone (programs.Runner.Stoppable): a search's selective launch.
+type launchStop struct {
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+}
+
+// set is programs.Runner.Stoppable.
+func (l *launchStop) set(cancel context.CancelCauseFunc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cancel = cancel
+}
+
+// stop stops the launch under way alone, as hung, and says whether there
+// was one to stop.
+func (l *launchStop) stop() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel == nil {
+		return false
+	}
+	l.cancel(programs.ErrHung)
+	return true
 }

@@ -618,7 +618,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	cancelledFirst := wd.guard(runCtx, c.ended, pr, func() {
 		stop()
 		a.Interrupt(2 * time.Second)
-	})
+	}, nil)
 	done, err, jerr := s.runOn(runCtx, a, sw, sp, pr, gated, wd.seen, func() {
 		pr.note("the journal could not be written: the sweep stops at the next run boundary")
 		stop()

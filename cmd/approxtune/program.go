@@ -68,7 +68,10 @@ runs every message and collective, skipping kernels alone, for a program that
 sends indices among its floating-point data (HPL; docs/programs.md). It prints the
 sweep's events as JSON lines, as 'approxtune agent --sweep' does, and the
 program's own output on standard error, each launch under a heading. A launch
-that runs past --deadline is stopped as hung, and the sweep ends (exit 1). An
+that runs past --deadline is stopped as hung, and the sweep ends (exit 1); a
+search's ("search": "halving" or "random", one policy: docs/programs.md)
+selective launch is stopped alone, and its configuration leaves the search,
+as one whose selective launch fails does (exit 1 at the end). An
 interrupt stops the launch under way and ends the sweep; the runs its
 configuration finished are printed when its full runs were all taken (the
 REPL's first Ctrl-C waits for the launch's end instead).`, stderr)
@@ -298,7 +301,7 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 		}
 		return enc.Encode(ev)
 	},
-		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Ended: watch.ended,
+		Warn: func(msg string) { fmt.Fprintln(stderr, "approxtune program: warning: "+msg) }, Ended: watch.ended, Stoppable: watch.stoppable,
 		Started: func(rs sweep.RunStart) {
 			// The program's output, on standard error, under a heading
 			// for each launch, as the REPL's program.log has it: it had
@@ -370,8 +373,9 @@ type launchWatch struct {
 
 	mu      sync.Mutex
 	timer   *time.Timer
-	began   time.Time     // the running launch's start (zero between launches)
-	longest time.Duration // the longest launch that ended so far
+	began   time.Time               // the running launch's start (zero between launches)
+	longest time.Duration           // the longest launch that ended so far
+	spare   context.CancelCauseFunc // the launch under way that a deadline stops alone (stoppable), or nil
 }
 
 // hungLaunch is the cause a launch past its deadline ends the sweep with.
@@ -401,8 +405,27 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 		if rs.Index >= 0 && rs.Index < len(w.configs) {
 			h.label = fmt.Sprintf("%d (%s)", rs.Index, w.configs[rs.Index].Label())
 		}
-		w.timer = time.AfterFunc(limit, func() { w.stop(h) })
+		w.timer = time.AfterFunc(limit, func() {
+			w.mu.Lock()
+			spare := w.spare
+			w.mu.Unlock()
+			if rs.Kind == sweep.RunSelective && spare != nil {
+				// A search's selective launch: it alone stops, its
+				// configuration leaving the search (an error event).
+				spare(programs.ErrHung)
+				return
+			}
+			w.stop(h)
+		})
 	}
+}
+
+// stoppable is programs.Runner.Stoppable: the launch under way that a
+// deadline stops alone.
+func (w *launchWatch) stoppable(stop context.CancelCauseFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.spare = stop
 }
 
 // ended disarms the deadline of the launch that ended, and keeps its

@@ -296,3 +296,57 @@ func searchSweep(t *testing.T, bin, lib, dir, spec string) ([]byte, string, int)
 	}
 	return out, stderr.String(), cmd.ProcessState.ExitCode()
 }
+
+// A search's selective launch that hangs is stopped alone at its deadline,
+// its configuration leaving the search, and the search goes on (a hang had
+// ended it, and a search cannot be resumed): in the REPL, and under
+// 'program --sweep'. hangs.c deadlocks in x=1's selective launches.
+func TestProgramSearchHungLaunch(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
+	out, errs, code := runScript(t, bin, fmt.Sprintf(`program %s {x}
+space x=2,1,3 ranks=2
+deadline 3s
+tune search=halving
+table best
+`, prog))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"it hangs; stopping its launch, and the configuration leaves the search", "(ok)",
+		"note: 1 configuration left the search, a selective launch of theirs failed", "1 (x=1)", "chosen: x="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "chosen: x=1") {
+		t.Errorf("x=1, which hung, chosen:\n%s", out)
+	}
+
+	events, stderr, code := searchSweep(t, bin, lib, t.TempDir(), fmt.Sprintf(`{"program": {"command": [%q, "{x}"]},
+ "space": {"x": [2, 1, 3], "ranks": [2]}, "policies": ["eager"], "search": "halving", "mode": "tune"}`, prog))
+	if code != 1 || !strings.Contains(stderr, "the search chose among the rest") {
+		t.Errorf("program --sweep: exit %d; want 1, the search chosen among the rest\n%s", code, stderr)
+	}
+	var hung bool
+	var outcome *sweep.SearchEvent
+	for _, line := range strings.Split(strings.TrimSpace(string(events)), "\n") {
+		var head struct{ Type string }
+		_ = json.Unmarshal([]byte(line), &head)
+		switch head.Type {
+		case sweep.TypeError:
+			var e sweep.ErrorEvent
+			_ = json.Unmarshal([]byte(line), &e)
+			hung = hung || e.Index != nil && *e.Index == 1 && strings.Contains(e.Message, "ran past the deadline")
+		case sweep.TypeSearch:
+			outcome = new(sweep.SearchEvent)
+			_ = json.Unmarshal([]byte(line), outcome)
+		}
+	}
+	if !hung || outcome == nil || outcome.Chosen == 1 {
+		t.Errorf("program --sweep: x=1 hung %v, outcome %+v; want it told of and another chosen\n%s", hung, outcome, events)
+	}
+}

@@ -254,7 +254,16 @@ type Runner struct {
 	// launch under way (an interrupt), where cancelling the context stops
 	// the launch itself: Sweep then returns ErrStopped.
 	Stop <-chan struct{}
+	// Stoppable, when set, is given the stop of each launch that may be
+	// stopped alone while it runs, and nil once it has ended: a search's
+	// selective launch. Stopped with ErrHung (a deadline), the launch
+	// fails, its configuration leaves the search, and the search goes on.
+	Stoppable func(stop context.CancelCauseFunc)
 }
+
+// ErrHung is the cause a launch is stopped alone with (Runner.Stoppable)
+// when it has run past its deadline.
+var ErrHung = errors.New("it ran past the deadline, hung, and was stopped")
 
 // ErrPastResult is in the error of a launch stopped (its context done)
 // after rank 0 had written its result at MPI_Finalize: what kept it was

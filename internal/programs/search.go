@@ -229,10 +229,21 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			t := tol
 			s.r.started(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: c.Policy, Tolerance: &t, Round: n})
 			t0 := time.Now()
-			res, extra, err := l.selective(ctx, c)
+			lctx, stop := context.WithCancelCause(ctx)
+			if s.r.Stoppable != nil {
+				s.r.Stoppable(stop)
+			}
+			res, extra, err := l.selective(lctx, c)
+			if s.r.Stoppable != nil {
+				s.r.Stoppable(nil)
+			}
+			hung := errors.Is(context.Cause(lctx), ErrHung) && ctx.Err() == nil
+			stop(nil)
 			s.r.ended()
 			var refused *LaunchError
 			switch {
+			case hung && err != nil:
+				err = fmt.Errorf("%w (%v)", ErrHung, err)
 			case err != nil && (ctx.Err() != nil || errors.As(err, &refused)):
 				return &ConfigError{Index: i, Label: s.configs[i].Label(), Err: fmt.Errorf("%s at %s: %w", c.Policy, format.Tolerance(tol), err)}
 			case err == nil && (res.PredictedS == nil || res.SelectiveS == nil):
