@@ -16,6 +16,19 @@
  * are then meaningless: a program that checks its own results (and exits
  * non-zero when they are wrong) skips the check there. It is 0 in a full
  * run and without the library.
+ *
+ * APPROXTUNE_CUT_SHORT() lets a search (tune search=halving) stop a
+ * selective run of a configuration that cannot be among those its round
+ * keeps: it is 1 once the run's prediction has passed them. It is a
+ * collective over MPI_COMM_WORLD: call it on every rank at the same point
+ * of your work (an iteration's end) and, when it is 1, stop the work there
+ * on every rank (go on to the region's end). It is 0, at no cost, in every
+ * other run and without the library.
+ *
+ *   for (it = 0; it < iters; it++) {
+ *     step(...);
+ *     if (APPROXTUNE_CUT_SHORT()) break;
+ *   }
  */
 #ifndef APPROXTUNE_H
 #define APPROXTUNE_H
@@ -27,6 +40,7 @@ extern "C" {
 void approxtune_begin(void) __attribute__((weak));
 void approxtune_end(void) __attribute__((weak));
 int approxtune_skipping(void) __attribute__((weak));
+int approxtune_cut_short(void) __attribute__((weak));
 
 #ifdef __cplusplus
 }
@@ -35,5 +49,6 @@ int approxtune_skipping(void) __attribute__((weak));
 #define APPROXTUNE_BEGIN() do { if (approxtune_begin) approxtune_begin(); } while (0)
 #define APPROXTUNE_END() do { if (approxtune_end) approxtune_end(); } while (0)
 #define APPROXTUNE_SKIPPING() (approxtune_skipping ? approxtune_skipping() : 0)
+#define APPROXTUNE_CUT_SHORT() (approxtune_cut_short ? approxtune_cut_short() : 0)
 
 #endif

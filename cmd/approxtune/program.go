@@ -121,6 +121,13 @@ REPL's first Ctrl-C waits for the launch's end instead).`, stderr)
 		if note := preload.StaticKernelsNote(path); note != "" {
 			fmt.Fprintln(stdout, note)
 		}
+		if asks, known := preload.AsksCutShort(path); known {
+			if asks {
+				fmt.Fprintln(stdout, "searches: it calls APPROXTUNE_CUT_SHORT(), so a search's round may cut a launch short once its prediction has passed the configurations the round keeps")
+			} else {
+				fmt.Fprintln(stdout, "searches: each launch runs whole; to let a search's round cut short a launch that cannot be kept, call APPROXTUNE_CUT_SHORT() on every rank at each iteration's end and stop when it is 1 (include/approxtune.h)")
+			}
+		}
 		// A review tuning hpcc found HPL's MPI_Iprobe and level-2 BLAS
 		// nowhere in the check, with nothing said of them.
 		if un := preload.Unintercepted(path, slices.Collect(maps.Keys(c.Calls))); len(un) > 0 {

@@ -85,6 +85,15 @@ func TestProgramCheckCounts(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "timed: the region from approxtune_begin to approxtune_end, marked on every rank\n") || strings.Contains(stdout, "timed: each launch whole") {
 		t.Errorf("program --check of a program that marks its region: exit %d\n%s%s", code, stdout, stderr)
 	}
+	// Whether a search may cut its launches short.
+	if !strings.Contains(stdout, "searches: each launch runs whole; to let a search's round cut short") {
+		t.Errorf("program --check of a program that never asks to be cut short:\n%s", stdout)
+	}
+	iterate := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	stdout, stderr, code = runCheck(t, bin, lib, "--ranks", "2", iterate, "2", "32")
+	if code != 0 || !strings.Contains(stdout, "searches: it calls APPROXTUNE_CUT_SHORT()") {
+		t.Errorf("program --check of iterate.c, which asks to be cut short: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 // A program that never calls MPI, and a statically linked one, are refused

@@ -350,3 +350,53 @@ table best
 		t.Errorf("program --sweep: x=1 hung %v, outcome %+v; want it told of and another chosen\n%s", hung, outcome, events)
 	}
 }
+
+// Once a round has as many predictions as it keeps, a program that asks
+// (APPROXTUNE_CUT_SHORT(), as iterate.c does at each step's end) stops a
+// launch whose prediction has passed them: its result says cut_short,
+// with fewer calls than the whole run makes, and the round drops it.
+// iterate.c at n=256 and 224 after 32, 48 and 64, which a round of 5
+// keeps at most 3 of.
+func TestProgramSearchCutsShort(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	out, stderr, code := searchSweep(t, bin, lib, t.TempDir(), fmt.Sprintf(`{"program": {"command": [%q, "20", "{n}"]},
+ "space": {"n": [32, 48, 64, 256, 224], "ranks": [2]}, "policies": ["eager"], "tolerances": ["2^-1"], "search": "halving", "mode": "tune"}`, prog))
+	if code != 0 {
+		t.Fatalf("program --sweep: exit %d\n%s", code, stderr)
+	}
+	const calls = 2 * 20 * 8 // ranks x steps x calls a step
+	cut := map[int]bool{}
+	var first *sweep.Round
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var head struct{ Type string }
+		_ = json.Unmarshal([]byte(line), &head)
+		switch head.Type {
+		case sweep.TypeResult:
+			var r sweep.Result
+			_ = json.Unmarshal([]byte(line), &r)
+			if !r.CutShort {
+				continue
+			}
+			cut[r.Index] = true
+			if r.Executed == nil || r.Skipped == nil || *r.Executed+*r.Skipped >= calls || r.Round != 1 {
+				t.Errorf("configuration %d cut short: %+v; want fewer than %d calls, in round 1", r.Index, r, calls)
+			}
+		case sweep.TypeRound:
+			if first == nil {
+				first = new(sweep.Round)
+				_ = json.Unmarshal([]byte(line), first)
+			}
+		}
+	}
+	if !cut[3] || cut[0] || cut[1] || cut[2] || first == nil {
+		t.Fatalf("cut short %v, want n=256 (configuration 3) and none of the first three; round 1 %+v\n%s", cut, first, out)
+	}
+	for i := range cut {
+		if !slices.Contains(first.Dropped, i) {
+			t.Errorf("configuration %d cut short, yet round 1 did not drop it: %+v", i, *first)
+		}
+	}
+}

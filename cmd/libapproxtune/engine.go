@@ -170,6 +170,7 @@ func (r *run) start() {
 	case r.cfg.Counting:
 		r.e.Begin(r.tr, selective.Counting)
 	default:
+		r.e.SetCutoff(r.cfg.Cutoff)
 		r.e.Begin(r.tr, selective.Selective)
 	}
 }
@@ -292,6 +293,21 @@ func atSkipping(h C.uintptr_t) C.int {
 	return 0
 }
 
+// atCutShort is approxtune_cut_short: whether the launch's longest path
+// has passed its cutoff (preload.Run.Cutoff), every rank calling it at the
+// same point (selective.Comm.CutShort, over the world). 0 without a
+// cutoff, at no cost.
+//
+//export atCutShort
+func atCutShort(h C.uintptr_t) C.int {
+	defer guard()
+	r := the(h)
+	if r.tr == nil || r.cfg.Counting || r.cfg.Cutoff <= 0 || !r.e.World().CutShort() {
+		return 0
+	}
+	return 1
+}
+
 // the returns the run of handle h.
 func the(h C.uintptr_t) *run { return cgo.Handle(h).Value().(*run) }
 
@@ -339,7 +355,7 @@ func atEnd(h C.uintptr_t) {
 	}
 	res := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion, Policy: r.tr.Policy().Name(), Tolerance: &tol,
 		PredictedS: &p.TotalS, PredictedSE: &p.SE, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &p.Executed, Skipped: &p.Skipped,
-		Settled: &p.Settled, Promised: &p.Promised, Path: &p.Path}
+		Settled: &p.Settled, Promised: &p.Promised, Path: &p.Path, CutShort: p.CutShort}
 	kernels := sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Policy: res.Policy, Tolerance: tol,
 		Kernels: r.e.Report(r.tr)}
 	if err := preload.WriteResult(r.cfg.Out, &res, &kernels); err != nil {

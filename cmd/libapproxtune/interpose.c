@@ -511,6 +511,22 @@ void approxtune_begin(void) {
 // too, where a program may decide its exit status.
 int approxtune_skipping(void) { return at_skips; }
 
+// approxtune_cut_short says whether a search's round has cut this
+// selective launch short: its prediction has passed the configurations the
+// round keeps, and the program may stop its work. A collective over
+// MPI_COMM_WORLD: every rank calls it at the same point of its work (an
+// iteration's end) and, on 1, stops it there on every rank. 0 outside a
+// search's selective launch, where it costs nothing.
+int approxtune_cut_short(void) {
+	int cut = 0;
+	if (at_run && at_depth == 0) {
+		at_depth++;
+		cut = atCutShort(at_run);
+		at_depth--;
+	}
+	return cut;
+}
+
 void approxtune_end(void) {
 	if (!at_run && at_initialized) __atomic_fetch_add(&at_marks[1], 1, __ATOMIC_RELAXED);
 	if (at_run && at_depth == 0) {

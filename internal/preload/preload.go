@@ -456,6 +456,11 @@ type Run struct {
 	// (selective.Track.Retuned), as a built-in workload's search carries
 	// its track from round to round.
 	Retune string `json:"retune,omitempty"`
+	// Cutoff, in a search's selective launch, is the predicted time past
+	// which a program that asks (approxtune_cut_short, approxtune.h) may
+	// stop its work: the launch's prediction cannot then be among those
+	// its round keeps (analysis.Halving.Cutoff). 0: none.
+	Cutoff float64 `json:"cutoff,omitempty"`
 	// Counting makes the launch a policy.Rehearser's counting run (the
 	// policy apriori), a skeleton of the program: no computation kernel
 	// executes, messages and collectives a selective run may skip go

@@ -70,13 +70,26 @@ const SkippingSymbol = "approxtune_skipping"
 // SkippingSymbol (a program that skips its own result check in selective
 // runs); known is false for a file that is not ELF (a script), which
 // cannot be told.
-func AsksSkipping(path string) (asks, known bool) {
+func AsksSkipping(path string) (asks, known bool) { return asksFor(path, SkippingSymbol) }
+
+// CutShortSymbol is the routine a program calls to learn whether a
+// search's round has cut its launch short (include/approxtune.h's
+// APPROXTUNE_CUT_SHORT).
+const CutShortSymbol = "approxtune_cut_short"
+
+// AsksCutShort reports whether the ELF executable at path calls
+// CutShortSymbol; known is false for a file that is not ELF.
+func AsksCutShort(path string) (asks, known bool) { return asksFor(path, CutShortSymbol) }
+
+// asksFor reports whether the ELF executable at path imports sym; known
+// is false for a file that is not ELF.
+func asksFor(path, sym string) (asks, known bool) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return false, false
 	}
 	defer f.Close()
-	return importsFrom(f, SkippingSymbol), true
+	return importsFrom(f, sym), true
 }
 
 // imports says whether the ELF file at path has sym among its undefined

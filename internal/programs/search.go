@@ -46,8 +46,11 @@ import (
 // is the timed regions of its launches (each launch's time beyond its
 // region is in the results' LaunchS).
 //
-// Unlike the agent's, a round does not cut a launch short once its
-// prediction has passed the round's survivors: the library has no cutoff.
+// Once a round has as many predictions as it keeps, each launch gets the
+// round's cutoff (analysis.Halving.Cutoff, preload.Run.Cutoff): a program
+// that asks (APPROXTUNE_CUT_SHORT(), approxtune.h) stops its work once its
+// prediction has passed it, and is dropped, as a workload's run is cut
+// short; one that does not ask runs whole.
 func (r *Runner) search(ctx context.Context, spec *sweep.Spec, configs []sweep.Config) error {
 	pol, err := policy.Lookup(spec.Policies[0])
 	if err != nil {
@@ -219,10 +222,11 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 	}
 	_, counts := s.pol.(policy.Rehearser)
 	elapsed := 0.0
-	run := func(i int) (*outcome, error) {
+	run := func(i int, cutoff float64) (*outcome, error) {
 		var o *outcome
 		err := s.prepared(ctx, i, func(l *launcher) error {
 			c := cfg
+			c.Cutoff = cutoff
 			if counts {
 				c.Counts = filepath.Join(l.dir, "approxtune-counts")
 			}
@@ -278,6 +282,8 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 	var ests []analysis.Estimate
 	var ran, pending []int
 	outs := map[int]*outcome{}
+	short := map[int]bool{} // cut short: dropped whatever the rest of the round gives
+	keep := s.h.Keep(len(alive))
 	// A round stopped early (an interrupt, a launch stopped as hung)
 	// reports the first launches still waiting for their second: they
 	// had been lost.
@@ -296,7 +302,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 		}
 	}()
 	for _, i := range alive {
-		o, err := run(i)
+		o, err := run(i, s.h.Cutoff(ests, keep, i))
 		if err != nil {
 			return roundCut{}, 0, err
 		}
@@ -306,7 +312,8 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 		ran = append(ran, i)
 		outs[i] = o
 		ests = append(ests, estimate(i, o))
-		if settled(o.res) && len(alive) > 1 {
+		short[i] = o.res.CutShort
+		if settled(o.res) && len(alive) > 1 && !o.res.CutShort {
 			pending = append(pending, i)
 			continue
 		}
@@ -318,7 +325,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launch at %s failed (each told above)", n, format.Tolerance(tol))
 	}
 	if len(pending) > 0 {
-		cut, err := s.h.Decide(ests, tol, len(ran), nil)
+		cut, err := s.h.Decide(ests, tol, len(ran), short)
 		if err != nil {
 			return roundCut{}, 0, err
 		}
@@ -335,7 +342,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			if !slices.Contains(cut.Kept, i) {
 				continue
 			}
-			again, err := run(i)
+			again, err := run(i, 0)
 			if err != nil {
 				return roundCut{}, 0, err
 			}
@@ -360,7 +367,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 	if len(ran) == 0 {
 		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launches at %s failed (each told above)", n, format.Tolerance(tol))
 	}
-	cut, err := s.h.Decide(ests, tol, len(ran), nil)
+	cut, err := s.h.Decide(ests, tol, len(ran), short)
 	return roundCut{Cut: cut, ran: ran}, elapsed, err
 }
 

@@ -9,7 +9,8 @@
 // fourth, FLAG, makes an eager selective run exit with status 3 (after
 // MPI_Finalize) while the file FLAG exists; a fifth, ONCE, makes an eager
 // selective run exit with status 3 when the file ONCE exists and creates
-// it otherwise (its second launch fails). The
+// it otherwise (its second launch fails). A search's round may cut its
+// selective launches short at a step's end (APPROXTUNE_CUT_SHORT). The
 // steps are the region approxtune times (approxtune.h): the 3 dgemm_ of the
 // set-up before it are left out.
 #include <mpi.h>
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
 		sum = c[s % (n * n)];
 		MPI_Allreduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		if (nap > 0) usleep(nap);
+		if (APPROXTUNE_CUT_SHORT()) break;
 	}
 	APPROXTUNE_END();
 	if (rank == 0) printf("checksum %.12e\n", total);
