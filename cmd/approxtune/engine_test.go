@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,14 +164,19 @@ func TestToleranceZeroSkipsNothing(t *testing.T) {
 		"policies":["conditional","local","online","apriori","eager"],"tolerances":[0],"mode":"evaluate","reference_reps":3,"kernels":true}`
 	// A prediction more than 3% off is judged on a second sweep: one stall
 	// of a rank on a loaded 2-core machine made online 7.3% long once in CI
-	// (its other predictions within 1%); twice in a row is a defect.
+	// (its other predictions within 1%); twice in a row is a defect. It is
+	// judged against the references' median: one of three references
+	// 12% long (2.38 s beside 2.12 s twice) had put every policy 3.2-4.2%
+	// from their mean in a CI run, each within 0.7% of the median.
 	var evs map[string][]selectiveResult
 	for try := 1; ; try++ {
 		evs = runSweep(t, bin, spec)
 		var off []string
 		for _, r := range evs["result"] {
-			if e := *r.Error; e > 0.03 {
-				off = append(off, fmt.Sprintf("%s at 0: predicted %.4fs (its run took %.4fs) vs reference %v: error %.1f%% > 3%%", r.Policy, r.PredictedS, r.SelectiveS, r.ReferenceS, 100*e))
+			refs := slices.Sorted(slices.Values(r.ReferenceS))
+			med := stat.Quantile(0.5, stat.Empirical, refs, nil)
+			if e := math.Abs(r.PredictedS/med - 1); e > 0.03 {
+				off = append(off, fmt.Sprintf("%s at 0: predicted %.4fs (its run took %.4fs) vs reference %v: %.1f%% from their median > 3%%", r.Policy, r.PredictedS, r.SelectiveS, r.ReferenceS, 100*e))
 			}
 		}
 		if len(off) == 0 {

@@ -364,8 +364,10 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			}
 		}
 	}
-	if len(ran) == 0 {
-		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launches at %s failed (each told above)", n, format.Tolerance(tol))
+	if !slices.ContainsFunc(ran, func(i int) bool { return !short[i] }) {
+		// Those cut short were cut by the predictions of those that
+		// failed since.
+		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launches at %s failed or were cut short (each told above)", n, format.Tolerance(tol))
 	}
 	cut, err := s.h.Decide(ests, tol, len(ran), short)
 	return roundCut{Cut: cut, ran: ran}, elapsed, err
