@@ -191,6 +191,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(1)
 	}
+	if slices.ContainsFunc(evs, func(e event) bool { return e.Type == "round" || e.Type == "search" }) {
+		// A search's events make no policy table (it had printed an empty
+		// one): its judgement is -halving's.
+		fmt.Fprintln(os.Stderr, "summarize: these are a search's events (spec \"search\"): judge it with -halving FILE (an evaluate search's references judge its choice)")
+		os.Exit(2)
+	}
 	if *overhead {
 		overheadTable(evs)
 	} else {
