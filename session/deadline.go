@@ -460,7 +460,7 @@ func (w *watchdog) guard(runCtx context.Context, ended <-chan struct{}, pr *prog
 					what = fmt.Sprintf("a run of configuration %d has not ended", w.hung.Index)
 				}
 				if w.hung != nil && spare != nil && runCtx.Err() == nil && spare(w.hung) {
-					pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping its launch, and the configuration leaves the search", what, briefDuration(w.fired), briefDuration(w.limit)))
+					pr.note(fmt.Sprintf("%s after %s, past the deadline (%s): it hangs; stopping that launch alone (its configuration leaves the search, which goes on)", what, briefDuration(w.fired), briefDuration(w.limit)))
 					w.forgive()
 					again = true
 					return

@@ -535,5 +535,6 @@ func (l *launchStop) stop() bool {
 		return false
 	}
 	l.cancel(programs.ErrHung)
+	l.cancel = nil // once: the launch may take a while to end
 	return true
 }

@@ -121,7 +121,9 @@ REPL's first Ctrl-C waits for the launch's end instead).`, stderr)
 		if note := preload.StaticKernelsNote(path); note != "" {
 			fmt.Fprintln(stdout, note)
 		}
-		if asks, known := preload.AsksCutShort(path); known {
+		if asks, known := preload.AsksCutShort(path); preload.LinksFortranMarks(path) {
+			fmt.Fprintln(stdout, "searches: it links include/approxtune_fortran.c, so whether it calls approxtune_cut_short() cannot be told here; where it does, on every rank at each iteration's end, a search's round may cut a launch short")
+		} else if known {
 			if asks {
 				fmt.Fprintln(stdout, "searches: it calls APPROXTUNE_CUT_SHORT(), so a search's round may cut a launch short once its prediction has passed the configurations the round keeps")
 			} else {
@@ -357,9 +359,9 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 			have = "has"
 		}
 		if spec.Search != sweep.SearchNone {
-			left := "their configurations left it"
+			left := "their configurations left the search"
 			if failed == 1 {
-				left = "its configuration left it"
+				left = "its configuration left the search"
 			}
 			return fail(1, "%s failed (their error events are on standard output): %s, and the search chose among the rest",
 				format.Count(failed, "selective launch", "selective launches"), left)
@@ -383,6 +385,7 @@ type launchWatch struct {
 	began   time.Time               // the running launch's start (zero between launches)
 	longest time.Duration           // the longest launch that ended so far
 	spare   context.CancelCauseFunc // the launch under way that a deadline stops alone (stoppable), or nil
+	stopped bool                    // the launch under way was stopped alone: its time is no launch's length
 }
 
 // hungLaunch is the cause a launch past its deadline ends the sweep with.
@@ -419,6 +422,12 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 			if rs.Kind == sweep.RunSelective && spare != nil {
 				// A search's selective launch: it alone stops, its
 				// configuration leaving the search (an error event).
+				// Its time scales no later deadline: each stopped hang
+				// had made the next one's ten times longer (5 s, 69 s,
+				// then some 690 s in a review).
+				w.mu.Lock()
+				w.stopped = true
+				w.mu.Unlock()
 				spare(programs.ErrHung)
 				return
 			}
@@ -445,10 +454,10 @@ func (w *launchWatch) ended() {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	if !w.began.IsZero() {
+	if !w.began.IsZero() && !w.stopped {
 		w.longest = max(w.longest, time.Since(w.began))
-		w.began = time.Time{}
 	}
+	w.began, w.stopped = time.Time{}, false
 }
 
 // resolveDecks makes the deck templates' paths absolute from dir, so that

@@ -302,10 +302,13 @@ func atSkipping(h C.uintptr_t) C.int {
 func atCutShort(h C.uintptr_t) C.int {
 	defer guard()
 	r := the(h)
-	if r.tr == nil || r.cfg.Counting || r.cfg.Cutoff <= 0 || !r.e.World().CutShort() {
+	if r.tr == nil || r.cfg.Counting || r.cfg.Cutoff <= 0 {
 		return 0
 	}
-	return 1
+	if r.e.World().CutShort() {
+		return 1
+	}
+	return 0
 }
 
 // the returns the run of handle h.

@@ -519,7 +519,9 @@ int approxtune_skipping(void) { return at_skips; }
 // search's selective launch, where it costs nothing.
 int approxtune_cut_short(void) {
 	int cut = 0;
-	if (at_run && at_depth == 0) {
+	// MPI's thread alone: the engine's reduction from another thread
+	// would run beside the main thread's calls.
+	if (at_run && at_depth == 0 && pthread_equal(pthread_self(), at_main)) {
 		at_depth++;
 		cut = atCutShort(at_run);
 		at_depth--;

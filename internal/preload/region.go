@@ -81,6 +81,26 @@ const CutShortSymbol = "approxtune_cut_short"
 // CutShortSymbol; known is false for a file that is not ELF.
 func AsksCutShort(path string) (asks, known bool) { return asksFor(path, CutShortSymbol) }
 
+// LinksFortranMarks reports whether the ELF executable at path defines
+// the Fortran binding of the marks (include/approxtune_fortran.c), which
+// imports every symbol of approxtune.h whether the program calls it or
+// not: AsksCutShort then cannot tell.
+func LinksFortranMarks(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	for _, s := range append(syms, dyn...) {
+		if (s.Name == CutShortSymbol+"_" || s.Name == CutShortSymbol+"__") && s.Section != elf.SHN_UNDEF {
+			return true
+		}
+	}
+	return false
+}
+
 // asksFor reports whether the ELF executable at path imports sym; known
 // is false for a file that is not ELF.
 func asksFor(path, sym string) (asks, known bool) {

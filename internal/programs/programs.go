@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -797,7 +798,7 @@ func (l *launcher) launchDir() (string, error) {
 // run launches the program once as cfg says and returns what it reported
 // and the launch's time beyond the run's timed region.
 func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64, error) {
-	cfg.Out = filepath.Join(l.dir, "approxtune-result.json")
+	cfg.Out = l.outFile()
 	os.Remove(cfg.Out)
 	check := filepath.Join(l.dir, "approxtune-calls.json")
 	os.Remove(check)
@@ -836,20 +837,12 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 		}
 		return nil, 0, fmt.Errorf("%s exited: %w%s%s", filepath.Base(l.argv[0]), err, tail.Lines(10), l.relativeFiles(cmd.Dir))
 	}
-	b, err := os.ReadFile(cfg.Out)
-	if err != nil {
+	res, err := l.result(cfg)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("%s ended without reaching MPI_Finalize through approxtune's library (approxtune program --check tells why)%s", filepath.Base(l.argv[0]), tail.Lines(10))
 	}
-	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-	var res launched
-	if err := json.Unmarshal(lines[0], &res.Result); err != nil {
-		return nil, 0, fmt.Errorf("run result: %w", err)
-	}
-	if len(lines) > 1 {
-		res.kernels = new(sweep.KernelsEvent)
-		if err := json.Unmarshal(lines[1], res.kernels); err != nil {
-			return nil, 0, fmt.Errorf("run result: kernels: %w", err)
-		}
+	if err != nil {
+		return nil, 0, err
 	}
 	timed := 0.0
 	switch {
@@ -859,10 +852,39 @@ func (l *launcher) run(ctx context.Context, cfg preload.Run) (*launched, float64
 		timed = res.ReferenceS[0]
 	}
 	l.r.overhead = max(l.r.overhead, wall-timed)
-	if c, err := preload.ReadCheck(check); err == nil {
+	if c, err := preload.ReadCheck(check); err == nil && !res.CutShort {
+		// A launch cut short stopped its work early, as the program
+		// chose: its calls are fewer, and no sign of control flow that
+		// depends on what it computes (apriori's counting launch had
+		// been found to differ, and the sweep's one warning spent).
 		l.sameCalls(launchName(cfg), c.Calls)
 	}
-	return &res, max(wall-timed, 0), nil
+	return res, max(wall-timed, 0), nil
+}
+
+// outFile is where a launch's rank 0 writes its result (preload.Run.Out).
+func (l *launcher) outFile() string { return filepath.Join(l.dir, "approxtune-result.json") }
+
+// result reads what the launch as cfg wrote at MPI_Finalize (rank 0's
+// result, and a selective run's kernels): an error wrapping
+// fs.ErrNotExist where it wrote nothing.
+func (l *launcher) result(cfg preload.Run) (*launched, error) {
+	b, err := os.ReadFile(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	var res launched
+	if err := json.Unmarshal(lines[0], &res.Result); err != nil {
+		return nil, fmt.Errorf("run result: %w", err)
+	}
+	if len(lines) > 1 {
+		res.kernels = new(sweep.KernelsEvent)
+		if err := json.Unmarshal(lines[1], res.kernels); err != nil {
+			return nil, fmt.Errorf("run result: kernels: %w", err)
+		}
+	}
+	return &res, nil
 }
 
 // launchName says what a launch as cfg was, for a warning.

@@ -158,6 +158,13 @@ func (s *programSearch) stop(ctx context.Context) error {
 	return nil
 }
 
+// tell passes msg to the runner's Warn, where set.
+func (s *programSearch) tell(msg string) {
+	if s.r.Warn != nil {
+		s.r.Warn(msg)
+	}
+}
+
 // full launches configuration i once in full in round (0: an evaluate
 // search's references), announced with refs, its full runs so far, and
 // returns its time and the launch's time beyond it.
@@ -246,8 +253,24 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			s.r.ended()
 			var refused *LaunchError
 			switch {
+			case hung && err != nil && errors.Is(err, ErrPastResult) && !counts:
+				// Its result was written at MPI_Finalize, whole: what
+				// hung was the launch's end (a loaded machine), and the
+				// configuration had left the search for it.
+				if kept, rerr := l.result(preload.Run{Out: l.outFile()}); rerr == nil && kept.PredictedS != nil && kept.SelectiveS != nil {
+					res, err = kept, nil
+					s.tell(fmt.Sprintf("configuration %d (%s): its launch had written its result at MPI_Finalize and was stopped past the deadline after it: the result stands (%s)",
+						i, s.configs[i].Label(), PastResultHint))
+				} else {
+					err = fmt.Errorf("%w (%w)", ErrHung, err)
+				}
 			case hung && err != nil:
-				err = fmt.Errorf("%w (%v)", ErrHung, err)
+				err = fmt.Errorf("%w (%w)", ErrHung, err)
+				if asks, _ := preload.AsksCutShort(l.path); asks && cutoff > 0 {
+					// A collective the program makes: on some ranks
+					// only, a launch with a cutoff waits in it for ever.
+					err = fmt.Errorf("%w; the launch could be cut short: APPROXTUNE_CUT_SHORT() is a collective over MPI_COMM_WORLD, which every rank must call at the same points", err)
+				}
 			case err != nil && (ctx.Err() != nil || errors.As(err, &refused)):
 				return &ConfigError{Index: i, Label: s.configs[i].Label(), Err: fmt.Errorf("%s at %s: %w", c.Policy, format.Tolerance(tol), err)}
 			case err == nil && (res.PredictedS == nil || res.SelectiveS == nil):
@@ -264,7 +287,16 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 				s.failed++
 				idx := i
 				msg := fmt.Sprintf("configuration %d (%s): %s at %s in round %d: %v", i, s.configs[i].Label(), c.Policy, format.Tolerance(tol), n, err)
-				if h := failureHint(err, l.path, s.spec.RunsMessages(), true); h != "" {
+				h := failureHint(err, l.path, s.spec.RunsMessages(), true)
+				if hung {
+					// Stopped by its deadline, not from outside, nor by
+					// its own check.
+					h = ""
+					if !s.spec.RunsMessages() {
+						h = StaleMessagesSearchHint
+					}
+				}
+				if h != "" {
 					msg += "\n    " + h
 				}
 				msg += "\n    it leaves the search"

@@ -1,9 +1,12 @@
-// A program whose selective runs of x=1 deadlock (APPROXTUNE_RUN names a
-// policy): rank 0 waits for a message rank 1 never sends. Full runs, and
-// every run of another x, end well.
+// A program whose selective runs of x=1 and of x >= 10 deadlock
+// (APPROXTUNE_RUN names a policy): rank 0 waits for a message rank 1 never
+// sends. Selective runs of x=5 sleep 30 s after MPI_Finalize (a slow
+// exit, once their result is written). Full runs, and every run of
+// another x, end well.
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
@@ -12,9 +15,10 @@ int main(int argc, char **argv) {
 	const char *run = getenv("APPROXTUNE_RUN");
 	int selective = run != NULL && strstr(run, "\"policy\"") != NULL;
 	double v = 0;
-	if (selective && x == 1 && rank == 0)
+	if (selective && (x == 1 || x >= 10) && rank == 0)
 		MPI_Recv(&v, 1, MPI_DOUBLE, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();
+	if (selective && x == 5) sleep(30);
 	return 0;
 }
