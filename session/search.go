@@ -347,8 +347,12 @@ func leftSearchLine(sw *Sweep) string {
 	for _, i := range sw.leftSearch {
 		names = append(names, fmt.Sprintf("%d (%s)", i, sw.label(i)))
 	}
-	return fmt.Sprintf("note: %s left the search, a selective launch of theirs failed (the program's output is in %s): %s\n",
-		format.Count(len(names), "configuration", "configurations"), ProgramLogName, listSome(names, 5))
+	whose := "theirs"
+	if len(names) == 1 {
+		whose = "its"
+	}
+	return fmt.Sprintf("note: %s left the search, a selective launch of %s failed (the program's output is in %s): %s\n",
+		format.Count(len(names), "configuration", "configurations"), whose, ProgramLogName, listSome(names, 5))
 }
 
 // searchLaunchLine compares, for a program's search, the search's launches

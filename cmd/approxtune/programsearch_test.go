@@ -319,7 +319,7 @@ table best
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, want := range []string{"it hangs; stopping that launch alone (its configuration leaves the search, which goes on)", "(ok)",
-		"note: 1 configuration left the search, a selective launch of theirs failed", "1 (x=1)\n", "chosen: x=",
+		"note: 1 configuration left the search, a selective launch of its failed", "1 (x=1)\n", "chosen: x=",
 		"configuration 3 (ranks=2 x=5): its launch had written its result at MPI_Finalize and was stopped past the deadline after it: the result stands"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
