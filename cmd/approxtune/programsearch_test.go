@@ -35,32 +35,10 @@ func TestProgramSearch(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("program --sweep: exit %d\n%s", code, stderr)
 	}
-	var start sweep.Start
-	var results []sweep.Result
-	var rounds []sweep.Round
-	var outcome *sweep.SearchEvent
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var head struct{ Type string }
-		if err := json.Unmarshal([]byte(line), &head); err != nil {
-			t.Fatalf("event %q: %v", line, err)
-		}
-		switch head.Type {
-		case sweep.TypeStart:
-			_ = json.Unmarshal([]byte(line), &start)
-		case sweep.TypeResult:
-			var r sweep.Result
-			_ = json.Unmarshal([]byte(line), &r)
-			results = append(results, r)
-		case sweep.TypeRound:
-			var r sweep.Round
-			_ = json.Unmarshal([]byte(line), &r)
-			rounds = append(rounds, r)
-		case sweep.TypeSearch:
-			outcome = new(sweep.SearchEvent)
-			_ = json.Unmarshal([]byte(line), outcome)
-		case sweep.TypeError:
-			t.Errorf("error event: %s", line)
-		}
+	ev := parseEvents(t, out)
+	start, results, rounds, outcome := ev.start, ev.results, ev.rounds, ev.outcome
+	for _, e := range ev.errors {
+		t.Errorf("error event: %+v", e)
 	}
 	if outcome == nil || len(rounds) != 2 || len(results) == 0 {
 		t.Fatalf("%d results, rounds %+v, outcome %+v: want 2 rounds and an outcome\n%s", len(results), rounds, outcome, out)
@@ -242,29 +220,15 @@ func TestProgramSearchLeavesFailed(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "failed (their error events are on standard output)") || !strings.Contains(stderr, "the search chose among the rest") {
 		t.Errorf("program --sweep: exit %d; want exit 1 saying the search chose among the rest\n%s", code, stderr)
 	}
+	ev := parseEvents(t, out)
+	rounds, outcome := ev.rounds, ev.outcome
 	left := map[int]string{}
-	var rounds []sweep.Round
-	var outcome *sweep.SearchEvent
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var head struct{ Type string }
-		_ = json.Unmarshal([]byte(line), &head)
-		switch head.Type {
-		case sweep.TypeError:
-			var e sweep.ErrorEvent
-			_ = json.Unmarshal([]byte(line), &e)
-			if e.Index == nil || !strings.Contains(e.Message, "in round 1") || !strings.Contains(e.Message, "it leaves the search") {
-				t.Errorf("error event %+v: want its configuration, round 1, and that it leaves the search", e)
-				continue
-			}
-			left[*e.Index] = e.Message
-		case sweep.TypeRound:
-			var r sweep.Round
-			_ = json.Unmarshal([]byte(line), &r)
-			rounds = append(rounds, r)
-		case sweep.TypeSearch:
-			outcome = new(sweep.SearchEvent)
-			_ = json.Unmarshal([]byte(line), outcome)
+	for _, e := range ev.errors {
+		if e.Index == nil || !strings.Contains(e.Message, "in round 1") || !strings.Contains(e.Message, "it leaves the search") {
+			t.Errorf("error event %+v: want its configuration, round 1, and that it leaves the search", e)
+			continue
 		}
+		left[*e.Index] = e.Message
 	}
 	if _, ok := left[0]; !ok || len(left) < 2 || outcome == nil || len(rounds) != 2 {
 		t.Fatalf("left the search %v, rounds %+v, outcome %+v: want n=224 and at least one more left, and a choice\n%s", left, rounds, outcome, out)
@@ -341,21 +305,11 @@ table best
 	if took := time.Since(t0); took > 45*time.Second {
 		t.Errorf("program --sweep with three hangs took %v: want each stopped at about 5 s", took)
 	}
-	hung := 0
-	var outcome *sweep.SearchEvent
-	for _, line := range strings.Split(strings.TrimSpace(string(events)), "\n") {
-		var head struct{ Type string }
-		_ = json.Unmarshal([]byte(line), &head)
-		switch head.Type {
-		case sweep.TypeError:
-			var e sweep.ErrorEvent
-			_ = json.Unmarshal([]byte(line), &e)
-			if e.Index != nil && strings.Contains(e.Message, "ran past the deadline") {
-				hung++
-			}
-		case sweep.TypeSearch:
-			outcome = new(sweep.SearchEvent)
-			_ = json.Unmarshal([]byte(line), outcome)
+	ev := parseEvents(t, events)
+	hung, outcome := 0, ev.outcome
+	for _, e := range ev.errors {
+		if e.Index != nil && strings.Contains(e.Message, "ran past the deadline") {
+			hung++
 		}
 	}
 	if hung != 3 || outcome == nil || outcome.Chosen != 0 && outcome.Chosen != 4 {
@@ -380,28 +334,20 @@ func TestProgramSearchCutsShort(t *testing.T) {
 		t.Fatalf("program --sweep: exit %d\n%s", code, stderr)
 	}
 	const calls = 2 * 20 * 8 // ranks x steps x calls a step
+	ev := parseEvents(t, out)
 	cut := map[int]bool{}
-	var first *sweep.Round
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var head struct{ Type string }
-		_ = json.Unmarshal([]byte(line), &head)
-		switch head.Type {
-		case sweep.TypeResult:
-			var r sweep.Result
-			_ = json.Unmarshal([]byte(line), &r)
-			if !r.CutShort {
-				continue
-			}
-			cut[r.Index] = true
-			if r.Executed == nil || r.Skipped == nil || *r.Executed+*r.Skipped >= calls || r.Round != 1 {
-				t.Errorf("configuration %d cut short: %+v; want fewer than %d calls, in round 1", r.Index, r, calls)
-			}
-		case sweep.TypeRound:
-			if first == nil {
-				first = new(sweep.Round)
-				_ = json.Unmarshal([]byte(line), first)
-			}
+	for _, r := range ev.results {
+		if !r.CutShort {
+			continue
 		}
+		cut[r.Index] = true
+		if r.Executed == nil || r.Skipped == nil || *r.Executed+*r.Skipped >= calls || r.Round != 1 {
+			t.Errorf("configuration %d cut short: %+v; want fewer than %d calls, in round 1", r.Index, r, calls)
+		}
+	}
+	var first *sweep.Round
+	if len(ev.rounds) > 0 {
+		first = &ev.rounds[0]
 	}
 	if !cut[3] || cut[0] || cut[1] || cut[2] || first == nil {
 		t.Fatalf("cut short %v, want n=256 (configuration 3) and none of the first three; round 1 %+v\n%s", cut, first, out)
@@ -411,4 +357,49 @@ func TestProgramSearchCutsShort(t *testing.T) {
 			t.Errorf("configuration %d cut short, yet round 1 did not drop it: %+v", i, *first)
 		}
 	}
+}
+
+// searchEvents are a search's events, by type.
+type searchEvents struct {
+	start   sweep.Start
+	results []sweep.Result
+	rounds  []sweep.Round
+	errors  []sweep.ErrorEvent
+	outcome *sweep.SearchEvent // nil: none came
+}
+
+// parseEvents reads the JSON-lines events 'program --sweep' printed.
+func parseEvents(t *testing.T, out []byte) searchEvents {
+	t.Helper()
+	var ev searchEvents
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var head struct{ Type string }
+		if err := json.Unmarshal([]byte(line), &head); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		var err error
+		switch head.Type {
+		case sweep.TypeStart:
+			err = json.Unmarshal([]byte(line), &ev.start)
+		case sweep.TypeResult:
+			var r sweep.Result
+			err = json.Unmarshal([]byte(line), &r)
+			ev.results = append(ev.results, r)
+		case sweep.TypeRound:
+			var r sweep.Round
+			err = json.Unmarshal([]byte(line), &r)
+			ev.rounds = append(ev.rounds, r)
+		case sweep.TypeError:
+			var e sweep.ErrorEvent
+			err = json.Unmarshal([]byte(line), &e)
+			ev.errors = append(ev.errors, e)
+		case sweep.TypeSearch:
+			ev.outcome = new(sweep.SearchEvent)
+			err = json.Unmarshal([]byte(line), ev.outcome)
+		}
+		if err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+	}
+	return ev
 }
