@@ -157,7 +157,7 @@ func needScaLAPACK(t *testing.T) string {
 // driver examples/scalapack/factor (built here from the repository's
 // source); the sweep over the driver completes, and every cell has its
 // outputs (the best table with each policy and tolerance, a PNG per plot)
-// and none an error.
+// and none an error; the search of the same space after the sweep ends ok.
 func TestScaLAPACKNotebook(t *testing.T) {
 	mpicc := needScaLAPACK(t)
 	bin := testenv.Build(t)
@@ -200,7 +200,7 @@ func TestScaLAPACKNotebook(t *testing.T) {
 	out := filepath.Join(root, "out.ipynb")
 	validate(t, out)
 	ran := readNotebook(t, out)
-	var program, sweep, best string
+	var program, sweep, best, search string
 	plots := 0
 	for i, c := range ran.Cells {
 		if c.Type != notebook.Code {
@@ -219,6 +219,8 @@ func TestScaLAPACKNotebook(t *testing.T) {
 			program = outputOf(t, c, notebook.Stream).Text
 		case c.Source == "evaluate":
 			sweep = text(outputOf(t, c, notebook.DisplayData).Data["text/plain"])
+		case c.Source == "tune search=halving":
+			search = text(outputOf(t, c, notebook.DisplayData).Data["text/plain"])
 		case c.Source == "table best":
 			best = tableShape(text(outputOf(t, c, notebook.ExecuteResult).Data["text/plain"]))
 		case strings.HasPrefix(c.Source, "plot "):
@@ -243,6 +245,10 @@ func TestScaLAPACKNotebook(t *testing.T) {
 	}
 	if plots < 2 {
 		t.Errorf("%d plot cells, want the speed-up and error figures at least", plots)
+	}
+	// The search of the same space, after the sweep.
+	if !strings.Contains(search, "tune search=halving program") || !strings.Contains(search, "(ok)") || !strings.Contains(search, "rounds done") {
+		t.Errorf("the search's display: %q, want its rounds, ok", search)
 	}
 }
 
