@@ -301,12 +301,9 @@ func tableSearch(sw *Sweep) string {
 		sw.label(se.Chosen), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
 	b.WriteString(leftSearchLine(sw))
 	refs := sw.references()
-	if len(refs) == 0 {
-		// A tune: nothing to compare with, but launches are most of
-		// what a short program's search takes.
-		b.WriteString(searchLaunchLine(sw, se.SearchS, math.NaN()))
-	}
+	fullS := 0.0 // one full run of every configuration, where judged
 	if j, ok := sweep.Judge(refs, *se); ok {
+		fullS = j.FullS
 		in := "not in it"
 		if j.InBestClass {
 			in = "in it"
@@ -331,9 +328,8 @@ func tableSearch(sw *Sweep) string {
 			b.WriteString("; the search took longer than running every configuration in full would: its runs are too short for skipping to pay off")
 		}
 		b.WriteString("\n")
-		b.WriteString(searchLaunchLine(sw, se.SearchS, j.FullS))
 	}
-	return b.String()
+	return b.String() + searchLaunchLine(sw, se.SearchS, fullS)
 }
 
 // leftSearchLine names the configurations that left a program's search, a
@@ -356,12 +352,12 @@ func leftSearchLine(sw *Sweep) string {
 }
 
 // searchLaunchLine compares, for a program's search, the search's launches
-// with one full launch of every configuration (fullS: their medians' sum;
-// NaN: no comparison, the search's time alone),
-// each launch's start and end counted (mpirun, MPI_Init, MPI_Finalize:
-// results' launch_s), as a program sweep's table does: for a program of
-// milliseconds they are most of the time the user waits. "" where the
-// results carry no launch times.
+// with one full launch of every configuration (fullS: their medians' sum,
+// where an evaluate search's references judged it; a tune's time is given
+// alone), each launch's start and end counted (mpirun, MPI_Init,
+// MPI_Finalize: results' launch_s), as a program sweep's table does: for a
+// program of milliseconds they are most of the time the user waits. ""
+// where the results carry no launch times.
 func searchLaunchLine(sw *Sweep, searchS, fullS float64) string {
 	extra, fullExtra, refs := 0.0, 0.0, 0
 	for _, r := range sw.Results {
@@ -377,7 +373,7 @@ func searchLaunchLine(sw *Sweep, searchS, fullS float64) string {
 	switch {
 	case !(searchS+extra > 0) || extra == 0:
 		return ""
-	case refs == 0 || math.IsNaN(fullS):
+	case refs == 0 || fullS == 0:
 		return fmt.Sprintf("with each launch's start and end counted, the search took %s s\n", format.Seconds(searchS+extra))
 	}
 	return fmt.Sprintf("with each launch's start and end counted (about %s s a launch beyond its timed region): the search %s s, one full run of every configuration %s s, %s\n",

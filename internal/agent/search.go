@@ -21,12 +21,13 @@ import (
 // runs every surviving configuration once selectively under the spec's
 // policy at the round's tolerance (the spec's, loosest first), and drops
 // those slower than the round's best with the spec's confidence
-// (analysis.Eliminate) and, of the rest, all but the fastest 1/analysis.Eta
-// (analysis.Cap; configurations predicted alike stay together). Once a
-// round has as many predictions as it keeps, a run whose prediction passes
-// them is cut short and dropped (analysis.Halving.Cutoff); the first round runs the
-// configurations fewest kernel calls first where the workload can tell
-// (firstOrder), so that the fast ones come early. A
+// (analysis.Eliminate) and, of the rest, all but the fastest
+// 1/analysis.Eta (analysis.Cap; configurations predicted alike stay
+// together). Once a round has as many predictions as it keeps, a run whose
+// prediction passes them is cut short and dropped
+// (analysis.Halving.Cutoff); the first round runs the configurations
+// fewest kernel calls first where the workload can tell (firstOrder), so
+// that the fast ones come early. A
 // configuration that executed kernels in a round and could survive runs a
 // second time in it (see round). The next round's track keeps the samples
 // (Track.Retuned).
@@ -203,9 +204,9 @@ func (s *searchRun) sendFull(i, round int, refs []float64, worst float64) error 
 
 // round runs the configurations alive once each on tr and decides which
 // survive: those not slower than the best with confidence
-// (analysis.Eliminate), at most the fastest 1/analysis.Eta of them (analysis.Cap).
-// A run that passes the round's cutoff (analysis.Halving.Cutoff) is cut
-// short and dropped.
+// (analysis.Eliminate), at most the fastest 1/analysis.Eta of them
+// (analysis.Cap). A run that passes the round's cutoff
+// (analysis.Halving.Cutoff) is cut short and dropped.
 //
 // A configuration that executed kernels in the round (it met them first at
 // this tolerance) is predicted partly from its own run, the first after its

@@ -118,7 +118,6 @@ type programSearch struct {
 	total   int     // results the sweep will emit, as far as known
 	cost    float64 // the timed regions of the search's launches so far
 	rounds  int     // selective rounds made
-	failed  int     // selective launches that failed
 }
 
 // roundCut is a round decided, with the configurations it ran (those
@@ -284,7 +283,6 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 				wall := time.Since(t0).Seconds()
 				elapsed += wall
 				s.cost += wall
-				s.failed++
 				idx := i
 				msg := fmt.Sprintf("configuration %d (%s): %s at %s in round %d: %v", i, s.configs[i].Label(), c.Policy, format.Tolerance(tol), n, err)
 				h := failureHint(err, l.path, s.spec.RunsMessages(), true)
@@ -353,10 +351,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			return roundCut{}, 0, err
 		}
 	}
-	if len(ran) == 0 {
-		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launch at %s failed (each told above)", n, format.Tolerance(tol))
-	}
-	if len(pending) > 0 {
+	if len(pending) > 0 { // each ran whole: Decide has an estimate to go by
 		cut, err := s.h.Decide(ests, tol, len(ran), short)
 		if err != nil {
 			return roundCut{}, 0, err
@@ -397,8 +392,8 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 		}
 	}
 	if !slices.ContainsFunc(ran, func(i int) bool { return !short[i] }) {
-		// Those cut short were cut by the predictions of those that
-		// failed since.
+		// Every launch failed, or those left were cut short by the
+		// predictions of those that failed since.
 		return roundCut{}, 0, fmt.Errorf("round %d: every configuration's selective launches at %s failed or were cut short (each told above)", n, format.Tolerance(tol))
 	}
 	cut, err := s.h.Decide(ests, tol, len(ran), short)
