@@ -92,13 +92,13 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 	b := watchJob(job, opts, dial, s.opts.JobPoll, note)
 	a, err := b.waitHello(ctx, ln, s.opts.HelloTimeout)
 	if err != nil {
-		if msg := err.Error(); l.MPI != "pmix" && strings.Contains(msg, "PMI") && strings.Contains(msg, "MPI_Init") &&
-			(strings.Contains(msg, "Open MPI") || strings.Contains(msg, "MPI_ERRORS_ARE_FATAL")) {
+		if msg := err.Error(); l.MPI != "pmix" && strings.Contains(msg, "MPI_Init") &&
+			(strings.Contains(msg, "Open MPI") && strings.Contains(msg, "PMI") || strings.Contains(msg, "MPI_ERRORS_ARE_FATAL")) {
 			// Open MPI's banner about Slurm's PMI is longer than the
 			// output's end shown, and its first line, the one that says
 			// what failed, is cut off; with two ranks' aborts after it,
-			// so was every line naming Open MPI (a CI run), where its
-			// MPI_ERRORS_ARE_FATAL abort remains.
+			// so was every line naming Open MPI or PMI (CI runs), where
+			// its MPI_ERRORS_ARE_FATAL abort in MPI_Init remains.
 			with := "the site's default --mpi"
 			if l.MPI != "" {
 				with = "--mpi=" + l.MPI
