@@ -418,11 +418,13 @@ func searchFigure(sw *Sweep, sum *strings.Builder) (*plot.Plot, error) {
 			if r.Policy == "" {
 				t, full = stat.Mean(r.ReferenceS, nil), true
 			}
-			kept := ended == nil || slices.Contains(ended.Kept, r.Index)
+			// A run cut short is dropped whatever the rest of its round
+			// gives.
+			kept := (ended == nil || slices.Contains(ended.Kept, r.Index)) && !r.CutShort
 			if full { // the chosen one, once the round has ended
 				kept = ended != nil && r.Index == ended.Best
 			}
-			col.Points = append(col.Points, plots.SearchPoint{Time: t, Kept: kept})
+			col.Points = append(col.Points, plots.SearchPoint{Time: t, Kept: kept, Cut: r.CutShort})
 		}
 		if len(col.Points) == 0 {
 			break

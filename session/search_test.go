@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/approxtune/approxtune/internal/plots"
 	"github.com/approxtune/approxtune/sweep"
 )
 
@@ -278,5 +280,47 @@ func TestSearchStoppedShowsFullRuns(t *testing.T) {
 	sw.Results = append(sw.Results, sweep.Result{Index: 1, Config: sw.Configs[1], ReferenceS: []float64{0.125}, Round: 2})
 	if got := tableSearch(sw); !strings.Contains(got, "the search has not chosen yet; its full runs so far: b=64 (0.1250 s)") {
 		t.Errorf("table best of a stopped search:\n%s", got)
+	}
+}
+
+// plot search draws a run cut short apart (a lower bound), not as a run
+// dropped whole, while its round is under way and once it has ended.
+func TestSearchFigureCutShortApart(t *testing.T) {
+	half, se := 0.5, 0.01
+	sw := &Sweep{Workload: "synthetic", Spec: &sweep.Spec{Workload: "synthetic", Search: sweep.SearchHalving, Policies: []string{"eager"},
+		Tolerances: []sweep.Tolerance{0.5, 0.125}}}
+	for i := range 3 {
+		var c sweep.Config
+		if err := json.Unmarshal([]byte(fmt.Sprintf(`{"mean_us":%d}`, 100*(i+1))), &c); err != nil {
+			t.Fatal(err)
+		}
+		p := float64(1 + i)
+		sw.Configs = append(sw.Configs, c)
+		sw.Results = append(sw.Results, sweep.Result{Index: i, Config: c, Policy: "eager", Tolerance: &half, PredictedS: &p, PredictedSE: &se, Round: 1, CutShort: i == 2})
+	}
+	legend := func() map[string]bool {
+		var sum strings.Builder
+		p, err := searchFigure(sw, &sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := plots.Encode(p, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, l := range []string{"kept", "dropped", "cut short (at least)", "drop above"} {
+			got[l] = strings.Contains(string(svg), ">"+l+"<")
+		}
+		return got
+	}
+	want := map[string]bool{"kept": true, "cut short (at least)": true, "dropped": false, "drop above": false}
+	if got := legend(); !maps.Equal(got, want) {
+		t.Errorf("a round under way with a run cut short: legend entries %v, want %v", got, want)
+	}
+	sw.Rounds = []sweep.Round{{Round: 1, Policy: "eager", Tolerance: 0.5, Ran: []int{0, 1, 2}, Kept: []int{0}, Dropped: []int{1, 2}, ThresholdS: 1.5}}
+	want["dropped"], want["drop above"] = true, true
+	if got := legend(); !maps.Equal(got, want) {
+		t.Errorf("the round ended: legend entries %v, want %v", got, want)
 	}
 }

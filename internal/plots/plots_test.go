@@ -467,3 +467,32 @@ func TestLegendHidesNoPoint(t *testing.T) {
 		}
 	}
 }
+
+// A run cut short is drawn apart from those dropped after a whole run: its
+// time is a lower bound. A funnel without one has no such legend entry.
+func TestSearchCutShortApart(t *testing.T) {
+	rounds := func(cut bool) []SearchRound {
+		return []SearchRound{{Label: "1: 2^-1", Threshold: 1.5, Points: []SearchPoint{
+			{Time: 1, Kept: true}, {Time: 1.2, Kept: true}, {Time: 2}, {Time: 1.6, Cut: cut}}}}
+	}
+	for _, cut := range []bool{false, true} {
+		p, err := Search(rounds(cut), 0, "search")
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Encode(p, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Contains(svg, []byte(">cut short (at least)<")); got != cut {
+			t.Errorf("a run cut short %v: legend entry drawn %v", cut, got)
+		}
+		if !bytes.Contains(svg, []byte(">dropped<")) {
+			t.Errorf("a run cut short %v: the run dropped whole has no legend entry", cut)
+		}
+		if dir := os.Getenv("APPROXTUNE_FIGURES"); dir != "" && cut { // to look at
+			b, _ := Encode(p, "png")
+			os.WriteFile(filepath.Join(dir, "search-cut.png"), b, 0o644)
+		}
+	}
+}

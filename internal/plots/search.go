@@ -15,6 +15,11 @@ import (
 type SearchPoint struct {
 	Time float64 // predicted seconds in a selective round, measured in the full round
 	Kept bool    // it survived the round (in the full round: the chosen one)
+	// Cut: its run was cut short once its prediction passed the round's
+	// cutoff, and dropped. Time is its prediction where it stopped, a
+	// lower bound of the whole run's, and is drawn apart: a hollow
+	// triangle pointing up.
+	Cut bool
 }
 
 // SearchRound is one round of a search as drawn: its x-axis label (the
@@ -33,11 +38,12 @@ type SearchRound struct {
 	Full bool
 }
 
-// Search colors: survivors, the dropped, the chosen one, the threshold,
-// the references.
+// Search colors: survivors, the dropped, those cut short, the chosen one,
+// the threshold, the references.
 var (
 	searchKept      = color.RGBA{31, 119, 180, 255}
 	searchDropped   = color.RGBA{170, 170, 170, 255}
+	searchCut       = color.Gray{90} // a hollow glyph's thin outline: darker than searchDropped's dots
 	searchChosen    = color.RGBA{44, 160, 44, 255}
 	searchThreshold = color.RGBA{214, 39, 40, 255}
 	searchReference = color.Gray{70}
@@ -46,7 +52,8 @@ var (
 // Search draws successive halving's funnel: a column per round (loosest
 // tolerance on the left, the full runs last), each configuration the round
 // ran a dot at its time on a log axis, survivors blue and the dropped
-// grey, the round's drop threshold a red dash; in the full round the
+// grey (a run cut short a hollow grey triangle at its time when cut, a
+// lower bound), the round's drop threshold a red dash; in the full round the
 // chosen configuration is green and the other finalists blue. A column of
 // references is dark grey. best, when positive, is the least reference
 // time over the whole space (an evaluate search), a dotted line.
@@ -64,16 +71,19 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 	for k, r := range rounds {
 		x := float64(k + 1)
 		ticks = append(ticks, plot.Tick{Value: x, Label: r.Label})
-		var kept, dropped plotter.XYs
+		var kept, dropped, cut plotter.XYs
 		for j, pt := range r.Points {
 			if !(pt.Time > 0) || math.IsInf(pt.Time, 0) {
 				return nil, fmt.Errorf("plots: search: round %s: time %v, want a positive time", r.Label, pt.Time)
 			}
 			// Spread a round's dots a little, so equal times stay visible.
 			xy := plotter.XY{X: x + 0.25*(float64(j%9)/8-0.5), Y: pt.Time}
-			if pt.Kept || r.Reference {
+			switch {
+			case pt.Kept || r.Reference:
 				kept = append(kept, xy)
-			} else {
+			case pt.Cut:
+				cut = append(cut, xy)
+			default:
 				dropped = append(dropped, xy)
 			}
 			lo, hi = math.Min(lo, pt.Time), math.Max(hi, pt.Time)
@@ -83,7 +93,9 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 			xy    plotter.XYs
 			c     color.Color
 			label string
-		}{{dropped, searchDropped, "dropped"}, {kept, searchKept, "kept"}}
+			shape draw.GlyphDrawer
+		}{{dropped, searchDropped, "dropped", draw.CircleGlyph{}}, {kept, searchKept, "kept", draw.CircleGlyph{}},
+			{cut, searchCut, "cut short (at least)", draw.TriangleGlyph{}}}
 		switch {
 		case r.Reference:
 			sets[1].c, sets[1].label = searchReference, "reference"
@@ -99,7 +111,7 @@ func Search(rounds []SearchRound, best float64, title string) (*plot.Plot, error
 			if err != nil {
 				return nil, err
 			}
-			s.GlyphStyle = draw.GlyphStyle{Color: set.c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+			s.GlyphStyle = draw.GlyphStyle{Color: set.c, Radius: vg.Points(3), Shape: set.shape}
 			p.Add(s)
 			if !legend[set.label] {
 				legend[set.label] = true
