@@ -268,7 +268,7 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		}
 		idx := i
 		errs = append(errs, event(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Index: &idx,
-			Message: fmt.Sprintf("configuration %d: a selective launch failed, and it left the search (copied from the loaded sweep)", i)}))
+			Message: fmt.Sprintf("configuration %d: a launch failed, and it left the search (copied from the loaded sweep)", i)}))
 	}
 	if sw.Search != nil {
 		se := *sw.Search

@@ -244,13 +244,14 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	// reviewer's resume was judged hung while its job was pending).
 	wd := newWatchdog(s.st.Deadline, sw.Results)
 	wd.stopping = "the program's launch"
-	// A search's selective launch that hangs is stopped alone, and its
-	// configuration leaves the search (a search cannot be resumed: a hang
-	// had ended it, everything it had measured with it).
+	// A search's selective launch or finalist's full launch that hangs
+	// is stopped alone, and its configuration leaves the search (a search
+	// cannot be resumed: a hang had ended it, everything it had measured
+	// with it). Its references (an evaluate search's) end it.
 	var spare func(*sweep.RunStart) bool
 	stoppable := &launchStop{}
 	if sp.Search != sweep.SearchNone {
-		spare = func(hung *sweep.RunStart) bool { return hung.Kind == sweep.RunSelective && stoppable.stop() }
+		spare = func(hung *sweep.RunStart) bool { return hung.StoppableInSearch() && stoppable.stop() }
 	}
 	ended := make(chan struct{})
 	cancelledFirst := new(atomic.Bool)
@@ -436,7 +437,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	}
 	what := "a selective run failed and has no result ('resume' tries it again): "
 	if sp.Search != sweep.SearchNone {
-		what = "a selective run failed, and its configuration left the search: "
+		what = "a launch failed, and its configuration left the search: "
 	}
 	for _, f := range failed {
 		out.Print(what + f)
@@ -513,7 +514,8 @@ func (w *libraryNotes) ended() {
 }
 
 // launchStop holds the stop of the program's launch under way that may be
-// stopped alone (programs.Runner.Stoppable): a search's selective launch.
+// stopped alone (programs.Runner.Stoppable): a search's selective launch,
+// or a finalist's full launch.
 type launchStop struct {
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc

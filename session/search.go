@@ -333,8 +333,8 @@ func tableSearch(sw *Sweep) string {
 }
 
 // leftSearchLine names the configurations that left a program's search, a
-// selective launch of theirs failed (the sweep ends ok, the choice made
-// among the rest), or is "".
+// launch of theirs failed (a selective one, or a finalist's full one: the
+// sweep ends ok, the choice made among the rest), or is "".
 func leftSearchLine(sw *Sweep) string {
 	if len(sw.leftSearch) == 0 {
 		return ""
@@ -347,7 +347,7 @@ func leftSearchLine(sw *Sweep) string {
 	if len(names) == 1 {
 		whose = "its"
 	}
-	return fmt.Sprintf("note: %s left the search, a selective launch of %s failed (the program's output is in %s): %s\n",
+	return fmt.Sprintf("note: %s left the search, a launch of %s failed (the program's output is in %s): %s\n",
 		format.Count(len(names), "configuration", "configurations"), whose, ProgramLogName, listSome(names, 5))
 }
 

@@ -725,8 +725,9 @@ func (sl stepLauncher) Command(ctx context.Context, n int, env []string, prog st
 	env = append(append([]string{"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1"}, programs.UserThreads()...), env...)
 	cmd := slurm.Srun(ctx, o, env, prog, args...)
 	// A session killed outright takes its step down (as
-	// programs.Supervise does mpirun; srun stops on SIGTERM itself).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	// programs.Supervise does mpirun; srun stops on SIGTERM itself), and
+	// a terminal's Ctrl-C is the session's alone (programs.Supervise).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return cmd, nil
 }
 

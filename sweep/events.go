@@ -285,14 +285,23 @@ type RunStart struct {
 	LaunchS float64 `json:"launch_s,omitempty"`
 }
 
+// StoppableInSearch says whether, in a program's search, the launch r
+// starts may be stopped alone when it hangs, its configuration leaving the
+// search: a selective launch of a round, or a finalist's full launch (a
+// full run in a round after round 0, an evaluate search's references).
+func (r *RunStart) StoppableInSearch() bool {
+	return r.Kind == RunSelective || r.Kind == RunReference && r.Round > 0
+}
+
 // ErrorEvent reports a failure of the agent or of a run.
 type ErrorEvent struct {
 	Type    string `json:"type"`
 	V       int    `json:"v"`
 	Message string `json:"message"`
 	// Index and ReferenceS are, for a program's selective run that
-	// failed, its configuration and the configuration's full runs (none
-	// in tune): a result would have carried them.
+	// failed (or, in a search, a finalist's full run), its configuration
+	// and the configuration's full runs (none in tune): a result would
+	// have carried them.
 	Index      *int      `json:"index,omitempty"`
 	ReferenceS []float64 `json:"reference_s,omitempty"`
 }

@@ -70,8 +70,9 @@ sweep's events as JSON lines, as 'approxtune agent --sweep' does, and the
 program's own output on standard error, each launch under a heading. A launch
 that runs past --deadline is stopped as hung, and the sweep ends (exit 1); a
 search's ("search": "halving" or "random", one policy: docs/programs.md)
-selective launch is stopped alone, and its configuration leaves the search,
-as one whose selective launch fails does (exit 1 at the end). An
+selective launch, or finalist's full launch, is stopped alone, and its
+configuration leaves the search, as one whose launch fails does (exit 1 at
+the end). An
 interrupt stops the launch under way and ends the sweep; the runs its
 configuration finished are printed when its full runs were all taken (the
 REPL's first Ctrl-C waits for the launch's end instead).`, stderr)
@@ -305,8 +306,11 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 	defer watch.ended()
 	failed := 0 // selective runs that failed: told of as error events, the sweep going on
 	r := &programs.Runner{Launcher: programs.Mpirun{Launcher: l}, Lib: lib, Dir: dir, Output: stderr, Emit: func(ev any) error {
-		if _, ok := ev.(sweep.ErrorEvent); ok {
+		switch ev := ev.(type) {
+		case sweep.ErrorEvent:
 			failed++
+		case sweep.Result:
+			watch.predicted(ev)
 		}
 		return enc.Encode(ev)
 	},
@@ -364,7 +368,7 @@ func programSweep(ctx context.Context, path string, d session.Deadline, stdout, 
 				left = "its configuration left the search"
 			}
 			return fail(1, "%s failed (their error events are on standard output): %s, and the search chose among the rest",
-				format.Count(failed, "selective launch", "selective launches"), left)
+				format.Count(failed, "launch", "launches"), left)
 		}
 		return fail(1, "%s failed and %s no result (their error events are on standard output); the summaries are the other runs'",
 			format.Count(failed, "selective run", "selective runs"), have)
@@ -384,6 +388,7 @@ type launchWatch struct {
 	timer   *time.Timer
 	began   time.Time               // the running launch's start (zero between launches)
 	longest time.Duration           // the longest launch that ended so far
+	preds   map[int]time.Duration   // each configuration's latest whole prediction (predicted)
 	spare   context.CancelCauseFunc // the launch under way that a deadline stops alone (stoppable), or nil
 	stopped bool                    // the launch under way was stopped alone: its time is no launch's length
 }
@@ -404,11 +409,7 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.began = time.Now()
-	scale := w.longest
-	if len(rs.ReferenceS) > 0 {
-		scale = time.Duration(stat.Mean(rs.ReferenceS, nil) * float64(time.Second))
-	}
-	limit, _ := w.d.Limit(scale, time.Duration(rs.LaunchS*float64(time.Second)))
+	limit := w.limit(rs)
 	w.timer = nil
 	if limit > 0 {
 		h := &hungLaunch{label: fmt.Sprint(rs.Index), kind: rs.Kind, limit: limit}
@@ -419,9 +420,10 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 			w.mu.Lock()
 			spare := w.spare
 			w.mu.Unlock()
-			if rs.Kind == sweep.RunSelective && spare != nil {
-				// A search's selective launch: it alone stops, its
-				// configuration leaving the search (an error event).
+			if rs.StoppableInSearch() && spare != nil {
+				// A search's selective launch, or a finalist's: it
+				// alone stops, its configuration leaving the search
+				// (an error event).
 				// Its time scales no later deadline: each stopped hang
 				// had made the next one's ten times longer (5 s, 69 s,
 				// then some 690 s in a review).
@@ -434,6 +436,39 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 			w.stop(h)
 		})
 	}
+}
+
+// limit is the deadline of the launch rs starts (0: none): the deadline's
+// multiple of its configuration's reference time where it has one, else
+// of the longest launch so far or of the configuration's latest
+// prediction, whichever is longer (w.mu held).
+func (w *launchWatch) limit(rs sweep.RunStart) time.Duration {
+	scale := w.longest
+	switch p, ok := w.preds[rs.Index]; {
+	case len(rs.ReferenceS) > 0:
+		scale = time.Duration(stat.Mean(rs.ReferenceS, nil) * float64(time.Second))
+	case ok:
+		// A search's finalist runs longer than the selective launches
+		// before it, the longest of which had allowed its full launch
+		// no more than the multiple of a selective launch.
+		scale = max(scale, p)
+	}
+	limit, _ := w.d.Limit(scale, time.Duration(rs.LaunchS*float64(time.Second)))
+	return limit
+}
+
+// predicted keeps a result's whole prediction of its configuration's run
+// (none where the run was cut short: a lower bound).
+func (w *launchWatch) predicted(r sweep.Result) {
+	if r.PredictedS == nil || !(*r.PredictedS > 0) || r.CutShort {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.preds == nil {
+		w.preds = map[int]time.Duration{}
+	}
+	w.preds[r.Index] = time.Duration(min(*r.PredictedS, 365*24*3600) * float64(time.Second))
 }
 
 // stoppable is programs.Runner.Stoppable: the launch under way that a

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -283,7 +284,7 @@ table best
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, want := range []string{"it hangs; stopping that launch alone (its configuration leaves the search, which goes on)", "(ok)",
-		"note: 1 configuration left the search, a selective launch of its failed", "1 (x=1)\n", "chosen: x=",
+		"note: 1 configuration left the search, a launch of its failed", "1 (x=1)\n", "chosen: x=",
 		"configuration 3 (ranks=2 x=5): its launch had written its result at MPI_Finalize and was stopped past the deadline after it: the result stands"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -314,6 +315,54 @@ table best
 	}
 	if hung != 3 || outcome == nil || outcome.Chosen != 0 && outcome.Chosen != 4 {
 		t.Errorf("program --sweep: %d hung, outcome %+v; want x=1, 10 and 11 told of and x=2 or 3 chosen\n%s", hung, outcome, events)
+	}
+}
+
+// A finalist whose full launch fails, or hangs and is stopped alone at its
+// deadline, leaves the search, and the fastest of the other finalists is
+// chosen (either had ended the search with no choice): in the REPL, and
+// under 'program --sweep'. hangs.c's full runs of x=7 exit with status 4, of x=8
+// deadlock; its three configurations are all finalists.
+func TestProgramSearchFinalistLeaves(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	t.Setenv(preload.EnvLib, lib)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "hangs.c"))
+	out, errs, code := runScript(t, bin, fmt.Sprintf(`program %s {x}
+space x=7,2,8 ranks=2
+deadline 3s
+tune search=halving
+table best
+plot search
+`, prog))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"configuration 0 (ranks=2 x=7): its full launch in the finals (round 2) failed: ",
+		"it hangs; stopping that launch alone (its configuration leaves the search, which goes on)",
+		"configuration 2 (ranks=2 x=8): its full launch in the finals (round 2) was stopped: it ran past the deadline",
+		"note: 2 configurations left the search, a launch of theirs failed", "chosen: x=2 ("} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	events, stderr, code := searchSweep(t, bin, lib, t.TempDir(), fmt.Sprintf(`{"program": {"command": [%q, "{x}"]},
+ "space": {"x": [7, 2, 8], "ranks": [2]}, "policies": ["eager"], "search": "halving", "mode": "tune"}`, prog))
+	if code != 1 || !strings.Contains(stderr, "2 launches failed (their error events are on standard output): their configurations left the search, and the search chose among the rest") {
+		t.Errorf("program --sweep: exit %d; want 1, the search chosen among the rest\n%s", code, stderr)
+	}
+	ev := parseEvents(t, events)
+	left := map[int]string{}
+	for _, e := range ev.errors {
+		if e.Index != nil {
+			left[*e.Index] = e.Message
+		}
+	}
+	if !strings.Contains(left[0], "failed") || !strings.Contains(left[2], "ran past the deadline") || len(left) != 2 ||
+		ev.outcome == nil || ev.outcome.Chosen != 1 || len(ev.rounds) != 2 || !slices.Equal(ev.rounds[1].Ran, []int{1}) {
+		t.Errorf("program --sweep: left %v, rounds %+v, outcome %+v; want x=7 failed, x=8 hung, x=2 chosen alone in the finals\n%s", left, ev.rounds, ev.outcome, events)
 	}
 }
 
@@ -402,4 +451,73 @@ func parseEvents(t *testing.T, out []byte) searchEvents {
 		}
 	}
 	return ev
+}
+
+// 'program --sweep' gives a search's finalist ten times its prediction,
+// where the longest launch before it, a selective one, allows less: a
+// program whose launches skip 90% had its full launches stopped as hung.
+// A prediction cut short is a lower bound and counts for nothing; a
+// reference time, where there is one, is what counts.
+func TestLaunchWatchFinalistByPrediction(t *testing.T) {
+	w := &launchWatch{longest: 2 * time.Second}
+	full := sweep.RunStart{Index: 0, Kind: sweep.RunReference, Round: 2}
+	if got, want := w.limit(full), 20*time.Second; got != want {
+		t.Errorf("no prediction: limit %v, want %v (10 times the longest launch)", got, want)
+	}
+	pred, cut := 30.0, 90.0
+	w.predicted(sweep.Result{Index: 0, PredictedS: &pred})
+	w.predicted(sweep.Result{Index: 0, PredictedS: &cut, CutShort: true})
+	if got, want := w.limit(full), 300*time.Second; got != want {
+		t.Errorf("predicted 30 s: limit %v, want %v", got, want)
+	}
+	if got, want := w.limit(sweep.RunStart{Index: 1, Kind: sweep.RunReference, Round: 2}), 20*time.Second; got != want {
+		t.Errorf("another configuration: limit %v, want %v", got, want)
+	}
+	full.ReferenceS = []float64{1}
+	if got, want := w.limit(full), 10*time.Second; got != want {
+		t.Errorf("reference time 1 s: limit %v, want %v", got, want)
+	}
+}
+
+// A terminal's Ctrl-C goes to its whole foreground process group: the
+// REPL, and mpirun with it where mpirun shared the group, which then
+// killed the program's launch under way, reported as the program's
+// failure ("exited: exit status 1", with advice to skip its
+// configuration) where the REPL had said the sweep would stop at the
+// launch's end (a review). mpirun runs in a group of its own: the launch
+// ends whole, and the sweep is cancelled at that boundary.
+func TestREPLGroupInterruptSparesLaunch(t *testing.T) {
+	mpicc := testenv.Tool(t, "mpicc")
+	testenv.Launcher(t)
+	bin, lib := testenv.Build(t), buildPreload(t)
+	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(t.TempDir(), "session"))
+	repl.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+	repl.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's foreground job
+	// Each full run sleeps 10 x 0.2 s.
+	repl.Stdin = strings.NewReader(fmt.Sprintf("program %s 10 {n} 200000\nspace n=32,48 ranks=2\npolicy eager\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
+	out := &testenv.SyncBuffer{}
+	repl.Stdout, repl.Stderr = out, out
+	if err := repl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "sweep 1:"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			repl.Process.Kill()
+			repl.Wait()
+			t.Fatalf("no sweep within a minute:\n%s", out.String())
+		}
+	}
+	time.Sleep(time.Second) // into the first launch's run
+	if err := syscall.Kill(-repl.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	repl.Wait() // a script's line that ends in error exits 1
+	got := out.String()
+	if !strings.Contains(got, "sweep 1 cancelled after 0 of 2 runs (cancelled at a run boundary (the end of a launch))") ||
+		strings.Contains(got, "exit status") || strings.Contains(got, "failed") {
+		t.Errorf("after a Ctrl-C to the REPL's group: want the sweep cancelled at the launch's end, no launch failed\n%s", got)
+	}
 }

@@ -97,11 +97,16 @@ const StopGrace = 5 * time.Second
 // the same SIGTERM when the thread that started it dies (Runner and
 // 'program --check' start launches on a locked thread), so a session
 // killed with SIGKILL leaves no launch running (a hung one had run on for
-// ever).
+// ever). mpirun runs in a process group of its own: a terminal's Ctrl-C,
+// which goes to the whole foreground group, is the session's to handle,
+// at a run boundary; it had reached mpirun too and killed the launch
+// under way, reported as the program's failure with advice to skip its
+// configuration (a review).
 func Supervise(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
+	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGTERM
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = StopGrace
@@ -257,8 +262,10 @@ type Runner struct {
 	Stop <-chan struct{}
 	// Stoppable, when set, is given the stop of each launch that may be
 	// stopped alone while it runs, and nil once it has ended: a search's
-	// selective launch. Stopped with ErrHung (a deadline), the launch
-	// fails, its configuration leaves the search, and the search goes on.
+	// selective launch, or a finalist's full launch
+	// (sweep.RunStart.StoppableInSearch). Stopped with ErrHung (a
+	// deadline), the launch fails, its configuration leaves the search,
+	// and the search goes on.
 	Stoppable func(stop context.CancelCauseFunc)
 }
 

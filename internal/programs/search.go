@@ -452,27 +452,75 @@ func (s *programSearch) report(n, i int, o *outcome) error {
 }
 
 // final launches the finalists once each in full, chooses the fastest,
-// and reports the full round and the search's outcome.
+// and reports the full round and the search's outcome. A finalist whose
+// full launch fails, or hangs and is stopped alone at its deadline,
+// leaves the search as a selective launch's would (an error event, its
+// time counted), and the fastest of the rest is chosen; only when none is
+// left does the search fail.
 func (s *programSearch) final(ctx context.Context, alive []int, considered int) error {
 	n := s.rounds + 1
+	var ran []int
 	times := make([]float64, 0, len(alive))
-	elapsed := 0.0
+	elapsed := 0.0 // the round's launches, failed ones whole
 	for _, i := range alive {
 		err := s.prepared(ctx, i, func(l *launcher) error {
-			dt, extra, err := s.full(ctx, l, i, n, nil)
-			if err != nil {
+			t0 := time.Now()
+			lctx, stop := context.WithCancelCause(ctx)
+			if s.r.Stoppable != nil {
+				s.r.Stoppable(stop)
+			}
+			dt, extra, err := s.full(lctx, l, i, n, nil)
+			if s.r.Stoppable != nil {
+				s.r.Stoppable(nil)
+			}
+			hung := errors.Is(context.Cause(lctx), ErrHung) && ctx.Err() == nil
+			stop(nil)
+			if hung && errors.Is(err, ErrPastResult) {
+				// Its result was written at MPI_Finalize, whole: what
+				// hung was the launch's end.
+				if kept, rerr := l.result(preload.Run{Out: l.outFile()}); rerr == nil && len(kept.ReferenceS) > 0 {
+					dt, extra, err = kept.ReferenceS[0], max(time.Since(t0).Seconds()-kept.ReferenceS[0], 0), nil
+					s.tell(fmt.Sprintf("configuration %d (%s): its full launch in the finals had written its result at MPI_Finalize and was stopped past the deadline after it: the result stands (%s)",
+						i, s.configs[i].Label(), PastResultHint))
+				}
+			}
+			var refused *LaunchError
+			switch {
+			case err == nil:
+				ran, times = append(ran, i), append(times, dt)
+				elapsed += dt
+				s.cost += dt
+				return s.emitFull(i, n, []float64{dt}, extra)
+			case !hung && (ctx.Err() != nil || errors.As(err, &refused)):
 				return err
 			}
-			times = append(times, dt)
-			elapsed += dt
-			return s.emitFull(i, n, []float64{dt}, extra)
+			// The program failed, or hung, in full where its selective
+			// launches had ended well: the configuration leaves the
+			// search, and the finals go on. The launch counts whole in
+			// the search's cost.
+			wall := time.Since(t0).Seconds()
+			elapsed += wall
+			s.cost += wall
+			why := fmt.Sprintf("failed: %v", err)
+			var re *referenceError
+			switch {
+			case hung:
+				why = "was stopped: " + ErrHung.Error()
+			case errors.As(err, &re):
+				why = fmt.Sprintf("failed: %v", re.err) // not a reference
+			}
+			idx := i
+			return s.r.Emit(sweep.ErrorEvent{Type: sweep.TypeError, V: sweep.ProtocolVersion, Index: &idx,
+				Message: fmt.Sprintf("configuration %d (%s): its full launch in the finals (round %d) %s\n    it leaves the search", i, s.configs[i].Label(), n, why)})
 		})
 		if err != nil {
 			return err
 		}
 	}
-	s.cost += elapsed
-	round, outcome := sweep.FullRound(s.spec, s.pol.Name(), n, s.configs, alive, times, considered, s.cost, elapsed)
+	if len(ran) == 0 {
+		return fmt.Errorf("round %d: every finalist's full launch failed (each told above)", n)
+	}
+	round, outcome := sweep.FullRound(s.spec, s.pol.Name(), n, s.configs, ran, times, considered, s.cost, elapsed)
 	if err := s.r.Emit(round); err != nil {
 		return err
 	}
