@@ -15,8 +15,9 @@
 #    ScaLAPACK. Installed packages are left alone.
 # 2. Checks Go (at least the version go.mod names).
 # 3. Builds approxtune into PREFIX/bin (default /usr/local/bin as root,
-#    ~/.local/bin otherwise) and says so if that is not on PATH, and its
-#    preload library (for tuning your own MPI programs) into
+#    ~/.local/bin otherwise) and says so if that is not on PATH, beside it
+#    approxtune-summarize (bench/summarize: tables from a sweep's events,
+#    wherever they were saved), and its preload library (for tuning your own MPI programs) into
 #    PREFIX/lib/approxtune. Where mpicc and ScaLAPACK are found, builds the
 #    example driver examples/scalapack/factor (notebooks/scalapack.ipynb).
 # Running it again is harmless: it only does what is still missing.
@@ -113,6 +114,8 @@ ver=$(git -C "$here" describe --tags --always --dirty 2>/dev/null || echo dev)
 mkdir -p "$prefix/bin"
 say "building approxtune $ver into $prefix/bin"
 (cd "$here" && "$gobin" build -ldflags "-X main.version=$ver" -o "$prefix/bin/approxtune" ./cmd/approxtune)
+say "building approxtune-summarize (bench/summarize) into $prefix/bin"
+(cd "$here" && "$gobin" build -o "$prefix/bin/approxtune-summarize" ./bench/summarize)
 mkdir -p "$prefix/lib/approxtune"
 say "building the preload library into $prefix/lib/approxtune"
 (cd "$here" && "$gobin" build -tags noopenblas -buildmode=c-shared -o "$prefix/lib/approxtune/libapproxtune.so" ./cmd/libapproxtune)

@@ -176,12 +176,20 @@ kernelspec list' finds it:
 		fmt.Fprintf(stderr, "approxtune install: locate this binary: %v\n", err)
 		return 1
 	}
+	// Where it replaces a spec that ran another binary (a second
+	// install, with another --prefix), the kernel Jupyter runs changes:
+	// say so.
+	before := jupyter.SpecBinary(filepath.Join(data, "kernels"))
 	dir, err := jupyter.InstallSpec(filepath.Join(data, "kernels"), exe)
 	if err != nil {
 		fmt.Fprintf(stderr, "approxtune install: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "installed the Jupyter kernelspec %q in %s (runs %s)\n", jupyter.SpecName, dir, exe)
+	was := ""
+	if before != "" && before != exe {
+		was = fmt.Sprintf("; it had run %s", before)
+	}
+	fmt.Fprintf(stdout, "installed the Jupyter kernelspec %q in %s (runs %s%s)\n", jupyter.SpecName, dir, exe, was)
 	if *prefix != "" {
 		fmt.Fprintf(stdout, "Jupyter finds it with JUPYTER_PATH=%s\n", data)
 	}

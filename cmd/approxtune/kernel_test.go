@@ -360,6 +360,17 @@ func TestInstallKernelspec(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".local", "share", "jupyter", "kernels", "approxtune", "logo-64x64.png")); err != nil {
 		t.Error(err)
 	}
+	// Installing over a spec that ran another binary says which: the
+	// kernel Jupyter runs changes (a second install with another prefix).
+	spec := filepath.Join(home, ".local", "share", "jupyter", "kernels", "approxtune", "kernel.json")
+	if b, err := os.ReadFile(spec); err != nil || strings.Contains(out, "it had run") {
+		t.Errorf("a first install: %v; said %q", err, out)
+	} else if err := os.WriteFile(spec, bytes.Replace(b, []byte(js.bin), []byte("/old/bin/approxtune"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ = u.run(t, 30*time.Second, "", js.bin, "install", "--user"); !strings.Contains(out, "; it had run /old/bin/approxtune)") {
+		t.Errorf("install over another binary's spec said:\n%s", out)
+	}
 	// --sys-prefix: its directory is one of Jupyter's data paths.
 	prefix, err := jupyter.SysPrefix(context.Background())
 	if err != nil {

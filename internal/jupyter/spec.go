@@ -40,6 +40,20 @@ func NewSpec(binary string) Spec {
 	}
 }
 
+// SpecBinary is the binary the kernelspec installed in kernelsDir runs,
+// or "" where none is installed (or it cannot be read).
+func SpecBinary(kernelsDir string) string {
+	b, err := os.ReadFile(filepath.Join(kernelsDir, SpecName, "kernel.json"))
+	if err != nil {
+		return ""
+	}
+	var sp Spec
+	if json.Unmarshal(b, &sp) != nil || len(sp.Argv) == 0 {
+		return ""
+	}
+	return sp.Argv[0]
+}
+
 // InstallSpec writes the kernelspec for binary into kernelsDir/approxtune
 // (kernel.json, logo-32x32.png, logo-64x64.png), replacing an older one, and
 // returns that directory.

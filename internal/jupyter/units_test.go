@@ -149,7 +149,13 @@ func TestKernelInstallSpec(t *testing.T) {
 			t.Errorf("logo %d: %v %v", size, err, img.Bounds())
 		}
 	}
-	// Reinstalling replaces it.
+	// Reinstalling replaces it; SpecBinary says which binary ran before.
+	if got := SpecBinary(filepath.Join(dir, "kernels")); got != "/opt/bin/approxtune" {
+		t.Errorf("SpecBinary %q, want /opt/bin/approxtune", got)
+	}
+	if got := SpecBinary(filepath.Join(dir, "none")); got != "" {
+		t.Errorf("SpecBinary of no spec %q, want none", got)
+	}
 	if _, err := InstallSpec(filepath.Join(dir, "kernels"), "/other/approxtune"); err != nil {
 		t.Fatal(err)
 	}
