@@ -300,6 +300,7 @@ func tableSearch(sw *Sweep) string {
 	fmt.Fprintf(&b, "chosen: %s (%s s in full), after %d round%s on %d configuration%s; the search's runs took %s s\n",
 		sw.label(se.Chosen), format.Seconds(se.ChosenS), se.Rounds, plural(se.Rounds), se.Considered, plural(se.Considered), format.Seconds(se.SearchS))
 	b.WriteString(leftSearchLine(sw))
+	b.WriteString(earlyFinalsLine(sw))
 	refs := sw.references()
 	fullS := 0.0 // one full run of every configuration, where judged
 	if j, ok := sweep.Judge(refs, *se); ok {
@@ -330,6 +331,53 @@ func tableSearch(sw *Sweep) string {
 		b.WriteString("\n")
 	}
 	return b.String() + searchLaunchLine(sw, se.SearchS, fullS)
+}
+
+// earlyFinalsLine says, where a search's rounds ended before its tightest
+// tolerance (sweep.SearchFullRuns or fewer survived) and some survivors
+// did not run in full, that the finalists were picked by predictions at
+// that looser tolerance, and how to have tighter rounds rank them; or is
+// "". A new user's 24 configurations left 6 at 2^-1, whose 3 predicted
+// fastest ran in full: the fastest by its references, predicted 19% high,
+// was not among them (quality 0.665), and nothing said why.
+func earlyFinalsLine(sw *Sweep) string {
+	if sw.Spec == nil || len(sw.Rounds) < 2 {
+		return ""
+	}
+	last, full := sw.Rounds[len(sw.Rounds)-2], sw.Rounds[len(sw.Rounds)-1]
+	ts := sw.Spec.RoundTolerances()
+	if last.Policy == "" || full.Policy != "" || len(ts) == 0 || last.Tolerance <= ts[len(ts)-1] {
+		return ""
+	}
+	var out []string
+	for _, i := range last.Kept {
+		if !slices.Contains(full.Ran, i) && !slices.Contains(sw.leftSearch, i) {
+			out = append(out, sw.label(i))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	tl := format.Tolerance(last.Tolerance)
+	return fmt.Sprintf("note: the rounds ended at %s with %d survivors (%d or fewer go to the full runs), and %s did not run in full, passed over on predictions at %s (each kernel's mean known to within %s), which can put configurations out of order: %s. "+
+		"For tighter rounds to rank them, start the search at a tighter tolerance ('tolerance %s')\n",
+		tl, len(last.Kept), sweep.SearchFullRuns, format.Count(len(out), "survivor", "survivors"), tl, format.Percent(last.Tolerance), listSome(out, 5), tighterTolerances(ts, last.Tolerance))
+}
+
+// tighterTolerances is the tolerance setting without tol and those looser
+// (ts loosest first), or the next after tol, a quarter of it, where none
+// is tighter.
+func tighterTolerances(ts []float64, tol float64) string {
+	var names []string
+	for _, t := range ts {
+		if t < tol {
+			names = append(names, format.Tolerance(t))
+		}
+	}
+	if len(names) == 0 {
+		names = append(names, format.Tolerance(tol/4))
+	}
+	return strings.Join(names, ",")
 }
 
 // leftSearchLine names the configurations that left a program's search, a

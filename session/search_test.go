@@ -324,3 +324,34 @@ func TestSearchFigureCutShortApart(t *testing.T) {
 		t.Errorf("the round ended: legend entries %v, want %v", got, want)
 	}
 }
+
+// A search whose rounds ended before its tightest tolerance, with
+// survivors that did not run in full, says they were passed over on loose
+// predictions and how to rank them tighter; one whose rounds reached the
+// tightest, or whose survivors all ran in full, says nothing of it.
+func TestEarlyFinalsLine(t *testing.T) {
+	sw := &Sweep{Spec: &sweep.Spec{Search: sweep.SearchHalving, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5, 0.125, 0.03125}}}
+	for i := range 6 {
+		var c sweep.Config
+		if err := json.Unmarshal([]byte(fmt.Sprintf(`{"nb":%d}`, 16<<i)), &c); err != nil {
+			t.Fatal(err)
+		}
+		sw.Configs = append(sw.Configs, c)
+	}
+	sw.Rounds = []sweep.Round{{Round: 1, Policy: "eager", Tolerance: 0.5, Ran: []int{0, 1, 2, 3, 4, 5}, Kept: []int{2, 0, 1, 5, 4}, Dropped: []int{3}},
+		{Round: 2, Ran: []int{2, 0, 1}, Best: 2}}
+	want := "note: the rounds ended at 2^-1 with 5 survivors (7 or fewer go to the full runs), and 2 survivors did not run in full, passed over on predictions at 2^-1 (each kernel's mean known to within 50.0%), which can put configurations out of order: nb=512, nb=256. " +
+		"For tighter rounds to rank them, start the search at a tighter tolerance ('tolerance 2^-3,2^-5')\n"
+	if got := earlyFinalsLine(sw); got != want {
+		t.Errorf("rounds ended at 2^-1:\n got %q\nwant %q", got, want)
+	}
+	sw.leftSearch = []int{5, 4} // their full launches failed: they ran
+	if got := earlyFinalsLine(sw); got != "" {
+		t.Errorf("the other survivors left the search in the finals: %q, want nothing", got)
+	}
+	sw.leftSearch = nil
+	sw.Spec.Tolerances = []sweep.Tolerance{0.5}
+	if got := earlyFinalsLine(sw); got != "" {
+		t.Errorf("rounds ended at the tightest tolerance: %q, want nothing", got)
+	}
+}
