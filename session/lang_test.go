@@ -113,8 +113,11 @@ func TestCommandErrorsChangeNothing(t *testing.T) {
 		"space b=64,0":         "column 12: b: 0 is out of range: want an integer from 1 to 65536",
 		"space b=64 grid=2by2": "column 17: grid: \"2by2\" is not a grid",
 		// A value twice ran its configurations twice.
-		"space b=64,128,64":          "column 16: b: \"64\" repeats 64, already in the list: give each value once",
-		"space grid=2x2,1x4,2x2":     "column 20: grid: \"2x2\" repeats 2x2, already in the list",
+		"space b=64,128,64":      "column 16: b: \"64\" repeats 64, already in the list: give each value once",
+		"space grid=2x2,1x4,2x2": "column 20: grid: \"2x2\" repeats 2x2, already in the list",
+		// A range, as tolerance takes, is no list here.
+		"space b=32..128":            "column 9: b: \"32..128\" is not a value list: a space lists each value, separated by commas (b=32,64,128)",
+		"space b=1..10":              "column 9: b: \"1..10\" is not a value list: a space lists each value, separated by commas (b=1,10)",
 		"policy eager,greedy":        "column 14: unknown policy \"greedy\": want one of conditional, local, online, apriori, eager",
 		"tolerance 2^-1,-3":          "column 16: \"-3\" is not a tolerance",
 		"tolerance 2^-1,0.5":         "column 16: \"0.5\" repeats 2^-1, already in the list",
@@ -583,6 +586,28 @@ func TestSessionWithoutBinary(t *testing.T) {
 	t.Setenv("PATH", filepath.Dir(bin))
 	if s := newSession(t); s.opts.Binary != bin {
 		t.Errorf("Options.Binary defaults to %q, want %q on PATH", s.opts.Binary, bin)
+	}
+}
+
+// A program's space refuses a range of integers (as 'tolerance' takes),
+// which had gone to the program as the word "32..128", and takes words of
+// digits and x's where no grid is meant (chunks=x1 had been refused as
+// "not a grid"); a grid mistyped is still told.
+func TestProgramSpaceValues(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	execAll(t, s, &textOut{}, "program /bin/true {x} {nb} {chunks} {grid}")
+	err := s.Exec(ctx, "space nb=32..128 ranks=2", &textOut{})
+	if err == nil || !strings.Contains(err.Error(), `nb: "32..128" is not a value list: a space lists each value, separated by commas (nb=32,64,128)`) {
+		t.Errorf("space nb=32..128: %v", err)
+	}
+	out := &textOut{}
+	if err := s.Exec(ctx, "space x=1 nb=32 chunks=x1,2 ranks=2", out); err != nil || strings.Contains(out.b.String(), "not a grid") {
+		t.Errorf("space chunks=x1,2: %v\n%s", err, out.b.String())
+	}
+	out.b.Reset()
+	if err := s.Exec(ctx, "space ranks=default grid=2x2,2x2x", out); err != nil || !strings.Contains(out.b.String(), `"2x2x" is not a grid`) {
+		t.Errorf("space grid=2x2,2x2x: %v\n%s", err, out.b.String())
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/protocol"
@@ -119,6 +121,28 @@ func paramNames(w protocol.Workload) string {
 	return strings.Join(n, ", ")
 }
 
+// intRange is a range of integers, as "32..128".
+var intRange = regexp.MustCompile(`^(-?[0-9]+)\.\.(-?[0-9]+)$`)
+
+// rangeExample is range r (intRange) written as a list: its ends, with
+// the doublings between where the one end doubles to the other in at most
+// 8 steps (32..128: 32,64,128).
+func rangeExample(r string) string {
+	m := intRange.FindStringSubmatch(r)
+	lo, _ := strconv.Atoi(m[1])
+	hi, _ := strconv.Atoi(m[2])
+	vals := []string{strconv.Itoa(lo)}
+	v := lo
+	for k := 0; lo > 0 && v < hi && k < 8; k++ {
+		v *= 2
+		vals = append(vals, strconv.Itoa(v))
+	}
+	if v != hi {
+		vals = []string{strconv.Itoa(lo), strconv.Itoa(hi)}
+	}
+	return strings.Join(vals, ",")
+}
+
 // setParams parses KEY=V1,V2 arguments against the workload's schema into the
 // space of st. Nothing is changed on error.
 func setParams(st *State, w protocol.Workload, args []Arg) error {
@@ -153,6 +177,11 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 		var vals []any
 		seen := map[string]bool{}
 		for i, it := range items {
+			// A range, as 'tolerance 2^-1..2^-5' takes, had gone to a
+			// program as the word "32..128" (a review).
+			if intRange.MatchString(it) {
+				return errAt(cols[i], "%s: %q is not a value list: a space lists each value, separated by commas (%s=%s)", p.Name, it, p.Name, rangeExample(it))
+			}
 			v, err := p.Convert(it)
 			if err != nil {
 				return errAt(cols[i], "%s: %v", p.Name, err)

@@ -58,9 +58,16 @@ func (p *Program) Schema(space map[string]json.RawMessage) (Schema, error) {
 			grids = append(grids, q.Name)
 		}
 		// A grid mistyped ("2x2x") had made the parameter a word, and the
-		// note that followed said grid is in no argument.
+		// note that followed said grid is in no argument. Only where the
+		// parameter is a grid by its name or its other values: a word
+		// like x1 or 0x10 (chunks=x1,2) had been refused as "not a grid"
+		// where no grid was meant (a review).
+		gridLike := strings.Contains(strings.ToLower(q.Name), "grid") || slices.ContainsFunc(q.Choices, func(c string) bool {
+			g, err := ParseGrid(c)
+			return err == nil && len(g) > 1
+		})
 		for _, c := range q.Choices {
-			if _, err := ParseGrid(c); err != nil && almostGrid.MatchString(c) {
+			if _, err := ParseGrid(c); err != nil && gridLike && almostGrid.MatchString(c) {
 				return nil, fmt.Errorf("program: %s: %v", q.Name, err)
 			}
 		}

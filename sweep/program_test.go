@@ -23,6 +23,9 @@ func TestProgramSchemaRankCount(t *testing.T) {
 		{`{"grid": ["2x2x"]}`, `program: grid: "2x2x" is not a grid: want positive integers separated by x`},
 		{`{"grid": ["2x2", "x4"], "b": [1]}`, `program: grid: "x4" is not a grid`},
 		{`{"ranks": [2], "mode": ["x", "xx", "fast"]}`, ""},
+		{`{"proc_grid": ["2x2x"]}`, `program: proc_grid: "2x2x" is not a grid`},
+		// Words with digits and x's, where no grid is meant.
+		{`{"ranks": [2], "chunks": ["x1", 2], "addr": ["0x10", "0x20"]}`, ""},
 	} {
 		var space map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(tc.space), &space); err != nil {
