@@ -245,9 +245,10 @@ func TestWrongTypeErrors(t *testing.T) {
 		t.Errorf("%s is not a field of Spec", name)
 	}
 	for spec, want := range map[string]string{
-		`[1, 2]`:                          `sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got [1,2]`,
-		`"synthetic"`:                     `got "synthetic"`,
-		`{"workload": "toy", "ranks": 4}`: `sweep spec: unknown field "ranks": the fields are workload, program, space, policies, tolerances, confidence, reference_reps, mode, n_min, seed, kernels, trace, models, messages, search, budget, runs`,
+		`[1, 2]`:                                 `sweep spec: want a JSON object ({"workload": "synthetic", "space": {...}}), got [1,2]`,
+		`"synthetic"`:                            `got "synthetic"`,
+		`{"workload": "toy", "ranks": 4}`:        `sweep spec: unknown field "ranks": a rank count or grid is a parameter of the space ({"space": {"ranks": [...]}}); the fields are workload, program, space, policies, tolerances, confidence, reference_reps, mode, n_min, seed, kernels, trace, models, messages, search, budget, runs`,
+		`{"workload": "toy", "policy": "eager"}`: `sweep spec: unknown field "policy": did you mean "policies"? The fields are workload,`,
 		// One within the program's object: that object's fields (the
 		// spec's had been listed, "messages" among them).
 		`{"program": {"command": ["./p"], "messages": "run"}, "space": {"ranks": [2]}}`: `sweep spec: program: unknown field "messages": its fields are command, decks`,

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/approxtune/approxtune/internal/format"
 )
 
 // fieldError turns a decoding error of spec data (not a syntax error) into
@@ -46,6 +48,12 @@ func fieldError(data []byte, err error) error {
 		names := make([]string, len(fields))
 		for i, f := range fields {
 			names[i] = f.name
+		}
+		switch bare := strings.Trim(name, `"`); {
+		case bare == "ranks" || bare == "grid":
+			return fmt.Errorf("sweep spec: unknown field %s: a rank count or grid is a parameter of the space ({\"space\": {%q: [...]}}); the fields are %s", name, bare, strings.Join(names, ", "))
+		case format.Nearest(bare, names) != "":
+			return fmt.Errorf("sweep spec: unknown field %s: did you mean %q? The fields are %s", name, format.Nearest(bare, names), strings.Join(names, ", "))
 		}
 		return fmt.Errorf("sweep spec: unknown field %s: the fields are %s", name, strings.Join(names, ", "))
 	}

@@ -89,15 +89,18 @@ func Speedup(x float64) string {
 
 // Nearest is the name in names closest to word by edit distance (one
 // insertion, deletion or substitution each), for a "did you mean" after a
-// typo, or the name word is the plural of ("policies": policy): "" where
-// none is within 2 edits and under half of word's length.
+// typo, or the name word is the plural or the singular of ("policies":
+// policy; a spec's "policy": policies): "" where none is within 2 edits
+// and under half of word's length.
 func Nearest(word string, names []string) string {
 	lower := strings.ToLower(word)
-	if one, ok := singular(lower); ok {
-		for _, n := range names {
-			if strings.ToLower(n) == one {
-				return n
-			}
+	for _, n := range names {
+		ln := strings.ToLower(n)
+		if one, ok := singular(lower); ok && ln == one {
+			return n
+		}
+		if one, ok := singular(ln); ok && lower == one {
+			return n
 		}
 	}
 	best, bestD := "", 3

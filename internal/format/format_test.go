@@ -58,6 +58,10 @@ func TestNearest(t *testing.T) {
 			t.Errorf("Nearest(%q) = %q, want %q", word, got, want)
 		}
 	}
+	// A singular for a plural name: a spec's "policy" for "policies".
+	if got := Nearest("policy", []string{"workload", "policies", "tolerances"}); got != "policies" {
+		t.Errorf("Nearest(policy) among plurals = %q, want policies", got)
+	}
 }
 
 func TestCount(t *testing.T) {
