@@ -346,7 +346,7 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 		if s.HalfS >= 0 && s.MeanS > 0 {
 			hw = format.Percent(s.HalfS / s.MeanS)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%s\t%d\t%d\t%s\t\n", s.Key, s.Count, 1e3*s.MeanS, hw, s.Calls, s.Skipped, s.State)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%s\t\n", s.Key, s.Count, millis(s.MeanS), hw, s.Calls, s.Skipped, s.State)
 	}
 	tw.Flush()
 	if more > 0 {
@@ -362,6 +362,17 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// millis writes s seconds in milliseconds: three decimals, and three
+// significant digits under a millisecond (a message of a microsecond had
+// read 0.001).
+func millis(s float64) string {
+	ms := 1e3 * s
+	if ms > 0 && ms < 1 {
+		return strconv.FormatFloat(ms, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(ms, 'f', 3, 64)
 }
 
 // someRuns names the first 8 of n runs as their options choose them

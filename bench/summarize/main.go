@@ -318,8 +318,9 @@ func policyTable(evs []event) {
 		if e.Type != "summary" || e.Policy == "" || e.MeanError == nil {
 			continue
 		}
-		fmt.Printf("| %s | %s | %.2fx | %.1f%% | %.1f%% | %.3f | %.2f | %.2f |\n", e.Policy, format.Tolerance(*e.Tolerance), e.Speedup,
-			100**e.MeanError, 100**e.MaxError, *e.Quality, e.SelTotal, e.RefTotal)
+		// format.Seconds: a short program's selective runs had read 0.00.
+		fmt.Printf("| %s | %s | %.2fx | %.1f%% | %.1f%% | %.3f | %s | %s |\n", e.Policy, format.Tolerance(*e.Tolerance), e.Speedup,
+			100**e.MeanError, 100**e.MaxError, *e.Quality, format.Seconds(e.SelTotal), format.Seconds(e.RefTotal))
 	}
 	if floor, n := runError(evs); n > 0 {
 		fmt.Printf("\nA full run against its configuration's other full runs: %.1f%% mean error (%d runs), the noise floor of the errors above.\n", 100*floor, n)
