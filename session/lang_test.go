@@ -605,6 +605,13 @@ func TestProgramSpaceValues(t *testing.T) {
 	if err := s.Exec(ctx, "space x=1 nb=32 chunks=x1,2 ranks=2", out); err != nil || strings.Contains(out.b.String(), "not a grid") {
 		t.Errorf("space chunks=x1,2: %v\n%s", err, out.b.String())
 	}
+	// 'space' lists them in name order, the same each time.
+	for range 3 {
+		out.b.Reset()
+		if err := s.Exec(ctx, "space", out); err != nil || out.b.String() != "chunks=x1,2\nnb=32\nranks=2\nx=1\n\n" {
+			t.Errorf("space: %v\n%q", err, out.b.String())
+		}
+	}
 	out.b.Reset()
 	if err := s.Exec(ctx, "space ranks=default grid=2x2,2x2x", out); err != nil || !strings.Contains(out.b.String(), `"2x2x" is not a grid`) {
 		t.Errorf("space grid=2x2,2x2x: %v\n%s", err, out.b.String())

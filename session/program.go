@@ -188,8 +188,10 @@ func programParam(a Arg) sweep.Param {
 // verbs see it: the parameters its space has so far.
 func programSchema(st State) protocol.Workload {
 	w := protocol.Workload{Name: sweep.ProgramWorkload, Doc: describeProgram(st.Program)}
-	for k, vs := range st.Space {
-		w.Params = append(w.Params, sweep.ProgramParam(k, raw(vs)))
+	// In name order: 'space' lists them so, the same each time (they had
+	// come in the map's order).
+	for _, k := range slices.Sorted(maps.Keys(st.Space)) {
+		w.Params = append(w.Params, sweep.ProgramParam(k, raw(st.Space[k])))
 	}
 	return w
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -495,5 +496,9 @@ func searchFigure(sw *Sweep, sum *strings.Builder) (*plot.Plot, error) {
 	if sw.Search != nil {
 		fmt.Fprintf(sum, "chosen: %s (%s s in full); the search's runs took %s s\n", sw.Search.Config.Label(), format.Seconds(sw.Search.ChosenS), format.Seconds(sw.Search.SearchS))
 	}
-	return plots.Search(rounds, best, fmt.Sprintf("%s search, %s: %s", sw.Spec.Search, sw.Spec.Policies[0], sw.Workload))
+	what := sw.Workload
+	if p := sw.Spec.Program; p != nil && len(p.Command) > 0 {
+		what = filepath.Base(p.Command[0]) // the title had said "program"
+	}
+	return plots.Search(rounds, best, fmt.Sprintf("%s search, %s: %s", sw.Spec.Search, sw.Spec.Policies[0], what))
 }

@@ -323,6 +323,11 @@ func TestSearchFigureCutShortApart(t *testing.T) {
 	if got := legend(); !maps.Equal(got, want) {
 		t.Errorf("the round ended: legend entries %v, want %v", got, want)
 	}
+	// A program's search is titled with the program's name.
+	sw.Workload, sw.Spec.Program = sweep.ProgramWorkload, &sweep.Program{Command: []string{"/opt/bin/solver", "{b}"}}
+	if p, err := searchFigure(sw, &strings.Builder{}); err != nil || p.Title.Text != "halving search, eager: solver" {
+		t.Errorf("a program's search figure: %v, title %q", err, p.Title.Text)
+	}
 }
 
 // A search whose rounds ended before its tightest tolerance, with
