@@ -67,8 +67,10 @@ func (o FigureOptions) tolGiven() bool { return o.Tolerance != 0 || o.zeroTol }
 // policyPoints converts a sweep's summaries.
 func policyPoints(sw *Sweep) []plots.PolicyPoint {
 	var pts []plots.PolicyPoint
+	launched, _ := launchSpeedups(sw)
 	for _, s := range sw.Summaries() {
-		pts = append(pts, plots.PolicyPoint{Policy: s.Policy, Tolerance: s.Tolerance, Speedup: s.Speedup, MeanError: s.MeanError, MaxError: s.MaxError})
+		pts = append(pts, plots.PolicyPoint{Policy: s.Policy, Tolerance: s.Tolerance, Speedup: s.Speedup, MeanError: s.MeanError, MaxError: s.MaxError,
+			Launched: launched[runKey{policy: s.Policy, tolerance: s.Tolerance}]})
 	}
 	return pts
 }
@@ -166,7 +168,11 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 			p, err = plots.Error(pts, noise)
 		}
 		for _, q := range pts {
-			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%\n", q.Policy, format.Tolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
+			fmt.Fprintf(&sum, "%-11s %-6s speed-up %5.2fx  mean error %5.1f%%  max error %5.1f%%", q.Policy, format.Tolerance(q.Tolerance), q.Speedup, 100*q.MeanError, 100*q.MaxError)
+			if q.Launched > 0 {
+				fmt.Fprintf(&sum, "  with launches %5.2fx", q.Launched)
+			}
+			sum.WriteString("\n")
 		}
 		if n > 0 {
 			sum.WriteString(noiseLine(noise, n) + "\n")

@@ -171,6 +171,26 @@ func endedAs(st Status) string {
 // a selective run its time plus a launch, a launch being the
 // configuration's launch_s over its launches. "" otherwise.
 func launchLine(sw *Sweep, sums []Summary) string {
+	sp, each := launchSpeedups(sw)
+	if sp == nil {
+		return ""
+	}
+	var parts []string
+	for _, s := range sums {
+		if x, ok := sp[runKey{policy: s.Policy, tolerance: s.Tolerance}]; ok {
+			parts = append(parts, fmt.Sprintf("%s %s %s", s.Policy, format.Tolerance(s.Tolerance), format.Speedup(x)))
+		}
+	}
+	return fmt.Sprintf("with each launch's start and end counted (about %s a launch beyond its timed region): %s\n",
+		format.Seconds(each)+" s", strings.Join(parts, ", "))
+}
+
+// launchSpeedups is, for a program's evaluate sweep whose results carry
+// launch times, each policy and tolerance's speed-up with every launch's
+// start and end counted (as launchLine says it), and the time a launch
+// took beyond its timed region on average over the configurations; nil
+// otherwise.
+func launchSpeedups(sw *Sweep) (map[runKey]float64, float64) {
 	type cfg struct {
 		ref, launches float64
 		n             int
@@ -191,7 +211,7 @@ func launchLine(sw *Sweep, sums []Summary) string {
 		c.sel[runKey{policy: r.Policy, tolerance: *r.Tolerance}] += *r.SelectiveS
 	}
 	if len(cfgs) == 0 {
-		return ""
+		return nil, 0
 	}
 	// Each policy and tolerance against the full runs of its own
 	// configurations: where one policy's run of a configuration failed,
@@ -207,15 +227,13 @@ func launchLine(sw *Sweep, sums []Summary) string {
 			full[k] += c.ref + launch
 		}
 	}
-	var parts []string
-	for _, s := range sums {
-		k := runKey{policy: s.Policy, tolerance: s.Tolerance}
-		if t := per[k]; t > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s %s", s.Policy, format.Tolerance(s.Tolerance), format.Speedup(full[k]/t)))
+	sp := map[runKey]float64{}
+	for k, t := range per {
+		if t > 0 {
+			sp[k] = full[k] / t
 		}
 	}
-	return fmt.Sprintf("with each launch's start and end counted (about %s a launch beyond its timed region): %s\n",
-		format.Seconds(launches/float64(len(cfgs)))+" s", strings.Join(parts, ", "))
+	return sp, launches / float64(len(cfgs))
 }
 
 // tableConfigs is one row per run.

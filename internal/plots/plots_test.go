@@ -496,3 +496,33 @@ func TestSearchCutShortApart(t *testing.T) {
 		}
 	}
 }
+
+// A program's speed-ups with its launches counted are drawn beside the
+// timed regions', dashed, with one legend entry for them; a workload's
+// sweep has none.
+func TestSpeedupWithLaunches(t *testing.T) {
+	pts := []PolicyPoint{{Policy: "eager", Tolerance: 0.5, Speedup: 30, Launched: 1.17}, {Policy: "eager", Tolerance: 0.125, Speedup: 17, Launched: 1.1},
+		{Policy: "conditional", Tolerance: 0.5, Speedup: 20, Launched: 1.15}, {Policy: "conditional", Tolerance: 0.125, Speedup: 12, Launched: 1.05}}
+	for _, launched := range []bool{true, false} {
+		if !launched {
+			for i := range pts {
+				pts[i].Launched = 0
+			}
+		}
+		p, err := Speedup(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg, err := Encode(p, "svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Count(svg, []byte(">launches counted<")); got != map[bool]int{true: 1, false: 0}[launched] {
+			t.Errorf("launches counted %v: %d legend entries for them", launched, got)
+		}
+		if dir := os.Getenv("APPROXTUNE_FIGURES"); dir != "" && launched { // to look at
+			b, _ := Encode(p, "png")
+			os.WriteFile(filepath.Join(dir, "speedup-launched.png"), b, 0o644)
+		}
+	}
+}
