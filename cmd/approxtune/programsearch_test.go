@@ -239,6 +239,11 @@ func TestProgramSearchLeavesFailed(t *testing.T) {
 			t.Errorf("configuration %d left the search, yet rounds %+v chose %d", i, rounds, outcome.Chosen)
 		}
 	}
+	// Each failed launch's result will not come: the count of results to
+	// come leaves it out, and the last one reads n of n.
+	if last := ev.results[len(ev.results)-1]; last.Done != last.Total {
+		t.Errorf("the last result: %d of %d", last.Done, last.Total)
+	}
 }
 
 // searchSweep runs 'approxtune program --sweep' on the spec text (written

@@ -283,6 +283,7 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 				wall := time.Since(t0).Seconds()
 				elapsed += wall
 				s.cost += wall
+				s.total-- // its result will not come: the progress's count had never been reached
 				idx := i
 				msg := fmt.Sprintf("configuration %d (%s): %s at %s in round %d: %v", i, s.configs[i].Label(), c.Policy, format.Tolerance(tol), n, err)
 				h := failureHint(err, l.path, s.spec.RunsMessages(), true)
@@ -501,6 +502,7 @@ func (s *programSearch) final(ctx context.Context, alive []int, considered int) 
 			wall := time.Since(t0).Seconds()
 			elapsed += wall
 			s.cost += wall
+			s.total-- // its result will not come
 			why := fmt.Sprintf("failed: %v", err)
 			var re *referenceError
 			switch {
