@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -300,7 +301,7 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 			// A configuration whose full run fails fails every resume
 			// the same way: say how to go on without it, on the first
 			// line (the program's last lines follow it).
-			hint := fmt.Sprintf(" ('resume' tries configuration %d again; 'resume skip=%d' goes on without it)", ce.Index, ce.Index)
+			hint := fmt.Sprintf(" ('resume' tries configuration %d again; 'resume skip=%d' goes on without it%s)", ce.Index, ce.Index, sharedFailure(sw, ce.Index))
 			if sp.Search != sweep.SearchNone {
 				// A search cannot be resumed ('resume' had been offered,
 				// and then refused).
@@ -322,6 +323,70 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 		sw.Message += "\nits last output:\n" + last
 	}
 	return s.endSweep(sw, pr, hung, jerr)
+}
+
+// sharedFailure says, for configuration failed of sw whose full run
+// failed, where a value of it is one that a configuration skipped before
+// (resume skip=) had too, that no configuration with results has, and
+// that configurations still to run have: how to leave them all out at
+// once; else "". A value the program always refuses (nb=100, not dividing
+// n) had been skipped one configuration, and one resume, at a time (a
+// review).
+func sharedFailure(sw *Sweep, failed int) string {
+	if len(sw.Skipped) == 0 || failed < 0 || failed >= len(sw.Configs) {
+		return ""
+	}
+	ran := map[int]bool{}
+	for _, r := range sw.Results {
+		ran[r.Index] = true
+	}
+	fc := sw.Configs[failed]
+	for _, name := range fc.Names() {
+		v, _ := fc.Value(name)
+		same := func(i int) bool {
+			w, ok := sw.Configs[i].Value(name)
+			return ok && fmt.Sprint(w) == fmt.Sprint(v)
+		}
+		var before, rest []int
+		clean := true
+		for i := range sw.Configs {
+			switch {
+			case i == failed || !same(i):
+			case ran[i]:
+				clean = false
+			case sw.Skipped[i]:
+				before = append(before, i)
+			default:
+				rest = append(rest, i)
+			}
+		}
+		if !clean || len(before) == 0 || len(rest) == 0 {
+			continue
+		}
+		skip := []string{strconv.Itoa(failed)}
+		for _, i := range rest {
+			skip = append(skip, strconv.Itoa(i))
+		}
+		who, has := "configuration "+listInts(before), "has"
+		if len(before) > 1 {
+			who, has = "configurations "+listInts(before), "have"
+		}
+		return fmt.Sprintf("; %s, left out before, %s its %s=%v too, and no configuration with it has run: 'resume skip=%s' also leaves out the %s still to run with it",
+			who, has, name, v, strings.Join(skip, ","), format.Count(len(rest), "other", "others"))
+	}
+	return ""
+}
+
+// listInts writes xs as "1", "1 and 4", "1, 4 and 5".
+func listInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // runProgram runs the sweep's launches, journaling and showing each event;

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -36,5 +37,32 @@ func TestMillis(t *testing.T) {
 		if got := millis(s); got != want {
 			t.Errorf("millis(%g) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// A configuration whose full run fails with a value that one left out
+// before had too, and that no configuration with results has, is told
+// with the resume that leaves out every one still to run with it.
+func TestSharedFailure(t *testing.T) {
+	sw := &Sweep{Skipped: map[int]bool{1: true}, Results: []sweep.Result{{Index: 0}}}
+	// 0 ran; 1 was left out; 3 fails now; 4 is still to run with nb=100.
+	for _, s := range []string{`{"nb":64,"chunks":2,"ranks":2}`, `{"nb":100,"chunks":2,"ranks":2}`, `{"nb":64,"chunks":4,"ranks":2}`,
+		`{"nb":100,"chunks":4,"ranks":2}`, `{"nb":100,"chunks":8,"ranks":2}`, `{"nb":128,"chunks":2,"ranks":2}`} {
+		var c sweep.Config
+		if err := json.Unmarshal([]byte(s), &c); err != nil {
+			t.Fatal(err)
+		}
+		sw.Configs = append(sw.Configs, c)
+	}
+	want := "; configuration 1, left out before, has its nb=100 too, and no configuration with it has run: 'resume skip=3,4' also leaves out the 1 other still to run with it"
+	if got := sharedFailure(sw, 3); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	sw.Results = append(sw.Results, sweep.Result{Index: 4}) // nb=100 ran once: no evidence
+	if got := sharedFailure(sw, 3); got != "" {
+		t.Errorf("a configuration with nb=100 has results: %q, want nothing", got)
+	}
+	if got := sharedFailure(&Sweep{Configs: sw.Configs, Results: sw.Results[:1]}, 3); got != "" {
+		t.Errorf("none left out before: %q, want nothing", got)
 	}
 }
