@@ -236,6 +236,7 @@ type Agent struct {
 	err    error // why the connection ended
 	nextID int64
 	proc   runner // set for agents this session started
+	job    string // the Slurm job its ranks run in (a batch job, or the allocation of its step); "" under mpirun
 	closed bool   // the session closed the connection itself
 	// orphaned: mpirun exited while the connection was up, and the
 	// session stopped the ranks it left (see watchLauncher).

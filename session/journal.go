@@ -32,7 +32,7 @@ const ProgramLogName = "program.log"
 // record is one line of the journal.
 type record struct {
 	T       time.Time       `json:"t"`
-	Kind    string          `json:"kind"` // sweep, resume, event, end, state (the settings a command changed)
+	Kind    string          `json:"kind"` // sweep, resume, event, end, state (the settings a command changed), job (Message: a Slurm job the sweep ran in)
 	Sweep   int             `json:"sweep"`
 	Spec    *sweep.Spec     `json:"spec,omitempty"`
 	State   *State          `json:"state,omitempty"`
@@ -538,6 +538,8 @@ func ReadJournal(path string) ([]*Sweep, error) {
 			for _, i := range r.Skip {
 				s.leaveOut(i)
 			}
+		case "job":
+			s.addJob(r.Message)
 		}
 	}
 	if err := sc.Err(); err != nil {

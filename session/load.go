@@ -230,12 +230,16 @@ func (s *Session) adopt(old *Sweep, origin string) (*Sweep, error) {
 		Results: old.Results, Kernels: old.Kernels, Traces: old.Traces, Rounds: old.Rounds, Search: old.Search,
 		Status: old.Status, Message: old.Message, Started: old.Started, Elapsed: old.Elapsed, Ranks: old.Ranks, BLAS: old.BLAS,
 		CopyCost: old.CopyCost, Hung: old.Hung, Skipped: maps.Clone(old.Skipped), runs: old.runs, origin: origin,
-		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs), leftSearch: slices.Clone(old.leftSearch), ranOn: old.ranOn.clone()}
+		leftOut: old.leftOut, failedRefs: maps.Clone(old.failedRefs), leftSearch: slices.Clone(old.leftSearch), ranOn: old.ranOn.clone(),
+		jobs: slices.Clone(old.jobs)}
 	if err := s.journal.append(record{Kind: "sweep", Sweep: sw.ID, Spec: sw.Spec, Configs: sw.Configs, Message: origin, RanOn: sw.ranOn}); err != nil {
 		return nil, err
 	}
 	event := func(v any) error { return s.journal.append(record{Kind: "event", Sweep: sw.ID, Event: raw(v)}) }
 	var errs []error
+	for _, id := range sw.jobs {
+		errs = append(errs, s.journal.append(record{Kind: "job", Sweep: sw.ID, Message: id}))
+	}
 	// The results of configurations left out go in too, ahead of the
 	// resume record that leaves them out again on reading.
 	for _, r := range slices.Concat(sw.Results, old.leftOut) {
@@ -312,6 +316,9 @@ func describeLoad(dir string, old, loaded []*Sweep, lastOld int, pid string) str
 		fmt.Fprintf(&b, "  sweep %d (its sweep %d): %s %s, %s, %d of %d runs (%s); kernel statistics: %s; timelines: %s\n",
 			sw.ID, old[i].ID, mode, sw.Workload, loadCount(len(sw.Configs), "configuration"), len(sw.Results), sw.Total(), sw.Status,
 			loadRuns(kernelRuns(sw)), loadRuns(len(sw.Traces)))
+		if j := sw.jobsLine(); j != "" {
+			b.WriteString("    " + j)
+		}
 		if sw.Spec != nil {
 			if missing := len(sw.Missing()); missing > 0 {
 				how := "it ended " + string(sw.Status)

@@ -425,6 +425,7 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 	if err != nil {
 		return 0, err, nil
 	}
+	s.ranInJob(sw, pl.job, out)
 	if m, ok := pl.launcher.(programs.Mpirun); ok {
 		if w := launch.Oversubscribed(m.Flavor, ranks, m.Cores); w != "" {
 			out.Print("warning: " + w)

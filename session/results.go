@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/approxtune/approxtune/sweep"
@@ -55,6 +56,10 @@ type Sweep struct {
 	// failedRefs are the full runs of configurations whose selective runs
 	// failed, by index, as a program's error events carry them (apply).
 	failedRefs map[int][]float64
+	// jobs are the Slurm jobs the sweep's runs ran in (its agent's, or the
+	// one whose steps a program's launches were), in order: a resume may
+	// run in another.
+	jobs []string
 	// leftSearch are the configurations that left a program's search, in
 	// order: a selective launch of theirs failed (an error event, apply).
 	leftSearch []int
@@ -407,6 +412,25 @@ func (s *Sweep) leaveOut(i int) {
 		}
 		return false
 	})
+}
+
+// addJob adds Slurm job id to the jobs the sweep ran in, once.
+func (s *Sweep) addJob(id string) {
+	if id != "" && !slices.Contains(s.jobs, id) {
+		s.jobs = append(s.jobs, id)
+	}
+}
+
+// jobsLine says which Slurm jobs the sweep ran in ("" for none): what
+// sacct and the jobs' output files go by, once the session has forgotten.
+func (s *Sweep) jobsLine() string {
+	switch len(s.jobs) {
+	case 0:
+		return ""
+	case 1:
+		return "ran in Slurm job " + s.jobs[0] + "\n"
+	}
+	return "ran in Slurm jobs " + strings.Join(s.jobs, ", ") + "\n"
 }
 
 // skippedList is Skipped in order.

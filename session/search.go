@@ -270,6 +270,7 @@ func tableSearch(sw *Sweep) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sweep %d: %s search=%s %s, %s, %d runs (%s)\n", sw.ID, sw.Spec.Mode, sw.Spec.Search, sw.Workload,
 		sw.Spec.Policies[0], len(sw.Results), sw.Status)
+	b.WriteString(sw.jobsLine())
 	if len(sw.Rounds) == 0 {
 		return b.String() + "no round has ended yet\n"
 	}

@@ -464,6 +464,20 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 	return sw, s.drive(ctx, sw, sp, out)
 }
 
+// ranInJob records that sw's runs run in Slurm job id (none when id is
+// ""), in the sweep and its journal, once: the job's id had been in the
+// sweep's output alone, lost with the session (a Slurm review's note).
+func (s *Session) ranInJob(sw *Sweep, id string, out Output) {
+	if id == "" || slices.Contains(sw.jobs, id) {
+		return
+	}
+	sw.addJob(id)
+	if err := s.journal.append(record{Kind: "job", Sweep: sw.ID, Message: id}); err != nil {
+		// The sweep goes on: its results are what the journal must keep.
+		out.Print(fmt.Sprintf("warning: the journal could not record Slurm job %s: %v", id, err))
+	}
+}
+
 // Resume reruns the runs of sw that have no result yet.
 func (s *Session) Resume(ctx context.Context, sw *Sweep, out Output) error {
 	return s.resume(ctx, sw, nil, out)
@@ -606,6 +620,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 		return s.endWithoutAgent(sw, runCtx, err)
 	}
 	c.agent <- a
+	s.ranInJob(sw, a.job, out)
 	pr.note("")
 	// The agent's job (if any) shows its changes of state in this sweep's
 	// display, and nowhere once the sweep is over.

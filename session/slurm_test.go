@@ -8,6 +8,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,6 +229,14 @@ func testSlurmSweep(t *testing.T, bin string) {
 	id := jobID(t, s)
 	if h := s.agent.Hello; h.Ranks != 2 {
 		t.Errorf("agent of %d ranks, want 2", h.Ranks)
+	}
+	// The journal keeps the job the sweep ran in, and its table names it
+	// (sacct and the job's output file go by it).
+	if got := tableBest(sw); !strings.Contains(got, "ran in Slurm job "+id+"\n") {
+		t.Errorf("table best does not name job %s:\n%s", id, got)
+	}
+	if sws, err := ReadJournal(filepath.Join(s.Dir(), JournalName)); err != nil || len(sws) != 1 || !slices.Equal(sws[0].jobs, []string{id}) {
+		t.Errorf("the journal's sweeps (%v): want one, run in job %s", err, id)
 	}
 	want := regexp.MustCompile(`Slurm job ` + id + `: RUNNING on ` + slurmtest.Node)
 	if !want.MatchString(out.String()) || !strings.Contains(out.String(), "submitted the agent as Slurm job "+id) {
@@ -628,6 +637,10 @@ func testSlurmProgram(t *testing.T, bin string, c *slurmtest.Cluster, p *testPro
 		if st, err := slurm.Query(context.Background(), m[1]); err != nil || !st.Done() {
 			t.Errorf("holding job %s after the sweep: %+v, %v; want it over", m[1], st, err)
 		}
+	}
+	// The sweep ran in both, as its journal and table say.
+	if ids := []string{jobs[0][1], jobs[1][1]}; !slices.Equal(sw.jobs, ids) || !strings.Contains(tableBest(sw), "ran in Slurm jobs "+ids[0]+", "+ids[1]+"\n") {
+		t.Errorf("the sweep ran in jobs %v, table best says:\n%s", sw.jobs, tableBest(sw))
 	}
 	if !strings.Contains(out.String(), "released Slurm job "+jobs[1][1]) {
 		t.Errorf("the session never said it released job %s:\n%s", jobs[1][1], out)

@@ -82,7 +82,11 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 		out.Print(fmt.Sprintf("starting the agent as a job step of Slurm job %s (the session's allocation): srun, %d ranks, dialing %s", id, s.st.Ranks, dial))
 		opts.Extra = append([]string{"--kill-on-bad-exit=1"}, opts.Extra...)
 		cmd := slurm.Srun(context.Background(), opts, env, s.opts.Binary, "agent", "--connect", dial)
-		return startProcess(ctx, cmd, "srun", fmt.Sprintf("the agent's job step (srun in Slurm job %s)", id), ln, s.opts.HelloTimeout)
+		a, err := startProcess(ctx, cmd, "srun", fmt.Sprintf("the agent's job step (srun in Slurm job %s)", id), ln, s.opts.HelloTimeout)
+		if a != nil {
+			a.job = id
+		}
+		return a, err
 	}
 	job, err := slurm.Submit(ctx, opts, batchScript(s.opts.Binary, dial, l.MPI), env)
 	if err != nil {
@@ -107,7 +111,7 @@ func (st slurmStarter) start(ctx context.Context, s *Session, out Output, note f
 		}
 		return nil, err
 	}
-	a.proc = b
+	a.proc, a.job = b, job.ID
 	return a, nil
 }
 
@@ -537,6 +541,7 @@ type programLaunch struct {
 	scratch  string    // the runs' directories ("" for the system's temporary one)
 	hold     *batchJob // the Slurm job whose steps the launches are, if the session submitted it
 	stopBeat func()    // stops the heartbeat the hold job watches (holdScript)
+	job      string    // the Slurm job whose steps the launches are (hold's, or the session's allocation); "" under mpirun
 }
 
 // programLauncher is how a program sweep of the session's launcher
@@ -592,7 +597,7 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 		// As the agent's step: the allocation's options are its own.
 		step.Extra = append(step.Extra, l.Extra...)
 		out.Print(fmt.Sprintf("each launch of the program is a job step of Slurm job %s (the session's allocation): srun", id))
-		return &programLaunch{launcher: stepLauncher{opts: step}, scratch: scratch}, nil
+		return &programLaunch{launcher: stepLauncher{opts: step}, scratch: scratch, job: id}, nil
 	}
 	opts := slurm.Options{Nodes: l.Nodes, TasksPerNode: l.TasksPerNode, Tasks: ranks, Partition: l.Partition, Time: l.Time,
 		Account: l.Account, Extra: l.Extra, OutputDir: l.Output, JobName: "approxtune-program"}
@@ -609,7 +614,7 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 	}
 	out.Print(fmt.Sprintf("submitted Slurm job %s to hold the nodes of the program's launches: %s; each launch is a job step of it (srun); its output goes to %s", job.ID, describeJob(opts), job.Output))
 	b := watchJob(job, opts, "", s.opts.JobPoll, note)
-	pl := &programLaunch{scratch: scratch, hold: b, stopBeat: stopBeat}
+	pl := &programLaunch{scratch: scratch, hold: b, stopBeat: stopBeat, job: job.ID}
 	if err := b.waitRunning(ctx); err != nil {
 		pl.release(nil)
 		return nil, err

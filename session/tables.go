@@ -34,6 +34,7 @@ func tableBest(sw *Sweep) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "sweep %d: %s %s, %d of %d runs (%s)\n", sw.ID, sw.Spec.Mode, sw.Workload, len(sw.Results), sw.Total(), sw.Status)
+	b.WriteString(sw.jobsLine())
 	sums := sw.Summaries()
 	if len(sums) == 0 {
 		if sw.Spec.Mode == sweep.ModeReference {
