@@ -117,7 +117,8 @@ func TestCommandErrorsChangeNothing(t *testing.T) {
 		"space grid=2x2,1x4,2x2": "column 20: grid: \"2x2\" repeats 2x2, already in the list",
 		// A range, as tolerance takes, is no list here.
 		"space b=32..128":            "column 9: b: \"32..128\" is not a value list: a space lists each value, separated by commas (b=32,64,128)",
-		"space b=1..10":              "column 9: b: \"1..10\" is not a value list: a space lists each value, separated by commas (b=1,10)",
+		"space b=1..10":              "column 9: b: \"1..10\" is not a value list: a space lists each value, separated by commas (b=1,2,3,4,5,6,7,8,9,10)",
+		"space b=1..100":             "column 9: b: \"1..100\" is not a value list: a space lists each value, separated by commas (b=1,2,3 and so on to 100, each written out)",
 		"policy eager,greedy":        "column 14: unknown policy \"greedy\": want one of conditional, local, online, apriori, eager",
 		"tolerance 2^-1,-3":          "column 16: \"-3\" is not a tolerance",
 		"tolerance 2^-1,0.5":         "column 16: \"0.5\" repeats 2^-1, already in the list",

@@ -284,7 +284,11 @@ func (s *Session) driveProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, o
 	case errors.Is(err, programs.ErrStopped) && runCtx.Err() == nil:
 		sw.Status, sw.Message = StatusCancelled, "cancelled at a run boundary (the end of a launch)"
 		if failed > 0 {
-			sw.Message += fmt.Sprintf("; %s failed before (told above)", format.Count(failed, "selective run", "selective runs"))
+			what := format.Count(failed, "selective run", "selective runs")
+			if sp.Search != sweep.SearchNone {
+				what = format.Count(failed, "launch", "launches") // a finalist's full one too
+			}
+			sw.Message += fmt.Sprintf("; %s failed before (told above)", what)
 		}
 	case runCtx.Err() != nil:
 		sw.Status, sw.Message = StatusCancelled, "interrupted: "+err.Error()
@@ -392,7 +396,8 @@ func listInts(xs []int) string {
 // runProgram runs the sweep's launches, journaling and showing each event;
 // seen sees every event and each launch's start (the deadline) before the
 // session handles it, and is told when it is done. It returns
-// how many selective runs failed (each told of on out), and the journal's
+// how many launches failed (each told of on out: selective ones, and in a
+// search a finalist's full one), and the journal's
 // first error, which stops the sweep after the event it could not journal.
 // Once graceful is closed, the sweep stops at the end of the launch under
 // way (programs.Runner.Stop).

@@ -361,7 +361,7 @@ func earlyFinalsLine(sw *Sweep) string {
 		return ""
 	}
 	tl := format.Tolerance(last.Tolerance)
-	return fmt.Sprintf("note: the rounds ended at %s with %d survivors (%d or fewer go to the full runs), and %s did not run in full, passed over on predictions at %s (each kernel's mean known to within %s), which can put configurations out of order: %s. "+
+	return fmt.Sprintf("note: the rounds ended at %s with %d survivors (they end once %d or fewer survive, and those predicted fastest run in full), and %s did not run in full, passed over on predictions at %s (each kernel's mean known to within %s), which can put configurations out of order: %s. "+
 		"For tighter rounds to rank them, start the search at a tighter tolerance ('tolerance %s')\n",
 		tl, len(last.Kept), sweep.SearchFullRuns, format.Count(len(out), "survivor", "survivors"), tl, format.Percent(last.Tolerance), listSome(out, 5), tighterTolerances(ts, last.Tolerance))
 }

@@ -345,12 +345,12 @@ func TestEarlyFinalsLine(t *testing.T) {
 	}
 	sw.Rounds = []sweep.Round{{Round: 1, Policy: "eager", Tolerance: 0.5, Ran: []int{0, 1, 2, 3, 4, 5}, Kept: []int{2, 0, 1, 5, 4}, Dropped: []int{3}},
 		{Round: 2, Ran: []int{2, 0, 1}, Best: 2}}
-	want := "note: the rounds ended at 2^-1 with 5 survivors (7 or fewer go to the full runs), and 2 survivors did not run in full, passed over on predictions at 2^-1 (each kernel's mean known to within 50.0%), which can put configurations out of order: nb=512, nb=256. " +
+	want := "note: the rounds ended at 2^-1 with 5 survivors (they end once 7 or fewer survive, and those predicted fastest run in full), and 2 survivors did not run in full, passed over on predictions at 2^-1 (each kernel's mean known to within 50.0%), which can put configurations out of order: nb=512, nb=256. " +
 		"For tighter rounds to rank them, start the search at a tighter tolerance ('tolerance 2^-3,2^-5')\n"
 	if got := earlyFinalsLine(sw); got != want {
 		t.Errorf("rounds ended at 2^-1:\n got %q\nwant %q", got, want)
 	}
-	sw.leftSearch = []int{5, 4} // their full launches failed: they ran
+	sw.leftSearch = []int{5, 4} // ran in full as finalists too, and their launches failed: none was passed over
 	if got := earlyFinalsLine(sw); got != "" {
 		t.Errorf("the other survivors left the search in the finals: %q, want nothing", got)
 	}

@@ -124,23 +124,30 @@ func paramNames(w protocol.Workload) string {
 // intRange is a range of integers, as "32..128".
 var intRange = regexp.MustCompile(`^(-?[0-9]+)\.\.(-?[0-9]+)$`)
 
-// rangeExample is range r (intRange) written as a list: its ends, with
-// the doublings between where the one end doubles to the other in at most
-// 8 steps (32..128: 32,64,128).
-func rangeExample(r string) string {
+// rangeExample is range r (intRange) of parameter name written as a
+// list: the doublings from one end to the other where they reach it in at
+// most 8 steps (nb=32..128: nb=32,64,128), else every integer where there
+// are at most 16, else the start of them.
+func rangeExample(name, r string) string {
 	m := intRange.FindStringSubmatch(r)
 	lo, _ := strconv.Atoi(m[1])
 	hi, _ := strconv.Atoi(m[2])
 	vals := []string{strconv.Itoa(lo)}
-	v := lo
-	for k := 0; lo > 0 && v < hi && k < 8; k++ {
+	for v, k := lo, 0; lo > 0 && v < hi && k < 8; k++ {
 		v *= 2
 		vals = append(vals, strconv.Itoa(v))
+		if v == hi {
+			return name + "=" + strings.Join(vals, ",")
+		}
 	}
-	if v != hi {
-		vals = []string{strconv.Itoa(lo), strconv.Itoa(hi)}
+	vals = vals[:0]
+	for v := lo; v <= hi && len(vals) < 16; v++ {
+		vals = append(vals, strconv.Itoa(v))
 	}
-	return strings.Join(vals, ",")
+	if hi-lo >= 16 {
+		return fmt.Sprintf("%s=%s and so on to %d, each written out", name, strings.Join(vals[:3], ","), hi)
+	}
+	return name + "=" + strings.Join(vals, ",")
 }
 
 // setParams parses KEY=V1,V2 arguments against the workload's schema into the
@@ -180,7 +187,7 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 			// A range, as 'tolerance 2^-1..2^-5' takes, had gone to a
 			// program as the word "32..128" (a review).
 			if intRange.MatchString(it) {
-				return errAt(cols[i], "%s: %q is not a value list: a space lists each value, separated by commas (%s=%s)", p.Name, it, p.Name, rangeExample(it))
+				return errAt(cols[i], "%s: %q is not a value list: a space lists each value, separated by commas (%s)", p.Name, it, rangeExample(p.Name, it))
 			}
 			v, err := p.Convert(it)
 			if err != nil {

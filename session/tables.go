@@ -389,7 +389,7 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 func millis(s float64) string {
 	ms := 1e3 * s
 	if ms > 0 && ms < 1 {
-		return strconv.FormatFloat(ms, 'g', 3, 64)
+		return strconv.FormatFloat(ms, 'f', min(2-int(math.Floor(math.Log10(ms))), 12), 64)
 	}
 	return strconv.FormatFloat(ms, 'f', 3, 64)
 }

@@ -33,7 +33,7 @@ func TestLaunchLineOwnConfigurations(t *testing.T) {
 // A kernel's mean in 'table kernels' keeps three significant digits under
 // a millisecond: a message of a microsecond had read 0.001.
 func TestMillis(t *testing.T) {
-	for s, want := range map[float64]string{1.234e-6: "0.00123", 4.5e-4: "0.45", 0.0123: "12.300", 0: "0.000"} {
+	for s, want := range map[float64]string{1.234e-6: "0.00123", 4.5e-4: "0.450", 5e-8: "0.0000500", 0.0123: "12.300", 0: "0.000"} {
 		if got := millis(s); got != want {
 			t.Errorf("millis(%g) = %q, want %q", s, got, want)
 		}

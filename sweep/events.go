@@ -288,7 +288,8 @@ type RunStart struct {
 // StoppableInSearch says whether, in a program's search, the launch r
 // starts may be stopped alone when it hangs, its configuration leaving the
 // search: a selective launch of a round, or a finalist's full launch (a
-// full run in a round after round 0, an evaluate search's references).
+// full run in a round after round 0; not an evaluate search's references,
+// round 0, which end the search).
 func (r *RunStart) StoppableInSearch() bool {
 	return r.Kind == RunSelective || r.Kind == RunReference && r.Round > 0
 }

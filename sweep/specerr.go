@@ -50,8 +50,8 @@ func fieldError(data []byte, err error) error {
 			names[i] = f.name
 		}
 		switch bare := strings.Trim(name, `"`); {
-		case bare == "ranks" || bare == "grid":
-			return fmt.Errorf("sweep spec: unknown field %s: a rank count or grid is a parameter of the space ({\"space\": {%q: [...]}}); the fields are %s", name, bare, strings.Join(names, ", "))
+		case strings.EqualFold(bare, "ranks") || strings.EqualFold(bare, "grid"):
+			return fmt.Errorf("sweep spec: unknown field %s: a rank count or grid is a parameter of the space ({\"space\": {%q: [...]}}); the fields are %s", name, strings.ToLower(bare), strings.Join(names, ", "))
 		case format.Nearest(bare, names) != "":
 			return fmt.Errorf("sweep spec: unknown field %s: did you mean %q? The fields are %s", name, format.Nearest(bare, names), strings.Join(names, ", "))
 		}

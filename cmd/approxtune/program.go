@@ -72,14 +72,14 @@ that runs past --deadline is stopped as hung, and the sweep ends (exit 1); a
 search's ("search": "halving" or "random", one policy: docs/programs.md)
 selective launch, or finalist's full launch, is stopped alone, and its
 configuration leaves the search, as one whose launch fails does (exit 1 at
-the end). An
-interrupt stops the launch under way and ends the sweep; the runs its
+the end; where every finalist leaves, the other survivors run in full in
+turn). An interrupt stops the launch under way and ends the sweep; the runs its
 configuration finished are printed when its full runs were all taken (the
 REPL's first Ctrl-C waits for the launch's end instead).`, stderr)
 	check := fs.Bool("check", false, "run CMD once and list the intercepted routines it called")
 	ranks := fs.Int("ranks", 2, "start `N` ranks (--check)")
 	sweepPath := fs.String("sweep", "", "run the sweep spec `FILE` (or - for standard input) over the program it names")
-	deadline := fs.String("deadline", "10x", "with --sweep, how long a launch may run before it is stopped as hung: `off`, a time (90s, 2h), or a multiple of its configuration's reference time or, before it has one, of the longest launch so far (10x; at least 5s; the first launch has none to go by)")
+	deadline := fs.String("deadline", "10x", "with --sweep, how long a launch may run before it is stopped as hung: `off`, a time (90s, 2h), or a multiple of its configuration's reference time or, before it has one, of the longest launch so far (a full run's: or of its configuration's predicted time, where longer) (10x; at least 5s; the first launch has none to go by)")
 	if code, done := parse(fs, args); done {
 		return code
 	}
@@ -186,9 +186,17 @@ func checkProgram(ctx context.Context, n int, prog string, args []string, out io
 	cmd := l.Command(ctx, n, rankProg, rankArgs...)
 	cmd.Env = append(cmd.Env, preload.EnvCheck+"="+report)
 	programs.Supervise(cmd)
+	// Its output goes straight to out, the terminal where it is one: in a
+	// process group of its own, mpirun was stopped (SIGTTOU) at its first
+	// line under 'stty tostop' (a review). A check's Ctrl-C may reach it:
+	// nothing is measured.
+	cmd.SysProcAttr.Setpgid = false
 	var errs programs.Tail
 	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(out, &errs)
 	if err := programs.RunLaunch(cmd); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%s: interrupted", prog)
+		}
 		// Its output went to out as it came: where that is the terminal,
 		// the error does not print it again.
 		if f, ok := out.(*os.File); ok && repl.IsTerminal(f) {
@@ -440,14 +448,14 @@ func (w *launchWatch) started(rs sweep.RunStart) {
 
 // limit is the deadline of the launch rs starts (0: none): the deadline's
 // multiple of its configuration's reference time where it has one, else
-// of the longest launch so far or of the configuration's latest
-// prediction, whichever is longer (w.mu held).
+// of the longest launch so far or, for a full run, of the configuration's
+// latest prediction, whichever is longer (w.mu held).
 func (w *launchWatch) limit(rs sweep.RunStart) time.Duration {
 	scale := w.longest
 	switch p, ok := w.preds[rs.Index]; {
 	case len(rs.ReferenceS) > 0:
 		scale = time.Duration(stat.Mean(rs.ReferenceS, nil) * float64(time.Second))
-	case ok:
+	case ok && rs.Kind == sweep.RunReference:
 		// A search's finalist runs longer than the selective launches
 		// before it, the longest of which had allowed its full launch
 		// no more than the multiple of a selective launch.

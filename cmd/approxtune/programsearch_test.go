@@ -346,7 +346,7 @@ plot search
 	}
 	for _, want := range []string{"configuration 0 (ranks=2 x=7): its full launch in the finals (round 2) failed: ",
 		"it hangs; stopping that launch alone (its configuration leaves the search, which goes on)",
-		"configuration 2 (ranks=2 x=8): its full launch in the finals (round 2) was stopped: it ran past the deadline",
+		"configuration 2 (ranks=2 x=8): its full launch in the finals (round 2) did not end: it ran past the deadline",
 		"note: 2 configurations left the search, a launch of theirs failed", "chosen: x=2 ("} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -477,6 +477,9 @@ func TestLaunchWatchFinalistByPrediction(t *testing.T) {
 	}
 	if got, want := w.limit(sweep.RunStart{Index: 1, Kind: sweep.RunReference, Round: 2}), 20*time.Second; got != want {
 		t.Errorf("another configuration: limit %v, want %v", got, want)
+	}
+	if got, want := w.limit(sweep.RunStart{Index: 0, Kind: sweep.RunSelective, Round: 2}), 20*time.Second; got != want {
+		t.Errorf("a selective launch: limit %v, want %v (its prediction is the whole run's, not the launch's)", got, want)
 	}
 	full.ReferenceS = []float64{1}
 	if got, want := w.limit(full), 10*time.Second; got != want {

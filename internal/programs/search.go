@@ -101,9 +101,12 @@ func (r *Runner) search(ctx context.Context, spec *sweep.Spec, configs []sweep.C
 			break
 		}
 	}
-	alive = sweep.Finalists(alive, s.h.Leaders, func(i int) int { return spec.Program.Ranks(configs[i]) })
-	s.total += len(alive)
-	return s.final(ctx, alive, len(cand))
+	finalists := sweep.Finalists(alive, s.h.Leaders, func(i int) int { return spec.Program.Ranks(configs[i]) })
+	s.total += len(finalists)
+	// The survivors no finalist is: the fastest predicted first, each
+	// launched in full only where every finalist's full launch failed.
+	reserve := slices.DeleteFunc(slices.Clone(alive), func(i int) bool { return slices.Contains(finalists, i) })
+	return s.final(ctx, finalists, reserve, len(cand))
 }
 
 // programSearch is the state of a program's search across its rounds.
@@ -257,7 +260,9 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 				// hung was the launch's end (a loaded machine), and the
 				// configuration had left the search for it.
 				if kept, rerr := l.result(preload.Run{Out: l.outFile()}); rerr == nil && kept.PredictedS != nil && kept.SelectiveS != nil {
-					res, err = kept, nil
+					// The launch's time beyond its region, its slow end
+					// included, as a finalist's is.
+					res, err, extra = kept, nil, max(time.Since(t0).Seconds()-*kept.SelectiveS, 0)
 					s.tell(fmt.Sprintf("configuration %d (%s): its launch had written its result at MPI_Finalize and was stopped past the deadline after it: the result stands (%s)",
 						i, s.configs[i].Label(), PastResultHint))
 				} else {
@@ -456,14 +461,18 @@ func (s *programSearch) report(n, i int, o *outcome) error {
 // and reports the full round and the search's outcome. A finalist whose
 // full launch fails, or hangs and is stopped alone at its deadline,
 // leaves the search as a selective launch's would (an error event, its
-// time counted), and the fastest of the rest is chosen; only when none is
-// left does the search fail.
-func (s *programSearch) final(ctx context.Context, alive []int, considered int) error {
+// time counted), and the fastest of the rest is chosen. Where every
+// finalist leaves, the other survivors (reserve, fastest predicted first)
+// are launched in full one at a time until one ends well; only when none
+// does is there no choice.
+func (s *programSearch) final(ctx context.Context, finalists, reserve []int, considered int) error {
 	n := s.rounds + 1
 	var ran []int
-	times := make([]float64, 0, len(alive))
+	times := make([]float64, 0, len(finalists))
 	elapsed := 0.0 // the round's launches, failed ones whole
-	for _, i := range alive {
+	queue := slices.Clone(finalists)
+	for k := 0; k < len(queue); k++ {
+		i := queue[k]
 		err := s.prepared(ctx, i, func(l *launcher) error {
 			t0 := time.Now()
 			lctx, stop := context.WithCancelCause(ctx)
@@ -507,7 +516,7 @@ func (s *programSearch) final(ctx context.Context, alive []int, considered int) 
 			var re *referenceError
 			switch {
 			case hung:
-				why = "was stopped: " + ErrHung.Error()
+				why = "did not end: " + ErrHung.Error()
 			case errors.As(err, &re):
 				why = fmt.Sprintf("failed: %v", re.err) // not a reference
 			}
@@ -518,9 +527,15 @@ func (s *programSearch) final(ctx context.Context, alive []int, considered int) 
 		if err != nil {
 			return err
 		}
+		if k == len(queue)-1 && len(ran) == 0 && len(reserve) > 0 {
+			// Every finalist left: the next survivor runs in full.
+			queue, reserve = append(queue, reserve[0]), reserve[1:]
+			s.total++
+			s.tell(fmt.Sprintf("every finalist left the search: configuration %d (%s), the next survivor, runs in full", queue[len(queue)-1], s.configs[queue[len(queue)-1]].Label()))
+		}
 	}
 	if len(ran) == 0 {
-		return fmt.Errorf("round %d: every finalist's full launch failed (each told above)", n)
+		return fmt.Errorf("round %d: the full launch of every finalist and survivor failed (each told in its error event)", n)
 	}
 	round, outcome := sweep.FullRound(s.spec, s.pol.Name(), n, s.configs, ran, times, considered, s.cost, elapsed)
 	if err := s.r.Emit(round); err != nil {
