@@ -68,11 +68,6 @@ type Sweep struct {
 	// into a journal before adopted sweeps kept it). resume runs the rest
 	// with the same kind.
 	ranOn *Launcher
-	// made is the transcript's step of the command that made the sweep
-	// when that command failed (cancelled, hung: failed commands are not
-	// recorded); a 'resume' of it that succeeds records it first, so an
-	// exported notebook has the sweep the resume runs the rest of.
-	made *Step
 	// namedKeys caches named(): the configurations and the space it reads do
 	// not change, and the live chart's rows (Summaries) ask for it at
 	// every update.

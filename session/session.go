@@ -287,22 +287,30 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 	}
 	rec, rout := newRecorder(out)
 	prev := s.Last()
+	var prevResults, prevSkipped int // what a resume that fails may have changed
+	if prev != nil {
+		prevResults, prevSkipped = len(prev.Results), len(prev.Skipped)
+	}
 	before := s.st.clone()
 	s.lastOut = out
 	s.recoverJournal(out)
 	defer s.recoverJournal(out)
 	if err := v.run(s, ctx, c, rout); err != nil {
-		if sw := s.Last(); sw != nil && sw != prev {
+		// A command that made a sweep, or a resume that ran some of one
+		// (results, configurations left out) before it failed, is
+		// recorded where it ran: a notebook exported from the session
+		// repeats what the session did.
+		sw := s.Last()
+		made := sw != nil && sw != prev
+		resumed := sw != nil && sw == prev && c.Verb == "resume" && (len(sw.Results) != prevResults || len(sw.Skipped) != prevSkipped)
+		if made || resumed {
 			st := rec.step(c.Line, sw)
-			sw.made = &st
+			st.Failed = err.Error()
+			s.record(st)
 		}
 		return err
 	}
 	if !isExportNotebook(c) {
-		if sw := s.Last(); c.Verb == "resume" && sw != nil && sw.made != nil {
-			s.record(*sw.made)
-			sw.made = nil
-		}
 		// c.Line is the line as typed, unless the verb wrote it out in
 		// full (launcher, with its defaults).
 		s.record(rec.step(c.Line, s.Last()))

@@ -9,10 +9,13 @@ import (
 // with what it sent to its Output, or a comment line. Exec records them;
 // 'export notebook' writes them as a notebook (through Options.Notebook).
 //
-// Recorded: every command that succeeded (help and status too), and the
-// comment lines given to Exec (the REPL passes its '#' lines). Not
-// recorded: failed commands (a failed command changes nothing, but for a
-// sweep's journaled results), blank lines, and 'export notebook' itself.
+// Recorded: every command that succeeded (help and status too), a command
+// that made a sweep and then failed (an interrupt, a cancel, a sweep that
+// failed: Failed), or a resume that ran some of one before it failed, at
+// its place, and the comment lines given to Exec (the
+// REPL passes its '#' lines). Not recorded: other failed commands (a
+// failed command changes nothing), blank lines, and 'export notebook'
+// itself.
 type Step struct {
 	// Line is the command line as given to Exec, or the comment line
 	// (trimmed, '#' included).
@@ -26,6 +29,15 @@ type Step struct {
 	// Last is the session's most recent sweep when the command ended, as it
 	// was then, or nil.
 	Last *Sweep
+	// Failed is, for a command that made a sweep and failed, its error:
+	// an exported notebook marks its cell as one that may fail (Jupyter's
+	// raises-exception tag), so that running the notebook again goes on
+	// past it as the session did. Such a command had been recorded only
+	// when a resume of its sweep succeeded, just before the resume and
+	// after whatever was typed between: the settings typed after it came
+	// first ('reps 1' before an evaluate that ran with reps 3), and an
+	// interrupted sweep never resumed was missing (a review).
+	Failed string
 }
 
 // OutputEvent is one thing a command sent to its Output: a figure when

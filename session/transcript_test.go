@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/approxtune/approxtune/sweep"
 )
@@ -242,5 +243,36 @@ func TestExportNotebookMissingFolder(t *testing.T) {
 	want := "column 17: export notebook: cannot write " + filepath.Join(dir, "x.ipynb") + ": the folder " + dir + " does not exist"
 	if err == nil || err.Error() != want || called {
 		t.Errorf("export notebook into a missing folder: %v (writer called: %v)\nwant %s", err, called, want)
+	}
+}
+
+// A sweep interrupted (Cancel: Ctrl-C, Kernel > Interrupt, the cancel
+// button) is in the transcript where it ran, marked failed, before the
+// settings typed after it: it had been missing ('table best' after it then
+// failed in the exported notebook), or, once resumed, put just before the
+// resume, after a 'reps 1' it had not run with (a review).
+func TestTranscriptKeepsInterruptedSweepInPlace(t *testing.T) {
+	s := agentSession(t)
+	execAll(t, s, &textOut{}, "workload synthetic steps=10,20,30,40,50,60 count=2 mean_us=20000", "policy conditional", "tolerance 2^-1", "reps 3")
+	go func() {
+		for s.Last() == nil || len(s.Last().Results) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		s.Cancel()
+	}()
+	if err := s.Exec(context.Background(), "evaluate", &textOut{}); err == nil || s.Last().Status != StatusCancelled {
+		t.Fatalf("evaluate cancelled: %v, status %s", err, s.Last().Status)
+	}
+	execAll(t, s, &textOut{}, "reps 1", "table best")
+	var lines []string
+	for _, st := range s.Transcript() {
+		l := st.Line
+		if st.Failed != "" {
+			l += " (failed)"
+		}
+		lines = append(lines, l)
+	}
+	if got := strings.Join(lines, "|"); !strings.HasSuffix(got, "|reps 3|evaluate (failed)|reps 1|table best") {
+		t.Errorf("transcript %s: want the cancelled evaluate where it ran, before reps 1", got)
 	}
 }

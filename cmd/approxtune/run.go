@@ -169,8 +169,9 @@ cannot be written.`, stderr)
 }
 
 // runCells executes the code cells of nb in order, reporting each on
-// stderr, and returns the exit status: 1 at the first failing cell, or
-// when stopped is set before a cell.
+// stderr, and returns the exit status: 1 at the first failing cell (but
+// one tagged raises-exception, which it goes on past), or when stopped is
+// set before a cell.
 func runCells(nb *notebook.Notebook, e *jupyter.Executor, stopped *atomic.Bool, stderr io.Writer) int {
 	total := 0
 	for _, c := range nb.Cells {
@@ -211,12 +212,32 @@ func runCells(nb *notebook.Notebook, e *jupyter.Executor, stopped *atomic.Bool, 
 					what = "interrupted: " + what
 				}
 			}
+			if mayFail(c) && !stopped.Load() {
+				// As nbconvert does: the notebook says the cell may
+				// fail (an exported sweep the session had seen
+				// interrupted or failed, and gone on past).
+				fmt.Fprintf(stderr, "approxtune run: cell %d (%s) failed, as its raises-exception tag allows; going on: %s\n", i+1, head, what)
+				continue
+			}
 			fmt.Fprintf(stderr, "approxtune run: cell %d (%s) failed: %s\n", i+1, head, what)
 			return 1
 		}
 		fmt.Fprintf(stderr, "[%d/%d] cell %d: %s ... ok %.1f s\n", n, total, i+1, head, took)
 	}
 	return 0
+}
+
+// mayFail reports whether the code cell c is tagged raises-exception:
+// Jupyter's mark of a cell expected to fail, past which a notebook's run
+// goes on.
+func mayFail(c *notebook.Cell) bool {
+	tags, _ := c.Metadata["tags"].([]any)
+	for _, t := range tags {
+		if t == "raises-exception" {
+			return true
+		}
+	}
+	return false
 }
 
 // heldControls reports whether the code cell c, as saved, shows the

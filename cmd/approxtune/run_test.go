@@ -577,3 +577,31 @@ func withoutOutputs(nb *notebook.Notebook) *notebook.Notebook {
 	}
 	return &c
 }
+
+// approxtune run goes on past a cell tagged raises-exception when it
+// fails, as nbconvert does ('export notebook' tags a sweep the session saw
+// interrupted or fail), and stops at an untagged one.
+func TestRunGoesOnPastRaisesException(t *testing.T) {
+	bin := testenv.Build(t)
+	dir := t.TempDir()
+	nb := notebook.New()
+	for _, src := range []string{"workload summa n=256", "table bset", "status"} {
+		nb.Cells = append(nb.Cells, notebook.NewCode(src))
+	}
+	nb.Cells[1].Metadata["tags"] = []any{"raises-exception"}
+	path := filepath.Join(dir, "tagged.ipynb")
+	if err := notebook.WriteFile(path, nb); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runApproxtune(t, dir, bin, "run", path, "-o", filepath.Join(dir, "out.ipynb"), "--dir", filepath.Join(dir, "s1"))
+	if code != 0 || !strings.Contains(errs, "cell 2 (table bset) failed, as its raises-exception tag allows; going on") || !strings.Contains(errs, "[3/3] cell 3: status ... ok") {
+		t.Errorf("run of a notebook whose failing cell is tagged: exit %d\n%s", code, errs)
+	}
+	nb.Cells[1].Metadata = map[string]any{}
+	if err := notebook.WriteFile(path, nb); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code = runApproxtune(t, dir, bin, "run", path, "-o", filepath.Join(dir, "out2.ipynb"), "--dir", filepath.Join(dir, "s2")); code != 1 || strings.Contains(errs, "cell 3") {
+		t.Errorf("run of a notebook whose failing cell is untagged: exit %d; want 1, cell 3 not run\n%s", code, errs)
+	}
+}

@@ -332,3 +332,29 @@ func TestTableBestAlwaysHTML(t *testing.T) {
 		}
 	}
 }
+
+// A step whose sweep was interrupted or failed is exported as a cell
+// tagged raises-exception, with its error after its outputs; others carry
+// no tag.
+func TestExportTagsFailedSweeps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.ipynb")
+	steps := []session.Step{{Line: "reps 3"}, {Line: "evaluate", Failed: "sweep 1 cancelled after 2 of 9 runs"}}
+	if err := Export(steps, path); err != nil {
+		t.Fatal(err)
+	}
+	nb, err := notebook.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nb.Cells) != 2 || nb.Cells[0].Metadata["tags"] != nil {
+		t.Fatalf("cells %+v: want 2, the first untagged", nb.Cells)
+	}
+	c := nb.Cells[1]
+	tags, _ := c.Metadata["tags"].([]any)
+	if len(tags) != 1 || tags[0] != "raises-exception" || len(c.Outputs) == 0 {
+		t.Fatalf("the failed step's cell: tags %v, outputs %+v", c.Metadata["tags"], c.Outputs)
+	}
+	if o := c.Outputs[len(c.Outputs)-1]; o.Type != notebook.Error || o.EValue != steps[1].Failed {
+		t.Errorf("its last output %+v: want the error", o)
+	}
+}

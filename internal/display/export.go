@@ -22,7 +22,9 @@ func DisplayIDs(id string, seq *atomic.Uint64) func() string {
 // Jupyter kernel would have shown, as a Jupyter front end stores them (the
 // command's recorded output replayed through a CellOutput into a
 // Collector); consecutive comment lines are one markdown cell, without
-// their '# '. The file is replaced whole (a temporary file and a rename).
+// their '# '. A command whose sweep was interrupted or failed
+// (session.Step.Failed) is tagged raises-exception, with its error. The
+// file is replaced whole (a temporary file and a rename).
 func Export(steps []session.Step, path string) error {
 	nb := notebook.New()
 	nb.Metadata["language_info"] = notebook.LanguageInfo("")
@@ -45,6 +47,14 @@ func Export(steps []session.Step, path string) error {
 		c := notebook.NewCode(st.Line)
 		c.ExecutionCount = notebook.Count(n)
 		c.Outputs = replay(st, n, ids)
+		if st.Failed != "" {
+			// A sweep that was interrupted or failed, as the session
+			// went on past it: Jupyter's tag for a cell that may fail
+			// ('approxtune run' and nbconvert go on past it), and its
+			// error as the kernel showed one.
+			c.Metadata["tags"] = []any{"raises-exception"}
+			c.Outputs = append(c.Outputs, notebook.Output{Type: notebook.Error, EName: "Error", EValue: st.Failed, Traceback: []string{"Error: " + st.Failed}})
+		}
 		nb.Cells = append(nb.Cells, c)
 	}
 	flush()
