@@ -402,9 +402,49 @@ func (k *Kernel) runControl(set *controlSet, line string, parent *Message) bool 
 	k.sendChanges(set.area, parent)
 	k.comms.mu.Unlock()
 	out := display.NewCellOutput(areaPublisher{k, set, parent}, k.outputEnv(), false, 0)
-	failed := runCellOutput(k.sess, line, out, k.setCell)
+	failed := runCellOutput(k.sess, line, out, k.setCell, nil)
 	k.refreshControls(parent)
 	return failed == nil
+}
+
+// applyBeforeSweep is runCell's before for a cell run in answer to m: a
+// sweep typed in a cell (evaluate, tune) first applies the parameters
+// whose boxes hold text not applied yet, as the controls' own buttons do,
+// and says so in the cell; a text that cannot be applied is said, and the
+// sweep runs with what the session holds. A box edited and left (on the
+// classic Notebook's ipywidgets 6, only Enter applies it) had shown 1024
+// while the typed sweep ran 2048, unsaid (a review).
+func (k *Kernel) applyBeforeSweep(m *Message) func(*session.Command, cellOutput) {
+	return func(c *session.Command, out cellOutput) {
+		if c == nil || c.Verb != "evaluate" && c.Verb != "tune" {
+			return
+		}
+		// The boxes as the session's state leaves them: a parameter a
+		// command typed before set wins over the box's edit.
+		k.refreshControls(m)
+		type box struct {
+			set *controlSet
+			w   *widget
+		}
+		var todo []box
+		k.comms.mu.Lock()
+		for _, set := range k.comms.sets {
+			for _, w := range set.pending() {
+				todo = append(todo, box{set, w})
+			}
+		}
+		k.comms.mu.Unlock()
+		for _, b := range todo {
+			k.comms.mu.Lock()
+			name, value := b.w.description, b.w.value
+			k.comms.mu.Unlock()
+			if k.applyText(b.set, b.w, m) {
+				out.Print(fmt.Sprintf("applied the controls' %s box first: space %s=%s", name, name, value))
+			} else {
+				out.Print(fmt.Sprintf("note: the controls' %s box holds %q, which could not be applied (its error is under the controls): the sweep runs with the session's %s", name, value, name))
+			}
+		}
+	}
 }
 
 // showError shows in the output area a command the controls could not

@@ -695,4 +695,35 @@ func TestKernelControlsSweep(t *testing.T) {
 	if r, _ := c.execute("status", nil); r.content()["status"] != "ok" {
 		t.Errorf("after the cancel: %s", r.Content)
 	}
+	// A typed sweep too applies a box edited and left, and says so in
+	// its cell (the box had shown one value and the sweep run another);
+	// a command typed before it in the cell wins over the box.
+	if r, _ := c.execute("space steps=20 count=2 mean_us=500 grid=2x2\npolicy conditional\ntolerance 2^-1", nil); r.content()["status"] != "ok" {
+		t.Fatalf("setup: %s", r.Content)
+	}
+	c.k.comms.mu.Lock()
+	c.k.comms.widgets[w["steps"].id].w.value = "25"
+	c.k.comms.mu.Unlock()
+	if r, _ := c.execute("space steps=15\nevaluate", nil); r.content()["status"] != "ok" || fmt.Sprint(sess.Last().Configs[0].Int("steps")) != "15" {
+		t.Fatalf("a typed space then evaluate, with a box edited: %s, swept steps %v", r.Content, sess.Last().Configs[0].Int("steps"))
+	}
+	c.k.comms.mu.Lock()
+	c.k.comms.widgets[w["steps"].id].w.value = "25"
+	c.k.comms.mu.Unlock()
+	r, outs := c.execute("evaluate", nil)
+	var said strings.Builder
+	for _, m := range outs {
+		if m.parentID() == r.parentID() {
+			fmt.Fprint(&said, m.content()["text"])
+			if d, ok := m.content()["data"].(map[string]any); ok {
+				fmt.Fprint(&said, d["text/plain"])
+			}
+		}
+	}
+	if r.content()["status"] != "ok" || !strings.Contains(said.String(), "applied the controls' steps box first: space steps=25") || fmt.Sprint(sess.State().Space["steps"]) != "[25]" {
+		t.Errorf("a typed evaluate with steps=25 in its box: %s; steps %v; the cell said:\n%s", r.content()["status"], sess.State().Space["steps"], said.String())
+	}
+	if tr := sess.Transcript(); len(tr) < 2 || tr[len(tr)-2].Line != "space steps=25" || tr[len(tr)-1].Line != "evaluate" {
+		t.Errorf("transcript ends %q", lastLine(sess))
+	}
 }

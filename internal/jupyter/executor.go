@@ -57,7 +57,7 @@ func (e *Executor) Execute(c *notebook.Cell) error {
 	count := e.count
 	col := &display.Collector{}
 	out := display.NewCellOutput(col, e.outputEnv(), false, count)
-	failed := runCellOutput(e.sess, c.Source, out, e.setCell)
+	failed := runCellOutput(e.sess, c.Source, out, e.setCell, nil)
 	c.ExecutionCount, c.Outputs = notebook.Count(count), col.Outputs()
 	if failed != nil {
 		return failed

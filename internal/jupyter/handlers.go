@@ -252,7 +252,7 @@ func (k *Kernel) execute(r request) {
 		ko.Print(k.note)
 		k.note = ""
 	}
-	failed := runCellOutput(k.sess, c.Code, ko, k.setCell)
+	failed := runCellOutput(k.sess, c.Code, ko, k.setCell, k.applyBeforeSweep(r.msg))
 	k.refreshControls(r.msg)
 	if store {
 		k.history = append(k.history, historyEntry{line: count, input: c.Code, output: out.ResultText()})
@@ -393,8 +393,8 @@ func (e *CellError) Unwrap() error { return e.Err }
 // order (runCell), then closes out and, when a command failed, publishes
 // the error (unless silent) and returns it. The live kernel and the
 // headless Executor both run cells through it.
-func runCellOutput(sess *session.Session, code string, out cellOutput, track func(*cell)) *CellError {
-	line, interrupted, err := runCell(sess, code, out, track)
+func runCellOutput(sess *session.Session, code string, out cellOutput, track func(*cell), before func(*session.Command, cellOutput)) *CellError {
+	line, interrupted, err := runCell(sess, code, out, track, before)
 	out.Close()
 	if err == nil {
 		return nil
@@ -407,7 +407,9 @@ func runCellOutput(sess *session.Session, code string, out cellOutput, track fun
 // runCell runs the commands of code and returns the 1-based line of the
 // first error, whether the cell was interrupted, and the error. track is
 // told the running cell (then nil), so that an interrupt reaches it.
-func runCell(sess *session.Session, code string, out cellOutput, track func(*cell)) (int, bool, error) {
+// before, when set, is called with each command just before it runs (the
+// kernel applies the controls' unapplied boxes before a sweep).
+func runCell(sess *session.Session, code string, out cellOutput, track func(*cell), before func(*session.Command, cellOutput)) (int, bool, error) {
 	lines := splitLines(code)
 	last := -1
 	for i, l := range lines {
@@ -441,6 +443,11 @@ func runCell(sess *session.Session, code string, out cellOutput, track func(*cel
 			return i + 1, true, errInterrupted
 		}
 		out.Begin(i == last)
+		if before != nil {
+			cmd, _ := session.Parse(lines[i])
+			before(cmd, out)
+			track(c) // what before ran (a control's command) had tracked its own
+		}
 		err := sess.Exec(ctx, lines[i], out)
 		out.End(err == nil)
 		if err != nil {
