@@ -726,4 +726,29 @@ func TestKernelControlsSweep(t *testing.T) {
 	if tr := sess.Transcript(); len(tr) < 2 || tr[len(tr)-2].Line != "space steps=25" || tr[len(tr)-1].Line != "evaluate" {
 		t.Errorf("transcript ends %q", lastLine(sess))
 	}
+	// The cancel button stops a sweep a cell started, as an interrupt
+	// does (a review had seen "» cancel: nothing is running" and the
+	// sweep go on).
+	if r, _ := c.execute("space steps=30 count=4 mean_us=4000 grid=1x4,2x2,4x1\npolicy conditional,eager\ntolerance 0", nil); r.content()["status"] != "ok" {
+		t.Fatalf("setup: %s", r.Content)
+	}
+	long := c.send(c.shell, "execute_request", map[string]any{"code": "evaluate", "silent": false, "store_history": true,
+		"user_expressions": map[string]any{}, "allow_stdin": false, "stop_on_error": true})
+	for wait := time.After(2 * time.Minute); !sess.Sweeping() || sess.Last() == nil || len(sess.Last().Results) == 0; {
+		select {
+		case <-wait:
+			t.Fatal("the cell's sweep made no result")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if h := areaHTML(busy("evaluate"), area); !strings.Contains(h, "» evaluate: a sweep is running") {
+		t.Errorf("evaluate during a cell's sweep: %s", h)
+	}
+	cancelOuts := busy("cancel")
+	if h := areaHTML(cancelOuts, area); !strings.Contains(h, "» cancel") || strings.Contains(h, "nothing is running") {
+		t.Errorf("cancel during a cell's sweep: %s", h)
+	}
+	if r := c.reply(c.shellC, long, 2*time.Minute); r.content()["status"] != "error" || sess.Last().Status != session.StatusCancelled {
+		t.Errorf("the cell whose sweep was cancelled: %s, sweep %s", r.Content, sess.Last().Status)
+	}
 }
