@@ -431,6 +431,15 @@ func (s *Session) runProgram(ctx context.Context, sw *Sweep, sp *sweep.Spec, pr 
 		return 0, err, nil
 	}
 	s.ranInJob(sw, pl.job, out)
+	if pl.job == "" {
+		var own []int // this session's idle agent
+		if s.agent != nil {
+			own = s.agent.Hello.PIDs
+		}
+		if w := othersWarning(own, "as this sweep starts"); w != "" {
+			out.Print(w)
+		}
+	}
 	if m, ok := pl.launcher.(programs.Mpirun); ok {
 		if w := launch.Oversubscribed(m.Flavor, ranks, m.Cores); w != "" {
 			out.Print("warning: " + w)

@@ -630,6 +630,11 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	c.agent <- a
 	s.ranInJob(sw, a.job, out)
 	pr.note("")
+	if a.Local() {
+		if w := othersWarning(a.Hello.PIDs, "as this sweep starts"); w != "" {
+			out.Print(w)
+		}
+	}
 	// The agent's job (if any) shows its changes of state in this sweep's
 	// display, and nowhere once the sweep is over.
 	a.notify(pr.note)
