@@ -788,3 +788,14 @@ func TestReadEarlierSweep(t *testing.T) {
 		t.Errorf("Tab after sweep= offers %v", got)
 	}
 }
+
+// A grid larger than the session's agent is told at the sweep with the
+// 'ranks' that makes an agent that large (it had said only to shrink it).
+func TestGridLargerThanRanks(t *testing.T) {
+	s := newSession(t)
+	execAll(t, s, &textOut{}, "workload summa n=512", "grid 3x3")
+	err := s.Exec(context.Background(), "evaluate", &textOut{})
+	if err == nil || !strings.Contains(err.Error(), "3x3 needs 9 processes, the agent has 4") || !strings.Contains(err.Error(), "; or set 'ranks 9' for an agent that large") {
+		t.Errorf("evaluate with grid 3x3 on 4 ranks: %v", err)
+	}
+}

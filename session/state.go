@@ -121,6 +121,10 @@ func paramNames(w protocol.Workload) string {
 	return strings.Join(n, ", ")
 }
 
+// needsProcs finds, in a validation error, the process count a grid needs
+// beyond the agent's ranks.
+var needsProcs = regexp.MustCompile(`needs (\d+) processes, the agent has \d+`)
+
 // intRange is a range of integers, as "32..128".
 var intRange = regexp.MustCompile(`^(-?[0-9]+)\.\.(-?[0-9]+)$`)
 
@@ -242,7 +246,13 @@ func validate(ss schemaSet, st State, mode sweep.Mode, ranks int) (*sweep.Spec, 
 	}
 	configs, err := sp.Validate(lookup, ss.names(), ranks)
 	if err != nil {
-		return nil, nil, &Error{Msg: strings.TrimPrefix(err.Error(), "sweep spec: ")}
+		msg := strings.TrimPrefix(err.Error(), "sweep spec: ")
+		if m := needsProcs.FindStringSubmatch(msg); m != nil {
+			// The session's agent is as large as 'ranks' says: a
+			// review's 'grid 3x3' had been told only to shrink.
+			msg += fmt.Sprintf("; or set 'ranks %s' for an agent that large", m[1])
+		}
+		return nil, nil, &Error{Msg: msg}
 	}
 	return sp, configs, nil
 }
