@@ -122,7 +122,8 @@ func TestTraceVerbAndPlotGantt(t *testing.T) {
 	// command, 'help plot gantt' that gantt was one word too many).
 	for _, line := range []string{"help gantt", "help plot gantt"} {
 		out.b.Reset()
-		if err := s.Exec(ctx, line, out); err != nil || !strings.Contains(out.b.String(), "gantt: one selective run's timeline") {
+		// Its words, however the help wraps them.
+		if err := s.Exec(ctx, line, out); err != nil || !strings.Contains(strings.Join(strings.Fields(out.b.String()), " "), "gantt: one selective run's timeline") {
 			t.Errorf("%s: %v\n%s", line, err, out.b.String())
 		}
 	}

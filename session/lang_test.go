@@ -126,7 +126,7 @@ func TestCommandErrorsChangeNothing(t *testing.T) {
 		"confidence 1.5":             "column 12: \"1.5\" is not a confidence level",
 		"reps 0":                     "column 6: \"0\" is not valid: want the number of reference runs, an integer from 1 to 1000",
 		"ranks many":                 "column 7: \"many\" is not valid",
-		"table everything":           "column 1: no results yet",
+		"table everything":           "column 7: no table \"everything\": want configs, kernels or best",
 		"status now":                 "column 8: status takes no arguments",
 		"help frob":                  "column 6: no command \"frob\"",
 		"export xlsx out.xlsx":       "column 8: export takes a format and a file: export csv FILE",
@@ -797,5 +797,14 @@ func TestGridLargerThanRanks(t *testing.T) {
 	err := s.Exec(context.Background(), "evaluate", &textOut{})
 	if err == nil || !strings.Contains(err.Error(), "3x3 needs 9 processes, the agent has 4") || !strings.Contains(err.Error(), "; or set 'ranks 9' for an agent that large") {
 		t.Errorf("evaluate with grid 3x3 on 4 ranks: %v", err)
+	}
+}
+
+// A mistyped table is told before anything else, with the nearest name.
+func TestTableTypo(t *testing.T) {
+	s := newSession(t)
+	err := s.Exec(context.Background(), "table bset", &textOut{})
+	if err == nil || !strings.Contains(err.Error(), `no table "bset": did you mean best? The tables are configs, kernels and best`) {
+		t.Errorf("table bset: %v", err)
 	}
 }

@@ -1058,6 +1058,13 @@ func cmdTable(s *Session, ctx context.Context, c *Command, out Output) error {
 	if err != nil {
 		return err
 	}
+	// The table's name first: 'table bset' had said "no results yet".
+	if names := []string{"configs", "kernels", "best"}; !slices.Contains(names, a.Value) {
+		if n := format.Nearest(a.Value, names); n != "" {
+			return errAt(a.Col, "no table %q: did you mean %s? The tables are configs, kernels and best", a.Value, n)
+		}
+		return errAt(a.Col, "no table %q: want configs, kernels or best", a.Value)
+	}
 	sw, err := lastSweep(s, c, out)
 	if err != nil {
 		return err

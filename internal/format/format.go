@@ -88,7 +88,7 @@ func Speedup(x float64) string {
 }
 
 // Nearest is the name in names closest to word by edit distance (one
-// insertion, deletion or substitution each), for a "did you mean" after a
+// insertion, deletion, substitution or swap of neighbours each), for a "did you mean" after a
 // typo, or the name word is the plural or the singular of ("policies":
 // policy; a spec's "policy": policies): "" where none is within 2 edits
 // and under half of word's length.
@@ -124,8 +124,12 @@ func singular(word string) (string, bool) {
 	return "", false
 }
 
-// editDistance is the Levenshtein distance between a and b.
+// editDistance is the edit distance between a and b: insertions,
+// deletions, substitutions and swaps of neighbouring runes.
 func editDistance(a, b []rune) int {
+	// Three rows: a transposition of neighbours ("bset" for best) is one
+	// edit, as a typist makes it (the optimal string alignment distance).
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -139,8 +143,11 @@ func editDistance(a, b []rune) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

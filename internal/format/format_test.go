@@ -53,7 +53,7 @@ func TestSmallSeconds(t *testing.T) {
 func TestNearest(t *testing.T) {
 	names := []string{"evaluate", "tune", "resume", "repl", "run", "policy", "tolerance"}
 	for word, want := range map[string]string{"evalute": "evaluate", "Evaluat": "evaluate", "repel": "repl", "tume": "tune", "xyzzy": "", "r": "",
-		"policies": "policy", "Tolerances": "tolerance", "runs": "run", "s": "", "ies": ""} {
+		"policies": "policy", "Tolerances": "tolerance", "runs": "run", "s": "", "ies": "", "tnue": "tune", "eavluate": "evaluate"} {
 		if got := Nearest(word, names); got != want {
 			t.Errorf("Nearest(%q) = %q, want %q", word, got, want)
 		}
