@@ -499,25 +499,12 @@ func TestREPLGroupInterruptSparesLaunch(t *testing.T) {
 	testenv.Launcher(t)
 	bin, lib := testenv.Build(t), buildPreload(t)
 	prog := compile(t, mpicc, filepath.Join("testdata", "program", "iterate.c"), "-I"+filepath.Join(testenv.Root(t), "include"), "-lopenblas")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	repl := exec.CommandContext(ctx, bin, "repl", "--dir", filepath.Join(t.TempDir(), "session"))
-	repl.Env = append(os.Environ(), preload.EnvLib+"="+lib)
-	repl.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's foreground job
 	// Each full run sleeps 10 x 0.2 s.
-	repl.Stdin = strings.NewReader(fmt.Sprintf("program %s 10 {n} 200000\nspace n=32,48 ranks=2\npolicy eager\ntolerance 2^-1\nreps 1\nevaluate\n", prog))
-	out := &testenv.SyncBuffer{}
-	repl.Stdout, repl.Stderr = out, out
-	if err := repl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), "sweep 1:"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			repl.Process.Kill()
-			repl.Wait()
-			t.Fatalf("no sweep within a minute:\n%s", out.String())
-		}
-	}
+	script := fmt.Sprintf("program %s 10 {n} 200000\nspace n=32,48 ranks=2\npolicy eager\ntolerance 2^-1\nreps 1\nevaluate\n", prog)
+	repl, out := startREPLUntil(t, bin, filepath.Join(t.TempDir(), "session"), script, "sweep 1:", func(c *exec.Cmd) {
+		c.Env = append(os.Environ(), preload.EnvLib+"="+lib)
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a terminal's foreground job
+	})
 	time.Sleep(time.Second) // into the first launch's run
 	if err := syscall.Kill(-repl.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)

@@ -353,8 +353,9 @@ func TestREPLInterruptStopsRank(t *testing.T) {
 // startREPLUntil starts 'approxtune repl' on session directory dir with
 // script on its standard input, and returns once its output holds marker
 // (failing the test after a minute without it). The REPL is killed when the
-// test ends, at the latest.
-func startREPLUntil(t *testing.T, bin, dir, script, marker string) (*exec.Cmd, *testenv.SyncBuffer) {
+// test ends, at the latest. setup, when given, is applied to the command
+// before it starts.
+func startREPLUntil(t *testing.T, bin, dir, script, marker string, setup ...func(*exec.Cmd)) (*exec.Cmd, *testenv.SyncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
@@ -362,6 +363,9 @@ func startREPLUntil(t *testing.T, bin, dir, script, marker string) (*exec.Cmd, *
 	repl.Stdin = strings.NewReader(script)
 	out := &testenv.SyncBuffer{}
 	repl.Stdout, repl.Stderr = out, out
+	for _, f := range setup {
+		f(repl)
+	}
 	if err := repl.Start(); err != nil {
 		t.Fatal(err)
 	}
