@@ -630,7 +630,7 @@ func (s *Session) drive(ctx context.Context, sw *Sweep, sp *sweep.Spec, out Outp
 	c.agent <- a
 	s.ranInJob(sw, a.job, out)
 	pr.note("")
-	if a.Local() {
+	if a.Local() && a.job == "" { // a Slurm job's nodes are not this machine's
 		if w := othersWarning(a.Hello.PIDs, "as this sweep starts"); w != "" {
 			out.Print(w)
 		}
