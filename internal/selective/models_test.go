@@ -172,12 +172,13 @@ func modelsGemm(r *mpitest.R) {
 	// The model's prediction against the measured time, the best of three
 	// tries: a clean-clone CI run once measured the sizes slow enough for a
 	// model 54% over (1.76 ms against 1.14 ms), where six runs here came
-	// within the tolerance.
+	// within the tolerance; another fitted one too uncertain to predict
+	// gemm 176 at all (NaN: not skipped).
 	// The ranks agree after each try (the worst of them), so that they
 	// run their engines alike.
 	var off []string
 	for try := 0; try < 3; try++ {
-		pred, real := modelAgainstMeasured(r, e, gemm, eps)
+		pred, real, why := modelAgainstMeasured(r, e, gemm, eps)
 		dev := []float64{math.Abs(pred/real - 1)}
 		if math.IsNaN(dev[0]) {
 			dev[0] = math.Inf(1)
@@ -188,7 +189,10 @@ func modelsGemm(r *mpitest.R) {
 		if dev[0] <= eps {
 			return
 		}
-		off = append(off, fmt.Sprintf("predicted %v, measured %v (the worst rank %.0f%% off)", pred, real, 100*dev[0]))
+		if why == "" {
+			why = fmt.Sprintf("predicted %v, measured %v (the worst rank %.0f%% off)", pred, real, 100*dev[0])
+		}
+		off = append(off, why)
 		e.SetModels(true)
 	}
 	r.Errorf("gemm 176: off by more than the tolerance in three tries: %v", off)
@@ -197,7 +201,7 @@ func modelsGemm(r *mpitest.R) {
 // modelAgainstMeasured fits the gemm model of a fresh eager track over
 // sizes 96 to 256 and returns its prediction of size 176, which it must
 // skip from its first call, and, models off, 176's measured mean.
-func modelAgainstMeasured(r *mpitest.R, e *Engine, gemm func(int), eps float64) (pred, real float64) {
+func modelAgainstMeasured(r *mpitest.R, e *Engine, gemm func(int), eps float64) (pred, real float64, why string) {
 	tr := NewTrack(policy.Eager{}, eps)
 	e.Begin(tr, Selective)
 	for _, b := range []int{96, 128, 160, 192, 224, 256} {
@@ -214,20 +218,26 @@ func modelAgainstMeasured(r *mpitest.R, e *Engine, gemm func(int), eps float64) 
 	if err != nil {
 		r.Fatalf("end: %v", err)
 	}
+	pred = math.NaN() // not skipped: a try that failed
 	if rs.Executed != 0 || rs.Skipped != 1 || !(rs.Var > 0) {
+		// A model fitted to noisy times can be too uncertain to use (a
+		// clean-clone CI run's: leave-one-out error 17.3%, its band wider
+		// than the tolerance): said, and the caller tries again. Both
+		// ranks go on to the measurement, which ends in collectives.
+		why = fmt.Sprintf("gemm 176: executed %d skipped %d, variance %v: want it skipped from its first call with the model's variance", rs.Executed, rs.Skipped, rs.Var)
 		for _, f := range tr.families {
 			if f.model != nil {
-				r.Errorf("gemm model %v: leave-one-out error %.1f%%", f.model, f.model.CVSMAPE)
+				why += fmt.Sprintf(" (gemm model %v: leave-one-out error %.1f%%)", f.model, f.model.CVSMAPE)
 			}
 		}
-		r.Fatalf("gemm 176: executed %d skipped %d, variance %v: want it skipped from its first call with the model's variance", rs.Executed, rs.Skipped, rs.Var)
-	}
-	for _, s := range e.Report(tr) {
-		if s.Key == "gemm[NN] 176x176x176" {
-			if s.State != "modelled" || s.Count != 0 {
-				r.Errorf("gemm 176 reported %+v, want modelled without samples", s)
+	} else {
+		for _, s := range e.Report(tr) {
+			if s.Key == "gemm[NN] 176x176x176" {
+				if s.State != "modelled" || s.Count != 0 {
+					r.Errorf("gemm 176 reported %+v, want modelled without samples", s)
+				}
+				pred = s.MeanS
 			}
-			pred = s.MeanS
 		}
 	}
 
@@ -245,7 +255,7 @@ func modelAgainstMeasured(r *mpitest.R, e *Engine, gemm func(int), eps float64) 
 	if len(rep) != 1 || rep[0].Count != 30 {
 		r.Fatalf("models off: report %+v, want gemm 176 executed 30 times", rep)
 	}
-	return pred, rep[0].MeanS
+	return pred, rep[0].MeanS, why
 }
 
 func TestModelsThroughTheEngine(t *testing.T) { mpitest.Run(t, "models-gemm", 2) }
