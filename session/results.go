@@ -409,11 +409,14 @@ func (s *Sweep) leaveOut(i int) {
 	})
 }
 
-// addJob adds Slurm job id to the jobs the sweep ran in, once.
-func (s *Sweep) addJob(id string) {
-	if id != "" && !slices.Contains(s.jobs, id) {
-		s.jobs = append(s.jobs, id)
+// addJob adds Slurm job id to the jobs the sweep ran in, once, and says
+// whether it was new.
+func (s *Sweep) addJob(id string) bool {
+	if id == "" || slices.Contains(s.jobs, id) {
+		return false
 	}
+	s.jobs = append(s.jobs, id)
+	return true
 }
 
 // jobsLine says which Slurm jobs the sweep ran in ("" for none): what

@@ -476,10 +476,9 @@ func (s *Session) RunSearch(ctx context.Context, mode sweep.Mode, se Search, out
 // ""), in the sweep and its journal, once: the job's id had been in the
 // sweep's output alone, lost with the session (a Slurm review's note).
 func (s *Session) ranInJob(sw *Sweep, id string, out Output) {
-	if id == "" || slices.Contains(sw.jobs, id) {
+	if !sw.addJob(id) {
 		return
 	}
-	sw.addJob(id)
 	if err := s.journal.append(record{Kind: "job", Sweep: sw.ID, Message: id}); err != nil {
 		// The sweep goes on: its results are what the journal must keep.
 		out.Print(fmt.Sprintf("warning: the journal could not record Slurm job %s: %v", id, err))

@@ -430,7 +430,8 @@ func runCell(sess *session.Session, code string, out cellOutput, track func(*cel
 	track(c)
 	defer track(nil)
 	for i := 0; i <= last; i++ {
-		if cmd, err := session.Parse(lines[i]); cmd == nil && err == nil {
+		cmd, _ := session.Parse(lines[i]) // each line parsed above, without error
+		if cmd == nil {
 			if strings.HasPrefix(strings.TrimSpace(lines[i]), "#") {
 				// A comment runs nothing; the session's transcript keeps
 				// it, so 'export notebook' has it as markdown, as the
@@ -444,7 +445,6 @@ func runCell(sess *session.Session, code string, out cellOutput, track func(*cel
 		}
 		out.Begin(i == last)
 		if before != nil {
-			cmd, _ := session.Parse(lines[i])
 			before(cmd, out)
 			track(c) // what before ran (a control's command) had tracked its own
 		}

@@ -160,6 +160,22 @@ func (s *programSearch) stop(ctx context.Context) error {
 	return nil
 }
 
+// alone runs a launch that may be stopped alone (Runner.Stoppable: a
+// round's selective launch, a finalist's full one) on a context of its
+// own, and says whether it was stopped so, as hung, rather than with ctx.
+func (s *programSearch) alone(ctx context.Context, launch func(context.Context) error) (hung bool, err error) {
+	lctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if s.r.Stoppable != nil {
+		s.r.Stoppable(stop)
+	}
+	err = launch(lctx)
+	if s.r.Stoppable != nil {
+		s.r.Stoppable(nil)
+	}
+	return errors.Is(context.Cause(lctx), ErrHung) && ctx.Err() == nil, err
+}
+
 // tell passes msg to the runner's Warn, where set.
 func (s *programSearch) tell(msg string) {
 	if s.r.Warn != nil {
@@ -242,16 +258,12 @@ func (s *programSearch) round(ctx context.Context, n int, tol float64, alive []i
 			t := tol
 			s.r.started(sweep.RunStart{Index: i, Kind: sweep.RunSelective, Policy: c.Policy, Tolerance: &t, Round: n})
 			t0 := time.Now()
-			lctx, stop := context.WithCancelCause(ctx)
-			if s.r.Stoppable != nil {
-				s.r.Stoppable(stop)
-			}
-			res, extra, err := l.selective(lctx, c)
-			if s.r.Stoppable != nil {
-				s.r.Stoppable(nil)
-			}
-			hung := errors.Is(context.Cause(lctx), ErrHung) && ctx.Err() == nil
-			stop(nil)
+			var res *launched
+			var extra float64
+			hung, err := s.alone(ctx, func(lctx context.Context) (err error) {
+				res, extra, err = l.selective(lctx, c)
+				return err
+			})
 			s.r.ended()
 			var refused *LaunchError
 			switch {
@@ -475,16 +487,11 @@ func (s *programSearch) final(ctx context.Context, finalists, reserve []int, con
 		i := queue[k]
 		err := s.prepared(ctx, i, func(l *launcher) error {
 			t0 := time.Now()
-			lctx, stop := context.WithCancelCause(ctx)
-			if s.r.Stoppable != nil {
-				s.r.Stoppable(stop)
-			}
-			dt, extra, err := s.full(lctx, l, i, n, nil)
-			if s.r.Stoppable != nil {
-				s.r.Stoppable(nil)
-			}
-			hung := errors.Is(context.Cause(lctx), ErrHung) && ctx.Err() == nil
-			stop(nil)
+			var dt, extra float64
+			hung, err := s.alone(ctx, func(lctx context.Context) (err error) {
+				dt, extra, err = s.full(lctx, l, i, n, nil)
+				return err
+			})
 			if hung && errors.Is(err, ErrPastResult) {
 				// Its result was written at MPI_Finalize, whole: what
 				// hung was the launch's end.
