@@ -366,18 +366,14 @@ func earlyFinalsLine(sw *Sweep) string {
 		tl, len(last.Kept), sweep.SearchFullRuns, format.Count(len(out), "survivor", "survivors"), tl, format.Percent(last.Tolerance), listSome(out, 5), tighterTolerances(ts, last.Tolerance))
 }
 
-// tighterTolerances is the tolerance setting without tol and those looser
-// (ts loosest first), or the next after tol, a quarter of it, where none
-// is tighter.
+// tighterTolerances is the tolerance setting ts (loosest first) without
+// tol and those looser.
 func tighterTolerances(ts []float64, tol float64) string {
 	var names []string
 	for _, t := range ts {
 		if t < tol {
 			names = append(names, format.Tolerance(t))
 		}
-	}
-	if len(names) == 0 {
-		names = append(names, format.Tolerance(tol/4))
 	}
 	return strings.Join(names, ",")
 }
