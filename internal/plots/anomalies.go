@@ -240,6 +240,7 @@ func (f *facets) Plot(c draw.Canvas, _ *plot.Plot) {
 		grid[r] = make([]*plot.Plot, cols)
 		for k := range grid[r] {
 			if i := r*cols + k; i < len(f.ps) {
+				apart(f.ps[i])
 				grid[r][k] = f.ps[i]
 			}
 		}

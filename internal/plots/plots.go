@@ -444,9 +444,10 @@ func Error(pts []PolicyPoint, noise float64) (*plot.Plot, error) {
 // verticalAxis.GlyphBoxes: a.Norm(0.5*(Max+Min))), though it draws the
 // label in the middle: on a log axis that point lies near the end, and the
 // label's box, centred there, ran past the top, so that every error figure
-// lost a fifth of its height to an empty band above its data. (A data
-// value exactly at that middle is drawn there too; none is, but by
-// construction.)
+// lost a fifth of its height to an empty band above its data. A tick or a
+// point whose value is that middle would be drawn there too (samples
+// 1..9 had drawn the tick 5 where 3 belongs): apart moves the middle off
+// every such value before a figure is drawn.
 type logScale struct{}
 
 // Normalize implements plot.Normalizer.
@@ -455,6 +456,19 @@ func (logScale) Normalize(min, max, x float64) float64 {
 		return 0.5
 	}
 	return plot.LogScale{}.Normalize(min, max, x)
+}
+
+// apart raises the top of each of p's log axes by a part in a billion, so
+// that the arithmetic middle of its range, which logScale keeps for
+// gonum's label box, is no tick's value and no data point's (both are
+// round or measured numbers; the middle then is neither). Raising it
+// again, as a figure encoded twice does, keeps that so.
+func apart(p *plot.Plot) {
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		if _, ok := ax.Scale.(logScale); ok && ax.Max > 0 {
+			ax.Max *= 1 + 1e-9
+		}
+	}
 }
 
 // percentLogTicks labels a log axis in percent at 1-2-5 steps.
@@ -479,6 +493,7 @@ func (percentLogTicks) Ticks(min, max float64) []plot.Tick {
 
 // Encode renders p as "png" or "svg" at the standard size.
 func Encode(p *plot.Plot, format string) ([]byte, error) {
+	apart(p)
 	w, err := p.WriterTo(Width, Height, format)
 	if err != nil {
 		return nil, fmt.Errorf("plots: render %s: %w", format, err)
@@ -516,6 +531,9 @@ func EncodeRow(ps []*plot.Plot, format string) ([]byte, error) {
 	c, err := draw.NewFormattedCanvas(vg.Length(len(ps))*Width, Height, format)
 	if err != nil {
 		return nil, fmt.Errorf("plots: render %s: %w", format, err)
+	}
+	for _, p := range ps {
+		apart(p)
 	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(ps)}
 	for i, dc := range plot.Align([][]*plot.Plot{ps}, tiles, draw.New(c))[0] {

@@ -526,3 +526,33 @@ func TestSpeedupWithLaunches(t *testing.T) {
 		}
 	}
 }
+
+// A log axis puts every tick and point where plot.LogScale does, the
+// arithmetic middle of its range too once the figure is encoded: on the
+// kernel figure's samples axis of 1..9, the tick 5 had been drawn in the
+// middle of the axis, where 3 belongs, and a kernel of 5 samples with it.
+func TestLogAxisMiddle(t *testing.T) {
+	p, err := Kernels([]Kernel{{Key: "a", Samples: 1, RelHalf: 0.5}, {Key: "b", Samples: 5, RelHalf: 0.1, Skipped: 1}, {Key: "c", Samples: 6, RelHalf: 0.05, Skipped: 1}}, 0.125)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Encode(p, "png"); err != nil {
+		t.Fatal(err)
+	}
+	min, max := p.X.Min, p.X.Max
+	if min != 1 || max < 9 || max > 9.001 {
+		t.Fatalf("samples axis %g..%g, want 1..9", min, max)
+	}
+	for _, v := range []float64{1, 2, 3, 5, 6, 9} {
+		got, want := p.X.Norm(v), plot.LogScale{}.Normalize(min, max, v)
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("samples %g drawn at %.3f of the axis, want %.3f", v, got, want)
+		}
+	}
+	for _, tk := range p.X.Tick.Marker.Ticks(min, max) {
+		got, want := p.X.Norm(tk.Value), plot.LogScale{}.Normalize(min, max, tk.Value)
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("tick %q drawn at %.3f of the axis, want %.3f", tk.Label, got, want)
+		}
+	}
+}
