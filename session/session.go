@@ -130,6 +130,9 @@ type Session struct {
 	// reopened says what the directory's journal held when the session
 	// opened ("" for a new session): see reopen.
 	reopened string
+	// previous points a fresh session at the sweep the session before it
+	// left unfinished (see Previous).
+	previous string
 
 	mu         sync.Mutex
 	cancels    chan bool // the running sweep's cancel requests (true: stop now)
@@ -184,6 +187,9 @@ func New(o Options) (*Session, error) {
 	s := &Session{opts: o, st: DefaultState(), journal: j}
 	if err := s.reopen(); err != nil {
 		return nil, err
+	}
+	if s.reopened == "" {
+		s.previous = previousNote(o.Dir, time.Now())
 	}
 	return s, nil
 }

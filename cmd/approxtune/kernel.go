@@ -57,8 +57,10 @@ shutdown_request (or SIGTERM) stops the agent cleanly and exits.`, stderr)
 		logger.Print(err)
 		return 1
 	}
-	if r := s.Reopened(); r != "" {
-		note = strings.TrimPrefix(note+"\n"+r, "\n")
+	for _, r := range []string{s.Reopened(), s.Previous()} {
+		if r != "" {
+			note = strings.TrimPrefix(note+"\n"+r, "\n")
+		}
 	}
 	k, err := jupyter.New(info, s, jupyter.Options{Version: version, Log: logger, Note: note})
 	if err != nil {

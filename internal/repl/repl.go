@@ -109,6 +109,9 @@ func welcome(s *session.Session, w io.Writer, keys string) {
 	if n := s.Reopened(); n != "" {
 		fmt.Fprintln(w, n)
 	}
+	if n := s.Previous(); n != "" {
+		fmt.Fprintln(w, n)
+	}
 }
 
 // plain is the REPL on a terminal without line editing: a dumb one, or
