@@ -171,8 +171,8 @@ func DetectAnomalies(execs []Execution, level float64) (AnomalyReport, error) {
 func fitLogLog(name string, x, y []float64) RoutineFit {
 	n := len(x)
 	f := RoutineFit{Routine: name, N: n, meanX: stat.Mean(x, nil)}
-	for _, v := range x {
-		f.sxx += (v - f.meanX) * (v - f.meanX)
+	if n > 1 {
+		f.sxx = stat.Variance(x, nil) * float64(n-1)
 	}
 	if f.sxx <= 1e-12*float64(n)*max(1, f.meanX*f.meanX) {
 		f.Constant = true

@@ -69,17 +69,17 @@ func Allowance(tol float64) float64 { return max(tol/2, 0.05) }
 // grows with SE_c.
 func Eliminate(est []Estimate, rel, confidence float64) (Cut, error) {
 	if len(est) == 0 {
-		return Cut{}, fmt.Errorf("eliminate: no estimates")
+		return Cut{}, fmt.Errorf("analysis: eliminate: no estimates")
 	}
 	if rel < 0 || math.IsNaN(rel) {
-		return Cut{}, fmt.Errorf("eliminate: relative allowance %v: want a number >= 0", rel)
+		return Cut{}, fmt.Errorf("analysis: eliminate: relative allowance %v: want a number >= 0", rel)
 	}
 	if !(confidence > 0 && confidence < 1) {
-		return Cut{}, fmt.Errorf("eliminate: confidence %v: want a number strictly between 0 and 1", confidence)
+		return Cut{}, fmt.Errorf("analysis: eliminate: confidence %v: want a number strictly between 0 and 1", confidence)
 	}
 	for _, e := range est {
 		if !(e.Time >= 0) || math.IsInf(e.Time, 0) || !(e.SE >= 0) || math.IsInf(e.SE, 0) {
-			return Cut{}, fmt.Errorf("eliminate: configuration %d: time %v, standard error %v: want finite numbers >= 0", e.Index, e.Time, e.SE)
+			return Cut{}, fmt.Errorf("analysis: eliminate: configuration %d: time %v, standard error %v: want finite numbers >= 0", e.Index, e.Time, e.SE)
 		}
 	}
 	sorted := append([]Estimate(nil), est...)
@@ -125,10 +125,7 @@ func Cap(cut Cut, est []Estimate, keep int, tie float64) Cut {
 	if len(cut.Kept) <= keep {
 		return cut
 	}
-	t := make(map[int]float64, len(est))
-	for _, e := range est {
-		t[e.Index] = e.Time
-	}
+	t := times(est)
 	edge := t[cut.Kept[keep-1]] * (1 + tie)
 	n := keep
 	for n < len(cut.Kept) && t[cut.Kept[n]] <= edge {
@@ -142,4 +139,13 @@ func Cap(cut Cut, est []Estimate, keep int, tie float64) Cut {
 		out.Threshold = min(out.Threshold, edge)
 	}
 	return out
+}
+
+// times maps each estimate's configuration to its predicted time.
+func times(est []Estimate) map[int]float64 {
+	t := make(map[int]float64, len(est))
+	for _, e := range est {
+		t[e.Index] = e.Time
+	}
+	return t
 }

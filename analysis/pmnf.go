@@ -37,11 +37,11 @@ func (f Fraction) String() string {
 //	I = {0, 1/4, 1/3, 1/2, 2/3, 3/4, 1, 5/4, 4/3, 3/2, 5/3, 7/4, 2, 9/4, 5/2, 8/3, 11/4, 3}
 //	J = {0, 1, 2}
 var (
-	polyExponents = []Fraction{
+	polyExponents = [...]Fraction{
 		{0, 1}, {1, 4}, {1, 3}, {1, 2}, {2, 3}, {3, 4}, {1, 1}, {5, 4}, {4, 3},
 		{3, 2}, {5, 3}, {7, 4}, {2, 1}, {9, 4}, {5, 2}, {8, 3}, {11, 4}, {3, 1},
 	}
-	logExponents = []int{0, 1, 2}
+	logExponents = [...]int{0, 1, 2}
 )
 
 // Factor is one parameter's part of a PMNF term: x^I · log2(x)^J with x the
@@ -706,14 +706,9 @@ func (h *hypothesis) significant(y []float64) bool {
 
 func (h *hypothesis) model(params []string, y []float64) *Model {
 	n, p := len(y), len(h.coef)
-	mean := 0.0
-	for _, v := range y {
-		mean += v
-	}
-	mean /= float64(n)
-	tss := 0.0
-	for _, v := range y {
-		tss += (v - mean) * (v - mean)
+	tss := 0.0 // the total sum of squares
+	if n > 1 {
+		tss = stat.Variance(y, nil) * float64(n-1)
 	}
 	ar2 := 1.0
 	if tss > 0 {

@@ -49,9 +49,14 @@ func (h *Halving) Lead(best int) {
 // Cutoff is the time past which configuration i's run in a round may be
 // cut short, given the round's estimates so far (0: none): once the round
 // has keep predictions, a run whose prediction passes the keep-th fastest
-// of them (by more than Tie) cannot be among the fastest keep the round
-// keeps (Cap), and is dropped (Decide). An earlier round's leader runs
-// whole: no round drops it.
+// of them (by more than Tie) is cut short and dropped (Decide). It is the
+// budget's rule (Cap) applied early, to predictions alone: Cap counts the
+// fastest keep among those the confidence rule kept, so where that rule
+// drops some of the faster ones (certain, and slower than the best by
+// more than the allowance) and this run's prediction is uncertain enough
+// to stay, Decide would have kept it. The run's remaining time is what
+// that rare loss buys. An earlier round's leader runs whole: no round
+// drops it.
 func (h *Halving) Cutoff(ests []Estimate, keep, i int) float64 {
 	if len(ests) < keep || slices.Contains(h.Leaders, i) {
 		return 0
@@ -65,7 +70,7 @@ func (h *Halving) Cutoff(ests []Estimate, keep, i int) float64 {
 }
 
 // Decide is a round's cut at tolerance tol over the estimates of the ran
-// configurations it ran: those cut short (short) are dropped, and the
+// configurations: those cut short (short) are dropped, and the
 // confidence rule (Eliminate with Allowance(tol)), then the budget (Cap to
 // Keep(ran)), decide on the rest; an earlier round's leader stays. Kept
 // comes fastest first.
@@ -103,10 +108,7 @@ func (h *Halving) Decide(ests []Estimate, tol float64, ran int, short map[int]bo
 			cut.Capped = slices.Delete(cut.Capped, k, k+1)
 		}
 	}
-	t := make(map[int]float64, len(ests))
-	for _, e := range ests {
-		t[e.Index] = e.Time
-	}
+	t := times(ests)
 	slices.SortStableFunc(cut.Kept, func(a, b int) int { return cmp.Compare(t[a], t[b]) })
 	return cut, nil
 }

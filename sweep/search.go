@@ -2,6 +2,9 @@ package sweep
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -147,7 +150,10 @@ type Judgement struct {
 func Judge(refs map[int][]float64, ev SearchEvent) (Judgement, bool) {
 	j := Judgement{Best: -1, SearchS: ev.SearchS}
 	ref := map[int]float64{}
-	for i, ts := range refs {
+	// In index order, so that the sum is the same to the last bit at
+	// every call.
+	for _, i := range slices.Sorted(maps.Keys(refs)) {
+		ts := refs[i]
 		if len(ts) == 0 {
 			continue
 		}
@@ -202,9 +208,10 @@ func Median(x []float64) float64 {
 // one of a configuration's references, not all. Each configuration is
 // reported (report) after its last pass; when a run fails (an interrupt),
 // every configuration not reported yet with a run taken (taken) is
-// reported with those it has, and run's error returned: an interrupt had
-// thrown away the first pass's runs of every configuration the last pass
-// had not reached.
+// reported with those it has, and run's error returned (with report's,
+// where one of those reports fails too: the configurations after it are
+// not reported): an interrupt had thrown away the first pass's runs of
+// every configuration the last pass had not reached.
 func ReferencePasses(n, reps int, run func(i int) error, taken func(i int) bool, report func(i int) error) (err error) {
 	sent := make([]bool, n)
 	defer func() {
@@ -213,7 +220,8 @@ func ReferencePasses(n, reps int, run func(i int) error, taken func(i int) bool,
 		}
 		for i := range n {
 			if !sent[i] && taken(i) {
-				if report(i) != nil {
+				if rerr := report(i); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("reporting configuration %d's references: %w", i, rerr))
 					return
 				}
 			}
@@ -253,7 +261,9 @@ func RoundEvent(n int, policy string, tol float64, ran, kept, dropped, capped []
 // FullRound is a search's last round, n: the finalists (alive) run once
 // each in full in times (seconds, alike), the fastest chosen; and the
 // search's outcome, with the configurations it considered and its cost
-// (costS, the finals included). elapsedS is the round's own time.
+// (costS, the finals included). elapsedS is the round's own time. alive
+// holds one finalist at least (a search with none has nothing to choose,
+// and ends with an error instead).
 func FullRound(spec *Spec, policy string, n int, configs []Config, alive []int, times []float64, considered int, costS, elapsedS float64) (Round, SearchEvent) {
 	order := make([]int, len(alive))
 	for k := range order {

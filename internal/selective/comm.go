@@ -14,7 +14,10 @@ import (
 // checking an error after every message.
 type Failure struct{ Err error }
 
+// Error is the MPI error's message.
 func (f Failure) Error() string { return f.Err.Error() }
+
+// Unwrap is the MPI error, for errors.Is and errors.As.
 func (f Failure) Unwrap() error { return f.Err }
 
 func must(err error) {
@@ -195,6 +198,7 @@ type Shape struct {
 	Hash uint32
 }
 
+// String is the shape as "size/hash".
 func (s Shape) String() string { return fmt.Sprintf("%d/%08x", s.Size, s.Hash) }
 
 // shapeOf is the shape of a communicator of the given world ranks, made

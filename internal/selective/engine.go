@@ -84,6 +84,22 @@ func NewTrack(p policy.Policy, eps float64) *Track {
 	return tr
 }
 
+// afresh forgets what the track learnt of the configurations before, for a
+// policy that starts each one anew (not a policy.Carrier): its kernels'
+// samples, the collectives settled, the families' models, and what a
+// Sharer learnt of the grid, which would otherwise skip the next
+// configuration's kernels from the last one's samples. The critical-path
+// counts (alphas) stay: a Rehearser's counting run, just before, set them
+// for this configuration.
+func (tr *Track) afresh() {
+	tr.stats = map[Key]*kstat{}
+	tr.settled = map[settleKey]bool{}
+	tr.families, tr.ready = nil, 0
+	tr.global, tr.order = map[uint64]Stat{}, nil
+	tr.sentOn, tr.agreed, tr.pooled = map[uint64][]Shape{}, map[uint64]bool{}, map[uint64]bool{}
+	tr.elide = nil
+}
+
 // Policy is the track's policy.
 func (tr *Track) Policy() policy.Policy { return tr.pol }
 
@@ -297,13 +313,14 @@ func (e *Engine) Begin(tr *Track, mode RunMode) {
 		e.pathCounts = nil
 	}
 	if !tr.carries && mode == Selective {
-		tr.stats = map[Key]*kstat{}
-		tr.settled = map[settleKey]bool{}
-		tr.families = nil
+		tr.afresh()
 	}
 	e.elides = !e.keepMessages && !e.execMessages && mode == Selective && tr.shares && tr.carries && !e.counts && tr.Tolerance > 0
 	for _, st := range tr.stats {
 		st.calls, st.skips = 0, 0
+	}
+	for _, f := range tr.families {
+		f.runSE = 0
 	}
 	e.recLen = recBase
 	if tr.shares {
@@ -335,10 +352,13 @@ type RunStats struct {
 	CutShort bool
 }
 
-// End closes the run and returns this process's figures. After a Counting
-// run it also computes the track's critical-path counts (collective over world).
+// End closes the run and returns this process's figures. After a counting
+// run (Counting, CountingFull, or a policy.PathCounter's selective run) it
+// also computes the track's critical-path counts (collective over world).
 func (e *Engine) End() (RunStats, error) {
-	defer func() { e.cutoff = 0 }()
+	// Whatever happens, the run is over: kernels after it are not the
+	// run's (a counting error had left the engine on).
+	defer func() { e.on, e.elides, e.cutoff = false, false, 0 }()
 	if e.cold != nil {
 		e.cold.flush()
 	}
@@ -346,7 +366,6 @@ func (e *Engine) End() (RunStats, error) {
 		e.gap()
 		if e.skip {
 			if err := e.replay(); err != nil {
-				e.on, e.elides = false, false
 				return RunStats{}, err
 			}
 		}
@@ -358,7 +377,6 @@ func (e *Engine) End() (RunStats, error) {
 			return rs, err
 		}
 	}
-	e.on, e.elides = false, false
 	return rs, nil
 }
 
@@ -474,6 +492,15 @@ func (e *Engine) skippable(st *kstat) bool {
 	return true
 }
 
+// known says whether a sample's mean is known to the track's tolerance by
+// itself: its confidence interval within it, with no policy's significance
+// widening it (alpha 1). That is what a kernel must be for a Sharer to
+// share it with the grid, and for its mean to enter a family's model or a
+// pooled sample, whatever the policy's significance (eager's is 1); the
+// policy's significance decides only whether this process skips it
+// (skippable).
+func (e *Engine) known(s Stat) bool { return e.qs.Predictable(s, e.tr.Tolerance, 1, e.nmin) }
+
 // view is what the track's policy may read of a kernel.
 func (e *Engine) view(st *kstat) policy.Kernel {
 	k := policy.Kernel{Calls: st.calls, CriticalCount: st.alpha}
@@ -489,7 +516,8 @@ func (e *Engine) view(st *kstat) policy.Kernel {
 // there is none. A Sharer skips a kernel the grid knows on the shared
 // sample's test, and charges this process's own sample, which holds how
 // the kernel runs here, unless that sample does not even know its mean to
-// within itself (a 95% half-width over 100% of the mean): then the shared
+// within itself (a half-width at the engine's confidence over 100% of the
+// mean): then the shared
 // one, which passed the test. A user's review found eager charging a
 // process's 8 samples of a 2 ms spin, one of them a slow call, with a
 // mean of 15 ms and a half-width of 203% at 2^-3, and predicting 4.4
@@ -557,7 +585,7 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 	// kernels wait until next reached: their first samples are taken while
 	// the members arrive out of step, and overstate their mean.
 	if e.skip && e.tr.shares && !st.key.Op.IsComm() {
-		if _, ok := e.tr.global[st.hash]; !ok && e.qs.Predictable(st.Stat, e.tr.Tolerance, 1, e.nmin) {
+		if _, ok := e.tr.global[st.hash]; !ok && e.known(st.Stat) {
 			e.tr.learn(st.hash, st.Stat, Shape{})
 		}
 	}
@@ -575,21 +603,23 @@ func (e *Engine) executedFor(st *kstat, dt float64, t0, t1 float64) {
 // at least their c'² share, a little more when they were not the first:
 // the path's standard error leans to the conservative side. Estimates of
 // different kernels, or of one kernel on different processes, come from
-// different samples and add as independent variances.
+// different samples and add as independent variances; kernels predicted
+// from one family's model do not (modelVar).
 func (e *Engine) skippedFor(st *kstat, sent float64) {
-	smp, t, v := e.sample(st), sent, 0.0
+	smp, t := e.sample(st), sent
+	st.skips++
 	switch {
 	case smp.N > 0:
-		t, v = smp.Mean, e.meanVar(smp)
+		t = smp.Mean
+		e.dV += float64(2*st.skips-1) * e.meanVar(smp)
 	case st.pred != nil:
-		t, v = st.pred.mean, e.modelVar(st.pred)
+		t = st.pred.mean
+		e.dV += e.modelVar(st)
 	}
 	if e.tracing {
 		now := mpi.Clock()
 		e.span(st.key, now, now, t, true)
 	}
-	st.skips++
-	e.dV += float64(2*st.skips-1) * v
 	e.add(t, st.key)
 	e.skipped++
 	e.dirty = true
@@ -756,8 +786,11 @@ type Prediction struct {
 	TotalS float64
 	// SE is the standard error of TotalS: the square root of the
 	// longest path's variance (RunStats.Var).
-	SE                                   float64
-	Path                                 sweep.Path
+	SE float64
+	// Path is the breakdown of the process whose path is the longest.
+	Path sweep.Path
+	// Executed, Skipped, Settled and Promised are the RunStats counts
+	// summed over the processes.
 	Executed, Skipped, Settled, Promised int64
 	// CutShort: the run was cut short (RunStats.CutShort), and TotalS is
 	// the prediction of the part that ran, at least the run's cutoff.

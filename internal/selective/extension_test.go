@@ -25,8 +25,23 @@ func (greedy) Significance(policy.Kernel) float64 { return math.Inf(1) }
 // the timings; the next run on the same track starts afresh and does the
 // same, since greedy is no policy.Carrier.
 func extraPolicy(r *mpitest.R) {
+	for _, p := range []policy.Policy{greedy{}, sharingGreedy{}} {
+		afreshEachRun(r, p)
+	}
+}
+
+// sharingGreedy is greedy sharing its statistics over the grid, as eager
+// does, but no policy.Carrier: it too starts every run afresh, what it
+// learnt of the grid included (a run had skipped the next one's kernels
+// from the last one's shared samples, had such a policy been written).
+type sharingGreedy struct{ greedy }
+
+func (sharingGreedy) Name() string      { return "sharing-greedy" }
+func (sharingGreedy) SharesStatistics() {}
+
+func afreshEachRun(r *mpitest.R, p policy.Policy) {
 	e := newEngine(r)
-	tr := NewTrack(greedy{}, 0.01)
+	tr := NewTrack(p, 0.01)
 	w, k := e.World(), e.Kernels()
 	send, recv := []float64{float64(r.Rank)}, make([]float64, 1)
 	const calls = 10
@@ -38,13 +53,13 @@ func extraPolicy(r *mpitest.R) {
 		}
 		rs, err := e.End()
 		if err != nil {
-			r.Fatalf("run %d: end: %v", run, err)
+			r.Fatalf("%s run %d: end: %v", p.Name(), run, err)
 		}
 		if rs.Executed != 4 || rs.Skipped != 2*calls-4 {
-			r.Errorf("run %d: executed %d, skipped %d; want 4 (two spins, two allreduces) and %d", run, rs.Executed, rs.Skipped, 2*calls-4)
+			r.Errorf("%s run %d: executed %d, skipped %d; want 4 (two spins, two allreduces) and %d", p.Name(), run, rs.Executed, rs.Skipped, 2*calls-4)
 		}
 		if !(rs.Total > 0) {
-			r.Errorf("run %d: path %v, want the skipped kernels' means charged", run, rs.Total)
+			r.Errorf("%s run %d: path %v, want the skipped kernels' means charged", p.Name(), run, rs.Total)
 		}
 	}
 }

@@ -34,6 +34,7 @@ const (
 var commNames = [...]string{"bcast", "reduce", "allreduce", "gather", "allgather", "scatter", "send", "recv", "isend", "irecv", "barrier", "alltoall",
 	"allgatherv", "alltoallv", "gatherv", "scatterv"}
 
+// String is the routine's name ("gemm", "allreduce").
 func (o Op) String() string {
 	if o >= OpBcast && int(o-OpBcast) < len(commNames) {
 		return commNames[o-OpBcast]
@@ -73,6 +74,9 @@ func compKey(s kernels.Signature) Key {
 	return Key{Op: Op(s.Routine), Flags: s.Flags, M: s.M, N: s.N, K: s.K}
 }
 
+// String is the kernel's signature as the tables show it: a computation's
+// routine, flags and sizes; a communication's routine, doubles, ranks and
+// communicator hash.
 func (k Key) String() string {
 	if !k.IsComm() {
 		return kernels.Signature{Routine: kernels.Routine(k.Op), Flags: k.Flags, M: k.M, N: k.N, K: k.K}.String()

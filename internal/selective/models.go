@@ -24,17 +24,19 @@ import (
 // of a signature this process has met.
 //
 // The model is used only when it rests on at least minModelSizes distinct
-// sizes and the relative uncertainty of its prediction, the larger of its
-// leave-one-out error (CVSMAPE) and the half-width of its prediction band
-// at the engine's confidence level, passes the rule a measured kernel's
-// mean passes: r <= tolerance·sqrt(alpha), alpha the policy's
+// sizes and the relative uncertainty of its prediction, the largest of its
+// leave-one-out error (CVSMAPE), the half-width of its prediction band at
+// the engine's confidence level and, beyond the measured sizes, the error
+// of extrapolating (family.extrapolate), passes the rule a measured
+// kernel's mean passes: r <= tolerance·sqrt(alpha), alpha the policy's
 // significance. The prediction is then the skipped kernel's time, and
-// (r·t/z)² the variance it adds to the path (skippedFor), as a measured
-// mean's z·SE is its interval's half-width.
+// r·t/z its standard error (modelVar), as a measured mean's z·SE is its
+// interval's half-width.
 //
 // A family is refitted only when the set of its signatures known to the
 // tolerance has changed, never per call; a kernel's prediction is
-// recomputed only when its family's model has.
+// recomputed when its family's model has, or at its next call after it
+// failed the rule.
 //
 // Communication is never predicted from a model: a collective may be
 // skipped only when every member skips it (settled collectives, a
@@ -49,10 +51,6 @@ const minModelSizes = 4
 // SetModels turns models for kernels never measured on or off (off by
 // default). Call it between runs, not during one.
 func (e *Engine) SetModels(on bool) { e.models = on }
-
-// Models reports whether kernels never measured are predicted from models
-// (SetModels).
-func (e *Engine) Models() bool { return e.models }
 
 // famKey names a routine family: a computation routine with its flags.
 type famKey struct {
@@ -78,6 +76,10 @@ type family struct {
 	// others, +Inf when there is none (extrapolate).
 	lowErr, highErr float64
 	gen             int // incremented at every refit
+	// runSE is the sum of the standard errors this run's skips of the
+	// family's kernels were charged (skippedFor): they come from one fit,
+	// so their errors are counted as one.
+	runSE float64
 }
 
 // prediction is a kernel's time predicted from its family's model.
@@ -189,11 +191,23 @@ func (f *family) extrapolate(at []float64) (float64, bool) {
 	return 0, true
 }
 
-// modelVar is the variance a modelled kernel's prediction adds per skip
-// (skippedFor): its half-width r·t over the normal quantile, squared.
-func (e *Engine) modelVar(p *prediction) float64 {
-	se := p.rel * p.mean / e.qs.z
-	return se * se
+// modelVar is the variance a modelled kernel's skip adds to the path
+// (skippedFor). Its prediction's standard error is its half-width r·t over
+// the normal quantile. Every kernel of a family is predicted from the same
+// fit, so their errors are not independent, and are taken to be one: the
+// family's skips this run are charged as one sum of standard errors S,
+// each adding (S+se)² - S² (for one signature, the (2i-1)·SE² of a
+// measured mean's skips). Different families come from different fits
+// and add as independent variances.
+func (e *Engine) modelVar(st *kstat) float64 {
+	se := st.pred.rel * st.pred.mean / e.qs.z
+	f := e.tr.families[famKey{st.key.Op, st.key.Flags}]
+	if f == nil { // cannot be: the prediction came from it
+		return se * se
+	}
+	v := (2*f.runSE + se) * se
+	f.runSE += se
+	return v
 }
 
 // refit looks at the family's signatures known to the tolerance and, when
@@ -216,7 +230,7 @@ func (e *Engine) refit(f *family, fk famKey) {
 			continue
 		}
 		s := st.Stat
-		if !e.qs.Predictable(s, tr.Tolerance, 1, e.nmin) {
+		if !e.known(s) {
 			if s = tr.global[st.hash]; s.N == 0 {
 				continue
 			}
@@ -328,7 +342,7 @@ func (k Key) sizes() ([]float64, bool) {
 // noteMeasured counts a computation kernel whose own samples have just made
 // it known to the tolerance: its family's model may take it (modelStamp).
 func (e *Engine) noteMeasured(st *kstat) {
-	if !st.ready && !st.key.IsComm() && e.qs.Predictable(st.Stat, e.tr.Tolerance, 1, e.nmin) {
+	if !st.ready && !st.key.IsComm() && e.known(st.Stat) {
 		st.ready = true
 		e.tr.ready++
 	}

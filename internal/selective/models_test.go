@@ -259,3 +259,27 @@ func modelAgainstMeasured(r *mpitest.R, e *Engine, gemm func(int), eps float64) 
 }
 
 func TestModelsThroughTheEngine(t *testing.T) { mpitest.Run(t, "models-gemm", 2) }
+
+// Kernels predicted from one family's model come from one fit: their skips'
+// errors add as one, the path's variance the square of the sum of their
+// standard errors, where two families' add as independent variances.
+func TestModelVarOneFitOneError(t *testing.T) {
+	e := &Engine{qs: newQuantiles(0.95)}
+	tr := &Track{families: map[famKey]*family{}}
+	e.tr = tr
+	gemm, trsm := famKey{Op(kernels.Gemm), 0}, famKey{Op(kernels.Trsm), 0}
+	tr.families[gemm], tr.families[trsm] = &family{}, &family{}
+	kernel := func(fk famKey, mean, rel float64) *kstat {
+		return &kstat{key: Key{Op: fk.op, Flags: fk.flags}, pred: &prediction{mean: mean, rel: rel}}
+	}
+	se := func(st *kstat) float64 { return st.pred.rel * st.pred.mean / e.qs.z }
+	a, b, c := kernel(gemm, 1e-3, 0.1), kernel(gemm, 4e-3, 0.05), kernel(trsm, 2e-3, 0.1)
+	v := 0.0
+	for _, st := range []*kstat{a, a, b, c, c} {
+		v += e.modelVar(st)
+	}
+	want := math.Pow(2*se(a)+se(b), 2) + math.Pow(2*se(c), 2)
+	if math.Abs(v-want) > 1e-12*want {
+		t.Fatalf("variance %g, want %g (gemm's three skips as one error, trsm's two as another)", v, want)
+	}
+}

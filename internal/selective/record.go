@@ -132,9 +132,20 @@ func (e *Engine) criticalCounts() error {
 	if err := mpi.Bcast(w, buf, who); err != nil {
 		return fmt.Errorf("critical-path counts: %w", err)
 	}
-	e.tr.alphas = make(map[uint64]float64, n[0])
+	alphas := make(map[uint64]float64, n[0])
 	for i := 0; i < len(buf); i += 2 {
-		e.tr.alphas[math.Float64bits(buf[i])] = buf[i+1]
+		alphas[math.Float64bits(buf[i])] = buf[i+1]
 	}
+	e.tr.setAlphas(alphas)
 	return nil
+}
+
+// setAlphas makes alphas the track's critical-path counts, its kernels'
+// included: those met before (a Rehearser that carried them from an
+// earlier configuration) as well as those met next (stat).
+func (tr *Track) setAlphas(alphas map[uint64]float64) {
+	tr.alphas = alphas
+	for _, st := range tr.stats {
+		st.alpha = alphas[st.hash]
+	}
 }

@@ -377,7 +377,7 @@ func (e *Engine) replay() error {
 			offers[r] = b[no:]
 		}
 		if e.pools() {
-			pooled = poolMerge(offers, func(s Stat) bool { return e.qs.Predictable(s, e.tr.Tolerance, 1, e.nmin) })
+			pooled = poolMerge(offers, e.known)
 			final[5*size+2] = float64(len(pooled))
 		}
 		lk := linkLogs(logs)

@@ -129,15 +129,13 @@ func (tr *Track) SetCounts(data []byte) error {
 	if c.Counts == nil {
 		return fmt.Errorf("critical-path counts: no \"counts\" list")
 	}
-	tr.alphas = make(map[uint64]float64, len(c.Counts))
+	alphas := make(map[uint64]float64, len(c.Counts))
 	for _, e := range c.Counts {
 		if !(e.Count >= 0) {
 			return fmt.Errorf("critical-path counts: kernel %x has count %v", e.Hash, e.Count)
 		}
-		tr.alphas[e.Hash] = e.Count
+		alphas[e.Hash] = e.Count
 	}
-	for _, st := range tr.stats {
-		st.alpha = tr.alphas[st.hash]
-	}
+	tr.setAlphas(alphas)
 	return nil
 }
