@@ -275,7 +275,7 @@ func cmdAnomalies(s *Session, ctx context.Context, c *Command, out Output) error
 	tr, err := pickTrace(sw, o)
 	if err != nil {
 		col := c.VerbCol // the sweep traced no run
-		if strings.HasPrefix(err.Error(), "no traced run with") {
+		if strings.HasPrefix(err.Error(), "no traced run ") {
 			// None is the run asked for: at its first option.
 			if i := slices.IndexFunc(c.Args, func(a Arg) bool { return a.Key == "config" || a.Key == "policy" || a.Key == "tolerance" }); i >= 0 {
 				col = c.Args[i].Col
@@ -318,7 +318,14 @@ func anomaliesFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Pl
 	}
 	fmt.Fprintf(sum, "anomalies of config %d, %s at %s: %d of %d kernel executions above the %s prediction interval\n",
 		tr.Index, tr.Policy, format.Tolerance(tr.Tolerance), len(an.report.Anomalies), len(an.execs), levelText(an.level))
+	// A routine of one size is drawn against start time, in ms for a run
+	// under 10 s (its seconds had read 0.001 beside durations in us).
+	unit, scale := "s", 1.0
+	if len(an.start) > 0 && slices.Max(an.start) < 10 {
+		unit, scale = "ms", 1e3
+	}
 	var panels []plots.AnomalyPanel
+	sized, timed := false, false
 	for i, f := range fits {
 		fmt.Fprintf(sum, "%s: %d executions, fitted duration %s, %d anomalous\n", f.Routine, f.N, an.fitText(f), flagged[f.Routine])
 		if i >= anomalyPanels {
@@ -326,7 +333,7 @@ func anomaliesFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Pl
 		}
 		pn := plots.AnomalyPanel{Routine: f.Routine, Comm: an.comm[f.Routine], LogX: an.sized[f.Routine] && !f.Constant,
 			Title: fmt.Sprintf("%s: %d of %d anomalous", f.Routine, flagged[f.Routine], f.N)}
-		pn.XLabel = "start (s); all of one size"
+		pn.XLabel = "start (" + unit + "); all of one size"
 		if pn.LogX {
 			pn.XLabel = an.sizeUnit(f.Routine)
 			if an.comm[f.Routine] {
@@ -340,7 +347,7 @@ func anomaliesFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Pl
 			}
 			x := e.Size
 			if !pn.LogX {
-				x = an.start[k]
+				x = an.start[k] * scale
 			}
 			lo, hi = math.Min(lo, x), math.Max(hi, x)
 			pn.Points = append(pn.Points, plots.AnomalyPoint{X: x, Duration: e.Duration, Flagged: isFlagged[k]})
@@ -360,11 +367,18 @@ func anomaliesFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Pl
 			pn.Fit, pn.Upper, pn.Lower = append(pn.Fit, fit), append(pn.Upper, up), append(pn.Lower, fit*fit/up)
 		}
 		panels = append(panels, pn)
+		sized, timed = sized || pn.LogX, timed || !pn.LogX
 	}
 	if n := len(fits) - anomalyPanels; n > 0 {
 		fmt.Fprintf(sum, "(%d routines not drawn: the figure shows %d)\n", n, anomalyPanels)
 	}
 	title := "Kernel durations against size, "
+	switch {
+	case timed && !sized:
+		title = "Kernel durations over the run, "
+	case timed:
+		title = "Kernel durations against size or start, "
+	}
 	if short != "" {
 		title += short + ", "
 	}

@@ -195,7 +195,7 @@ func TestAnomaliesErrors(t *testing.T) {
 		"anomalies policy=nope":       "column 18: ",
 		"anomalies tolerance=1,2^-1":  "column 21: one tolerance only",
 		"anomalies gemm":              "column 11: anomalies takes config=, policy=, tolerance= and level=, not \"gemm\"",
-		"anomalies config=3 level=.9": "column 11: no traced run with config=3: the traced runs are config=0 policy=eager tolerance=2^-1",
+		"anomalies config=3 level=.9": "column 11: no traced run has config=3: the traced runs are of configurations 0",
 	} {
 		if err := s.Exec(ctx, line, out); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s:\n got %v\nwant %s...", line, err, want)

@@ -180,7 +180,7 @@ func buildFigure(sw *Sweep, name string, o FigureOptions) (*plot.Plot, *Figure, 
 	case "configs":
 		p, err = configsFigure(sw, o, &sum)
 	case "kernels":
-		p, err = kernelsFigure(sw, o, &sum)
+		p, err = kernelsFigure(sw, asked, &sum) // unset options match any run, as for 'table kernels'
 	case "path":
 		p, err = pathFigure(sw, o, &sum)
 	case "gantt":
@@ -208,10 +208,11 @@ var (
 	figureReads = map[string][]string{
 		"configs": {"policy", "tolerance"}, "path": {"policy", "tolerance"}, "rank": {"policy", "tolerance"},
 		"gantt": {"policy", "tolerance", "config"}, "anomalies": {"policy", "tolerance", "config"},
+		"kernels": {"policy", "tolerance", "config"},
 	}
 	figureDraws = map[string]string{
 		"speedup": "every policy and tolerance", "error": "every policy and tolerance", "search": "the search's rounds",
-		"kernels": "the kernel statistics of the sweep's last selective run", "model": "a routine's model (plot model ROUTINE [sweeps=all])",
+		"model": "a routine's model (plot model ROUTINE [sweeps=all])",
 	}
 )
 
@@ -533,7 +534,10 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 	if len(sw.Kernels) == 0 {
 		return nil, fmt.Errorf("this sweep has no kernel statistics")
 	}
-	k := sw.Kernels[len(sw.Kernels)-1]
+	k, err := pickKernels(sw, o)
+	if err != nil {
+		return nil, err
+	}
 	var ks []plots.Kernel
 	for _, s := range k.Kernels {
 		if s.Calls == 0 {
@@ -549,6 +553,10 @@ func kernelsFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot
 			half = fmt.Sprintf("%.1f%%", 100*rel)
 		}
 		fmt.Fprintf(sum, "%s: %s, half-width %s, %d of %d calls skipped\n", s.Key, format.Count(int(s.Count), "sample", "samples"), half, s.Skipped, s.Calls)
+	}
+	if pooled := sharerNote(k); pooled != "" {
+		// Its triangles above the tolerance line are explained so.
+		sum.WriteString(pooled)
 	}
 	p, err := plots.Kernels(ks, k.Tolerance)
 	if err == nil {
@@ -630,6 +638,29 @@ func runOption(a Arg, o *FigureOptions) error {
 	return nil
 }
 
+// timelineCover says how much of its run's wall time a timeline spans,
+// where its last kernel ends well before the run did: a user read a
+// timeline of 0.21 ms as the whole of a run of 0.54 ms.
+func timelineCover(sw *Sweep, tr *sweep.TraceEvent) string {
+	end := 0.0
+	for _, rt := range tr.Ranks {
+		for _, e := range rt.Events {
+			end = math.Max(end, e.EndS)
+		}
+	}
+	for _, r := range sw.Results {
+		if r.Index != tr.Index || r.Policy != tr.Policy || r.Tolerance == nil || *r.Tolerance != tr.Tolerance || r.SelectiveS == nil {
+			continue
+		}
+		if run := *r.SelectiveS; end > 0 && end < 0.8*run {
+			return fmt.Sprintf("the timeline spans %s of the run's %s: the rest, the engine's own work outside the kernels (the replay of the critical path at the run's end), is not drawn\n",
+				plots.Duration(end), plots.Duration(run))
+		}
+		return ""
+	}
+	return ""
+}
+
 // pickTrace is the last traced run of sw that matches o (unset options
 // match any run), or an error that says what to do or which runs there are.
 func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
@@ -639,29 +670,13 @@ func pickTrace(sw *Sweep, o FigureOptions) (*sweep.TraceEvent, error) {
 		}
 		return nil, fmt.Errorf("sweep %d has no timelines: run 'trace on', then evaluate or tune again", sw.ID)
 	}
-	var tr *sweep.TraceEvent
-	for i := len(sw.Traces) - 1; i >= 0 && tr == nil; i-- {
-		t := &sw.Traces[i]
-		if (o.Config == nil || t.Index == *o.Config) && (o.Policy == "" || t.Policy == o.Policy) && (!o.tolGiven() || t.Tolerance == o.Tolerance) {
-			tr = t
-		}
+	i, err := pickRun(len(sw.Traces), func(i int) (int, string, float64) {
+		return sw.Traces[i].Index, sw.Traces[i].Policy, sw.Traces[i].Tolerance
+	}, o, "traced run", "traced runs", "")
+	if err != nil {
+		return nil, err
 	}
-	if tr == nil {
-		runs := someRuns(len(sw.Traces), func(i int) (int, string, float64) {
-			return sw.Traces[i].Index, sw.Traces[i].Policy, sw.Traces[i].Tolerance
-		})
-		want := []string{}
-		if o.Config != nil {
-			want = append(want, fmt.Sprintf("config=%d", *o.Config))
-		}
-		if o.Policy != "" {
-			want = append(want, "policy="+o.Policy)
-		}
-		if o.tolGiven() {
-			want = append(want, "tolerance="+format.Tolerance(o.Tolerance))
-		}
-		return nil, fmt.Errorf("no traced run with %s: the traced runs are %s", strings.Join(want, " "), runs)
-	}
+	tr := &sw.Traces[i]
 	return tr, nil
 }
 
@@ -727,13 +742,15 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 		}
 		lanes[i] = l
 		sort.SliceStable(names, func(a, b int) bool { return by[names[a]].busy > by[names[b]].busy })
-		fmt.Fprintf(sum, "rank %d: busy %ss of %ss", rt.Rank, format.Seconds(busy), format.Seconds(end))
+		// In µs, ms or s as the times need: "busy 0.000163s" had been
+		// read digit by digit.
+		fmt.Fprintf(sum, "rank %d: busy %s of %s", rt.Rank, plots.Duration(busy), plots.Duration(end))
 		for k, n := range names {
 			sep := ", "
 			if k == 0 {
 				sep = ": "
 			}
-			fmt.Fprintf(sum, "%s%s %ss (%d run, %d skipped)", sep, n, format.Seconds(by[n].busy), by[n].run, by[n].skips)
+			fmt.Fprintf(sum, "%s%s %s (%d run, %d skipped)", sep, n, plots.Duration(by[n].busy), by[n].run, by[n].skips)
 		}
 		if rt.Dropped > 0 {
 			fmt.Fprintf(sum, "; %d kernels past the cap not recorded", rt.Dropped)
@@ -743,6 +760,7 @@ func ganttFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, 
 	if len(flagged) > 0 {
 		fmt.Fprintf(sum, "outlined in black: %d anomalous kernel executions (see 'anomalies')\n", len(flagged))
 	}
+	sum.WriteString(timelineCover(sw, tr))
 	return plots.Gantt(lanes, fmt.Sprintf("Timeline of %s, %s at %s", short, tr.Policy, format.Tolerance(tr.Tolerance)))
 }
 

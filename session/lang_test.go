@@ -719,15 +719,20 @@ func TestTableKernelsOptions(t *testing.T) {
 	if got, err := run("table kernels config=0 policy=conditional tolerance=2^-1"); err != nil || !strings.HasPrefix(got, "kernels of configuration 0 ") || !strings.Contains(got, "trsm[LLNN] 8x8") {
 		t.Errorf("config=0: %v\n%s", err, got)
 	}
+	if got, err := run("plot kernels " + filepath.Join(t.TempDir(), "k.png") + " config=0 policy=conditional tolerance=2^-1"); err != nil || !strings.Contains(got, "trsm[LLNN] 8x8") {
+		t.Errorf("plot kernels config=0: %v\n%s", err, got)
+	}
 	for line, want := range map[string]string{
 		"table kernels routine=potrf":  "routine=potrf: no kernel of configuration 1's run is one; its routines are bcast, gemm",
 		"table kernels top=0":          "top=0: want a number of kernels from 1, or all",
-		"table kernels config=5":       "no selective run with kernel statistics has config=5: those with them are of configurations 0, 1 ('table configs' numbers them)",
-		"table kernels policy=eager":   "no selective run with kernel statistics has policy=eager: those with them are of conditional",
-		"table kernels tolerance=2^-3": "no selective run with kernel statistics has tolerance=2^-3: those with them are at 2^-1",
-		"table kernels level=2":        `"level" is not routine=, top=, config=, policy= or tolerance=`,
-		"table kernels gemm":           `table kernels takes routine=, top=, config=, policy= and tolerance=, not "gemm"`,
-		"table best top=3":             "top=3 is one too many",
+		"table kernels config=5":       "no selective run with kernel statistics has config=5: the selective runs with kernel statistics are of configurations 0, 1 ('table configs' numbers them)",
+		"table kernels policy=eager":   "no selective run with kernel statistics has policy=eager: the selective runs with kernel statistics are of conditional",
+		"table kernels tolerance=2^-3": "no selective run with kernel statistics has tolerance=2^-3: the selective runs with kernel statistics are at 2^-1",
+		// plot kernels reads the same run options (it had refused them).
+		"plot kernels config=5": "no selective run with kernel statistics has config=5: the selective runs with kernel statistics are of configurations 0, 1",
+		"table kernels level=2": `"level" is not routine=, top=, config=, policy= or tolerance=`,
+		"table kernels gemm":    `table kernels takes routine=, top=, config=, policy= and tolerance=, not "gemm"`,
+		"table best top=3":      "top=3 is one too many",
 	} {
 		if _, err := run(line); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", line, err, want)

@@ -1143,6 +1143,7 @@ func modelDetail(b *strings.Builder, km *kernelModel, d *kernelData) {
 		head += km.via + "\t"
 	}
 	fmt.Fprintln(tw, head+"samples\tmean\t95% interval\tmodel\t95% band\tmodel vs mean\t")
+	floored := 0 // sizes whose band's lower end was cut at zero
 	for _, p := range km.points {
 		for _, z := range p.sizes {
 			row := z.label(km.fam) + "\t"
@@ -1154,11 +1155,19 @@ func modelDetail(b *strings.Builder, km *kernelModel, d *kernelData) {
 				half = "±" + plots.Duration(z.half)
 			}
 			pred, lo, hi := timeBand(m, p.x)
+			if lo == 0 && pred > 0 {
+				floored++
+			}
 			fmt.Fprintf(tw, "%s%d\t%s\t%s\t%s\t%s .. %s\t%+.1f%%\t\n", row, z.count, plots.Duration(z.mean), half,
 				plots.Duration(pred), plots.Duration(lo), plots.Duration(hi), 100*(pred/z.mean-1))
 		}
 	}
 	tw.Flush()
+	if floored > 0 {
+		// A band from 0 read as a lower bound the model knew.
+		fmt.Fprintf(b, "  (a band from 0: its lower end lies below zero, cut there; the model is as uncertain as its prediction at %s: more samples or sizes narrow it)\n",
+			format.Count(floored, "size", "sizes"))
+	}
 }
 
 // checkModelParams checks the PARAM=SIZE words against the family's

@@ -609,6 +609,31 @@ func TestModelNoNegativeTimes(t *testing.T) {
 		if line != "model potrf n=8" && regexp.MustCompile(`-[\d.]+ (ns|µs|ms|s)\b`).MatchString(got) {
 			t.Errorf("%s: a negative time:\n%s", line, got)
 		}
+		// A band cut at zero is said to be so, and only then.
+		if cut, said := regexp.MustCompile(`\s0 \.\. `).MatchString(got), strings.Contains(got, "(a band from 0: its lower end lies below zero"); cut != said {
+			t.Errorf("%s: a band from 0 %v, the note %v:\n%s", line, cut, said, got)
+		}
+	}
+}
+
+// A band whose lower end falls below zero is cut there, and the table
+// says so: a user read its flat bottom as a lower bound the model knew.
+func TestModelBandFromZeroSaid(t *testing.T) {
+	var ks []sweep.KernelStat
+	for i, n := range []int{32, 64, 96, 128, 192} {
+		x := float64(n)
+		noise := []float64{1.8, 0.5, 1.6, 0.6, 1.5}[i]
+		ks = append(ks, kstat(fmt.Sprintf("potrf[L] %d", n), 8, noise*1e-9*x*x*x/3+5e-6, 1e-6))
+	}
+	s := newSession(t)
+	s.sweeps = append(s.sweeps, kernelSweep(sweep.KernelsEvent{Kernels: ks}))
+	out := &textOut{}
+	if err := s.Exec(context.Background(), "model potrf", out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.b.String()
+	if !regexp.MustCompile(`\s0 \.\. `).MatchString(got) || !strings.Contains(got, "(a band from 0: its lower end lies below zero, cut there; the model is as uncertain as its prediction at ") {
+		t.Errorf("a band from 0 not said to be cut there:\n%s", got)
 	}
 }
 

@@ -84,6 +84,8 @@ func ago(t, now time.Time) string {
 	}
 	d := now.Sub(t)
 	switch {
+	case d < time.Minute:
+		return "started under a minute ago"
 	case d < 2*time.Minute:
 		return "started a minute ago"
 	case d < 2*time.Hour:

@@ -1,6 +1,10 @@
 package session
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,7 +74,8 @@ func TestPreviousNote(t *testing.T) {
 func TestAgo(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.Local)
 	for id, want := range map[string]string{
-		"20261201-085930-aaaaaa": "started a minute ago",
+		"20261201-085930-aaaaaa": "started under a minute ago",
+		"20261201-085850-aaaaaa": "started a minute ago",
 		"20261201-081500-aaaaaa": "started 45 minutes ago",
 		"20261130-210000-aaaaaa": "started 12 hours ago",
 		"20261120-101500-aaaaaa": "started 2026-11-20 10:15",
@@ -79,5 +84,43 @@ func TestAgo(t *testing.T) {
 		if got := ago(sessionTime(id), now); got != want {
 			t.Errorf("%s: %q, want %q", id, got, want)
 		}
+	}
+}
+
+// Settings typed in a session directory of the user's choosing come back
+// when it is reopened, though no sweep ran (a user's 'workload qr2d' in
+// --dir DIR had come back as summa); a new session in the sessions
+// directory still leaves nothing until its first sweep.
+func TestSettingsKeptWithoutSweep(t *testing.T) {
+	home := sessionsHome(t)
+	dir := filepath.Join(t.TempDir(), "mine")
+	s, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(context.Background(), "workload qr2d n=512", &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	again, err := New(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if again.State().Workload != "qr2d" || !strings.Contains(again.Reopened(), "no sweep yet; its settings are back") {
+		t.Errorf("reopened: workload %s, %q", again.State().Workload, again.Reopened())
+	}
+
+	fresh := filepath.Join(home, NewSessionID())
+	s, err = New(Options{Dir: fresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(context.Background(), "workload qr2d n=512", &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a new session in the sessions directory left %s with no sweep (%v)", fresh, err)
 	}
 }

@@ -166,8 +166,7 @@ func predictionSources(sw *Sweep, st rankSettings, rng *rand.Rand) (rankSource, 
 		}
 	}
 	if len(byIndex) == 0 {
-		return src, fmt.Errorf("sweep %d has no predictions of %s at %s: choose policy= (%s) and tolerance= (%s) from the sweep",
-			sw.ID, pol, format.Tolerance(tol), strings.Join(sw.Spec.Policies, ", "), tolerances(sw))
+		return src, fmt.Errorf("sweep %d has no predictions of %s at %s: %s", sw.ID, pol, format.Tolerance(tol), predictedPairs(sw))
 	}
 	var noSE []string
 	label := sw.Labeler()
@@ -223,6 +222,29 @@ func listSome(xs []string, n int) string {
 }
 
 // tolerances lists a sweep's tolerances as the language writes them.
+// predictedPairs says which policy= and tolerance= a sweep has predictions
+// of, from its results: a search's rounds ran some of its tolerances only,
+// and naming every tolerance set had offered the very one refused.
+func predictedPairs(sw *Sweep) string {
+	seen := map[string]bool{}
+	var pairs []string
+	for _, r := range sw.Results {
+		if r.Policy == "" || r.Tolerance == nil || r.PredictedS == nil || r.CutShort {
+			continue
+		}
+		p := fmt.Sprintf("policy=%s tolerance=%s", r.Policy, format.Tolerance(*r.Tolerance))
+		if !seen[p] {
+			seen[p] = true
+			pairs = append(pairs, p)
+		}
+	}
+	if len(pairs) == 0 {
+		return "it has none"
+	}
+	slices.Sort(pairs)
+	return "it has predictions of " + strings.Join(pairs, "; ")
+}
+
 func tolerances(sw *Sweep) string {
 	var ts []string
 	for _, t := range sw.Spec.Tolerances {
@@ -463,6 +485,17 @@ func (k *ranked) table(sw *Sweep) string {
 		// several about as likely.
 		fmt.Fprintf(&b, "note: only %d of the %d sorts gave these classes, so other sorts drew them otherwise: read the scores rather than the classes (a score near 1: reliably among the fastest)\n",
 			int(math.Round(k.r.Support*float64(o.Rep))), o.Rep)
+	}
+	if src.predicted && len(k.r.Classes) == 1 && len(src.pred) > 1 {
+		// Every configuration in one class: the allowance, not the data,
+		// decided (a user's 12 configurations of 16 to 30 ms, 2^-1).
+		lo, hi := slices.Min(src.pred), slices.Max(src.pred)
+		fmt.Fprintf(&b, "note: each prediction at %s is allowed %s, more than the steps between these configurations' predictions (%s to %s s), so the sort tells no neighbours apart and puts all in one class: rank predictions at a tighter tolerance (tolerance=), or an evaluate sweep's references",
+			format.Tolerance(src.tol), format.Percent(analysis.Allowance(src.tol)), format.Seconds(lo), format.Seconds(hi))
+		if sw.Spec.Search != sweep.SearchNone {
+			b.WriteString("; the search ran its finalists in full ('table best')")
+		}
+		b.WriteString("\n")
 	}
 	if !src.predicted && src.runs[0] <= o.KMax {
 		fewer := " or fewer per draw (k=2..3)"

@@ -334,6 +334,33 @@ func TestRankTunePredictions(t *testing.T) {
 	if !strings.Contains(out.b.String(), "predictions of conditional at 2^-1") {
 		t.Errorf("not the chosen predictions:\n%s", out.b.String())
 	}
+	// At 2^-1 the allowance (25%) is wider than the steps between the
+	// predictions: all in one class, and the note says why and what to do.
+	out.b.Reset()
+	if err := s.Exec(ctx, "rank policy=eager tolerance=2^-1", out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.b.String(), "note: each prediction at 2^-1 is allowed 25.0%, more than the steps between these configurations' predictions (1.0000 to 1.5000 s)") {
+		t.Errorf("one class at 2^-1, not explained:\n%s", out.b.String())
+	}
+	if out.b.Reset(); s.Exec(ctx, "rank", out) != nil || strings.Contains(out.b.String(), "tells no neighbours apart") {
+		t.Errorf("several classes at 2^-3, yet the one-class note:\n%s", out.b.String())
+	}
+	// A tolerance the sweep set but has no predictions at (a search's
+	// rounds ended before it): the error names those it has, where it
+	// had offered the very tolerance it refused.
+	sw := s.Last()
+	kept := sw.Results[:0]
+	for _, r := range sw.Results {
+		if r.Policy == "conditional" || *r.Tolerance == 0.5 {
+			kept = append(kept, r)
+		}
+	}
+	sw.Results = kept
+	err := s.Exec(ctx, "rank policy=eager tolerance=2^-3", out)
+	if err == nil || !strings.Contains(err.Error(), "no predictions of eager at 2^-3: it has predictions of policy=conditional tolerance=2^-1; policy=conditional tolerance=2^-3; policy=eager tolerance=2^-1") {
+		t.Errorf("rank at a tolerance without predictions: %v", err)
+	}
 }
 
 // A tune sweep's prediction with an error far wider than its value is not

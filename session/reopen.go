@@ -65,6 +65,16 @@ func (s *Session) reopen() error {
 		return fmt.Errorf("session directory %s: %w", s.opts.Dir, err)
 	}
 	if len(sws) == 0 {
+		// Settings typed in a directory of the user's choosing, and no
+		// sweep yet (keepState): they come back.
+		st, err := lastState(path)
+		if err != nil {
+			return fmt.Errorf("session directory %s: %w", s.opts.Dir, err)
+		}
+		if st != nil {
+			s.st = restoreState(*st, s.schemas())
+			s.reopened = fmt.Sprintf("reopened session %s: no sweep yet; its settings are back ('status' shows them)", s.opts.Dir)
+		}
 		return nil
 	}
 	for _, sw := range sws {

@@ -130,6 +130,11 @@ type Session struct {
 	// reopened says what the directory's journal held when the session
 	// opened ("" for a new session): see reopen.
 	reopened string
+	// chosen: the session's directory is one the user named (--dir,
+	// $APPROXTUNE_SESSION_DIR), outside the sessions directory: its
+	// settings are kept from the first, to come back when it is reopened
+	// (a user's typed settings, with no sweep, had been lost).
+	chosen bool
 	// previous points a fresh session at the sweep the session before it
 	// left unfinished (see Previous).
 	previous string
@@ -184,7 +189,7 @@ func New(o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{opts: o, st: DefaultState(), journal: j}
+	s := &Session{opts: o, st: DefaultState(), journal: j, chosen: !sameDir(filepath.Dir(o.Dir), DefaultSessionsDir())}
 	if err := s.reopen(); err != nil {
 		return nil, err
 	}
@@ -336,8 +341,8 @@ func (s *Session) keepState(before State, out Output) {
 	if reflect.DeepEqual(before, s.st) {
 		return
 	}
-	if _, err := os.Stat(filepath.Join(s.opts.Dir, JournalName)); err != nil {
-		return
+	if _, err := os.Stat(filepath.Join(s.opts.Dir, JournalName)); err != nil && !s.chosen {
+		return // a new session in the sessions directory: made by its first sweep
 	}
 	st := s.st.clone()
 	var je *JournalError

@@ -66,6 +66,7 @@ func tableBest(sw *Sweep) string {
 			b.WriteString(l + "\n")
 		}
 		b.WriteString(launchLine(sw, sums))
+		b.WriteString(stalledLine(sw))
 		return b.String()
 	}
 	fmt.Fprintln(tw, "policy\ttolerance\tselective s\tchosen\tpredicted s\t")
@@ -78,6 +79,89 @@ func tableBest(sw *Sweep) string {
 	b.WriteString(partialLine(sw))
 	b.WriteString(bestClassLine(sw))
 	return b.String()
+}
+
+// stallFactor is how many times its configuration's reference time a
+// selective run must take to be called stalled: a selective run executes
+// at most what a full run does, so one that takes three times as long lost
+// its time to something else (the machine's other work, a process
+// descheduled).
+const stallFactor = 3
+
+// stalledLine names the selective runs of sw that took stallFactor times
+// their configuration's reference time or more, the longest first, and
+// what the mean error of each policy and tolerance they belong to is
+// without them; "" where none did. A user's sweep on a loaded machine
+// read conditional at 0 as 934% off on average, one run of 2.64 s against
+// a 0.028 s reference (its process descheduled 2.6 s) making all of it,
+// and nothing said so.
+func stalledLine(sw *Sweep) string {
+	type stall struct {
+		r     *sweep.Result
+		ratio float64
+	}
+	var stalls []stall
+	stalled := map[int]bool{}
+	for i := range sw.Results {
+		r := &sw.Results[i]
+		m, ok := r.Measured()
+		if r.Policy == "" || r.Tolerance == nil || r.CutShort || !ok || !(m.ReferenceS > 0) || m.SelectiveS < stallFactor*m.ReferenceS {
+			continue
+		}
+		stalls = append(stalls, stall{r, m.SelectiveS / m.ReferenceS})
+		stalled[i] = true
+	}
+	if len(stalls) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(stalls, func(a, b stall) int { return cmp.Compare(b.ratio, a.ratio) })
+	label := sw.Labeler()
+	var runs []string
+	for k, st := range stalls {
+		if k == 3 {
+			runs = append(runs, fmt.Sprintf("and %d more", len(stalls)-k))
+			break
+		}
+		m, _ := st.r.Measured()
+		runs = append(runs, fmt.Sprintf("config %d (%s), %s at %s: %s, %.0fx its reference %s, off by %s",
+			st.r.Index, label(st.r.Config), st.r.Policy, format.Tolerance(*st.r.Tolerance), format.Seconds(m.SelectiveS)+" s", st.ratio,
+			format.Seconds(m.ReferenceS)+" s", format.Percent(m.Error())))
+	}
+	// Each policy x tolerance with a stall, its mean error without them.
+	var without []string
+	seen := map[runKey]bool{}
+	for _, st := range stalls {
+		k := runKey{policy: st.r.Policy, tolerance: *st.r.Tolerance}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		var rest []sweep.Measured
+		for i, r := range sw.Results {
+			if m, ok := r.Measured(); ok && !stalled[i] && r.Policy == k.policy && r.Tolerance != nil && *r.Tolerance == k.tolerance {
+				rest = append(rest, m)
+			}
+		}
+		if f := sweep.Summarize(rest); f.Judged > 0 {
+			without = append(without, fmt.Sprintf("%s at %s %s", k.policy, format.Tolerance(k.tolerance), format.Percent(f.MeanError)))
+		}
+	}
+	it := "it"
+	head := fmt.Sprintf("note: a selective run took %dx its configuration's reference time or more", stallFactor)
+	if len(stalls) > 1 {
+		it = "them"
+		head = fmt.Sprintf("note: %d selective runs took %dx their configuration's reference time or more", len(stalls), stallFactor)
+	}
+	line := fmt.Sprintf("%s, time a full run does not take (lost to the machine's other work, or a process descheduled): %s", head, strings.Join(runs, "; "))
+	if len(without) > 0 {
+		line += fmt.Sprintf(". Mean error without %s: %s", it, strings.Join(without, ", "))
+	}
+	w := stalls[0].r
+	see := fmt.Sprintf("'plot gantt config=%d policy=%s tolerance=%s' shows where the time went", w.Index, w.Policy, format.Tolerance(*w.Tolerance))
+	if sw.Spec == nil || !sw.Spec.Trace {
+		see = "with 'trace on', 'plot gantt' shows where such time goes"
+	}
+	return line + ". Evaluate again when the machine is quiet; " + see + "\n"
 }
 
 // leftOutLine names the configurations left out of sw for good ('resume
@@ -375,12 +459,20 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 	if known > 0 {
 		fmt.Fprintf(&b, "(and %s known from earlier configurations, not called in this run)\n", format.Count(known, "kernel", "kernels"))
 	}
+	b.WriteString(sharerNote(k))
+	return b.String(), nil
+}
+
+// sharerNote explains, for a policy that pools the grid's samples, why a
+// kernel of k may be skipped though rank k.Rank's own samples, which the
+// table and figure show, do not know it to the tolerance; "" for others.
+func sharerNote(k *sweep.KernelsEvent) string {
 	if p, err := policy.Lookup(k.Policy); err == nil {
 		if _, ok := p.(policy.Sharer); ok {
-			fmt.Fprintf(&b, "(%s pools the grid's samples: a kernel is predictable once they know it to the tolerance, though rank %d's own samples, shown here, may be fewer and wider)\n", k.Policy, k.Rank)
+			return fmt.Sprintf("(%s pools the grid's samples: a kernel is predictable once they know it to the tolerance, though rank %d's own samples, shown here, may be fewer and wider)\n", k.Policy, k.Rank)
 		}
 	}
-	return b.String(), nil
+	return ""
 }
 
 // millis writes s seconds in milliseconds: three decimals, and three
@@ -421,37 +513,48 @@ func kernelOf(s sweep.KernelStat, r string) bool {
 // that no run has, with those there are, or, when each value is there but
 // not together, some runs that are.
 func pickKernels(sw *Sweep, o FigureOptions) (*sweep.KernelsEvent, error) {
-	for i := len(sw.Kernels) - 1; i >= 0; i-- {
-		k := &sw.Kernels[i]
-		if (o.Config == nil || k.Index == *o.Config) && (o.Policy == "" || k.Policy == o.Policy) && (!o.tolGiven() || k.Tolerance == o.Tolerance) {
-			return k, nil
-		}
+	i, err := pickRun(len(sw.Kernels), func(i int) (int, string, float64) {
+		return sw.Kernels[i].Index, sw.Kernels[i].Policy, sw.Kernels[i].Tolerance
+	}, o, "selective run", "selective runs", " with kernel statistics")
+	if err != nil {
+		return nil, err
 	}
+	return &sw.Kernels[i], nil
+}
+
+// pickRun is the last of n runs (at(i): configuration, policy, tolerance)
+// that o matches (unset options match any), or an error that names the
+// option no such run has, with the values those runs have; where each
+// option has runs but none has them all, the runs there are. The runs are
+// called run, runs (plural) followed by with ("traced run", "traced
+// runs", "").
+func pickRun(n int, at func(i int) (int, string, float64), o FigureOptions, run, runs, with string) (int, error) {
 	configs, policies, tols := map[int]bool{}, map[string]bool{}, map[float64]bool{}
-	for _, k := range sw.Kernels {
-		configs[k.Index], policies[k.Policy], tols[k.Tolerance] = true, true, true
+	for i := n - 1; i >= 0; i-- {
+		c, p, t := at(i)
+		if (o.Config == nil || c == *o.Config) && (o.Policy == "" || p == o.Policy) && (!o.tolGiven() || t == o.Tolerance) {
+			return i, nil
+		}
+		configs[c], policies[p], tols[t] = true, true, true
 	}
-	const lead = "no selective run with kernel statistics has "
+	lead, those := "no "+run+with+" has ", "the "+runs+with+" are"
 	switch {
 	case o.Config != nil && !configs[*o.Config]:
 		var ns []string
 		for _, i := range slices.Sorted(maps.Keys(configs)) {
 			ns = append(ns, strconv.Itoa(i))
 		}
-		return nil, fmt.Errorf("%sconfig=%d: those with them are of configurations %s ('table configs' numbers them)", lead, *o.Config, strings.Join(ns, ", "))
+		return -1, fmt.Errorf("%sconfig=%d: %s of configurations %s ('table configs' numbers them)", lead, *o.Config, those, strings.Join(ns, ", "))
 	case o.Policy != "" && !policies[o.Policy]:
-		return nil, fmt.Errorf("%spolicy=%s: those with them are of %s", lead, o.Policy, strings.Join(slices.Sorted(maps.Keys(policies)), ", "))
+		return -1, fmt.Errorf("%spolicy=%s: %s of %s", lead, o.Policy, those, strings.Join(slices.Sorted(maps.Keys(policies)), ", "))
 	case o.tolGiven() && !tols[o.Tolerance]:
 		var ts []string
 		for _, t := range slices.Sorted(maps.Keys(tols)) {
 			ts = append(ts, format.Tolerance(t))
 		}
-		return nil, fmt.Errorf("%stolerance=%s: those with them are at %s", lead, format.Tolerance(o.Tolerance), strings.Join(ts, ", "))
+		return -1, fmt.Errorf("%stolerance=%s: %s at %s", lead, format.Tolerance(o.Tolerance), those, strings.Join(ts, ", "))
 	}
-	runs := someRuns(len(sw.Kernels), func(i int) (int, string, float64) {
-		return sw.Kernels[i].Index, sw.Kernels[i].Policy, sw.Kernels[i].Tolerance
-	})
-	return nil, fmt.Errorf("no selective run with kernel statistics matches all of these: the runs with them are %s", runs)
+	return -1, fmt.Errorf("no %s%s matches all of these: %s %s", run, with, those, someRuns(n, at))
 }
 
 func writeJSONL(w io.Writer, sw *Sweep) error {

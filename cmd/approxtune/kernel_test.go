@@ -139,6 +139,17 @@ func TestJupyterInterrupt(t *testing.T) {
 	t.Log(out)
 }
 
+// Kernel > Restart during a sweep: the new kernel's first cell names the
+// sweep the session before left unfinished, and its 'resume ID' finishes
+// it (restart.py).
+func TestJupyterRestartPointsToUnfinished(t *testing.T) {
+	testenv.Launcher(t)
+	js := setupJupyter(t)
+	// A new session per kernel, in the sessions directory, as a user's.
+	js.env = append(js.env, "APPROXTUNE_SESSION_DIR=", "XDG_DATA_HOME="+filepath.Join(js.dir, "data-home"))
+	t.Log(js.script(t, 5*time.Minute, "restart.py"))
+}
+
 // nbconvert executes a notebook with a small evaluate sweep through the
 // kernel and stores its display (text/plain, text/html with the figures,
 // and their image/png and image/svg+xml, final state) and its result table

@@ -11,10 +11,12 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/approxtune/approxtune/internal/format"
+	"github.com/approxtune/approxtune/session"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -56,6 +58,14 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch name {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
+			if !slices.Contains(names(), args[1]) {
+				// A command of the session's language ('approxtune help
+				// rank'), which the docs name as often as these.
+				if h, ok := session.HelpFor(args[1]); ok {
+					fmt.Fprintf(stdout, "%s is a command of approxtune's sessions: type it in 'approxtune repl' or a notebook cell. From 'help %s' there:\n\n%s", args[1], args[1], h)
+					return 0
+				}
+			}
 			// Asked for, the help goes to standard output ('approxtune
 			// help run | less'); a command's -h writes it to standard
 			// error, as flag does.

@@ -340,6 +340,11 @@ func TestRunUsage(t *testing.T) {
 	if out, errs, code := runApproxtune(t, dir, bin, "help", "run"); code != 0 || !strings.Contains(out, "first failing cell") || errs != "" {
 		t.Errorf("help run: exit %d, standard output %q, standard error %q", code, out, errs)
 	}
+	// A session's command, as the docs name them, is explained too
+	// ('approxtune help rank' had said unknown command).
+	if out, errs, code := runApproxtune(t, dir, bin, "help", "rank"); code != 0 || !strings.Contains(out, "rank is a command of approxtune's sessions") || !strings.Contains(out, "performance classes") || errs != "" {
+		t.Errorf("help rank: exit %d, standard output %q, standard error %q", code, out, errs)
+	}
 	out, _, _ := runApproxtune(t, dir, bin, "help")
 	if !strings.Contains(out, "approxtune run [--dir DIR] [--force] NB.ipynb [-o OUT.ipynb]") {
 		t.Errorf("usage lacks run:\n%s", out)

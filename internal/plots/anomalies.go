@@ -30,7 +30,7 @@ type AnomalyPanel struct {
 	Routine string
 	Comm    bool   // a communication (its color from the warm family, as in Gantt)
 	Title   string // above the panel
-	XLabel  string // "flops", "bytes per process", "start (s)"
+	XLabel  string // "flops", "bytes per process", "start (ms)"
 	LogX    bool   // X is a size (log axis); false: a start time
 	Points  []AnomalyPoint
 	// FitX are the x values at which Fit (the fitted duration) and Lower
@@ -192,7 +192,8 @@ func anomalyPanel(pn AnomalyPanel, level float64) (*plot.Plot, error) {
 	if xlo > xhi {
 		xlo, xhi, ylo, yhi = 1, 10, 1e-3, 1e-2
 	}
-	p.Y.Min, p.Y.Max = ylo/1.3, yhi*1.3
+	// Room above the highest for its ring (rings had touched the top).
+	p.Y.Min, p.Y.Max = ylo/1.3, yhi*1.6
 	if pn.LogX {
 		p.X.Scale = logScale{}
 		p.X.Tick.Marker = logTicks{label: sizeLabel}

@@ -121,30 +121,58 @@ func Configs(cs []Config, series []string) (*plot.Plot, error) {
 	return p, nil
 }
 
+// segments splits the finite values of ys, at x = their index, into runs
+// of neighbouring indices.
+func segments(ys []float64) []plotter.XYs {
+	var segs []plotter.XYs
+	for i, y := range ys {
+		if math.IsNaN(y) || math.IsInf(y, 0) {
+			continue
+		}
+		pt := plotter.XY{X: float64(i), Y: y}
+		if n := len(segs); n > 0 && segs[n-1][len(segs[n-1])-1].X == float64(i-1) {
+			segs[n-1] = append(segs[n-1], pt)
+		} else {
+			segs = append(segs, plotter.XYs{pt})
+		}
+	}
+	return segs
+}
+
 // configPoints is Configs for many configurations.
 func configPoints(cs []Config, series []string) (*plot.Plot, error) {
 	p := newPlot(fmt.Sprintf("Time per configuration (%d)", len(cs)), "configuration (index, as in 'table configs')", "time (s)")
 	p.X.Tick.Marker = indexTicks{}
 	p.Legend.Top, p.Legend.Left = true, false
 	ymax := 0.0
+	// A series is drawn as lines through neighbouring configurations
+	// only: across configurations it has no value for (a tune search's
+	// references, of its finalists alone) a line had joined two far apart
+	// as if those between had values on it. A value with no neighbour is
+	// a dot.
 	line := func(ys func(c Config) float64, col color.Color, name string) error {
-		var xy plotter.XYs
+		v := make([]float64, len(cs))
 		for i, c := range cs {
-			if y := ys(c); !math.IsNaN(y) && !math.IsInf(y, 0) {
-				xy = append(xy, plotter.XY{X: float64(i), Y: y})
-				ymax = math.Max(ymax, y)
+			v[i] = ys(c)
+		}
+		for k, xy := range segments(v) {
+			for _, q := range xy {
+				ymax = math.Max(ymax, q.Y)
+			}
+			l, pts, err := plotter.NewLinePoints(xy)
+			if err != nil {
+				return fmt.Errorf("plots: %w", err)
+			}
+			l.Color, l.Width = col, vg.Points(1)
+			pts.Color, pts.Radius, pts.Shape = col, vg.Points(2.5), draw.CircleGlyph{}
+			if len(xy) > 1 {
+				pts.Radius = 0 // a line shows it
+			}
+			p.Add(l, pts)
+			if k == 0 {
+				p.Legend.Add(name, l)
 			}
 		}
-		if len(xy) == 0 {
-			return nil
-		}
-		l, err := plotter.NewLine(xy)
-		if err != nil {
-			return fmt.Errorf("plots: %w", err)
-		}
-		l.Color, l.Width = col, vg.Points(1)
-		p.Add(l)
-		p.Legend.Add(name, l)
 		return nil
 	}
 	if err := line(func(c Config) float64 { return c.Ref }, color.Gray{120}, "reference (mean of full runs)"); err != nil {

@@ -556,3 +556,39 @@ func TestLogAxisMiddle(t *testing.T) {
 		}
 	}
 }
+
+// Many configurations are drawn as lines, but never across one a series
+// has no value for: a tune search's references (its finalists' full runs)
+// had been joined from configuration 5 to 10 as if those between had
+// references on that line.
+func TestConfigsLinesBreakAtGaps(t *testing.T) {
+	nan := math.NaN()
+	ref := []float64{nan, nan, nan, nan, nan, 0.019, nan, nan, nan, nan, 0.0168, 0.0169}
+	var got [][]float64
+	for _, seg := range segments(ref) {
+		var xs []float64
+		for _, q := range seg {
+			xs = append(xs, q.X)
+		}
+		got = append(got, xs)
+	}
+	if want := [][]float64{{5}, {10, 11}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("segments through %v, want %v", got, want)
+	}
+	cs := make([]Config, len(ref))
+	for i := range cs {
+		cs[i] = Config{Label: fmt.Sprintf("b=%d", 16*(i+1)), Ref: ref[i], Predicted: map[string]float64{"eager 2^-1": 0.02 + 0.001*float64(i)}}
+	}
+	p, err := configPoints(cs, []string{"eager 2^-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg, err := Encode(p, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(svg, []byte("reference (mean of full runs)")); n != 1 {
+		t.Errorf("the reference is in the legend %d times, want once", n)
+	}
+	pngOf(t, p)
+}
