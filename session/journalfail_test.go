@@ -365,7 +365,13 @@ func TestSweepNotStartedOnFullDisk(t *testing.T) {
 	testenv.Launcher(t)
 	bin := testenv.Build(t)
 	fs, fill, free := smallFS(t, "256k")
-	dir := filepath.Join(fs, "session")
+	// A new session in the sessions directory: its journal is made by its
+	// first sweep (one in a directory of the user's choosing keeps the
+	// settings typed before, and a full disk may still take a record in
+	// the last block of their file).
+	t.Setenv("XDG_DATA_HOME", fs)
+	t.Setenv("APPROXTUNE_SESSION_DIR", "")
+	dir := filepath.Join(DefaultSessionsDir(), NewSessionID())
 	s, err := New(Options{Dir: dir, Binary: bin})
 	if err != nil {
 		t.Fatal(err)

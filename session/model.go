@@ -21,6 +21,7 @@ import (
 	"github.com/approxtune/approxtune/internal/kernels"
 	"github.com/approxtune/approxtune/internal/plots"
 	"github.com/approxtune/approxtune/internal/selective/policy"
+	"github.com/approxtune/approxtune/sweep"
 )
 
 // Kernel performance models (issue 27, paper 003): each kernel family's
@@ -203,6 +204,7 @@ type kernelData struct {
 	runs     int             // selective runs (kernel reports) read
 	sweeps   []int           // the sweeps' IDs
 	spins    bool            // spins were left out
+	others   int             // kernels read from another rank than 0 (KernelsEvent.Others)
 }
 
 // routines lists the routines present, in order.
@@ -284,8 +286,15 @@ func collectKernels(sws []*Sweep) *kernelData {
 		for _, ev := range sw.Kernels {
 			d.runs++
 			t := track{ev.Policy, ev.Tolerance, ev.Rank}
+			// The kernels rank 0 did not meet, as another rank measured
+			// them, after its own.
+			ks := slices.Clone(ev.Kernels)
+			for _, o := range ev.Others {
+				ks = append(ks, o.KernelStat)
+				d.others++
+			}
 			if !carries(ev.Policy) {
-				for _, k := range ev.Kernels {
+				for _, k := range ks {
 					add(k.Key, kernelPart{k.Count, k.MeanS, k.HalfS})
 				}
 				continue
@@ -294,7 +303,7 @@ func collectKernels(sws []*Sweep) *kernelData {
 				last[t] = map[string]kernelPart{}
 				order = append(order, t)
 			}
-			for _, k := range ev.Kernels {
+			for _, k := range ks {
 				last[t][k.Key] = kernelPart{k.Count, k.MeanS, k.HalfS}
 			}
 		}
@@ -829,17 +838,64 @@ func (h sizeHints) For(f *kernelFamily) string {
 }
 
 // sizeHint is what to do for more sizes: for a sweep with a block size b,
-// the block sizes to try.
-// The sizes counted are rank 0's kernel statistics: a review's 3 block
-// sizes read as 2, rank 0 running no gemm at b=256 on a 4x1 grid.
+// the block sizes to try, those it swept with one more below and above
+// (the next powers of two, below n). The sizes are rank 0's kernels and
+// the computation kernels only other ranks ran (KernelsEvent.Others); a
+// journal older than those has rank 0's alone, and says so.
 func sizeHint(sw *Sweep) string {
-	const whose = " (the sizes are rank 0's: one only other ranks ran is not among them)"
-	if sw != nil && len(sw.Configs) > 0 {
-		if _, ok := sw.Configs[0].Value("b"); ok {
-			return "sweep more block sizes, e.g. space b=32,64,128,256,512" + whose
+	whose := ""
+	if sw != nil && len(sw.Kernels) > 0 && !slices.ContainsFunc(sw.Kernels, func(k sweep.KernelsEvent) bool { return k.Others != nil }) {
+		whose = " (the sizes are rank 0's: one only other ranks ran is not among them)"
+	}
+	if sw == nil || len(sw.Configs) == 0 {
+		return "sweep more of the sizes the kernels' dimensions follow" + whose
+	}
+	if _, ok := sw.Configs[0].Value("b"); !ok {
+		return "sweep more of the sizes the kernels' dimensions follow" + whose
+	}
+	var bs []int
+	n := 0
+	for _, c := range sw.Configs {
+		if v, ok := c.Value("b"); ok {
+			if b, ok := v.(int); ok && !slices.Contains(bs, b) {
+				bs = append(bs, b)
+			}
+		}
+		if v, ok := c.Value("n"); ok {
+			if x, ok := v.(int); ok {
+				n = max(n, x)
+			}
 		}
 	}
-	return "sweep more of the sizes the kernels' dimensions follow" + whose
+	if len(bs) == 0 {
+		return "sweep more block sizes, e.g. space b=32,64,128,256,512" + whose
+	}
+	slices.Sort(bs)
+	// One more below and above, then more until a fit has enough.
+	for added := 0; ; added++ {
+		lo, hi := 1, 1
+		for lo*2 < bs[0] {
+			lo *= 2
+		}
+		for hi <= bs[len(bs)-1] {
+			hi *= 2
+		}
+		grew := false
+		if lo < bs[0] && lo >= 8 {
+			bs, grew = append([]int{lo}, bs...), true
+		}
+		if n == 0 || hi < n {
+			bs, grew = append(bs, hi), true
+		}
+		if !grew || (added > 0 && len(bs) >= minModelSizes) {
+			break
+		}
+	}
+	words := make([]string, len(bs))
+	for i, b := range bs {
+		words[i] = strconv.Itoa(b)
+	}
+	return "sweep more block sizes, e.g. space b=" + strings.Join(words, ",") + whose
 }
 
 // num writes a size: whole numbers in full, others to 4 digits.
@@ -1096,7 +1152,11 @@ func writeNotModelled(b *strings.Builder, errs []error) {
 // modelTable is 'model' alone: a line per family.
 func modelTable(d *kernelData, hints sizeHints) (string, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "kernel models of %s: rank 0's mean time per call against size, %s pooled\n", d.source(), format.Count(d.runs, "selective run", "selective runs"))
+	whose := "rank 0's"
+	if d.others > 0 {
+		whose = "rank 0's (another rank's for a kernel rank 0 did not run)"
+	}
+	fmt.Fprintf(&b, "kernel models of %s: %s mean time per call against size, %s pooled\n", d.source(), whose, format.Count(d.runs, "selective run", "selective runs"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "family\tsizes\tSMAPE\tadj R²\tmodel (t in seconds)")
 	var fails []error

@@ -291,7 +291,7 @@ func TestModelErrors(t *testing.T) {
 	}
 	s.sweeps = []*Sweep{kernelSweep(sweep.KernelsEvent{Kernels: ks})}
 	for line, want := range map[string]string{
-		"model gemm":                  "column 7: gemm[NT] has 2 sizes; a fit needs at least 5: sweep more block sizes, e.g. space b=32,64,128,256,512",
+		"model gemm":                  "column 7: gemm[NT] has 2 sizes; a fit needs at least 5: sweep more block sizes, e.g. space b=16,32,64,128,256",
 		"model":                       "", // potrf fits; gemm is listed as not modelled
 		"model dgemm":                 `column 7: no kernel "dgemm" in sweep 1: the routines are gemm, potrf (families gemm[NT], potrf[L])`,
 		"model spin":                  "column 7: spin, the synthetic workload's kernel, has no size to model",
@@ -904,5 +904,36 @@ func TestModelFallsBackToFlops(t *testing.T) {
 		if c, smape := atof(t, m[1]), atof(t, m[2]); math.Abs(c/1e-11-1) > 0.1 || smape > 20 {
 			t.Errorf("seed %d: %g s a flop at %g%% SMAPE, want about 1e-11 within 10%%, under 20%%:\n%s", seed, c, smape, got)
 		}
+	}
+}
+
+// The block sizes 'model' suggests are the sweep's own with more below and
+// above (powers of two, at least 8 and below n), enough for a fit: the
+// hint had named 32..512 whatever was swept.
+func TestSizeHintFromTheSweep(t *testing.T) {
+	params := []sweep.Param{{Name: "n", Kind: sweep.Int, Default: 1024, Min: 1, Max: 65536}, {Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
+	sweepOf := func(n int, bs ...int) *Sweep {
+		sw := &Sweep{Kernels: []sweep.KernelsEvent{{Others: []sweep.OtherKernel{}}}}
+		for _, b := range bs {
+			sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"n": n, "b": b}))
+		}
+		return sw
+	}
+	for _, c := range []struct {
+		sw   *Sweep
+		want string
+	}{
+		{sweepOf(1024, 16, 32, 64, 128, 256), "sweep more block sizes, e.g. space b=8,16,32,64,128,256,512"},
+		{sweepOf(4096, 64), "sweep more block sizes, e.g. space b=16,32,64,128,256"},
+		{sweepOf(256, 64, 128), "sweep more block sizes, e.g. space b=8,16,32,64,128"},
+	} {
+		if got := sizeHint(c.sw); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+	old := sweepOf(1024, 64)
+	old.Kernels[0].Others = nil // a journal from before the other ranks' kernels
+	if got := sizeHint(old); !strings.HasSuffix(got, "(the sizes are rank 0's: one only other ranks ran is not among them)") {
+		t.Errorf("an older journal's hint: %q", got)
 	}
 }

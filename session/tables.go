@@ -459,6 +459,9 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 	if known > 0 {
 		fmt.Fprintf(&b, "(and %s known from earlier configurations, not called in this run)\n", format.Count(known, "kernel", "kernels"))
 	}
+	if len(k.Others) > 0 {
+		fmt.Fprintf(&b, "(and %s that only other ranks ran, which 'model' reads too)\n", format.Count(len(k.Others), "computation kernel", "computation kernels"))
+	}
 	b.WriteString(sharerNote(k))
 	return b.String(), nil
 }

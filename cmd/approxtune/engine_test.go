@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/approxtune/approxtune/internal/testenv"
+	"github.com/approxtune/approxtune/sweep"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -335,4 +336,51 @@ func TestPredictionIntervalCoversReference(t *testing.T) {
 		t.Fatalf("the 95%% interval covered the reference mean in %d of %d runs; want at least 15:\n%s", covered, len(res), strings.Join(report, "\n"))
 	}
 	t.Logf("covered %d of %d:\n%s", covered, len(res), strings.Join(report, "\n"))
+}
+
+// The kernels event also carries the computation kernels rank 0 did not
+// run, as the rank that ran them most measured them: on a 2x2 grid,
+// cholesky2d n=1024 b=256 gives rank 0 no gemm (a user's gemm model
+// lacked that size), and another rank's gemm 256x256x256 comes along.
+func TestKernelsOfOtherRanks(t *testing.T) {
+	bin := testenv.Build(t)
+	f := filepath.Join(t.TempDir(), "spec.json")
+	spec := `{"workload":"cholesky2d","space":{"n":1024,"b":256,"grid":"2x2"},"policies":["eager"],"tolerances":[0.5],"mode":"tune","kernels":true}`
+	if err := os.WriteFile(f, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := testenv.MPIRun(t, 4*time.Minute, 4, nil, "", bin, "agent", "--sweep", f)
+	if r.ExitCode != 0 {
+		t.Fatalf("agent exit %d\nstdout:\n%s\nstderr:\n%s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	var ks []sweep.KernelsEvent
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		if strings.Contains(line, `"type":"kernels"`) {
+			var k sweep.KernelsEvent
+			if err := json.Unmarshal([]byte(line), &k); err != nil {
+				t.Fatalf("bad event %q: %v", line, err)
+			}
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) != 1 {
+		t.Fatalf("%d kernels events, want 1:\n%s", len(ks), r.Stdout)
+	}
+	for _, k := range ks[0].Kernels {
+		if k.Routine == "gemm" {
+			t.Fatalf("rank 0 ran %s: the test needs a grid where it runs none", k.Key)
+		}
+	}
+	var gemm *sweep.OtherKernel
+	for i, o := range ks[0].Others {
+		if o.Rank < 1 || o.Rank > 3 || o.Count < 1 || !(o.MeanS > 0) || o.Routine == "bcast" {
+			t.Errorf("other rank's kernel %+v: want a computation kernel of rank 1-3 with samples", o)
+		}
+		if o.Key == "gemm[NT] 256x256x256" {
+			gemm = &ks[0].Others[i]
+		}
+	}
+	if gemm == nil {
+		t.Fatalf("no gemm[NT] 256x256x256 among the other ranks' kernels: %+v", ks[0].Others)
+	}
 }

@@ -338,6 +338,12 @@ func atEnd(h C.uintptr_t) {
 	if err != nil {
 		fatal("%v", err)
 	}
+	var others []sweep.OtherKernel
+	if r.tr != nil && !r.cfg.Counting {
+		if others, err = r.e.Others(r.tr); err != nil { // collective
+			fatal("%v", err)
+		}
+	}
 	if r.world.Rank() != 0 {
 		return
 	}
@@ -360,7 +366,7 @@ func atEnd(h C.uintptr_t) {
 		PredictedS: &p.TotalS, PredictedSE: &p.SE, SelectiveS: &wall[0], LocalS: &rs.Own, Executed: &p.Executed, Skipped: &p.Skipped,
 		Settled: &p.Settled, Promised: &p.Promised, Path: &p.Path, CutShort: p.CutShort}
 	kernels := sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Policy: res.Policy, Tolerance: tol,
-		Kernels: r.e.Report(r.tr)}
+		Kernels: r.e.Report(r.tr), Others: others}
 	if err := preload.WriteResult(r.cfg.Out, &res, &kernels); err != nil {
 		fatal("%v", err)
 	}

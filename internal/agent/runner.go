@@ -605,9 +605,15 @@ func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c swe
 		ev.CountingS = ptr(o.counting)
 	}
 	var after []any
-	if spec.Kernels && r.root() {
-		after = append(after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
-			Policy: name, Tolerance: tol, Rank: 0, Kernels: r.eng.Report(tr)})
+	if spec.Kernels {
+		others, err := r.eng.Others(tr) // collective
+		if err != nil {
+			return ev, nil, fmt.Errorf("%s at %s: %w", name, format.Tolerance(tol), err)
+		}
+		if r.root() {
+			after = append(after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
+				Policy: name, Tolerance: tol, Rank: 0, Kernels: r.eng.Report(tr), Others: others})
+		}
 	}
 	if spec.Trace {
 		tev, err := r.gatherTrace(i, name, tol)

@@ -751,9 +751,15 @@ func (e *Engine) kernelCPU(c *kernels.Call) {
 }
 
 // Report lists this process's kernels on the track, most called first.
-func (e *Engine) Report(tr *Track) []sweep.KernelStat {
+func (e *Engine) Report(tr *Track) []sweep.KernelStat { return e.report(tr, nil) }
+
+// report is Report of the kernels keep keeps (nil: all).
+func (e *Engine) report(tr *Track, keep func(*kstat) bool) []sweep.KernelStat {
 	out := make([]sweep.KernelStat, 0, len(tr.stats))
 	for _, st := range tr.stats {
+		if keep != nil && !keep(st) {
+			continue
+		}
 		h := e.qs.HalfWidth(st.Stat)
 		if math.IsInf(h, 0) || math.IsNaN(h) {
 			h = -1
