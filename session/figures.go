@@ -576,6 +576,16 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 	for i, c := range sw.Configs {
 		bs[i] = plots.PathBar{Label: c.Label(), Ref: math.NaN()}
 	}
+	// A search's full runs are results of their own (its references,
+	// round 0, and its finalists' runs): a selective result of a search
+	// carries none, and a tune search's finalist read "no reference"
+	// beside the configs figure's full run.
+	full := map[int][]float64{}
+	for _, r := range sw.Results {
+		if r.Policy == "" && len(r.ReferenceS) > 0 {
+			full[r.Index] = append(full[r.Index], r.ReferenceS...)
+		}
+	}
 	found := false
 	for _, r := range sw.Results {
 		if r.Index >= len(bs) || r.Policy != o.Policy || r.Tolerance == nil || *r.Tolerance != o.Tolerance || r.Path == nil {
@@ -584,8 +594,12 @@ func pathFigure(sw *Sweep, o FigureOptions, sum *strings.Builder) (*plot.Plot, e
 		found = true
 		b := &bs[r.Index]
 		b.Comp, b.Comm, b.Idle = r.Path.CompS, r.Path.CommS, r.Path.IdleS
-		if len(r.ReferenceS) > 0 {
-			b.Ref = stat.Mean(r.ReferenceS, nil)
+		refs := r.ReferenceS
+		if len(refs) == 0 {
+			refs = full[r.Index]
+		}
+		if len(refs) > 0 {
+			b.Ref = stat.Mean(refs, nil)
 		}
 		ref := "reference " + format.Seconds(b.Ref) + "s"
 		if math.IsNaN(b.Ref) {

@@ -370,3 +370,26 @@ func TestTimelineCover(t *testing.T) {
 		t.Errorf("a timeline spanning most of its run: %q", got)
 	}
 }
+
+// A search's selective results carry no references: the path figure reads
+// a configuration's full runs from the search's own results (a tune
+// search's finalist had read "no reference").
+func TestPathFigureSearchFullRuns(t *testing.T) {
+	params := []sweep.Param{{Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
+	cs := []sweep.Config{sweep.NewConfig(params, map[string]any{"b": 32}), sweep.NewConfig(params, map[string]any{"b": 64})}
+	tol, pred := 0.5, 0.02
+	path := &sweep.Path{CompS: 0.01, CommS: 0.008, IdleS: 0.002}
+	sw := &Sweep{ID: 1, Configs: cs, Spec: &sweep.Spec{Mode: sweep.ModeTune, Search: sweep.SearchHalving, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}},
+		Results: []sweep.Result{
+			{Index: 0, Config: cs[0], Policy: "eager", Tolerance: &tol, PredictedS: &pred, Path: path, Round: 1},
+			{Index: 1, Config: cs[1], Policy: "eager", Tolerance: &tol, PredictedS: &pred, Path: path, Round: 1},
+			{Index: 1, Config: cs[1], ReferenceS: []float64{0.019}, Round: 2},
+		}}
+	_, f, err := buildFigure(sw, "path", FigureOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Summary, "b=64: computation 0.0100s, communication 0.0080s, idle 0.0020s, reference 0.0190s") || !strings.Contains(f.Summary, "b=32: computation 0.0100s, communication 0.0080s, idle 0.0020s, no reference") {
+		t.Errorf("path summary:\n%s", f.Summary)
+	}
+}

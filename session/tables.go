@@ -428,6 +428,22 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 		slices.Sort(routines)
 		return "", fmt.Errorf("routine=%s: no kernel of configuration %d's run is one; its routines are %s", o.Routine, k.Index, strings.Join(slices.Compact(routines), ", "))
 	}
+	if len(rows) == 0 && known > 0 {
+		// None called in this run (routine=gemm where rank 0 runs none
+		// at this configuration): the table had been empty, unexplained.
+		// Those known from earlier configurations are listed instead.
+		what := "no kernel"
+		if o.Routine != "" {
+			what = "no " + o.Routine + " kernel"
+		}
+		fmt.Fprintf(&b, "(rank %d called %s in this run; the %d known from earlier configurations:)\n", k.Rank, what, known)
+		for _, s := range k.Kernels {
+			if o.Routine == "" || kernelOf(s, o.Routine) {
+				rows = append(rows, s)
+			}
+		}
+		known = 0
+	}
 	top := o.Top
 	if top == 0 {
 		top = kernelRows

@@ -98,3 +98,25 @@ func TestStalledLine(t *testing.T) {
 		t.Errorf("no run stalled, yet: %s", line)
 	}
 }
+
+// table kernels routine=R where rank 0 called no R kernel in the run, only
+// knows some from earlier configurations (eager): those are listed and
+// the table says why, where it had been empty.
+func TestTableKernelsNoneCalled(t *testing.T) {
+	sw := &Sweep{ID: 1, Spec: &sweep.Spec{Mode: sweep.ModeTune, Policies: []string{"eager"}, Tolerances: []sweep.Tolerance{0.5}},
+		Kernels: []sweep.KernelsEvent{{Index: 0, Policy: "eager", Tolerance: 0.5, Kernels: []sweep.KernelStat{
+			{Key: "gemm[NT] 64x64x64", Routine: "gemm", Count: 3, MeanS: 1e-5, HalfS: 2e-6, State: sweep.KernelPredictable},
+			{Key: "potrf[L] 128", Routine: "potrf", Count: 2, MeanS: 2e-4, HalfS: 1e-5, Calls: 1, State: sweep.KernelExecuting},
+		}}}}
+	got, err := tableKernelsOf(sw, KernelOptions{FigureOptions: FigureOptions{Routine: "gemm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "(rank 0 called no gemm kernel in this run; the 1 known from earlier configurations:)") || !strings.Contains(got, "gemm[NT] 64x64x64") {
+		t.Errorf("no gemm called:\n%s", got)
+	}
+	got, _ = tableKernelsOf(sw, KernelOptions{})
+	if strings.Contains(got, "called no") || strings.Contains(got, "gemm[NT]") || !strings.Contains(got, "potrf[L] 128") {
+		t.Errorf("the run's kernels:\n%s", got)
+	}
+}
