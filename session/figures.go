@@ -666,7 +666,7 @@ func timelineCover(sw *Sweep, tr *sweep.TraceEvent) string {
 		if r.Index != tr.Index || r.Policy != tr.Policy || r.Tolerance == nil || *r.Tolerance != tr.Tolerance || r.SelectiveS == nil {
 			continue
 		}
-		if run := *r.SelectiveS; end > 0 && end < 0.8*run {
+		if run := *r.SelectiveS - fptr0(r.CountingS); end > 0 && end < 0.8*run { // apriori's counting run is not the traced one
 			return fmt.Sprintf("the timeline spans %s of the run's %s: the rest, the engine's own work outside the kernels (the replay of the critical path at the run's end), is not drawn\n",
 				plots.Duration(end), plots.Duration(run))
 		}

@@ -286,8 +286,8 @@ func collectKernels(sws []*Sweep) *kernelData {
 		for _, ev := range sw.Kernels {
 			d.runs++
 			t := track{ev.Policy, ev.Tolerance, ev.Rank}
-			// The kernels rank 0 did not meet, as another rank measured
-			// them, after its own.
+			// The kernels rank 0 has no samples of, as another rank
+			// measured them, after its own.
 			ks := slices.Clone(ev.Kernels)
 			for _, o := range ev.Others {
 				ks = append(ks, o.KernelStat)
@@ -1154,7 +1154,7 @@ func modelTable(d *kernelData, hints sizeHints) (string, error) {
 	var b strings.Builder
 	whose := "rank 0's"
 	if d.others > 0 {
-		whose = "rank 0's (another rank's for a kernel rank 0 did not run)"
+		whose = "rank 0's (another rank's for a kernel rank 0 has no samples of)"
 	}
 	fmt.Fprintf(&b, "kernel models of %s: %s mean time per call against size, %s pooled\n", d.source(), whose, format.Count(d.runs, "selective run", "selective runs"))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

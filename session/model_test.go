@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
@@ -913,7 +914,17 @@ func TestModelFallsBackToFlops(t *testing.T) {
 func TestSizeHintFromTheSweep(t *testing.T) {
 	params := []sweep.Param{{Name: "n", Kind: sweep.Int, Default: 1024, Min: 1, Max: 65536}, {Name: "b", Kind: sweep.Int, Default: 64, Min: 1, Max: 4096}}
 	sweepOf := func(n int, bs ...int) *Sweep {
-		sw := &Sweep{Kernels: []sweep.KernelsEvent{{Others: []sweep.OtherKernel{}}}}
+		// As the agent writes it and the journal keeps it: an empty list
+		// of other ranks' kernels is [], not left out.
+		b, err := json.Marshal(sweep.KernelsEvent{Others: []sweep.OtherKernel{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ev sweep.KernelsEvent
+		if err := json.Unmarshal(b, &ev); err != nil {
+			t.Fatal(err)
+		}
+		sw := &Sweep{Kernels: []sweep.KernelsEvent{ev}}
 		for _, b := range bs {
 			sw.Configs = append(sw.Configs, sweep.NewConfig(params, map[string]any{"n": n, "b": b}))
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/approxtune/approxtune/sweep"
@@ -18,9 +19,6 @@ import (
 // last sweep is complete.
 func previousNote(dir string, now time.Time) string {
 	base := DefaultSessionsDir()
-	if !sameDir(filepath.Dir(dir), base) {
-		return ""
-	}
 	ids := recentSessions(dir)
 	if len(ids) == 0 {
 		return ""
@@ -35,6 +33,11 @@ func previousNote(dir string, now time.Time) string {
 		return ""
 	}
 	last := sws[len(sws)-1]
+	if strings.HasPrefix(last.origin, "loaded from ") {
+		// Only read there ('load'): the session it came from is the
+		// one to name, and a note had passed from session to session.
+		return ""
+	}
 	settleRunning(last) // no one has it open: a running sweep died
 	search := last.Spec != nil && last.Spec.Search != sweep.SearchNone
 	missing := len(last.Missing())
@@ -60,8 +63,19 @@ func previousNote(dir string, now time.Time) string {
 // most recent session there, open in no approxtune, left its last sweep
 // unfinished: which sweep, and that 'resume ID' finishes it. It is ""
 // otherwise, and for a session that reopened its own directory (see
-// Reopened).
-func (s *Session) Previous() string { return s.previous }
+// Reopened) or one in a directory of the user's choosing. The REPL and
+// the kernel ask for it as they start (it reads that session's journal,
+// which other uses of a session need not): ask before the first sweep.
+func (s *Session) Previous() string {
+	if s.previous == nil {
+		note := ""
+		if s.reopened == "" && !s.chosen {
+			note = previousNote(s.opts.Dir, time.Now())
+		}
+		s.previous = &note
+	}
+	return *s.previous
+}
 
 // sessionTime is when the session with id started (NewSessionID), or the
 // zero time for an id not of that form.
@@ -76,8 +90,8 @@ func sessionTime(id string) time.Time {
 	return t
 }
 
-// ago words how long before now t was: "started 5 minutes ago"; "" for a
-// zero t.
+// ago words how long before now t was: "started 5 minutes ago", or that
+// the id does not say for a zero t.
 func ago(t, now time.Time) string {
 	if t.IsZero() {
 		return "started at a time its id does not say"

@@ -49,6 +49,21 @@ func TestPreviousNote(t *testing.T) {
 		t.Errorf("a session in a directory of its own pointed at %s: %s", id, got)
 	}
 
+	// A session that only loaded the sweep is not named after it: the
+	// note had passed from session to session.
+	b, err := New(Options{Dir: filepath.Join(home, "20261201-071500-cccccc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Exec(context.Background(), "load "+id, &textOut{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if got := fresh(filepath.Join(home, NewSessionID())); got != "" {
+		t.Errorf("a session that only loaded the sweep was named: %s", got)
+	}
+	os.RemoveAll(filepath.Join(home, "20261201-071500-cccccc"))
+
 	// Open in another approxtune: nothing to say (its sweep may be running).
 	j, err := OpenJournal(old)
 	if err != nil {

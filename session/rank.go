@@ -221,7 +221,6 @@ func listSome(xs []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
 }
 
-// tolerances lists a sweep's tolerances as the language writes them.
 // predictedPairs says which policy= and tolerance= a sweep has predictions
 // of, from its results: a search's rounds ran some of its tolerances only,
 // and naming every tolerance set had offered the very one refused.
@@ -245,6 +244,7 @@ func predictedPairs(sw *Sweep) string {
 	return "it has predictions of " + strings.Join(pairs, "; ")
 }
 
+// tolerances lists a sweep's tolerances as the language writes them.
 func tolerances(sw *Sweep) string {
 	var ts []string
 	for _, t := range sw.Spec.Tolerances {

@@ -136,8 +136,8 @@ type Session struct {
 	// (a user's typed settings, with no sweep, had been lost).
 	chosen bool
 	// previous points a fresh session at the sweep the session before it
-	// left unfinished (see Previous).
-	previous string
+	// left unfinished (see Previous); nil until asked.
+	previous *string
 
 	mu         sync.Mutex
 	cancels    chan bool // the running sweep's cancel requests (true: stop now)
@@ -148,9 +148,9 @@ type Session struct {
 }
 
 // New opens a session (creating its directory and journal). A directory
-// whose journal holds sweeps is reopened: its sweeps and its last state are
-// restored, so 'resume' finishes a sweep the session before left (Reopened
-// says what was found).
+// whose journal holds sweeps, or settings, is reopened: its sweeps and its
+// last state are restored, so 'resume' finishes a sweep the session before
+// left (Reopened says what was found).
 func New(o Options) (*Session, error) {
 	if o.Dir == "" {
 		o.Dir = os.Getenv("APPROXTUNE_SESSION_DIR")
@@ -192,9 +192,6 @@ func New(o Options) (*Session, error) {
 	s := &Session{opts: o, st: DefaultState(), journal: j, chosen: !sameDir(filepath.Dir(o.Dir), DefaultSessionsDir())}
 	if err := s.reopen(); err != nil {
 		return nil, err
-	}
-	if s.reopened == "" {
-		s.previous = previousNote(o.Dir, time.Now())
 	}
 	return s, nil
 }
@@ -331,9 +328,11 @@ func (s *Session) Exec(ctx context.Context, line string, out Output) error {
 }
 
 // keepState journals the settings when a command changed them, once the
-// journal exists (a session that never swept leaves nothing): a sweep's
-// record holds the settings it ran with, and a reopened session came back
-// with those, losing what was typed after the last sweep.
+// journal exists or, in a directory of the user's choosing, from the
+// first (a new session in the sessions directory that never sweeps leaves
+// nothing): a sweep's record holds the settings it ran with, and a
+// reopened session came back with those, losing what was typed after the
+// last sweep, or without any when none had run.
 // A journal that cannot take them is said at once (the settings of a
 // session whose journal was read-only had been dropped unsaid, until a
 // sweep could not start).

@@ -26,6 +26,14 @@ func fptr(p *float64) float64 {
 	return *p
 }
 
+// fptr0 is *p, or 0 for nil.
+func fptr0(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // tableBest is one row per policy x tolerance: speed-up, errors, choice;
 // then the best performance class (bestClassLine) when the data allows.
 func tableBest(sw *Sweep) string {
@@ -105,10 +113,13 @@ func stalledLine(sw *Sweep) string {
 	for i := range sw.Results {
 		r := &sw.Results[i]
 		m, ok := r.Measured()
-		if r.Policy == "" || r.Tolerance == nil || r.CutShort || !ok || !(m.ReferenceS > 0) || m.SelectiveS < stallFactor*m.ReferenceS {
+		// apriori's counting run is part of its selective time: the
+		// selective run is what is judged.
+		sel := m.SelectiveS - fptr0(r.CountingS)
+		if r.Policy == "" || r.Tolerance == nil || r.CutShort || !ok || !(m.ReferenceS > 0) || sel < stallFactor*m.ReferenceS {
 			continue
 		}
-		stalls = append(stalls, stall{r, m.SelectiveS / m.ReferenceS})
+		stalls = append(stalls, stall{r, sel / m.ReferenceS})
 		stalled[i] = true
 	}
 	if len(stalls) == 0 {
@@ -124,7 +135,7 @@ func stalledLine(sw *Sweep) string {
 		}
 		m, _ := st.r.Measured()
 		runs = append(runs, fmt.Sprintf("config %d (%s), %s at %s: %s, %.0fx its reference %s, off by %s",
-			st.r.Index, label(st.r.Config), st.r.Policy, format.Tolerance(*st.r.Tolerance), format.Seconds(m.SelectiveS)+" s", st.ratio,
+			st.r.Index, label(st.r.Config), st.r.Policy, format.Tolerance(*st.r.Tolerance), format.Seconds(m.SelectiveS-fptr0(st.r.CountingS))+" s", st.ratio,
 			format.Seconds(m.ReferenceS)+" s", format.Percent(m.Error())))
 	}
 	// Each policy x tolerance with a stall, its mean error without them.
@@ -475,8 +486,14 @@ func tableKernelsOf(sw *Sweep, o KernelOptions) (string, error) {
 	if known > 0 {
 		fmt.Fprintf(&b, "(and %s known from earlier configurations, not called in this run)\n", format.Count(known, "kernel", "kernels"))
 	}
-	if len(k.Others) > 0 {
-		fmt.Fprintf(&b, "(and %s that only other ranks ran, which 'model' reads too)\n", format.Count(len(k.Others), "computation kernel", "computation kernels"))
+	others := 0
+	for _, x := range k.Others {
+		if o.Routine == "" || kernelOf(x.KernelStat, o.Routine) {
+			others++
+		}
+	}
+	if others > 0 {
+		fmt.Fprintf(&b, "(and %s that only other ranks measured, which 'model' reads too)\n", format.Count(others, "computation kernel", "computation kernels"))
 	}
 	b.WriteString(sharerNote(k))
 	return b.String(), nil

@@ -97,6 +97,14 @@ func TestStalledLine(t *testing.T) {
 	if line := stalledLine(sw); line != "" {
 		t.Errorf("no run stalled, yet: %s", line)
 	}
+	// apriori's selective time holds its counting run: only the
+	// selective run is judged.
+	apriori := res(1, "apriori", 0.029, 0.1)
+	apriori.CountingS = f(0.07)
+	sw.Results = append(sw.Results, apriori)
+	if line := stalledLine(sw); line != "" {
+		t.Errorf("apriori's counting run read as a stall: %s", line)
+	}
 }
 
 // table kernels routine=R where rank 0 called no R kernel in the run, only

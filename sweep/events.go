@@ -138,12 +138,12 @@ type KernelsEvent struct {
 	Tolerance float64      `json:"tolerance"`
 	Rank      int          `json:"rank"`
 	Kernels   []KernelStat `json:"kernels"`
-	// Others are the computation kernels Rank did not meet in the run's
-	// track, each as the rank with the most samples of it measured it:
-	// what a kernel model of a routine that rank never ran at some size
-	// (gemm at b=256 on a 2x2 grid, n=1024) reads there. Absent from
-	// older journals.
-	Others []OtherKernel `json:"others,omitempty"`
+	// Others are the computation kernels Rank has no samples of in the
+	// run's track, each as the rank with the most samples of it measured
+	// it: what a kernel model of a routine that rank never ran at some
+	// size (gemm at b=256 on a 2x2 grid, n=1024) reads there. Always
+	// written ([] for none), so that null tells a journal from before it.
+	Others []OtherKernel `json:"others"`
 }
 
 // OtherKernel is a kernel's statistics on the rank that measured it most

@@ -366,15 +366,21 @@ func TestKernelsOfOtherRanks(t *testing.T) {
 	if len(ks) != 1 {
 		t.Fatalf("%d kernels events, want 1:\n%s", len(ks), r.Stdout)
 	}
+	own := map[string]bool{}
 	for _, k := range ks[0].Kernels {
 		if k.Routine == "gemm" {
 			t.Fatalf("rank 0 ran %s: the test needs a grid where it runs none", k.Key)
 		}
+		own[k.Key] = k.Count > 0
 	}
 	var gemm *sweep.OtherKernel
 	for i, o := range ks[0].Others {
-		if o.Rank < 1 || o.Rank > 3 || o.Count < 1 || !(o.MeanS > 0) || o.Routine == "bcast" {
+		// A communication's key names its communicator ("... on 2 ranks [hash]").
+		if o.Rank < 1 || o.Rank > 3 || o.Count < 1 || !(o.MeanS > 0) || strings.Contains(o.Key, " ranks [") || strings.Contains(o.Key, " rank [") {
 			t.Errorf("other rank's kernel %+v: want a computation kernel of rank 1-3 with samples", o)
+		}
+		if own[o.Key] {
+			t.Errorf("%s: rank 0 has samples of it, yet it came from rank %d", o.Key, o.Rank)
 		}
 		if o.Key == "gemm[NT] 256x256x256" {
 			gemm = &ks[0].Others[i]

@@ -594,8 +594,16 @@ func (cr *configRun) selective(ctx context.Context, t *tally) error {
 
 // selectiveEvents are the events of a selective run o of configuration i
 // on track tr: its result (Done and Total left to the caller) and, as the
-// spec asks, the kernels (rank 0's) and trace events that follow it.
+// spec asks, the kernels (rank 0's) and trace events that follow it
+// (runEvents: call it right after the run).
 func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c sweep.Config, tr *selective.Track, o outcome) (sweep.Result, []any, error) {
+	after, err := r.runEvents(spec, i, tr)
+	return selectiveResult(workload, i, c, tr, o), after, err
+}
+
+// selectiveResult is the result event of a selective run o of
+// configuration i on track tr (Done and Total left to the caller).
+func selectiveResult(workload string, i int, c sweep.Config, tr *selective.Track, o outcome) sweep.Result {
 	name, tol := tr.Policy().Name(), tr.Tolerance
 	ev := sweep.Result{Type: sweep.TypeResult, V: sweep.ProtocolVersion,
 		Workload: workload, Index: i, Config: c, Policy: name, Tolerance: &tol,
@@ -604,11 +612,21 @@ func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c swe
 	if tr.NeedsCountingRun() {
 		ev.CountingS = ptr(o.counting)
 	}
+	return ev
+}
+
+// runEvents are the events that follow the result of the selective run of
+// configuration i on track tr that just ended, as the spec asks: the
+// kernels (rank 0's, and those only other ranks measured) and the trace.
+// They read the engine's state after that run, so they are taken before
+// another run: collective over the world.
+func (r *runner) runEvents(spec *sweep.Spec, i int, tr *selective.Track) ([]any, error) {
+	name, tol := tr.Policy().Name(), tr.Tolerance
 	var after []any
 	if spec.Kernels {
 		others, err := r.eng.Others(tr) // collective
 		if err != nil {
-			return ev, nil, fmt.Errorf("%s at %s: %w", name, format.Tolerance(tol), err)
+			return nil, fmt.Errorf("%s at %s: %w", name, format.Tolerance(tol), err)
 		}
 		if r.root() {
 			after = append(after, sweep.KernelsEvent{Type: sweep.TypeKernels, V: sweep.ProtocolVersion, Index: i,
@@ -618,13 +636,13 @@ func (r *runner) selectiveEvents(spec *sweep.Spec, workload string, i int, c swe
 	if spec.Trace {
 		tev, err := r.gatherTrace(i, name, tol)
 		if err != nil {
-			return ev, nil, fmt.Errorf("%s at %s: trace: %w", name, format.Tolerance(tol), err)
+			return nil, fmt.Errorf("%s at %s: trace: %w", name, format.Tolerance(tol), err)
 		}
 		if tev != nil {
 			after = append(after, tev)
 		}
 	}
-	return ev, after, nil
+	return after, nil
 }
 
 // report sends the runs waiting for their references.

@@ -224,6 +224,9 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 	ests := make([]analysis.Estimate, 0, len(alive))
 	elapsed := 0.0
 	outs := make(map[int]outcome, len(alive))
+	// Each run's kernels and trace, taken as it ends: a run reported
+	// after others (a second pass's) had read theirs.
+	afters := make(map[int][]any, len(alive))
 	short := map[int]bool{} // cut short: dropped whatever the rest of the round gives
 	var pending []int       // ran and executed kernels: reported after the second pass
 	run := func(i int, cutoff float64) (outcome, error) {
@@ -241,6 +244,10 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		})
 		elapsed += o.wall
 		s.cost += o.wall
+		if err != nil {
+			return o, err
+		}
+		afters[i], err = s.r.runEvents(s.spec, i, tr)
 		return o, err
 	}
 	keep := s.h.Keep(len(alive))
@@ -261,7 +268,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			pending = append(pending, i)
 			continue
 		}
-		if err := s.report(n, i, tr, o); err != nil {
+		if err := s.report(n, i, tr, o, afters[i]); err != nil {
 			return analysis.Cut{}, 0, err
 		}
 	}
@@ -274,7 +281,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 		// result follows its own run's announcement.
 		for _, i := range pending {
 			if !slices.Contains(cut.Kept, i) {
-				if err := s.report(n, i, tr, outs[i]); err != nil {
+				if err := s.report(n, i, tr, outs[i], afters[i]); err != nil {
 					return analysis.Cut{}, 0, err
 				}
 			}
@@ -296,7 +303,7 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 			o = again
 			k := slices.IndexFunc(ests, func(e analysis.Estimate) bool { return e.Index == i })
 			ests[k] = analysis.Estimate{Index: i, Time: o.predicted, SE: o.se}
-			if err := s.report(n, i, tr, o); err != nil {
+			if err := s.report(n, i, tr, o, afters[i]); err != nil {
 				return analysis.Cut{}, 0, err
 			}
 		}
@@ -305,12 +312,10 @@ func (s *searchRun) round(ctx context.Context, n int, tr *selective.Track, alive
 	return cut, elapsed, err
 }
 
-// report sends configuration i's selective run o in round n.
-func (s *searchRun) report(n, i int, tr *selective.Track, o outcome) error {
-	ev, after, err := s.r.selectiveEvents(s.spec, s.w.Name(), i, s.configs[i], tr, o)
-	if err != nil {
-		return err
-	}
+// report sends configuration i's selective run o in round n, and after
+// it the run's kernels and trace (runEvents, taken as it ended).
+func (s *searchRun) report(n, i int, tr *selective.Track, o outcome, after []any) error {
+	ev := selectiveResult(s.w.Name(), i, s.configs[i], tr, o)
 	s.done++
 	ev.Round, ev.Done, ev.Total = n, s.done, s.total
 	if err := s.r.send(ev); err != nil {

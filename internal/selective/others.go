@@ -13,14 +13,18 @@ import (
 const othersTag = 7403
 
 // Others gathers, on world rank 0, the computation kernels of track tr
-// that rank 0 has no samples of, each as the rank with the most samples of
+// that rank 0 has no samples of (it may have skipped them, predicted from
+// the grid's sample or a model), each as the rank with the most samples of
 // it measured it (sweep.KernelsEvent.Others): a kernel model reads what
 // rank 0 never ran (on a 2x2 grid at n=1024, b=256, rank 0 runs no gemm,
 // and a user's model of gemm lacked that size). Nil on the other ranks.
 // It is collective over the world: every rank calls it after the run's
 // End.
 func (e *Engine) Others(tr *Track) ([]sweep.OtherKernel, error) {
-	w := e.world.c
+	// The engine's own duplicate of the world: a program's receive left
+	// pending with any tag (the preload library runs this at its
+	// MPI_Finalize) cannot take these messages.
+	w := e.world.in
 	size := w.Size()
 	var mine []byte
 	if w.Rank() != 0 {
