@@ -265,6 +265,24 @@ func Speedup(pts []PolicyPoint) (*plot.Plot, error) {
 			s.Color, s.Shape, s.Radius = c, draw.RingGlyph{}, vg.Points(3.5)
 			p.Add(l, s)
 			withLaunches = true
+			// Each value written under its marker: near 1x (a program
+			// of seconds or less) the line lies on the full execution's
+			// and cannot be read (a review's 1.01x).
+			ls := make([]string, len(launched))
+			for i, q := range launched {
+				ls[i] = fmt.Sprintf("%.2fx", q.Y)
+			}
+			lb, err := plotter.NewLabels(plotter.XYLabels{XYs: launched, Labels: ls})
+			if err != nil {
+				return nil, fmt.Errorf("plots: %s with launches: %w", pol, err)
+			}
+			for i := range lb.TextStyle {
+				lb.TextStyle[i].Color = c
+				lb.TextStyle[i].Font.Size = vg.Points(8)
+				lb.TextStyle[i].XAlign = draw.XCenter
+			}
+			lb.Offset = vg.Point{Y: -vg.Points(14)}
+			p.Add(lb)
 		}
 	}
 	if withLaunches {

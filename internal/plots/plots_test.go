@@ -520,6 +520,13 @@ func TestSpeedupWithLaunches(t *testing.T) {
 		if got := bytes.Count(svg, []byte(">launches counted<")); got != map[bool]int{true: 1, false: 0}[launched] {
 			t.Errorf("launches counted %v: %d legend entries for them", launched, got)
 		}
+		// Each launch-counted value is written by its marker: near 1x its
+		// line lies on the full execution's.
+		for _, v := range []string{">1.17x<", ">1.10x<", ">1.15x<", ">1.05x<"} {
+			if got := bytes.Contains(svg, []byte(v)); got != launched {
+				t.Errorf("launches counted %v: the label %s written %v", launched, v, got)
+			}
+		}
 		if dir := os.Getenv("APPROXTUNE_FIGURES"); dir != "" && launched { // to look at
 			b, _ := Encode(p, "png")
 			os.WriteFile(filepath.Join(dir, "speedup-launched.png"), b, 0o644)
