@@ -28,6 +28,10 @@ type Arg struct {
 	Key, Value string
 	Col        int // 1-based column of the word
 	ValueCol   int // 1-based column of the value
+	// Quoted: the value was typed in double quotes, in part or whole: a
+	// word to take as it is ("1..3" for a program's parameter, not a
+	// range).
+	Quoted bool
 }
 
 // onceEach refuses a command that gives an option (KEY=VALUE) twice: the
@@ -98,6 +102,7 @@ func Parse(line string) (*Command, error) {
 		start := i
 		var b strings.Builder
 		key, keyDone := "", false
+		quoted := false
 		valCol := start + 1
 		for i < len(rs) && !unicode.IsSpace(rs[i]) {
 			c := rs[i]
@@ -114,11 +119,13 @@ func Parse(line string) (*Command, error) {
 				}
 				b.WriteString(string(rs[i+1 : j]))
 				i = j + 1
+				quoted = true
 				continue
 			}
 			if c == '=' && !keyDone {
 				key, keyDone = b.String(), true
 				b.Reset()
+				quoted = false // the name's quotes are not the value's
 				valCol = i + 2
 				i++
 				continue
@@ -132,7 +139,7 @@ func Parse(line string) (*Command, error) {
 		if keyDone && b.Len() == 0 {
 			return nil, errAt(start+1, "%s= has no value: write %s=VALUE", key, key)
 		}
-		words = append(words, Arg{Key: strings.ToLower(key), Value: b.String(), Col: start + 1, ValueCol: valCol})
+		words = append(words, Arg{Key: strings.ToLower(key), Value: b.String(), Col: start + 1, ValueCol: valCol, Quoted: quoted})
 	}
 	if len(words) == 0 {
 		return nil, nil
@@ -161,6 +168,7 @@ func joinLists(words []Arg) []Arg {
 		if n := len(out); n > 0 && w.Key == "" && w.Value != "" &&
 			(strings.HasSuffix(out[n-1].Value, ",") || strings.HasPrefix(w.Value, ",")) {
 			out[n-1].Value += w.Value
+			out[n-1].Quoted = out[n-1].Quoted || w.Quoted
 			continue
 		}
 		out = append(out, w)

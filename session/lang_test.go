@@ -599,7 +599,7 @@ func TestProgramSpaceValues(t *testing.T) {
 	ctx := context.Background()
 	execAll(t, s, &textOut{}, "program /bin/true {x} {nb} {chunks} {grid}")
 	err := s.Exec(ctx, "space nb=32..128 ranks=2", &textOut{})
-	if err == nil || !strings.Contains(err.Error(), `nb: "32..128" is not a value list: a space lists each value, separated by commas (nb=32,64,128)`) {
+	if err == nil || !strings.Contains(err.Error(), `nb: "32..128" is not a value list: a space lists each value, separated by commas (nb=32,64,128), or, for the word itself, quote it (nb="32..128")`) {
 		t.Errorf("space nb=32..128: %v", err)
 	}
 	out := &textOut{}
@@ -616,6 +616,12 @@ func TestProgramSpaceValues(t *testing.T) {
 	out.b.Reset()
 	if err := s.Exec(ctx, "space ranks=default grid=2x2,2x2x", out); err != nil || !strings.Contains(out.b.String(), `"2x2x" is not a grid`) {
 		t.Errorf("space grid=2x2,2x2x: %v\n%s", err, out.b.String())
+	}
+	// Quoted, the word reaches the program as it is (a review's could not).
+	q := newSession(t)
+	execAll(t, q, &textOut{}, "program /bin/true {nb}")
+	if err := q.Exec(ctx, `space nb="32..128" ranks=2`, &textOut{}); err != nil || len(q.State().Space["nb"]) != 1 || q.State().Space["nb"][0] != "32..128" {
+		t.Errorf(`space nb="32..128": %v, %v`, err, q.State().Space["nb"])
 	}
 }
 

@@ -190,8 +190,8 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 		for i, it := range items {
 			// A range, as 'tolerance 2^-1..2^-5' takes, had gone to a
 			// program as the word "32..128" (a review).
-			if intRange.MatchString(it) {
-				return errAt(cols[i], "%s: %q is not a value list: a space lists each value, separated by commas (%s)", p.Name, it, rangeExample(p.Name, it))
+			if intRange.MatchString(it) && !a.Quoted {
+				return errAt(cols[i], "%s: %q is not a value list: a space lists each value, separated by commas (%s), or, for the word itself, quote it (%s=\"%s\")", p.Name, it, rangeExample(p.Name, it), p.Name, it)
 			}
 			v, err := p.Convert(it)
 			if err != nil {
