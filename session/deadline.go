@@ -61,7 +61,7 @@ func (d Deadline) Explain() string {
 	}
 	f := d.factor()
 	return fmt.Sprintf("%s: a run that has not ended after %g times its configuration's reference time (the mean of its reference runs so far, in this sweep or the results it resumes) is stopped as hung; "+
-		"while the configuration has none (tune, or its first runs), %g times its latest predicted time, or before it has one %g times the sweep's first run; at least %s. The first run of a fresh sweep has none to go by", d, f, f, f, DeadlineFloor)
+		"while the configuration has none (tune, or its first runs), %g times its latest predicted time, or before it has one %g times the sweep's longest run so far; at least %s. The first run of a fresh sweep has none to go by", d, f, f, f, DeadlineFloor)
 }
 
 // ParseDeadline reads off, a duration (90s, 2m, 1h) or a multiple of the
@@ -159,7 +159,9 @@ type watchdog struct {
 	// 23 ms, a full run of 5 s was stopped as hung.
 	preds map[int]time.Duration
 	// first is the sweep's first run (0: none ended yet); longest its
-	// longest, for an agent that announces no runs.
+	// longest so far (a resumed sweep's results' too), the scale of a
+	// configuration that has no reference nor prediction yet and of an
+	// agent that announces no runs.
 	first, longest time.Duration
 	// When the deadline passed: the wait judged hung, the deadline and
 	// what it was made of, and the run (nil: not announced).
@@ -302,8 +304,11 @@ func (w *watchdog) tick(e Event) {
 	now := time.Now()
 	waited := now.Sub(w.last)
 	w.last = now
-	if w.inRun && w.first == 0 {
-		w.first = waited
+	if w.inRun {
+		if w.first == 0 {
+			w.first = waited
+		}
+		w.longest = max(w.longest, waited)
 	}
 	w.inRun = false
 	switch e.Type {
@@ -337,9 +342,9 @@ func (w *watchdog) tick(e Event) {
 // A run of configuration C (its set-up included) may take the factor times
 // C's reference time, or while C has none (tune; C's first runs) the
 // factor times C's latest prediction of its whole run, or while C has
-// none either the factor times the sweep's first run, and at least
-// DeadlineFloor; the sweep's first run itself has no deadline, unless C
-// has a reference time or a prediction.
+// none either the factor times the sweep's longest run so far, and at
+// least DeadlineFloor; the sweep's first run itself has no deadline,
+// unless C has a reference time or a prediction.
 func (w *watchdog) limitNow() (time.Duration, string) {
 	switch {
 	case w.d.Off:
@@ -364,7 +369,11 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 	case predicted:
 		scale, what = pred, "its configuration's predicted time"
 	default:
-		scale, what = w.first, "the sweep's first run"
+		// Not the first run alone: a sweep's later configurations are
+		// often larger (a program's n=700 after n=384, resumed after a
+		// Slurm time limit, had been stopped as hung at 10 times the
+		// n=384 run, though n=640's had taken as long).
+		scale, what = max(w.first, w.longest), "the sweep's longest run so far"
 	}
 	if scale == 0 && !known {
 		return 0, ""

@@ -243,7 +243,7 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 		t.Fatalf("the sweep's first run was called hung after a minute (deadline %v)", limit(w))
 	}
 	ticks(w, 700*time.Millisecond, runStart(t, 0, sweep.RunReference)) // the first run took 0.7 s
-	want(w, "configuration 0's first reference", 6900*time.Millisecond, 7100*time.Millisecond, "10 times the sweep's first run, 700ms")
+	want(w, "configuration 0's first reference", 6900*time.Millisecond, 7100*time.Millisecond, "10 times the sweep's longest run so far, 700ms")
 	ticks(w, 300*time.Millisecond, runStart(t, 0, sweep.RunSelective, 0.3))
 	want(w, "configuration 0 with a reference", DeadlineFloor, DeadlineFloor, "5s is the least a multiple allows; 10 times its configuration's reference time, 300ms, is less")
 	ticks(w, 200*time.Millisecond, event(t, sweep.ProgressEvent{Type: sweep.TypeProgress, Index: 0, Pending: 1}))
@@ -254,7 +254,7 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	// sets its scale, not the first run's, and the next one's (shorter)
 	// is not the longest run so far.
 	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSetup))
-	want(w, "configuration 1's set-up", 6900*time.Millisecond, 7100*time.Millisecond, "the sweep's first run")
+	want(w, "configuration 1's set-up", 6900*time.Millisecond, 7100*time.Millisecond, "the sweep's longest run so far, 700ms")
 	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunWarmUp))
 	ticks(w, 3*time.Second, runStart(t, 1, sweep.RunReference))
 	ticks(w, 3*time.Second, runStart(t, 1, sweep.RunSelective, 3))
@@ -298,13 +298,13 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	ticks(w, 2*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0}))
 	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSetup))
 	ticks(w, time.Millisecond, runStart(t, 1, sweep.RunSelective))
-	want(w, "tune's second configuration", 7900*time.Millisecond, 8100*time.Millisecond, "4 times the sweep's first run, 2s")
+	want(w, "tune's second configuration", 7900*time.Millisecond, 8100*time.Millisecond, "4 times the sweep's longest run so far, 2s")
 	// A wait after the last announced run's result is between runs: no
 	// run is named.
 	ticks(w, 2*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 1}))
 	w.last = time.Now().Add(-time.Minute)
 	sw = &Sweep{Configs: make([]sweep.Config, 2)}
-	if !w.overdue() || w.hung != nil || !strings.Contains(w.hungMessage(sw, 1), "configuration 1 () made no progress: no run ended for 1m00s, past the deadline of 8s (4 times the sweep's first run") {
+	if !w.overdue() || w.hung != nil || !strings.Contains(w.hungMessage(sw, 1), "configuration 1 () made no progress: no run ended for 1m00s, past the deadline of 8s (4 times the sweep's longest run so far") {
 		t.Errorf("a wait between runs: hung %v, %s", w.hung, w.hungMessage(sw, 1))
 	}
 
@@ -315,7 +315,10 @@ func TestWatchdogScalesWithTheConfiguration(t *testing.T) {
 	ticks(w, time.Millisecond, runStart(t, 3, sweep.RunSelective))
 	want(w, "a resumed configuration with references", 19900*time.Millisecond, 20100*time.Millisecond, "its configuration's reference time, 2s")
 	ticks(w, time.Millisecond, runStart(t, 5, sweep.RunSelective))
-	want(w, "a resumed sweep's configuration without", 14900*time.Millisecond, 15100*time.Millisecond, "the sweep's first run, 1.5s")
+	// Not 10 times its first run (1.5 s) alone: its longest, 2.5 s (a
+	// resume after a Slurm time limit had stopped a larger configuration
+	// as hung at 10 times the first run of a smaller one).
+	want(w, "a resumed sweep's configuration without", 24900*time.Millisecond, 25100*time.Millisecond, "the sweep's longest run so far, 2.5s")
 	// A program's: its launches' time beyond their timed regions counts
 	// from the start too (9 s over a reference and a selective launch:
 	// 4.5 s each, twice that allowed), as it does once a launch ends; a
@@ -418,8 +421,8 @@ func TestWatchdogSearchFullRun(t *testing.T) {
 	}
 	step(5*time.Second, event(t, sweep.Result{Type: sweep.TypeResult, Index: 0, ReferenceS: []float64{5}, Round: 2}))
 	step(time.Millisecond, runStart(t, 1, sweep.RunReference))
-	if l, b := w.limitNow(); l != DeadlineFloor || !strings.Contains(b, "the sweep's first run, 23ms") {
-		t.Errorf("a run whose only prediction was cut short: deadline %v (%s), want the floor from the sweep's first run", l, b)
+	if l, b := w.limitNow(); l < 49*time.Second || l > 51*time.Second || !strings.Contains(b, "10 times the sweep's longest run so far, 5s") {
+		t.Errorf("a run whose only prediction was cut short: deadline %v (%s), want 50 s from the sweep's longest run, the finalist's 5 s", l, b)
 	}
 }
 
