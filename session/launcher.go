@@ -146,15 +146,23 @@ func launcherKeys() []launcherKey {
 	add("time", "the job's time limit (--time: 00:30:00, 90, 1-00:00:00)", set, get)
 	set, get = str(func(l *Launcher) *string { return &l.Account }, name("account"))
 	add("account", "the account charged (--account)", set, get)
-	add("extra", `further sbatch options, passed as they are (extra="--constraint=haswell --qos=debug")`,
+	add("extra", `further sbatch options, passed as they are (extra="--constraint=haswell --qos=debug"); one approxtune sets itself is refused, naming what sets it`,
 		func(l *Launcher, v string) error {
+			if strings.ContainsAny(v, `"'`) {
+				// --comment='hello world' had been refused as "world'"
+				// being no option.
+				return fmt.Errorf("%s: quotes are not supported in extra=: its options are split at spaces, so a value cannot hold one", v)
+			}
 			ws := strings.Fields(v)
 			for _, w := range ws {
 				if !strings.HasPrefix(w, "-") {
 					return fmt.Errorf("%q is not an sbatch option: each word of extra= starts with - (e.g. --constraint=haswell)", w)
 				}
-				if strings.ContainsAny(w, `"`) {
-					return fmt.Errorf("%q: a quote in an option is not supported", w)
+				if instead := setByLauncher(w); instead != "" {
+					// sbatch takes the last of an option given twice,
+					// and approxtune's come after: --job-name and
+					// --output had been echoed as passed, and ignored.
+					return fmt.Errorf("%s: approxtune sets that option itself: %s", w, instead)
 				}
 			}
 			l.Extra = ws
@@ -485,4 +493,36 @@ func (s *Session) dialHost(l *Launcher) (host, port string) {
 		return "localhost", ""
 	}
 	return h, ""
+}
+
+// setByLauncher says, for an sbatch option of extra= that approxtune sets
+// itself, what to use instead; "" for any other option.
+func setByLauncher(opt string) string {
+	name, _, _ := strings.Cut(opt, "=")
+	if len(name) > 2 && name[1] != '-' {
+		name = name[:2] // a short option with its value: -Jmytune
+	}
+	switch name {
+	case "--job-name", "-J":
+		return "it names its jobs approxtune"
+	case "--output", "-o", "--error", "-e":
+		return "set output=DIR, the folder of the jobs' output files"
+	case "--time", "-t":
+		return "set time="
+	case "--partition", "-p":
+		return "set partition="
+	case "--account", "-A":
+		return "set account="
+	case "--nodes", "-N":
+		return "set nodes="
+	case "--ntasks", "-n":
+		return "set 'ranks N' (a program's space's ranks=)"
+	case "--ntasks-per-node":
+		return "set tasks-per-node="
+	case "--export":
+		return "the session's environment is passed (--export=ALL), with the agent's token"
+	case "--mpi":
+		return "set mpi="
+	}
+	return ""
 }

@@ -31,6 +31,11 @@ func TestLauncherVerb(t *testing.T) {
 		{"launcher slurm time=half-an-hour", `time: "half-an-hour" is not a Slurm time limit: want MINUTES, HH:MM:SS`},
 		{"launcher slurm partition=a/b", `"a/b" is not a partition name`},
 		{`launcher slurm extra="constraint=x"`, `"constraint=x" is not an sbatch option`},
+		// Options approxtune sets itself had been echoed as passed, and ignored.
+		{`launcher slurm extra="--job-name=mytune"`, "--job-name=mytune: approxtune sets that option itself: it names its jobs approxtune"},
+		{`launcher slurm extra="--qos=x --output=/tmp/o-%j.txt"`, "--output=/tmp/o-%j.txt: approxtune sets that option itself: set output=DIR"},
+		{`launcher slurm extra="-t10"`, "-t10: approxtune sets that option itself: set time="},
+		{`launcher slurm extra="--comment='hello world'"`, "quotes are not supported in extra="},
 		{"launcher slurm address=host:99999", "the port is not a number"},
 		{"launcher slurm 2", `"2" is not KEY=VALUE: the options of launcher slurm are nodes`},
 		{"launcher local nodes=2", "launcher local takes no options"},
