@@ -353,6 +353,12 @@ func testSlurmPendingInterrupted(t *testing.T, bin string, c *slurmtest.Cluster)
 	if err == nil || !strings.Contains(err.Error(), "cancelled while PENDING (Resources)") {
 		t.Fatalf("evaluate interrupted while pending: %v\n%s", err, out)
 	}
+	// The job it waits for is the user's own, named approxtune (as an
+	// idle session's agent is): the pending line says so, where a second
+	// session had read only "waiting for nodes to free up".
+	if want := "waiting for nodes to free up (your approxtune job " + hold.ID + " is running: another session's agent holds its nodes"; !strings.Contains(out.String(), want) {
+		t.Errorf("the pending line does not name job %s:\n%s", hold.ID, out)
+	}
 	m := regexp.MustCompile(`submitted the agent as Slurm job (\d+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no job submitted:\n%s", out)

@@ -298,7 +298,7 @@ func watchJob(job *slurm.Job, opts slurm.Options, dial string, poll time.Duratio
 				if u.Err != nil {
 					notes(fmt.Sprintf("Slurm job %s: no longer known to Slurm (%v)", job.ID, u.Err))
 				} else {
-					notes(jobLine(job.ID, u.State))
+					notes(jobLine(job.ID, u.State, ownHolders(ctx, job.ID, opts, u.State)))
 				}
 			}
 			select {
@@ -325,16 +325,50 @@ var pendingWhy = map[string]string{
 	"AssocMaxJobsLimit":      "your account has as many jobs running as it may",
 }
 
-// jobLine is a job's state as the live display shows it.
-func jobLine(id string, st slurm.State) string {
+// jobLine is a job's state as the live display shows it; holders, for a
+// pending one, what it may wait for (ownHolders).
+func jobLine(id string, st slurm.State, holders string) string {
 	s := "Slurm job " + id + ": " + st.String()
 	if st.Name == "PENDING" {
 		if why := pendingWhy[st.Reason]; why != "" {
 			s += ": " + why
 		}
-		s += "; interrupt to cancel it"
+		s += holders + "; interrupt to cancel it"
 	}
 	return s
+}
+
+// ownHolders names, for a job pending for nodes, the user's own approxtune
+// jobs that run now: another session's agent (it holds its nodes while
+// that session lives, idle between sweeps) or program sweep. A second
+// session had read only "waiting for nodes to free up" (a Slurm review).
+// "" when there are none, or for another state.
+func ownHolders(ctx context.Context, id string, opts slurm.Options, st slurm.State) string {
+	if st.Name != "PENDING" || st.Reason != "Resources" && st.Reason != "Priority" {
+		return ""
+	}
+	name := opts.JobName
+	if name == "" {
+		name = "approxtune"
+	}
+	all, err := slurm.RunningOwn(ctx, name)
+	if err != nil {
+		return ""
+	}
+	var ids []string
+	for _, x := range all {
+		if x != id {
+			ids = append(ids, x)
+		}
+	}
+	which := "jobs " + strings.Join(ids, ", ") + " are"
+	switch len(ids) {
+	case 0:
+		return ""
+	case 1:
+		which = "job " + ids[0] + " is"
+	}
+	return fmt.Sprintf(" (your approxtune %s running: another session's agent holds its nodes while that session is open, idle or not ('launcher local' or closing it there frees them); a program sweep's, until its sweep ends)", which)
 }
 
 // refresh asks Slurm for the job's state now, between two polls, and
@@ -353,7 +387,7 @@ func (b *batchJob) refresh(ctx context.Context) {
 	notes := b.notes
 	b.mu.Unlock()
 	if changed && notes != nil {
-		notes(jobLine(b.job.ID, st))
+		notes(jobLine(b.job.ID, st, ""))
 	}
 }
 

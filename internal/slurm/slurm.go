@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -611,4 +612,19 @@ func parsePartitions(out string) []Partition {
 		ps[i].Nodes += nodes
 	}
 	return ps
+}
+
+// RunningOwn lists the ids of this user's running jobs named name (sorted
+// as squeue gives them): approxtune's own agents and holding jobs, which a
+// pending one may be waiting for.
+func RunningOwn(ctx context.Context, name string) ([]string, error) {
+	u, err := user.Current()
+	if err != nil {
+		return nil, fmt.Errorf("running jobs: %w", err)
+	}
+	out, err := run(exec.CommandContext(ctx, "squeue", "--noheader", "--states=RUNNING", "--user="+u.Username, "--name="+name, "--format=%i"))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
 }
