@@ -389,8 +389,15 @@ func (s *Session) switchLauncher(next *Launcher, out Output) {
 		next = nil
 	}
 	if s.agent != nil && s.agent.proc != nil && s.st.Launcher.Command() != next.Command() {
+		by := s.agent.runBy()
 		if s.stopAgent(out) {
-			out.Print("stopped the agent the session had started; the next sweep starts one with the new launcher")
+			freed := ""
+			if strings.HasPrefix(by, "Slurm job ") {
+				// Its nodes are free now: that had gone unsaid (a Slurm
+				// review's second session waited for them).
+				freed = " (" + by + ", cancelled: its nodes are free)"
+			}
+			out.Print("stopped the agent the session had started" + freed + "; the next sweep starts one with the new launcher")
 		}
 	}
 	if s.st.Launcher.Slurm() && !next.Slurm() {
@@ -467,6 +474,13 @@ func (s *Session) describeLauncher() string {
 		b.WriteString("  a program sweep submits a batch job (sbatch) that holds the nodes, runs each launch of the program in it as a job step (srun), and cancels it at the end\n")
 	default:
 		fmt.Fprintf(&b, "  each agent is a batch job (sbatch) of %d ranks ('ranks'), started with srun\n", s.st.Ranks)
+	}
+	if s.agent != nil && s.agent.proc != nil {
+		if by := s.agent.runBy(); strings.HasPrefix(by, "Slurm job ") {
+			// The job holds its nodes between sweeps (a Slurm review's
+			// 'launcher' had not said which job, nor how to free it).
+			fmt.Fprintf(&b, "  the session's agent runs now as %s, holding its nodes between sweeps until the session ends or the launcher changes ('launcher local' frees them)\n", by)
+		}
 	}
 	if s.st.Program != nil {
 		return b.String() // no agent dials a program's session

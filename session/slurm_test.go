@@ -278,6 +278,12 @@ func testSlurmSweep(t *testing.T, bin string) {
 		t.Errorf("the jobs' output directory: %v, %v; want mode 0700", st.Mode(), err)
 	}
 
+	// 'launcher' alone names the job that holds the nodes between sweeps.
+	lo := &textOut{}
+	if err := s.Exec(context.Background(), "launcher", lo); err != nil || !strings.Contains(lo.b.String(), "the session's agent runs now as Slurm job "+id+", holding its nodes between sweeps") {
+		t.Errorf("launcher: %v\n%s", err, lo.b.String())
+	}
+
 	// Closing the session shuts the agent down: its job completes.
 	s.Close()
 	if st, err := slurm.Query(context.Background(), id); err != nil || st.Name != "COMPLETED" {
