@@ -44,7 +44,8 @@ type record struct {
 	Skip    []int           `json:"skip,omitempty"` // resume: configurations left out for good (they hung)
 	// RanOn is the launcher an adopted sweep's runs ran with (its sweep
 	// record has no state: a sweep's own is its state's launcher), or
-	// the kind launcherConnected of a sweep whose agent dialled in.
+	// the kind launcherConnected of a sweep whose agent dialled in; on a
+	// resume record, the launcher the rest runs with.
 	RanOn *Launcher `json:"ran_on,omitempty"`
 }
 
@@ -537,6 +538,9 @@ func ReadJournal(path string) ([]*Sweep, error) {
 			s.Status = StatusRunning
 			for _, i := range r.Skip {
 				s.leaveOut(i)
+			}
+			if r.RanOn != nil {
+				s.ranOn = r.RanOn.clone()
 			}
 		case "job":
 			s.addJob(r.Message)

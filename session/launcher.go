@@ -143,7 +143,7 @@ func launcherKeys() []launcherKey {
 		}
 		return nil
 	})
-	add("time", "the job's time limit (--time: 00:30:00, 90, 1-00:00:00)", set, get)
+	add("time", "the job's time limit (--time, in Slurm's format: 00:30:00, 90 for minutes, 1-00:00:00)", set, get)
 	set, get = str(func(l *Launcher) *string { return &l.Account }, name("account"))
 	add("account", "the account charged (--account)", set, get)
 	add("extra", `further sbatch options, passed as they are (extra="--constraint=haswell --qos=debug"); one approxtune sets itself is refused, naming what sets it`,
@@ -359,6 +359,16 @@ func cmdLauncher(s *Session, ctx context.Context, c *Command, out Output) error 
 			}
 			v := a.Value
 			if v == "default" {
+				// Back to the defaults file's value, if it has one
+				// (time=default had dropped it too, a Slurm review).
+				def := &Launcher{Kind: LauncherSlurm, From: map[string]string{}}
+				if launcherDefaults(def) == nil && k.get(def) != "" {
+					if err := k.set(next, k.get(def)); err != nil {
+						return errAt(a.ValueCol, "%s: %v", k.name, err)
+					}
+					next.From[k.name] = def.From[k.name]
+					continue
+				}
 				v = ""
 			}
 			if err := k.set(next, v); err != nil {

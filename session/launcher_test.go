@@ -70,6 +70,14 @@ func TestLauncherVerb(t *testing.T) {
 			t.Errorf("launcher shows\n%s\nwant %q in it", shown, want)
 		}
 	}
+	// time=default goes back to the file's value, not to none (it had
+	// dropped the file's too, a Slurm review).
+	if err := s.Exec(ctx, "launcher slurm time=10", out); err != nil || s.st.Launcher.Time != "10" {
+		t.Fatalf("time=10: %v, %+v", err, s.st.Launcher)
+	}
+	if err := s.Exec(ctx, "launcher slurm time=default", out); err != nil || s.st.Launcher.Time != "00:30:00" || s.st.Launcher.From["time"] != file {
+		t.Errorf("time=default: %v, time %q from %q; want the file's 00:30:00", err, s.st.Launcher.Time, s.st.Launcher.From["time"])
+	}
 	full := `launcher slurm nodes=2 tasks-per-node=3 partition=debug time=00:30:00 extra="--qos=short --constraint=haswell"`
 	steps := s.Transcript()
 	if got := steps[len(steps)-1].Line; got != full {
@@ -236,5 +244,21 @@ func TestResumeLauncherKind(t *testing.T) {
 	_ = s.Exec(ctx, "resume", out)
 	if s.st.Launcher.Slurm() || !strings.Contains(out.b.String(), "note: sweep 3 ran with launcher slurm partition=gpu; its rest runs with launcher local, set since") {
 		t.Errorf("resume of the session's own sweep: launcher %s\n%s", s.st.Launcher.Command(), out.b.String())
+	}
+	// The rest ran with launcher local: a later resume's note no longer
+	// names the launcher of the first runs (a Slurm review's had advised
+	// the time limit its first job ran out of), nor does the journal.
+	if sw.ranOn == nil || sw.ranOn.Slurm() {
+		t.Errorf("after a resume with launcher local, the sweep's launcher: %+v", sw.ranOn)
+	}
+	out.b.Reset()
+	_ = s.Exec(ctx, "resume", out)
+	if strings.Contains(out.b.String(), "ran with launcher slurm") {
+		t.Errorf("a second resume still names the first launcher:\n%s", out.b.String())
+	}
+	if sws, err := ReadJournal(filepath.Join(s.Dir(), JournalName)); err == nil && len(sws) > 0 {
+		if got := sws[len(sws)-1].ranOn; got == nil || got.Slurm() {
+			t.Errorf("the journal's launcher of the resumed sweep: %+v", got)
+		}
 	}
 }

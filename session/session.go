@@ -594,8 +594,18 @@ func (s *Session) resume(ctx context.Context, sw *Sweep, skip []int, out Output)
 	sp := *sw.Spec
 	sp.Runs = missing
 	sp.References = sw.takenReferences(missing)
-	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp, Skip: sw.skippedList()}); err != nil {
+	// The rest runs with the launcher as it is now: a later resume's note
+	// names it, not the first one's (a Slurm review's had advised the
+	// time limit its first job ran out of).
+	var now *Launcher
+	if ran := sw.ranOn; s.ln == nil && (ran == nil || ran.Kind != launcherConnected) {
+		now = ranOn(s.st.Launcher)
+	}
+	if err := s.journal.append(record{Kind: "resume", Sweep: sw.ID, Spec: &sp, Skip: sw.skippedList(), RanOn: now}); err != nil {
 		return err
+	}
+	if now != nil {
+		sw.ranOn = now
 	}
 	var aside []string
 	sp.Carried, aside = sw.carriedFor(missing) // to the agent only: the journal's line has none (carriedName)
