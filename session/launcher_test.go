@@ -262,3 +262,21 @@ func TestResumeLauncherKind(t *testing.T) {
 		}
 	}
 }
+
+// An agent whose Slurm job ran out of time between sweeps is said to have
+// done so at the next sweep, briefly: mpirun's lines had read as a failure
+// (a Slurm review).
+func TestIdleAgentTimedOut(t *testing.T) {
+	s := newSession(t)
+	closed := make(chan struct{})
+	close(closed)
+	job := &batchJob{job: &slurm.Job{ID: "7"}, done: closed, state: slurm.State{Name: "TIMEOUT", Reason: "TimeLimit"}}
+	s.agent = &Agent{gone: closed, proc: job}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no new agent is started
+	out := &textOut{}
+	s.ensureAgent(ctx, out, func(string) {})
+	if want := "the previous agent's Slurm job 7 reached its time limit between sweeps; starting a new one"; !strings.Contains(out.b.String(), want) || strings.Contains(out.b.String(), "is gone") {
+		t.Errorf("an idle agent's job timed out:\n%s", out.b.String())
+	}
+}

@@ -390,7 +390,14 @@ func (s *Session) ensureAgent(ctx context.Context, out Output, note func(string)
 	if s.agent != nil {
 		select {
 		case <-s.agent.Gone():
-			out.Print(fmt.Sprintf("the previous agent is gone (%v); starting a new one", s.agent.deathError()))
+			if job, ok := s.agent.proc.(*batchJob); ok && job.timedOutIdle() {
+				// Its job's time ran out between sweeps: nothing was
+				// lost, and mpirun's lines had read as a failure (a
+				// Slurm review).
+				out.Print(fmt.Sprintf("the previous agent's %s reached its time limit between sweeps; starting a new one ('launcher slurm time=' sets the limit)", job.name()))
+			} else {
+				out.Print(fmt.Sprintf("the previous agent is gone (%v); starting a new one", s.agent.deathError()))
+			}
 			s.agent = nil
 		default:
 			return s.agent, nil

@@ -866,6 +866,18 @@ func (b *batchJob) gone(ctx context.Context) bool {
 	return true
 }
 
+// timedOutIdle says whether the job ended with its time limit reached
+// (TIMEOUT), waiting a few polls for Slurm to say so: an agent's job that
+// ran out of time between sweeps.
+func (b *batchJob) timedOutIdle() bool {
+	select {
+	case <-b.done:
+	case <-time.After(b.settle()):
+	}
+	st, _ := b.current()
+	return st.Name == "TIMEOUT"
+}
+
 // stateName is the job's last known state.
 func (b *batchJob) stateName() string {
 	st, _ := b.current()
