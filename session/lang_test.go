@@ -809,6 +809,14 @@ func TestGridLargerThanRanks(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "3x3 needs 9 processes, the agent has 4") || !strings.Contains(err.Error(), "; or set 'ranks 9' for an agent that large") {
 		t.Errorf("evaluate with grid 3x3 on 4 ranks: %v", err)
 	}
+	// On a Slurm job of nodes x tasks-per-node, 'ranks' is their product
+	// and refused alone: the hint names them instead.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	execAll(t, s, &textOut{}, "launcher slurm nodes=1 tasks-per-node=2", "grid 2x2")
+	err = s.Exec(context.Background(), "evaluate", &textOut{})
+	if err == nil || !strings.Contains(err.Error(), "2x2 needs 4 processes, the agent has 2: want a grid of at most 2 processes; or set 'launcher slurm nodes= tasks-per-node=' for a job of 4 ranks") {
+		t.Errorf("evaluate with grid 2x2 on a job of 1 x 2: %v", err)
+	}
 }
 
 // A mistyped table is told before anything else, with the nearest name.

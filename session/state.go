@@ -250,7 +250,13 @@ func validate(ss schemaSet, st State, mode sweep.Mode, ranks int) (*sweep.Spec, 
 		if m := needsProcs.FindStringSubmatch(msg); m != nil {
 			// The session's agent is as large as 'ranks' says: a
 			// review's 'grid 3x3' had been told only to shrink.
-			msg += fmt.Sprintf("; or set 'ranks %s' for an agent that large", m[1])
+			if l := st.Launcher; l.Slurm() && l.Nodes > 0 && l.TasksPerNode > 0 {
+				// There 'ranks' is nodes x tasks-per-node, and refused
+				// otherwise (a Slurm review's contradicting hints).
+				msg += fmt.Sprintf("; or set 'launcher slurm nodes= tasks-per-node=' for a job of %s ranks (their product)", m[1])
+			} else {
+				msg += fmt.Sprintf("; or set 'ranks %s' for an agent that large", m[1])
+			}
 		}
 		return nil, nil, &Error{Msg: msg}
 	}
