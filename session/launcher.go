@@ -485,6 +485,19 @@ func (s *Session) describeLauncher() string {
 	default:
 		fmt.Fprintf(&b, "  each agent is a batch job (sbatch) of %d ranks ('ranks'), started with srun\n", s.st.Ranks)
 	}
+	if inside {
+		// A job step runs in the allocation: these had been shown as
+		// set, silently unused (a Slurm review).
+		var unused []string
+		for _, k := range []string{"partition", "account", "extra"} {
+			if kk, ok := findLauncherKey(k); ok && kk.get(l) != "" {
+				unused = append(unused, k)
+			}
+		}
+		if len(unused) > 0 {
+			fmt.Fprintf(&b, "  %s: for a batch job only, unused here: a job step runs in the allocation's partition and account, with its options\n", strings.Join(unused, ", "))
+		}
+	}
 	if s.agent != nil && s.agent.proc != nil {
 		if by := s.agent.runBy(); strings.HasPrefix(by, "Slurm job ") {
 			// The job holds its nodes between sweeps (a Slurm review's

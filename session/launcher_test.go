@@ -280,3 +280,18 @@ func TestIdleAgentTimedOut(t *testing.T) {
 		t.Errorf("an idle agent's job timed out:\n%s", out.b.String())
 	}
 }
+
+// Inside an allocation, the options a job step cannot take are said to
+// be unused (a Slurm review's partition= and time= had been shown as set).
+func TestLauncherInsideAllocation(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("SLURM_JOB_ID", "77")
+	s := newSession(t)
+	out := &textOut{}
+	execAll(t, s, out, "launcher slurm partition=short account=proj time=00:05:00")
+	out.b.Reset()
+	if err := s.Exec(context.Background(), "launcher", out); err != nil || !strings.Contains(out.b.String(), "partition, account: for a batch job only, unused here") ||
+		!strings.Contains(out.b.String(), "this session runs inside Slurm job 77") {
+		t.Errorf("launcher inside job 77: %v\n%s", err, out.b.String())
+	}
+}
