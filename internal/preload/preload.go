@@ -69,7 +69,9 @@ func FindFor(exe string) (string, error) {
 	p := filepath.Join(filepath.Dir(filepath.Dir(exe)), "lib", "approxtune", LibName)
 	if _, err := os.Stat(p); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("the preload library is not installed at %s: run ./install.sh, or build it with `go build -tags noopenblas -buildmode=c-shared -o %s ./cmd/libapproxtune` and set %s", p, LibName, EnvLib)
+			// Built where it is looked for, it needs no variable (the
+			// message had named only the other way, a review).
+			return "", fmt.Errorf("the preload library is not installed at %s: run ./install.sh, or build it there from the source tree with `go build -tags noopenblas -buildmode=c-shared -o %s ./cmd/libapproxtune`, or elsewhere and set %s to it", p, p, EnvLib)
 		}
 		return "", err
 	}
