@@ -3,7 +3,9 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -284,10 +286,16 @@ func testSlurmSweep(t *testing.T, bin string) {
 		t.Errorf("launcher: %v\n%s", err, lo.b.String())
 	}
 
-	// Closing the session shuts the agent down: its job completes.
+	// Closing the session shuts the agent down: its job completes, and its
+	// output file, which says nothing the session did not, goes.
 	s.Close()
 	if st, err := slurm.Query(context.Background(), id); err != nil || st.Name != "COMPLETED" {
 		t.Errorf("job %s after the session closed: %+v, %v; want COMPLETED", id, st, err)
+	}
+	for _, f := range jobOut {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("job %s completed, yet its output file %s is left (%v)", id, f, err)
+		}
 	}
 }
 

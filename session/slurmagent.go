@@ -432,6 +432,7 @@ func (b *batchJob) stop(grace time.Duration) error {
 	}
 	select {
 	case <-b.done:
+		b.tidy()
 	case <-time.After(grace + 3*b.poll):
 		b.stopW()
 		if st, _ := b.current(); st.Name == "COMPLETING" {
@@ -447,10 +448,26 @@ func (b *batchJob) stop(grace time.Duration) error {
 func (b *batchJob) finish(grace time.Duration) error {
 	select {
 	case <-b.done:
+		b.tidy()
 		return nil
 	case <-time.After(grace):
 	}
 	return b.stop(grace)
+}
+
+// tidy removes the output file of a job whose agent shut down when told
+// (COMPLETED), or that wrote nothing: it holds nothing the session did
+// not say, and a user's output folder had piled up 23 of them, several
+// empty (a Slurm review). A job that ended otherwise keeps its file: its
+// end is what the session's errors quote.
+func (b *batchJob) tidy() {
+	if b.job.Output == "" {
+		return
+	}
+	st, _ := b.current()
+	if fi, err := os.Stat(b.job.Output); err == nil && (st.Name == "COMPLETED" || fi.Size() == 0) {
+		os.Remove(b.job.Output)
+	}
 }
 
 // describe says how the job ended, or where it stands, with the end of its
