@@ -28,10 +28,22 @@ type Arg struct {
 	Key, Value string
 	Col        int // 1-based column of the word
 	ValueCol   int // 1-based column of the value
-	// Quoted: the value was typed in double quotes, in part or whole: a
-	// word to take as it is ("1..3" for a program's parameter, not a
-	// range).
-	Quoted bool
+	// marked is Value with each part typed in double quotes between NUL
+	// bytes: which items of a list were quoted (quotedItem).
+	marked string
+}
+
+// quotedItem says whether item i of the argument's comma list was typed
+// whole in double quotes: a word to take as it is ("1..3" for a
+// program's parameter, not a range); the other items of the list are
+// read as usual.
+func (a Arg) quotedItem(i int) bool {
+	items := strings.Split(a.marked, ",")
+	if i >= len(items) {
+		return false
+	}
+	it := items[i]
+	return len(it) >= 2 && it[0] == 0 && it[len(it)-1] == 0 && !strings.Contains(it[1:len(it)-1], "\x00")
 }
 
 // onceEach refuses a command that gives an option (KEY=VALUE) twice: the
@@ -102,7 +114,7 @@ func Parse(line string) (*Command, error) {
 		start := i
 		var b strings.Builder
 		key, keyDone := "", false
-		quoted := false
+		var marked strings.Builder
 		valCol := start + 1
 		for i < len(rs) && !unicode.IsSpace(rs[i]) {
 			c := rs[i]
@@ -118,19 +130,20 @@ func Parse(line string) (*Command, error) {
 					return nil, errAt(i+1, "unterminated quote: close it with \"")
 				}
 				b.WriteString(string(rs[i+1 : j]))
+				marked.WriteString("\x00" + string(rs[i+1:j]) + "\x00")
 				i = j + 1
-				quoted = true
 				continue
 			}
 			if c == '=' && !keyDone {
 				key, keyDone = b.String(), true
 				b.Reset()
-				quoted = false // the name's quotes are not the value's
+				marked.Reset()
 				valCol = i + 2
 				i++
 				continue
 			}
 			b.WriteRune(c)
+			marked.WriteRune(c)
 			i++
 		}
 		if keyDone && key == "" {
@@ -139,7 +152,7 @@ func Parse(line string) (*Command, error) {
 		if keyDone && b.Len() == 0 {
 			return nil, errAt(start+1, "%s= has no value: write %s=VALUE", key, key)
 		}
-		words = append(words, Arg{Key: strings.ToLower(key), Value: b.String(), Col: start + 1, ValueCol: valCol, Quoted: quoted})
+		words = append(words, Arg{Key: strings.ToLower(key), Value: b.String(), Col: start + 1, ValueCol: valCol, marked: marked.String()})
 	}
 	if len(words) == 0 {
 		return nil, nil
@@ -168,7 +181,7 @@ func joinLists(words []Arg) []Arg {
 		if n := len(out); n > 0 && w.Key == "" && w.Value != "" &&
 			(strings.HasSuffix(out[n-1].Value, ",") || strings.HasPrefix(w.Value, ",")) {
 			out[n-1].Value += w.Value
-			out[n-1].Quoted = out[n-1].Quoted || w.Quoted
+			out[n-1].marked += w.marked
 			continue
 		}
 		out = append(out, w)

@@ -623,6 +623,24 @@ func TestProgramSpaceValues(t *testing.T) {
 	if err := q.Exec(ctx, `space nb="32..128" ranks=2`, &textOut{}); err != nil || len(q.State().Space["nb"]) != 1 || q.State().Space["nb"][0] != "32..128" {
 		t.Errorf(`space nb="32..128": %v, %v`, err, q.State().Space["nb"])
 	}
+	// Only the item quoted: an unquoted range beside it is still refused.
+	for _, line := range []string{`space nb="1..3",64..128 ranks=2`, `space nb="1..3", 64..128 ranks=2`} {
+		if err := q.Exec(ctx, line, &textOut{}); err == nil || !strings.Contains(err.Error(), `nb: "64..128" is not a value list`) {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+	if err := q.Exec(ctx, `space nb="1..3","64..128",x ranks=2`, &textOut{}); err != nil || len(q.State().Space["nb"]) != 3 {
+		t.Errorf(`space nb="1..3","64..128",x: %v, %v`, err, q.State().Space["nb"])
+	}
+	// Typed again, a program's parameter takes values of another kind.
+	for _, line := range []string{"space nb=5", "space nb=solver-a,solver-b", "space nb=solver-c"} {
+		if err := q.Exec(ctx, line, &textOut{}); err != nil {
+			t.Errorf("%s after other values: %v", line, err)
+		}
+	}
+	if got := q.State().Space["nb"]; len(got) != 1 || got[0] != "solver-c" {
+		t.Errorf("nb: %v, want solver-c", got)
+	}
 }
 
 // A program sweep without an approxtune to find the preload library

@@ -489,13 +489,13 @@ func (s *Session) describeLauncher() string {
 		// A job step runs in the allocation: these had been shown as
 		// set, silently unused (a Slurm review).
 		var unused []string
-		for _, k := range []string{"partition", "account", "extra"} {
+		for _, k := range []string{"partition", "account"} { // extra= goes to each step's srun
 			if kk, ok := findLauncherKey(k); ok && kk.get(l) != "" {
 				unused = append(unused, k)
 			}
 		}
 		if len(unused) > 0 {
-			fmt.Fprintf(&b, "  %s: for a batch job only, unused here: a job step runs in the allocation's partition and account, with its options\n", strings.Join(unused, ", "))
+			fmt.Fprintf(&b, "  %s: for a batch job only, unused here: a job step runs in the allocation's partition and account (extra= goes to each step's srun)\n", strings.Join(unused, ", "))
 		}
 	}
 	if s.agent != nil && s.agent.proc != nil {
@@ -539,11 +539,22 @@ func setByLauncher(opt string) string {
 	if len(name) > 2 && name[1] != '-' {
 		name = name[:2] // a short option with its value: -Jmytune
 	}
+	// sbatch takes a long option's unique prefix too (--part=debug).
+	if len(name) >= 5 && strings.HasPrefix(name, "--") {
+		for _, full := range []string{"--job-name", "--output", "--error", "--time", "--partition", "--account", "--nodes", "--ntasks", "--ntasks-per-node", "--export", "--mpi"} {
+			if strings.HasPrefix(full, name) {
+				name = full
+				break
+			}
+		}
+	}
 	switch name {
 	case "--job-name", "-J":
 		return "it names its jobs approxtune"
-	case "--output", "-o", "--error", "-e":
+	case "--output", "-o":
 		return "set output=DIR, the folder of the jobs' output files"
+	case "--error", "-e":
+		return "the job's errors go to its output file, whose end the session quotes when the job fails: set output=DIR for its folder"
 	case "--time", "-t":
 		return "set time="
 	case "--partition", "-p":

@@ -35,6 +35,8 @@ func TestLauncherVerb(t *testing.T) {
 		{`launcher slurm extra="--job-name=mytune"`, "--job-name=mytune: approxtune sets that option itself: it names its jobs approxtune"},
 		{`launcher slurm extra="--qos=x --output=/tmp/o-%j.txt"`, "--output=/tmp/o-%j.txt: approxtune sets that option itself: set output=DIR"},
 		{`launcher slurm extra="-t10"`, "-t10: approxtune sets that option itself: set time="},
+		{`launcher slurm extra="--part=debug"`, "--part=debug: approxtune sets that option itself: set partition="},
+		{`launcher slurm extra="--error=e.txt"`, "--error=e.txt: approxtune sets that option itself: the job's errors go to its output file"},
 		{`launcher slurm extra="--comment='hello world'"`, "quotes are not supported in extra="},
 		{"launcher slurm address=host:99999", "the port is not a number"},
 		{"launcher slurm 2", `"2" is not KEY=VALUE: the options of launcher slurm are nodes`},
@@ -288,10 +290,12 @@ func TestLauncherInsideAllocation(t *testing.T) {
 	t.Setenv("SLURM_JOB_ID", "77")
 	s := newSession(t)
 	out := &textOut{}
-	execAll(t, s, out, "launcher slurm partition=short account=proj time=00:05:00")
+	// Options whose names begin like refused ones pass.
+	execAll(t, s, out, `launcher slurm extra="--time-min=5 --nodelist=n1 -c4"`)
+	execAll(t, s, out, `launcher slurm partition=short account=proj time=00:05:00 extra="--qos=x"`)
 	out.b.Reset()
 	if err := s.Exec(context.Background(), "launcher", out); err != nil || !strings.Contains(out.b.String(), "partition, account: for a batch job only, unused here") ||
-		!strings.Contains(out.b.String(), "this session runs inside Slurm job 77") {
+		!strings.Contains(out.b.String(), "(extra= goes to each step's srun)") || !strings.Contains(out.b.String(), "this session runs inside Slurm job 77") {
 		t.Errorf("launcher inside job 77: %v\n%s", err, out.b.String())
 	}
 }

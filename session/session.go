@@ -390,7 +390,7 @@ func (s *Session) ensureAgent(ctx context.Context, out Output, note func(string)
 	if s.agent != nil {
 		select {
 		case <-s.agent.Gone():
-			if job, ok := s.agent.proc.(*batchJob); ok && job.timedOutIdle() {
+			if job, ok := s.agent.proc.(*batchJob); ok && job.timedOutIdle(ctx) {
 				// Its job's time ran out between sweeps: nothing was
 				// lost, and mpirun's lines had read as a failure (a
 				// Slurm review).

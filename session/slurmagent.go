@@ -298,7 +298,7 @@ func watchJob(job *slurm.Job, opts slurm.Options, dial string, poll time.Duratio
 				if u.Err != nil {
 					notes(fmt.Sprintf("Slurm job %s: no longer known to Slurm (%v)", job.ID, u.Err))
 				} else {
-					notes(jobLine(job.ID, u.State, ownHolders(ctx, job.ID, opts, u.State)))
+					notes(jobLine(job.ID, u.State, ownHolders(ctx, job.ID, u.State)))
 				}
 			}
 			select {
@@ -343,15 +343,13 @@ func jobLine(id string, st slurm.State, holders string) string {
 // that session lives, idle between sweeps) or program sweep. A second
 // session had read only "waiting for nodes to free up" (a Slurm review).
 // "" when there are none, or for another state.
-func ownHolders(ctx context.Context, id string, opts slurm.Options, st slurm.State) string {
+func ownHolders(ctx context.Context, id string, st slurm.State) string {
 	if st.Name != "PENDING" || st.Reason != "Resources" && st.Reason != "Priority" {
 		return ""
 	}
-	name := opts.JobName
-	if name == "" {
-		name = "approxtune"
-	}
-	all, err := slurm.RunningOwn(ctx, name)
+	// An agent's job and a program sweep's holding job, each may wait for
+	// the other kind.
+	all, err := slurm.RunningOwn(ctx, "approxtune", programJobName)
 	if err != nil {
 		return ""
 	}
@@ -420,6 +418,7 @@ func (b *batchJob) settle() time.Duration { return 3*b.poll + 10*time.Second }
 func (b *batchJob) stop(grace time.Duration) error {
 	select {
 	case <-b.done:
+		b.tidy()
 		return nil
 	default:
 	}
@@ -465,9 +464,26 @@ func (b *batchJob) tidy() {
 		return
 	}
 	st, _ := b.current()
-	if fi, err := os.Stat(b.job.Output); err == nil && (st.Name == "COMPLETED" || fi.Size() == 0) {
+	if st.Name == "COMPLETED" || onlySlurmsLines(b.job.Output) {
 		os.Remove(b.job.Output)
 	}
+}
+
+// onlySlurmsLines says whether the file at path holds nothing but Slurm's
+// own lines ("slurmstepd: error: *** JOB 12 ON node CANCELLED AT ...",
+// what a job cancelled when done, a program sweep's holding one, holds),
+// or nothing.
+func onlySlurmsLines(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 64<<10 {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, "*** JOB ") {
+			return false
+		}
+	}
+	return true
 }
 
 // describe says how the job ended, or where it stands, with the end of its
@@ -651,7 +667,7 @@ func (s *Session) programLauncher(ctx context.Context, ranks int, out Output, no
 		return &programLaunch{launcher: stepLauncher{opts: step}, scratch: scratch, job: id}, nil
 	}
 	opts := slurm.Options{Nodes: l.Nodes, TasksPerNode: l.TasksPerNode, Tasks: ranks, Partition: l.Partition, Time: l.Time,
-		Account: l.Account, Extra: l.Extra, OutputDir: l.Output, JobName: "approxtune-program"}
+		Account: l.Account, Extra: l.Extra, OutputDir: l.Output, JobName: programJobName}
 	alive := filepath.Join(scratch, "hold-"+NewSessionID()+".alive")
 	stopBeat, err := heartbeat(alive, s.opts.HoldQuiet/6)
 	if err != nil {
@@ -884,12 +900,18 @@ func (b *batchJob) gone(ctx context.Context) bool {
 }
 
 // timedOutIdle says whether the job ended with its time limit reached
-// (TIMEOUT), waiting a few polls for Slurm to say so: an agent's job that
-// ran out of time between sweeps.
-func (b *batchJob) timedOutIdle() bool {
+// (TIMEOUT): an agent's job that ran out of time between sweeps. A job
+// still running (the agent lost otherwise) is not; one ending is waited
+// for a few polls, or until ctx ends.
+func (b *batchJob) timedOutIdle(ctx context.Context) bool {
+	b.refresh(ctx)
+	if st, _ := b.current(); st.Name == "RUNNING" {
+		return false
+	}
 	select {
 	case <-b.done:
 	case <-time.After(b.settle()):
+	case <-ctx.Done():
 	}
 	st, _ := b.current()
 	return st.Name == "TIMEOUT"
@@ -900,3 +922,7 @@ func (b *batchJob) stateName() string {
 	st, _ := b.current()
 	return st.String()
 }
+
+// programJobName is the name of a program sweep's holding job (an agent's
+// is slurm's default, approxtune).
+const programJobName = "approxtune-program"

@@ -167,7 +167,11 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 			return errAt(a.Col, "%q is not KEY=VALUES: write, e.g., %s=%s", a.Value, w.Params[0].Name, example(w.Params[0]))
 		}
 		p, ok := param(w, a.Key)
-		if !ok && w.Name == sweep.ProgramWorkload {
+		if w.Name == sweep.ProgramWorkload && (!ok || !strings.EqualFold(a.Value, "default")) {
+			// A program's parameter is what its values are: typed again,
+			// it takes new ones of any kind ('space g=c' after g=a,b had
+			// been refused as not one of a, b; nb=x after nb=32 as not
+			// an integer).
 			p, ok = programParam(a), true
 		}
 		if !ok {
@@ -190,7 +194,7 @@ func setParams(st *State, w protocol.Workload, args []Arg) error {
 		for i, it := range items {
 			// A range, as 'tolerance 2^-1..2^-5' takes, had gone to a
 			// program as the word "32..128" (a review).
-			if intRange.MatchString(it) && !a.Quoted {
+			if intRange.MatchString(it) && !a.quotedItem(i) {
 				return errAt(cols[i], "%s: %q is not a value list: a space lists each value, separated by commas (%s), or, for the word itself, quote it (%s=\"%s\")", p.Name, it, rangeExample(p.Name, it), p.Name, it)
 			}
 			v, err := p.Convert(it)

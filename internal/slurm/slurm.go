@@ -614,15 +614,15 @@ func parsePartitions(out string) []Partition {
 	return ps
 }
 
-// RunningOwn lists the ids of this user's running jobs named name (sorted
-// as squeue gives them): approxtune's own agents and holding jobs, which a
-// pending one may be waiting for.
-func RunningOwn(ctx context.Context, name string) ([]string, error) {
+// RunningOwn lists the ids of this user's running jobs with one of names
+// (as squeue gives them): approxtune's own agents and holding jobs, which
+// a pending one may be waiting for.
+func RunningOwn(ctx context.Context, names ...string) ([]string, error) {
 	u, err := user.Current()
 	if err != nil {
 		return nil, fmt.Errorf("running jobs: %w", err)
 	}
-	out, err := run(exec.CommandContext(ctx, "squeue", "--noheader", "--states=RUNNING", "--user="+u.Username, "--name="+name, "--format=%i"))
+	out, err := run(exec.CommandContext(ctx, "squeue", "--noheader", "--states=RUNNING", "--user="+u.Username, "--name="+strings.Join(names, ","), "--format=%i"))
 	if err != nil {
 		return nil, err
 	}
