@@ -904,14 +904,8 @@ func (b *batchJob) gone(ctx context.Context) bool {
 // still running (the agent lost otherwise) is not; one ending is waited
 // for a few polls, or until ctx ends.
 func (b *batchJob) timedOutIdle(ctx context.Context) bool {
-	b.refresh(ctx)
-	if st, _ := b.current(); st.Name == "RUNNING" {
+	if !b.gone(ctx) {
 		return false
-	}
-	select {
-	case <-b.done:
-	case <-time.After(b.settle()):
-	case <-ctx.Done():
 	}
 	st, _ := b.current()
 	return st.Name == "TIMEOUT"
