@@ -158,11 +158,11 @@ type watchdog struct {
 	// references: judged by the sweep's first run, a selective one of
 	// 23 ms, a full run of 5 s was stopped as hung.
 	preds map[int]time.Duration
-	// first is the sweep's first run (0: none ended yet); longest its
-	// longest so far (a resumed sweep's results' too), the scale of a
-	// configuration that has no reference nor prediction yet and of an
-	// agent that announces no runs.
-	first, longest time.Duration
+	// longest is the sweep's longest run so far (a resumed sweep's
+	// results' too; 0: none ended yet), the scale of a configuration that
+	// has no reference nor prediction yet and of an agent that announces
+	// no runs.
+	longest time.Duration
 	// When the deadline passed: the wait judged hung, the deadline and
 	// what it was made of, and the run (nil: not announced).
 	fired, limit time.Duration
@@ -188,7 +188,7 @@ type watchdog struct {
 }
 
 // newWatchdog starts the clock; rs are the sweep's results known before
-// (a resumed sweep's), whose references and first run count.
+// (a resumed sweep's), whose references and longest run count.
 func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
 	w := &watchdog{d: d, last: time.Now(), refs: map[int]time.Duration{}, preds: map[int]time.Duration{}, longest: longestRun(rs),
 		stopping: "the agent"}
@@ -196,14 +196,6 @@ func newWatchdog(d Deadline, rs []sweep.Result) *watchdog {
 		w.reference(r.Index, r.ReferenceS)
 		w.predicted(r.Index, r.PredictedS, r.CutShort)
 		w.launch = max(w.launch, launchEach(r))
-	}
-	if len(rs) > 0 {
-		switch r := rs[0]; {
-		case len(r.ReferenceS) > 0:
-			w.first = seconds(r.ReferenceS[0])
-		case r.SelectiveS != nil:
-			w.first = seconds(*r.SelectiveS)
-		}
 	}
 	return w
 }
@@ -291,10 +283,10 @@ func (w *watchdog) seen(e Event) (done func()) {
 }
 
 // tick is called at every event of the sweep. The wait since an announced
-// run's start ends at the next event: the first such wait is the sweep's
-// first run. Without announcements, only an event that ends a run (a
-// result, or the progress of a selective run whose result waits for its
-// references) gives a run's length, the time since the event before; the
+// run's start ends at the next event: such a wait is a run's length.
+// Without announcements, only an event that ends a run (a result, or the
+// progress of a selective run whose result waits for its references)
+// gives a run's length, the time since the event before; the
 // agent's start and the lines that follow a result only restart the
 // clock. (Counting the wait for the agent's start as a run gave a fresh
 // sweep a deadline of 5 s before any run had ended.)
@@ -305,9 +297,6 @@ func (w *watchdog) tick(e Event) {
 	waited := now.Sub(w.last)
 	w.last = now
 	if w.inRun {
-		if w.first == 0 {
-			w.first = waited
-		}
 		w.longest = max(w.longest, waited)
 	}
 	w.inRun = false
@@ -373,7 +362,7 @@ func (w *watchdog) limitNow() (time.Duration, string) {
 		// often larger (a program's n=700 after n=384, resumed after a
 		// Slurm time limit, had been stopped as hung at 10 times the
 		// n=384 run, though n=640's had taken as long).
-		scale, what = max(w.first, w.longest), "the sweep's longest run so far"
+		scale, what = w.longest, "the sweep's longest run so far"
 	}
 	if scale == 0 && !known {
 		return 0, ""

@@ -105,8 +105,9 @@ const stallFactor = 3
 // and nothing said so.
 func stalledLine(sw *Sweep) string {
 	type stall struct {
-		r     *sweep.Result
-		ratio float64
+		r   *sweep.Result
+		m   sweep.Measured
+		sel float64 // the selective run's time
 	}
 	var stalls []stall
 	stalled := map[int]bool{}
@@ -119,13 +120,13 @@ func stalledLine(sw *Sweep) string {
 		if r.Policy == "" || r.Tolerance == nil || r.CutShort || !ok || !(m.ReferenceS > 0) || sel < stallFactor*m.ReferenceS {
 			continue
 		}
-		stalls = append(stalls, stall{r, sel / m.ReferenceS})
+		stalls = append(stalls, stall{r, m, sel})
 		stalled[i] = true
 	}
 	if len(stalls) == 0 {
 		return ""
 	}
-	slices.SortStableFunc(stalls, func(a, b stall) int { return cmp.Compare(b.ratio, a.ratio) })
+	slices.SortStableFunc(stalls, func(a, b stall) int { return cmp.Compare(b.sel/b.m.ReferenceS, a.sel/a.m.ReferenceS) })
 	label := sw.Labeler()
 	var runs []string
 	for k, st := range stalls {
@@ -133,10 +134,9 @@ func stalledLine(sw *Sweep) string {
 			runs = append(runs, fmt.Sprintf("and %d more", len(stalls)-k))
 			break
 		}
-		m, _ := st.r.Measured()
 		runs = append(runs, fmt.Sprintf("config %d (%s), %s at %s: %s, %.0fx its reference %s, off by %s",
-			st.r.Index, label(st.r.Config), st.r.Policy, format.Tolerance(*st.r.Tolerance), format.Seconds(m.SelectiveS-fptr0(st.r.CountingS))+" s", st.ratio,
-			format.Seconds(m.ReferenceS)+" s", format.Percent(m.Error())))
+			st.r.Index, label(st.r.Config), st.r.Policy, format.Tolerance(*st.r.Tolerance), format.Seconds(st.sel)+" s", st.sel/st.m.ReferenceS,
+			format.Seconds(st.m.ReferenceS)+" s", format.Percent(st.m.Error())))
 	}
 	// Each policy x tolerance with a stall, its mean error without them.
 	var without []string
